@@ -1,0 +1,153 @@
+#include "builder/build.hpp"
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+namespace cli {
+
+namespace {
+
+struct BuildArgs {
+  std::string spec_file;
+  std::vector<std::string> outputs;
+  std::vector<std::string> tags;
+  std::string cache_dir;
+  std::string epoch;
+  std::string compression;
+  int threads = 0;
+  std::string revision;
+  std::string source;
+  std::string digest_file;
+  std::string metadata_file;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::string git_revision(const std::filesystem::path& dir) {
+  std::string cmd = "git -C '" + dir.string() + "' rev-parse HEAD 2>/dev/null";
+  std::unique_ptr<FILE, decltype(&pclose)> p(popen(cmd.c_str(), "r"), pclose);
+  if (!p) {
+    return {};
+  }
+  std::array<char, 128> buf{};
+  std::string out;
+  while (fgets(buf.data(), buf.size(), p.get()) != nullptr) {
+    out += buf.data();
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) {
+    out.pop_back();
+  }
+  return out.size() == 40 || out.size() == 64 ? out : std::string{};
+}
+
+std::int64_t parse_epoch(const std::string& text, const std::string& where) {
+  try {
+    std::size_t pos = 0;
+    long long v = std::stoll(text, &pos);
+    if (pos == text.size() && v >= 0) {
+      return v;
+    }
+  } catch (const std::exception&) {
+  }
+  throw util::Error(util::ErrorKind::usage, where + ": '" + text + "' is not a Unix time in seconds",
+                    "e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)");
+}
+
+int run_build(const BuildArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  spec::BuildSpec s = spec::load(a.spec_file);
+  builder::BuildOptions o;
+  o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
+  for (const auto& r : a.outputs) {
+    auto ref = util::with_context("--output", [&] { return oci::ImageRef::parse(r); });
+    if (ref.kind == oci::ImageRef::Kind::registry) {
+      throw util::Error(util::ErrorKind::usage, "--output " + r + ": pushing to a registry is not supported yet",
+                        "write --output oci:DIR (or docker-archive:FILE) and copy it with skopeo");
+    }
+    o.outputs.push_back(ref);
+  }
+  for (const auto& t : a.tags) {
+    if (!oci::is_valid_tag(t)) {
+      throw util::Error(util::ErrorKind::usage, "--tag '" + t + "' is not a valid tag",
+                        "letters, digits, '_', '.', '-' (max 128, not starting with '.' or '-')");
+    }
+  }
+  o.tags = a.tags;
+  if (!a.epoch.empty()) {
+    o.source_date_epoch = parse_epoch(a.epoch, "--source-date-epoch");
+  } else if (const char* env = std::getenv("SOURCE_DATE_EPOCH"); env != nullptr && *env != '\0') {
+    o.source_date_epoch = parse_epoch(env, "SOURCE_DATE_EPOCH");
+  } else if (s.source_date_epoch) {
+    o.source_date_epoch = *s.source_date_epoch;
+  } else {
+    o.source_date_epoch = builder::k_default_epoch;
+  }
+  if (!a.compression.empty()) {
+    o.compression = a.compression;
+  }
+  o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.revision = a.revision.empty() ? git_revision(s.dir) : a.revision;
+  o.source = a.source;
+  auto start = std::chrono::steady_clock::now();
+  o.clock = [start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  builder::Events ev;
+  ev.info = [&](const std::string& line) { out.info(line); };
+  ev.progress = [&](const std::string& layer, std::int64_t done, std::int64_t total) { out.progress(layer, done, total); };
+
+  builder::BuildReport rep = builder::build(s, o, ev);
+  nlohmann::json meta = rep.to_json();
+  if (!a.digest_file.empty()) {
+    util::write_file_atomic(a.digest_file, rep.manifest.digest.str() + "\n");
+  }
+  if (!a.metadata_file.empty()) {
+    util::write_file_atomic(a.metadata_file, meta.dump(2) + "\n");
+  }
+  std::size_t rebuilt = 0;
+  std::size_t reused = 0;
+  for (const auto& l : rep.layers) {
+    if (l.kind != "base") {
+      (l.rebuilt ? rebuilt : reused)++;
+    }
+  }
+  out.info("built " + rep.manifest.digest.str() + " in " + std::to_string(rep.seconds).substr(0, 5) + " s (" +
+           std::to_string(rebuilt) + " layer(s) rebuilt, " + std::to_string(reused) + " reused)");
+  std::string text;
+  for (const auto& o2 : rep.outputs) {
+    text += o2 + "@" + rep.manifest.digest.str() + "\n";
+  }
+  out.result(meta, text);
+  return 0;
+}
+
+} // namespace
+
+Action add_build(CLI::App& app) {
+  auto a = std::make_shared<BuildArgs>();
+  CLI::App* c = app.add_subcommand("build", "Build a layered, reproducible OCI image from a spec.yaml");
+  c->add_option("spec", a->spec_file, "Path to spec.yaml")->required();
+  c->add_option("-o,--output", a->outputs,
+                "Where to write: oci:DIR[:TAG] or docker-archive:FILE (repeatable; default oci:out/NAME)");
+  c->add_option("-t,--tag", a->tags, "Tag(s) for outputs without their own tag (replace image.tags)");
+  c->add_option("--cache-dir", a->cache_dir, "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");
+  c->add_option("--source-date-epoch", a->epoch, "Timestamp for every file and the config (overrides $SOURCE_DATE_EPOCH)");
+  c->add_option("--compression", a->compression, "Override every layer's compression")->check(CLI::IsMember({"gzip", "zstd", "none"}));
+  c->add_option("-j,--threads", a->threads, "Compression threads (default: all cores; output does not depend on it)")
+      ->check(CLI::Range(1, 256));
+  c->add_option("--revision", a->revision, "Source revision for org.opencontainers.image.revision (default: git HEAD)");
+  c->add_option("--source", a->source, "Source URL for org.opencontainers.image.source (overrides image.source)");
+  c->add_option("--digest-file", a->digest_file, "Write the manifest digest to this file");
+  c->add_option("--metadata-file", a->metadata_file, "Write build metadata (JSON) to this file");
+  c->add_flag("--json", a->json, "Print the build metadata as JSON on stdout");
+  c->add_flag("-q,--quiet", a->quiet, "No progress output");
+  return [a] { return run_build(*a); };
+}
+
+} // namespace cli

@@ -1,0 +1,13 @@
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace cli {
+
+// Each command registers its subcommand and returns the action to run when chosen.
+using Action = std::function<int()>;
+Action add_build(CLI::App& app);
+Action add_inspect(CLI::App& app);
+Action add_cache(CLI::App& app);
+
+} // namespace cli

@@ -1,0 +1,56 @@
+// paddle-image: builds, inspects and caches PaddlePaddle GPU container images.
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace {
+constexpr const char* k_version = "0.1.0";
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"paddle-image: build, ship and check PaddlePaddle GPU images"};
+  app.set_version_flag("--version", k_version);
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, cli::Action>> actions;
+  cli::Action build = cli::add_build(app);
+  cli::Action inspect = cli::add_inspect(app);
+  cli::Action cache = cli::add_cache(app);
+  bool want_json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--json") {
+      want_json = true;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+    if (app.got_subcommand("build")) {
+      return build();
+    }
+    if (app.got_subcommand("inspect")) {
+      return inspect();
+    }
+    if (app.got_subcommand("cache")) {
+      return cache();
+    }
+    return util::exit_code(util::ErrorKind::usage);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : util::exit_code(util::ErrorKind::usage);
+  } catch (const util::Error& e) {
+    std::cerr << "paddle-image: error: " << e.what() << "\n";
+    if (!e.hint().empty()) {
+      std::cerr << "  hint: " << e.hint() << "\n";
+    }
+    if (want_json) {
+      nlohmann::json j = {{"error", {{"kind", std::string(util::kind_name(e.kind()))}, {"message", e.what()},
+                                     {"hint", e.hint()}, {"exit_code", util::exit_code(e.kind())}}}};
+      std::cout << j.dump(2) << std::endl;
+    }
+    return util::exit_code(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "paddle-image: internal error: " << e.what() << "\n";
+    return util::exit_code(util::ErrorKind::internal);
+  }
+}

@@ -1,0 +1,164 @@
+#include "layers/cache.hpp"
+
+#include "util/error.hpp"
+
+#include <algorithm>
+#include <fcntl.h>
+#include <set>
+#include <sys/stat.h>
+#include <vector>
+
+namespace layers {
+
+using nlohmann::json;
+
+namespace {
+
+json to_json(const BlobInfo& b) {
+  return {{"digest", b.digest.str()}, {"diff_id", b.diff_id.str()}, {"size", b.size},
+          {"uncompressed_size", b.uncompressed_size}, {"media_type", b.media_type}};
+}
+
+std::optional<BlobInfo> from_json_file(const fs::path& p, json* extra = nullptr) {
+  try {
+    json j = json::parse(util::read_file(p));
+    if (extra != nullptr) {
+      *extra = j.value("extra", json::object());
+    }
+    BlobInfo b;
+    b.digest = oci::Digest::parse(j.at("digest").get<std::string>());
+    b.diff_id = oci::Digest::parse(j.at("diff_id").get<std::string>());
+    b.size = j.at("size").get<std::int64_t>();
+    b.uncompressed_size = j.at("uncompressed_size").get<std::int64_t>();
+    b.media_type = j.at("media_type").get<std::string>();
+    return b;
+  } catch (const std::exception&) {
+    return std::nullopt; // unreadable entries are misses
+  }
+}
+
+} // namespace
+
+LayerCache::LayerCache(fs::path dir) : m_dir(std::move(dir)), m_blobs(m_dir) {
+  std::error_code ec;
+  fs::create_directories(m_dir / "keys", ec);
+  fs::create_directories(m_dir / "locks", ec);
+  fs::create_directories(m_dir / "blobs" / "sha256", ec);
+  if (ec) {
+    throw util::Error(util::ErrorKind::io, "cannot create cache directory " + m_dir.string() + ": " + ec.message(),
+                      "pass a writable --cache-dir");
+  }
+}
+
+std::unique_ptr<util::FileLock> LayerCache::use() {
+  auto lock = std::make_unique<util::FileLock>(m_dir / "cache.lock", util::FileLock::Mode::shared);
+  m_blobs.remove_stale_temps();
+  return lock;
+}
+
+fs::path LayerCache::key_path(const std::string& key) const { return m_dir / "keys" / (key + ".json"); }
+
+std::optional<BlobInfo> LayerCache::lookup(const std::string& key, json* extra) {
+  fs::path kp = key_path(key);
+  std::error_code ec;
+  if (!fs::exists(kp, ec)) {
+    return std::nullopt;
+  }
+  auto info = from_json_file(kp, extra);
+  if (!info) {
+    return std::nullopt;
+  }
+  auto size = fs::file_size(m_blobs.blob_path(info->digest), ec);
+  if (ec || static_cast<std::int64_t>(size) != info->size) {
+    return std::nullopt;
+  }
+  ::utimensat(AT_FDCWD, kp.c_str(), nullptr, 0); // LRU: mark as used now
+  return info;
+}
+
+BlobInfo LayerCache::get_or_build(const std::string& key,
+                                  const std::function<BlobInfo(util::AtomicFile&, json& extra)>& produce, bool& rebuilt,
+                                  json& extra) {
+  util::FileLock lock(m_dir / "locks" / (key + ".lock"), util::FileLock::Mode::exclusive);
+  if (auto hit = lookup(key, &extra)) {
+    rebuilt = false;
+    return *hit;
+  }
+  auto tmp = m_blobs.begin_write();
+  extra = json::object();
+  BlobInfo info = produce(*tmp, extra);
+  if (m_blobs.has(info.digest)) {
+    // Identical bytes already stored (another key produced the same layer).
+  } else {
+    m_blobs.commit(*tmp, info.digest);
+  }
+  json entry = to_json(info);
+  entry["extra"] = extra;
+  util::write_file_atomic(key_path(key), entry.dump());
+  rebuilt = true;
+  return info;
+}
+
+std::int64_t LayerCache::size_bytes() const {
+  std::int64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(m_dir / "blobs" / "sha256", ec), end; !ec && it != end; it.increment(ec)) {
+    total += static_cast<std::int64_t>(fs::file_size(it->path(), ec));
+  }
+  return total;
+}
+
+PruneResult LayerCache::prune(std::int64_t max_bytes) {
+  util::FileLock lock(m_dir / "cache.lock", util::FileLock::Mode::exclusive);
+  m_blobs.remove_stale_temps();
+  PruneResult r;
+  r.bytes_before = size_bytes();
+  struct Key {
+    fs::path path;
+    std::int64_t mtime_ns;
+    BlobInfo info;
+  };
+  std::vector<Key> keys;
+  std::error_code ec;
+  for (fs::directory_iterator it(m_dir / "keys", ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (::stat(it->path().c_str(), &st) != 0) {
+      continue;
+    }
+    auto info = from_json_file(it->path());
+    if (!info) {
+      fs::remove(it->path(), ec);
+      continue;
+    }
+    keys.push_back({it->path(), static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, *info});
+  }
+  // Newest first; keep while the referenced blobs fit.
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.mtime_ns != b.mtime_ns ? a.mtime_ns > b.mtime_ns : a.path < b.path;
+  });
+  std::set<std::string> kept_blobs;
+  std::int64_t kept = 0;
+  for (const auto& k : keys) {
+    bool already = kept_blobs.count(k.info.digest.hex) > 0;
+    if (already || kept + k.info.size <= max_bytes) {
+      if (!already) {
+        kept += k.info.size;
+        kept_blobs.insert(k.info.digest.hex);
+      }
+    } else {
+      fs::remove(k.path, ec);
+      ++r.layers_removed;
+    }
+  }
+  for (fs::directory_iterator it(m_dir / "blobs" / "sha256", ec), end; !ec && it != end; it.increment(ec)) {
+    if (kept_blobs.count(it->path().filename().string()) == 0) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+      ++r.blobs_removed;
+    }
+  }
+  r.bytes_after = size_bytes();
+  return r;
+}
+
+} // namespace layers

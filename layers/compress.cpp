@@ -1,0 +1,358 @@
+#include "layers/compress.hpp"
+
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+#include <zlib.h>
+#include <zstd.h>
+
+namespace layers {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+constexpr std::size_t k_chunk = 1 << 20;
+
+// Compress a small sample spread over the chunk at level 1; if it does not shrink
+// by at least 3%, the chunk is stored. Content-only decision => deterministic.
+bool looks_incompressible(const std::string& chunk) {
+  if (chunk.size() < 4096) {
+    return false;
+  }
+  constexpr std::size_t k_slice = 8192;
+  std::string sample;
+  std::size_t slices = std::min<std::size_t>(4, chunk.size() / k_slice);
+  if (slices == 0) {
+    sample = chunk;
+  } else {
+    std::size_t stride = chunk.size() / slices;
+    for (std::size_t i = 0; i < slices; ++i) {
+      sample.append(chunk, i * stride, k_slice);
+    }
+  }
+  uLongf cap = compressBound(static_cast<uLong>(sample.size()));
+  std::vector<Bytef> out(cap);
+  if (compress2(out.data(), &cap, reinterpret_cast<const Bytef*>(sample.data()), static_cast<uLong>(sample.size()), 1) !=
+      Z_OK) {
+    return false;
+  }
+  return static_cast<double>(cap) > 0.97 * static_cast<double>(sample.size());
+}
+
+void append_stored(std::string& out, const char* data, std::size_t size) {
+  while (size > 0) {
+    std::size_t n = std::min<std::size_t>(size, 65535);
+    out.push_back('\0'); // BFINAL=0, BTYPE=00, aligned
+    out.push_back(static_cast<char>(n & 0xff));
+    out.push_back(static_cast<char>(n >> 8));
+    out.push_back(static_cast<char>(~n & 0xff));
+    out.push_back(static_cast<char>((~n >> 8) & 0xff));
+    out.append(data, n);
+    data += n;
+    size -= n;
+  }
+}
+
+struct ChunkResult {
+  std::string bytes;
+  uLong crc = 0;
+  std::size_t in_size = 0;
+};
+
+ChunkResult deflate_chunk(const std::string& chunk, int level) {
+  ChunkResult r;
+  r.in_size = chunk.size();
+  r.crc = crc32(0L, reinterpret_cast<const Bytef*>(chunk.data()), static_cast<uInt>(chunk.size()));
+  if (looks_incompressible(chunk)) {
+    append_stored(r.bytes, chunk.data(), chunk.size());
+    return r;
+  }
+  z_stream zs{};
+  if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw Error(ErrorKind::internal, "deflateInit2 failed");
+  }
+  r.bytes.resize(deflateBound(&zs, static_cast<uLong>(chunk.size())) + 16);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
+  zs.avail_in = static_cast<uInt>(chunk.size());
+  zs.next_out = reinterpret_cast<Bytef*>(r.bytes.data());
+  zs.avail_out = static_cast<uInt>(r.bytes.size());
+  int rc = deflate(&zs, Z_SYNC_FLUSH);
+  if (rc != Z_OK || zs.avail_in != 0) {
+    deflateEnd(&zs);
+    throw Error(ErrorKind::internal, "deflate failed");
+  }
+  r.bytes.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (r.bytes.size() > chunk.size() + 5 * (chunk.size() / 65535 + 1)) {
+    r.bytes.clear();
+    append_stored(r.bytes, chunk.data(), chunk.size());
+  }
+  return r;
+}
+
+void put_le32(std::string& s, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) {
+    s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+}
+
+} // namespace
+
+std::string media_type_for(Compression c) {
+  switch (c) {
+  case Compression::gzip: return oci::media::k_layer_gzip;
+  case Compression::zstd: return oci::media::k_layer_zstd;
+  case Compression::none: return oci::media::k_layer_tar;
+  }
+  return oci::media::k_layer_tar;
+}
+
+Compression compression_from_media_type(const std::string& mt) {
+  if (mt == oci::media::k_layer_gzip || mt == oci::media::k_docker_layer_gzip ||
+      mt == "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip") {
+    return Compression::gzip;
+  }
+  if (mt == oci::media::k_layer_zstd) {
+    return Compression::zstd;
+  }
+  if (mt == oci::media::k_layer_tar || mt == "application/vnd.docker.image.rootfs.diff.tar") {
+    return Compression::none;
+  }
+  throw Error(ErrorKind::input, "unsupported layer media type '" + mt + "'");
+}
+
+struct LayerStream::Impl {
+  CompressOptions opts;
+  util::AtomicFile& out;
+  util::Sha256 diff_hash;
+  util::Sha256 blob_hash;
+  std::int64_t in_size = 0;
+  std::int64_t out_size = 0;
+  // gzip
+  std::string chunk;
+  std::deque<std::future<ChunkResult>> pending;
+  uLong crc = 0;
+  // zstd
+  ZSTD_CCtx* zctx = nullptr;
+  std::vector<char> zbuf;
+
+  Impl(const CompressOptions& o, util::AtomicFile& f) : opts(o), out(f) {
+    if (opts.kind == Compression::gzip) {
+      if (opts.level < 1 || opts.level > 9) {
+        throw Error(ErrorKind::input, "gzip level must be 1-9, got " + std::to_string(opts.level));
+      }
+      std::string header("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
+      emit(header.data(), header.size());
+      chunk.reserve(k_chunk);
+    } else if (opts.kind == Compression::zstd) {
+      if (opts.level < 1 || opts.level > 19) {
+        throw Error(ErrorKind::input, "zstd level must be 1-19, got " + std::to_string(opts.level));
+      }
+      zctx = ZSTD_createCCtx();
+      ZSTD_CCtx_setParameter(zctx, ZSTD_c_compressionLevel, opts.level);
+      ZSTD_CCtx_setParameter(zctx, ZSTD_c_checksumFlag, 1);
+      // Always multi-threaded format (>= 1 worker): identical output for any count.
+      if (ZSTD_isError(ZSTD_CCtx_setParameter(zctx, ZSTD_c_nbWorkers, std::max(1, opts.threads)))) {
+        throw Error(ErrorKind::internal, "this libzstd has no multi-threading support");
+      }
+      zbuf.resize(ZSTD_CStreamOutSize());
+    }
+  }
+
+  ~Impl() {
+    for (auto& f : pending) {
+      if (f.valid()) {
+        f.wait();
+      }
+    }
+    if (zctx != nullptr) {
+      ZSTD_freeCCtx(zctx);
+    }
+  }
+
+  void emit(const char* d, std::size_t n) {
+    blob_hash.update(d, n);
+    out.write(d, n);
+    out_size += static_cast<std::int64_t>(n);
+  }
+
+  void drain_one() {
+    ChunkResult r = pending.front().get();
+    pending.pop_front();
+    crc = crc32_combine(crc, r.crc, static_cast<z_off_t>(r.in_size));
+    emit(r.bytes.data(), r.bytes.size());
+  }
+
+  void submit_chunk() {
+    if (chunk.empty()) {
+      return;
+    }
+    int level = opts.level;
+    if (opts.threads <= 1) {
+      std::promise<ChunkResult> p;
+      p.set_value(deflate_chunk(chunk, level));
+      pending.push_back(p.get_future());
+      drain_one();
+    } else {
+      pending.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return deflate_chunk(c, level); }));
+      while (pending.size() > static_cast<std::size_t>(opts.threads) * 2) {
+        drain_one();
+      }
+    }
+    chunk.clear();
+    chunk.reserve(k_chunk);
+  }
+
+  void zstd_feed(const char* d, std::size_t n, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{d, n, 0};
+    for (;;) {
+      ZSTD_outBuffer o{zbuf.data(), zbuf.size(), 0};
+      std::size_t rem = ZSTD_compressStream2(zctx, &o, &in, mode);
+      if (ZSTD_isError(rem)) {
+        throw Error(ErrorKind::internal, std::string("zstd: ") + ZSTD_getErrorName(rem));
+      }
+      emit(zbuf.data(), o.pos);
+      bool done = mode == ZSTD_e_end ? rem == 0 : in.pos == in.size;
+      if (done) {
+        break;
+      }
+    }
+  }
+
+  void write(const char* d, std::size_t n) {
+    diff_hash.update(d, n);
+    in_size += static_cast<std::int64_t>(n);
+    switch (opts.kind) {
+    case Compression::none: emit(d, n); break;
+    case Compression::zstd: zstd_feed(d, n, ZSTD_e_continue); break;
+    case Compression::gzip:
+      while (n > 0) {
+        std::size_t take = std::min(n, k_chunk - chunk.size());
+        chunk.append(d, take);
+        d += take;
+        n -= take;
+        if (chunk.size() == k_chunk) {
+          submit_chunk();
+        }
+      }
+      break;
+    }
+  }
+
+  BlobInfo finish() {
+    if (opts.kind == Compression::gzip) {
+      submit_chunk();
+      while (!pending.empty()) {
+        drain_one();
+      }
+      std::string tail("\x03\x00", 2); // final empty fixed-Huffman block
+      put_le32(tail, static_cast<std::uint32_t>(crc));
+      put_le32(tail, static_cast<std::uint32_t>(in_size & 0xffffffff));
+      emit(tail.data(), tail.size());
+    } else if (opts.kind == Compression::zstd) {
+      zstd_feed(nullptr, 0, ZSTD_e_end);
+    }
+    BlobInfo info;
+    info.diff_id = oci::Digest::sha256(diff_hash.finish_hex());
+    info.digest = oci::Digest::sha256(blob_hash.finish_hex());
+    info.size = out_size;
+    info.uncompressed_size = in_size;
+    info.media_type = media_type_for(opts.kind);
+    return info;
+  }
+};
+
+LayerStream::LayerStream(const CompressOptions& options, util::AtomicFile& out)
+    : m_impl(std::make_unique<Impl>(options, out)) {}
+LayerStream::~LayerStream() = default;
+void LayerStream::write(const char* data, std::size_t size) { m_impl->write(data, size); }
+BlobInfo LayerStream::finish() { return m_impl->finish(); }
+
+void decompress_file(const std::filesystem::path& blob, const std::string& media_type,
+                     const std::function<void(const char*, std::size_t)>& sink) {
+  Compression c = compression_from_media_type(media_type);
+  if (c == Compression::none) {
+    util::read_file_chunks(blob, sink);
+    return;
+  }
+  std::vector<char> outbuf(1 << 20);
+  if (c == Compression::gzip) {
+    z_stream zs{};
+    if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+      throw Error(ErrorKind::internal, "inflateInit2 failed");
+    }
+    bool ended = false;
+    try {
+      util::read_file_chunks(blob, [&](const char* d, std::size_t n) {
+        zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(d));
+        zs.avail_in = static_cast<uInt>(n);
+        while (zs.avail_in > 0) {
+          if (ended) { // another gzip member follows
+            inflateReset(&zs);
+            ended = false;
+          }
+          zs.next_out = reinterpret_cast<Bytef*>(outbuf.data());
+          zs.avail_out = static_cast<uInt>(outbuf.size());
+          int rc = inflate(&zs, Z_NO_FLUSH);
+          if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            throw Error(ErrorKind::integrity, "corrupt gzip data in " + blob.string());
+          }
+          sink(outbuf.data(), outbuf.size() - zs.avail_out);
+          if (rc == Z_STREAM_END) {
+            ended = true;
+          }
+          if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+            break;
+          }
+        }
+      });
+    } catch (...) {
+      inflateEnd(&zs);
+      throw;
+    }
+    inflateEnd(&zs);
+    if (!ended) {
+      throw Error(ErrorKind::integrity, "truncated gzip data in " + blob.string());
+    }
+    return;
+  }
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  std::size_t last = 0;
+  try {
+    util::read_file_chunks(blob, [&](const char* d, std::size_t n) {
+      ZSTD_inBuffer in{d, n, 0};
+      while (in.pos < in.size) {
+        ZSTD_outBuffer o{outbuf.data(), outbuf.size(), 0};
+        last = ZSTD_decompressStream(dctx, &o, &in);
+        if (ZSTD_isError(last)) {
+          throw Error(ErrorKind::integrity, "corrupt zstd data in " + blob.string() + ": " + ZSTD_getErrorName(last));
+        }
+        sink(outbuf.data(), o.pos);
+      }
+    });
+    // Flush what the decoder still holds.
+    for (;;) {
+      ZSTD_inBuffer in{nullptr, 0, 0};
+      ZSTD_outBuffer o{outbuf.data(), outbuf.size(), 0};
+      last = ZSTD_decompressStream(dctx, &o, &in);
+      if (ZSTD_isError(last) || o.pos == 0) {
+        break;
+      }
+      sink(outbuf.data(), o.pos);
+    }
+  } catch (...) {
+    ZSTD_freeDCtx(dctx);
+    throw;
+  }
+  ZSTD_freeDCtx(dctx);
+  if (last != 0) {
+    throw Error(ErrorKind::integrity, "truncated zstd data in " + blob.string());
+  }
+}
+
+} // namespace layers

@@ -1,0 +1,26 @@
+#pragma once
+// `docker load` / `podman load` tar: manifest.json, <config-hex>.json and one
+// uncompressed <diff_id-hex>.tar per layer (as skopeo writes them). Written
+// atomically; each layer's diff_id is verified while streaming.
+#include "oci/digest.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layers {
+
+struct ArchiveLayer {
+  std::filesystem::path blob;
+  std::string media_type;
+  oci::Digest diff_id;
+  std::optional<std::int64_t> uncompressed_size; // computed by a first pass when unknown
+};
+
+void write_docker_archive(const std::filesystem::path& out, const std::string& config_bytes,
+                          const oci::Digest& config_digest, const std::vector<ArchiveLayer>& layers,
+                          const std::vector<std::string>& repo_tags, std::int64_t mtime);
+
+} // namespace layers

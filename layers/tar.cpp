@@ -1,0 +1,244 @@
+#include "layers/tar.hpp"
+
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <memory>
+#include <unistd.h>
+#include <vector>
+
+namespace layers {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+la_ssize_t write_cb(struct archive*, void* client, const void* buf, size_t n) {
+  auto* sink = static_cast<const ByteSink*>(client);
+  try {
+    (*sink)(static_cast<const char*>(buf), n);
+  } catch (...) {
+    return -1;
+  }
+  return static_cast<la_ssize_t>(n);
+}
+
+struct ArchiveDeleter {
+  void operator()(struct archive* a) const { archive_write_free(a); }
+};
+
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+
+} // namespace
+
+struct TarBuilder::Impl {
+  ByteSink sink;
+  std::int64_t mtime;
+  std::unique_ptr<struct archive, ArchiveDeleter> a;
+  std::exception_ptr sink_error;
+  ByteSink guarded;
+
+  Impl(std::int64_t t, ByteSink s) : sink(std::move(s)), mtime(t), a(archive_write_new()) {
+    guarded = [this](const char* d, std::size_t n) {
+      try {
+        sink(d, n);
+      } catch (...) {
+        sink_error = std::current_exception();
+        throw;
+      }
+    };
+    archive_write_set_format_pax_restricted(a.get());
+    archive_write_add_filter_none(a.get());
+    if (archive_write_open(a.get(), &guarded, nullptr, write_cb, nullptr) != ARCHIVE_OK) {
+      fail("cannot start tar stream");
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) {
+    if (sink_error) {
+      std::rethrow_exception(sink_error);
+    }
+    throw Error(ErrorKind::io, what + ": " + (archive_error_string(a.get()) ? archive_error_string(a.get()) : "?"));
+  }
+
+  std::unique_ptr<archive_entry, EntryDeleter> make(const std::string& path, mode_t type, std::uint32_t mode,
+                                                    const Owner& owner) {
+    std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+    archive_entry_copy_pathname(e.get(), path.c_str());
+    archive_entry_set_filetype(e.get(), type);
+    archive_entry_set_perm(e.get(), mode & 07777);
+    archive_entry_set_uid(e.get(), owner.uid);
+    archive_entry_set_gid(e.get(), owner.gid);
+    if (!owner.uname.empty()) {
+      archive_entry_copy_uname(e.get(), owner.uname.c_str());
+    }
+    if (!owner.gname.empty()) {
+      archive_entry_copy_gname(e.get(), owner.gname.c_str());
+    }
+    archive_entry_set_mtime(e.get(), static_cast<time_t>(mtime), 0);
+    return e;
+  }
+
+  void header(archive_entry* e) {
+    if (archive_write_header(a.get(), e) != ARCHIVE_OK) {
+      fail(std::string("cannot write tar header for ") + archive_entry_pathname(e));
+    }
+  }
+
+  void data(const char* d, std::size_t n) {
+    if (archive_write_data(a.get(), d, n) < 0) {
+      fail("cannot write tar data");
+    }
+  }
+
+  void write_entry(const Entry& en) {
+    switch (en.type) {
+    case Entry::Type::dir: {
+      auto e = make(en.path + "/", AE_IFDIR, en.mode, en.owner);
+      header(e.get());
+      break;
+    }
+    case Entry::Type::symlink: {
+      auto e = make(en.path, AE_IFLNK, 0777, en.owner);
+      archive_entry_copy_symlink(e.get(), en.link_target.c_str());
+      header(e.get());
+      break;
+    }
+    case Entry::Type::hardlink: {
+      auto e = make(en.path, AE_IFREG, en.mode, en.owner);
+      archive_entry_copy_hardlink(e.get(), en.link_target.c_str());
+      archive_entry_set_size(e.get(), 0);
+      header(e.get());
+      break;
+    }
+    case Entry::Type::file: {
+      auto e = make(en.path, AE_IFREG, en.mode, en.owner);
+      archive_entry_set_size(e.get(), en.size);
+      header(e.get());
+      std::int64_t written = 0;
+      util::read_file_chunks(en.source, [&](const char* d, std::size_t n) {
+        if (written + static_cast<std::int64_t>(n) > en.size) {
+          throw Error(ErrorKind::input, "'" + en.source.string() + "' grew while the layer was being built",
+                      "do not modify sources during a build; run it again");
+        }
+        data(d, n);
+        written += static_cast<std::int64_t>(n);
+      });
+      if (written != en.size) {
+        throw Error(ErrorKind::input, "'" + en.source.string() + "' shrank while the layer was being built",
+                    "do not modify sources during a build; run it again");
+      }
+      break;
+    }
+    }
+  }
+};
+
+TarBuilder::TarBuilder(std::int64_t mtime, ByteSink sink) : m_impl(new Impl(mtime, std::move(sink))) {}
+TarBuilder::~TarBuilder() { delete m_impl; }
+
+void TarBuilder::add_bytes(const std::string& path, const std::string& bytes, std::uint32_t mode) {
+  auto e = m_impl->make(path, AE_IFREG, mode, Owner{});
+  archive_entry_set_size(e.get(), static_cast<la_int64_t>(bytes.size()));
+  m_impl->header(e.get());
+  m_impl->data(bytes.data(), bytes.size());
+}
+
+void TarBuilder::add_stream(const std::string& path, std::int64_t size,
+                            const std::function<void(const ByteSink&)>& producer, std::uint32_t mode) {
+  auto e = m_impl->make(path, AE_IFREG, mode, Owner{});
+  archive_entry_set_size(e.get(), size);
+  m_impl->header(e.get());
+  std::int64_t written = 0;
+  producer([&](const char* d, std::size_t n) {
+    written += static_cast<std::int64_t>(n);
+    if (written > size) {
+      throw Error(ErrorKind::integrity, "member " + path + " is larger than announced");
+    }
+    m_impl->data(d, n);
+  });
+  if (written != size) {
+    throw Error(ErrorKind::integrity, "member " + path + " is smaller than announced");
+  }
+}
+
+void TarBuilder::add_dir(const std::string& path) {
+  auto e = m_impl->make(path + "/", AE_IFDIR, 0755, Owner{});
+  m_impl->header(e.get());
+}
+
+void TarBuilder::finish() {
+  if (archive_write_close(m_impl->a.get()) != ARCHIVE_OK) {
+    m_impl->fail("cannot finish tar stream");
+  }
+}
+
+void write_tar(const EntrySet& entries, const TarOptions& options, const ByteSink& sink) {
+  TarBuilder::Impl impl(options.mtime, sink);
+  for (const auto& [path, e] : entries.entries()) {
+    impl.write_entry(e);
+  }
+  if (archive_write_close(impl.a.get()) != ARCHIVE_OK) {
+    impl.fail("cannot finish tar stream");
+  }
+}
+
+void scan_tar(const std::filesystem::path& file, const std::function<bool(const TarMember&)>& want_content,
+              const std::function<void(const TarMember&, const std::string& content)>& on_content) {
+  struct archive* a = archive_read_new();
+  std::unique_ptr<struct archive, decltype(&archive_read_free)> guard(a, archive_read_free);
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_filename(a, file.c_str(), 1 << 20) != ARCHIVE_OK) {
+    throw Error(ErrorKind::input, "cannot read layer " + file.string() + ": " + archive_error_string(a));
+  }
+  archive_entry* e = nullptr;
+  int rc = 0;
+  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+    TarMember m;
+    std::string p = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
+    while (p.rfind("./", 0) == 0) {
+      p.erase(0, 2);
+    }
+    while (!p.empty() && p.front() == '/') {
+      p.erase(0, 1);
+    }
+    while (!p.empty() && p.back() == '/') {
+      p.pop_back();
+    }
+    m.path = p;
+    m.size = archive_entry_size(e);
+    if (archive_entry_hardlink(e) != nullptr) {
+      m.type = '1';
+      m.link_target = archive_entry_hardlink(e);
+    } else if (archive_entry_filetype(e) == AE_IFDIR) {
+      m.type = '5';
+    } else if (archive_entry_filetype(e) == AE_IFLNK) {
+      m.type = '2';
+      m.link_target = archive_entry_symlink(e) ? archive_entry_symlink(e) : "";
+    }
+    if (want_content(m) && m.type == '0') {
+      std::string content;
+      std::vector<char> buf(1 << 16);
+      la_ssize_t n = 0;
+      while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) {
+        content.append(buf.data(), static_cast<std::size_t>(n));
+      }
+      if (n < 0) {
+        throw Error(ErrorKind::integrity, "corrupt layer " + file.string() + ": " + archive_error_string(a));
+      }
+      on_content(m, content);
+    }
+  }
+  if (rc != ARCHIVE_EOF) {
+    throw Error(ErrorKind::integrity, "corrupt layer " + file.string() + ": " + archive_error_string(a));
+  }
+}
+
+} // namespace layers

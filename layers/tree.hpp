@@ -1,0 +1,76 @@
+#pragma once
+// The contents of one layer as a sorted set of entries, gathered from the file
+// system without reading file data. Normalisation (modes, owners, parents) happens
+// here; timestamps are applied by the tar writer from SOURCE_DATE_EPOCH.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layers {
+
+namespace fs = std::filesystem;
+
+struct Owner {
+  std::int64_t uid = 0;
+  std::int64_t gid = 0;
+  std::string uname;
+  std::string gname;
+  bool operator==(const Owner&) const = default;
+};
+
+struct Entry {
+  enum class Type { file, dir, symlink, hardlink };
+  std::string path; // image path without leading '/', e.g. "usr/local/bin/x"
+  Type type = Type::file;
+  std::uint32_t mode = 0644;
+  Owner owner;
+  std::int64_t size = 0;
+  fs::path source;         // regular files: where the bytes come from
+  std::string link_target; // symlink target, or the path a hardlink points at
+  // Stat key (never written to the tar): lets the cache see any edit.
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+};
+
+// One "copy FROM to TO" rule of a layer.
+struct CopyRule {
+  fs::path from;      // file or directory on the host
+  std::string to;     // absolute image path ("/app" or "/app/" = into; "/x.py" = as)
+  std::vector<std::string> exclude;
+  std::optional<std::uint32_t> file_mode; // forced mode for regular files
+  std::optional<std::uint32_t> dir_mode;  // forced mode for directories
+  Owner owner;
+  bool allow_absolute_symlinks = false;
+  std::string origin; // "spec.yaml:12:5" for error messages
+};
+
+class EntrySet {
+public:
+  // Adds everything a rule names. Throws util::Error(input) for missing sources,
+  // escaping paths, symlinks leaving the source tree, special files.
+  void add(const CopyRule& rule);
+  // Adds one regular file with explicit attributes (used for generated files).
+  void add_file(const std::string& image_path, const fs::path& source, std::uint32_t mode, const Owner& owner);
+  // Creates missing parent directories and turns repeated inodes into hardlinks.
+  void finalize(const Owner& parent_owner);
+  const std::map<std::string, Entry>& entries() const { return m_entries; }
+  std::int64_t total_size() const;
+
+private:
+  void put(Entry e, const std::string& origin);
+  std::map<std::string, Entry> m_entries;
+};
+
+// Normalises an absolute image path ("/a/./b/") to "a/b"; rejects ".." that leaves
+// the root. An empty result means the root itself.
+std::string normalize_image_path(const std::string& path, const std::string& origin);
+// True when name matches an exclude pattern (no '/' in pattern: any path component's
+// name; with '/': the path relative to the source root; '*' matches across '/').
+bool excluded(const std::vector<std::string>& patterns, const std::string& rel_path);
+
+} // namespace layers

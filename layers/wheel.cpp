@@ -1,0 +1,576 @@
+#include "layers/wheel.hpp"
+
+#include "layers/tree.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <algorithm>
+#include <archive.h>
+#include <archive_entry.h>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace layers {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (true) {
+    auto j = s.find(sep, i);
+    out.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    if (j == std::string::npos) {
+      break;
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) {
+    return {};
+  }
+  auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// Minimum glibc for a manylinux platform tag, or nullopt when not manylinux.
+std::optional<std::pair<int, int>> manylinux_glibc(const std::string& plat, const std::string& arch) {
+  std::smatch m;
+  std::string suffix = "_" + arch;
+  if (plat.size() <= suffix.size() || plat.compare(plat.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return std::nullopt;
+  }
+  std::string head = plat.substr(0, plat.size() - suffix.size());
+  if (head == "manylinux1") {
+    return std::pair{2, 5};
+  }
+  if (head == "manylinux2010") {
+    return std::pair{2, 12};
+  }
+  if (head == "manylinux2014") {
+    return std::pair{2, 17};
+  }
+  static const std::regex re("manylinux_([0-9]+)_([0-9]+)");
+  if (std::regex_match(head, m, re)) {
+    return std::pair{std::stoi(m[1]), std::stoi(m[2])};
+  }
+  return std::nullopt;
+}
+
+bool python_tag_ok(const std::string& py, const std::string& abi, const PythonTarget& t, std::string& why) {
+  std::string cp = "cp" + std::to_string(t.major) + std::to_string(t.minor);
+  std::string major = std::to_string(t.major);
+  static const std::regex re("(py|cp)([0-9])([0-9]*)");
+  std::smatch m;
+  if (!std::regex_match(py, m, re)) {
+    why = "interpreter tag '" + py + "' is not CPython";
+    return false;
+  }
+  if (m[2] != major) {
+    why = "it is for Python " + std::string(m[2]) + (m[3].length() ? "." + std::string(m[3]) : "");
+    return false;
+  }
+  int wheel_minor = m[3].length() ? std::stoi(m[3]) : -1;
+  if (abi == "none") {
+    if (wheel_minor > t.minor) {
+      why = "it needs Python " + major + "." + std::to_string(wheel_minor) + " or newer";
+      return false;
+    }
+    return true;
+  }
+  if (abi == "abi3") {
+    if (m[1] != "cp" || wheel_minor > t.minor) {
+      why = "its stable-ABI build needs CPython " + major + "." + std::to_string(wheel_minor) + " or newer";
+      return false;
+    }
+    return true;
+  }
+  if (abi == cp || abi == cp + "m" || abi == cp + "d") {
+    if (py != cp) {
+      why = "interpreter tag '" + py + "' does not match ABI '" + abi + "'";
+      return false;
+    }
+    return true;
+  }
+  why = "it is built for the ABI '" + abi + "' (CPython " + (m[3].length() ? major + "." + std::string(m[3]) : major) +
+        "), the target is " + cp;
+  return false;
+}
+
+bool platform_ok(const std::string& plat, const PythonTarget& t, std::string& why) {
+  if (plat == "any" || plat == "linux_" + t.arch) {
+    return true;
+  }
+  if (auto need = manylinux_glibc(plat, t.arch)) {
+    if (t.glibc && *t.glibc < *need) {
+      why = "platform '" + plat + "' needs glibc " + std::to_string(need->first) + "." + std::to_string(need->second) +
+            ", the target has " + std::to_string(t.glibc->first) + "." + std::to_string(t.glibc->second);
+      return false;
+    }
+    return true;
+  }
+  why = "platform '" + plat + "' does not run on linux " + t.arch;
+  return false;
+}
+
+struct ReadArchive {
+  struct archive* a;
+  ReadArchive() : a(archive_read_new()) {}
+  ~ReadArchive() { archive_read_free(a); }
+};
+
+void check_member_path(const std::string& name, const fs::path& wheel) {
+  bool bad = name.empty() || name.front() == '/' || name.find('\\') != std::string::npos;
+  for (const auto& comp : split(name, '/')) {
+    if (comp == "..") {
+      bad = true;
+    }
+  }
+  if (bad) {
+    throw Error(ErrorKind::input, "wheel " + wheel.string() + " has an unsafe member path '" + name + "'",
+                "refusing to install it (paths must stay inside the install directory); rebuild the wheel");
+  }
+}
+
+std::string record_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) {
+    return s;
+  }
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') {
+      out += "\"\"";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "\"";
+}
+
+// Path of `image_path` relative to the directory `base` (both absolute image paths).
+std::string relative_to(const std::string& image_path, const std::string& base) {
+  return fs::path(image_path).lexically_relative(fs::path(base)).generic_string();
+}
+
+struct Written {
+  std::string hash_b64;
+  std::int64_t size = 0;
+};
+
+std::map<std::string, std::string> parse_record(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    line = trim(line);
+    if (line.empty()) {
+      continue;
+    }
+    std::string path;
+    std::size_t i = 0;
+    if (line[0] == '"') {
+      ++i;
+      while (i < line.size()) {
+        if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+          path.push_back('"');
+          i += 2;
+        } else if (line[i] == '"') {
+          ++i;
+          break;
+        } else {
+          path.push_back(line[i++]);
+        }
+      }
+    } else {
+      auto c = line.find(',');
+      path = line.substr(0, c);
+      i = c == std::string::npos ? line.size() : c;
+    }
+    std::string rest = i < line.size() ? line.substr(i + 1) : "";
+    out[path] = rest.substr(0, rest.find(','));
+  }
+  return out;
+}
+
+} // namespace
+
+std::string PythonTarget::describe() const {
+  std::string s = "CPython " + std::to_string(major) + "." + std::to_string(minor) + " on linux " + arch;
+  if (glibc) {
+    s += " (glibc " + std::to_string(glibc->first) + "." + std::to_string(glibc->second) + ")";
+  }
+  return s;
+}
+
+WheelName WheelName::parse(const std::string& filename) {
+  const std::string ext = ".whl";
+  if (filename.size() <= ext.size() || filename.compare(filename.size() - 4, 4, ext) != 0) {
+    throw Error(ErrorKind::input, "'" + filename + "' is not a wheel file name (must end in .whl)");
+  }
+  auto parts = split(filename.substr(0, filename.size() - 4), '-');
+  if (parts.size() != 5 && parts.size() != 6) {
+    throw Error(ErrorKind::input, "'" + filename + "' is not a valid wheel file name",
+                "expected NAME-VERSION[-BUILD]-PYTHON-ABI-PLATFORM.whl");
+  }
+  WheelName w;
+  w.distribution = parts[0];
+  w.version = parts[1];
+  std::size_t k = 2;
+  if (parts.size() == 6) {
+    w.build = parts[k++];
+  }
+  w.python_tags = split(parts[k], '.');
+  w.abi_tags = split(parts[k + 1], '.');
+  w.platform_tags = split(parts[k + 2], '.');
+  return w;
+}
+
+std::optional<std::string> incompatibility(const WheelName& wheel, const PythonTarget& target) {
+  std::string py_why;
+  std::string plat_why;
+  bool py_any = false;
+  for (const auto& py : wheel.python_tags) {
+    for (const auto& abi : wheel.abi_tags) {
+      std::string why;
+      if (python_tag_ok(py, abi, target, why)) {
+        py_any = true;
+      } else if (py_why.empty()) {
+        py_why = why;
+      }
+    }
+  }
+  bool plat_any = false;
+  for (const auto& plat : wheel.platform_tags) {
+    std::string why;
+    if (platform_ok(plat, target, why)) {
+      plat_any = true;
+    } else if (plat_why.empty()) {
+      plat_why = why;
+    }
+  }
+  if (py_any && plat_any) {
+    return std::nullopt;
+  }
+  return !py_any ? py_why : plat_why;
+}
+
+std::string normalize_project_name(const std::string& name) {
+  std::string out;
+  bool sep = false;
+  for (char c : name) {
+    if (c == '-' || c == '_' || c == '.') {
+      sep = true;
+      continue;
+    }
+    if (sep && !out.empty()) {
+      out.push_back('-');
+    }
+    sep = false;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
+  std::string text = util::read_file(path);
+  std::map<std::string, LockEntry> out;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  std::string logical;
+  int logical_start = 0;
+  auto flush = [&]() {
+    std::string l = trim(logical.substr(0, logical.find('#')));
+    logical.clear();
+    if (l.empty()) {
+      return;
+    }
+    std::istringstream words(l);
+    std::string req;
+    words >> req;
+    auto eq = req.find("==");
+    if (eq == std::string::npos) {
+      throw Error(ErrorKind::input,
+                  path.string() + ":" + std::to_string(logical_start) + ": '" + req + "' is not pinned with ==",
+                  "lock every wheel as name==version --hash=sha256:HEX (pip-compile --generate-hashes)");
+    }
+    LockEntry e;
+    e.name = normalize_project_name(req.substr(0, eq));
+    e.version = req.substr(eq + 2);
+    e.line = logical_start;
+    std::string w;
+    while (words >> w) {
+      if (w.rfind("--hash=sha256:", 0) == 0) {
+        e.sha256.push_back(w.substr(14));
+      } else if (w.rfind("--hash=", 0) == 0) {
+        throw Error(ErrorKind::input, path.string() + ":" + std::to_string(logical_start) + ": only sha256 hashes are supported");
+      }
+    }
+    if (e.sha256.empty()) {
+      throw Error(ErrorKind::input, path.string() + ":" + std::to_string(logical_start) + ": '" + req + "' has no --hash=sha256:",
+                  "add the wheel's sha256 (sha256sum FILE.whl)");
+    }
+    out[e.name] = e;
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (logical.empty()) {
+      logical_start = line_no;
+    }
+    std::string t = trim(line);
+    if (!t.empty() && t.back() == '\\') {
+      logical += t.substr(0, t.size() - 1) + " ";
+      continue;
+    }
+    logical += t;
+    flush();
+  }
+  flush();
+  return out;
+}
+
+InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, const fs::path& staging_root,
+                             std::map<std::string, std::string>& owners) {
+  const std::string fname = wheel.filename().string();
+  WheelName name = WheelName::parse(fname);
+  if (auto why = incompatibility(name, target)) {
+    throw Error(ErrorKind::incompatible, "wheel " + fname + " cannot run on the target: " + *why,
+                "use a wheel built for " + target.describe() + ", or change the base image / python settings");
+  }
+  InstalledWheel info;
+  info.filename = fname;
+  info.sha256 = util::sha256_file_hex(wheel);
+
+  ReadArchive ra;
+  struct archive* a = ra.a;
+  archive_read_support_format_zip_seekable(a);
+  if (archive_read_open_filename(a, wheel.c_str(), 1 << 16) != ARCHIVE_OK) {
+    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is not a readable zip archive: " +
+                                      (archive_error_string(a) ? archive_error_string(a) : "?"),
+                "the file is corrupt or truncated; download or build it again");
+  }
+  const std::string site = target.site_packages;
+  std::map<std::string, Written> record;      // RECORD path -> hash
+  std::map<std::string, std::string> member_hashes; // wheel member -> sha256=...
+  std::string wheel_record;
+  std::string entry_points;
+  std::string dist_info;
+  std::string wheel_meta;
+  std::set<std::string> members;
+
+  auto stage_path = [&](const std::string& image_path) { return staging_root / image_path.substr(1); };
+  auto claim = [&](const std::string& image_path) {
+    auto [it, inserted] = owners.try_emplace(image_path, fname);
+    if (!inserted) {
+      throw Error(ErrorKind::input, "wheels " + it->second + " and " + fname + " both install " + image_path,
+                  "keep only one of them in the wheel set");
+    }
+  };
+  auto write_staged = [&](const std::string& image_path, const std::string& content, std::uint32_t mode) {
+    claim(image_path);
+    fs::path p = stage_path(image_path);
+    fs::create_directories(p.parent_path());
+    util::write_file_atomic(p, content);
+    ::chmod(p.c_str(), mode);
+    util::Sha256 h;
+    h.update(content);
+    auto raw = h.finish_raw();
+    record[relative_to(image_path, site)] = Written{util::base64url_nopad(raw), static_cast<std::int64_t>(content.size())};
+  };
+
+  archive_entry* e = nullptr;
+  int rc = 0;
+  std::vector<char> buf(1 << 16);
+  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+    std::string member = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
+    check_member_path(member, wheel);
+    if (archive_entry_filetype(e) == AE_IFDIR || member.back() == '/') {
+      continue;
+    }
+    members.insert(member);
+    std::string first = member.substr(0, member.find('/'));
+    auto ends_with = [](const std::string& s, const std::string& suf) {
+      return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+    };
+    // Destination image path for this member.
+    std::string dest;
+    bool is_script = false;
+    if (ends_with(first, ".data") && member.find('/') != std::string::npos) {
+      std::string rest = member.substr(first.size() + 1);
+      std::string key = rest.substr(0, rest.find('/'));
+      std::string tail = rest.find('/') == std::string::npos ? "" : rest.substr(rest.find('/') + 1);
+      if (tail.empty()) {
+        continue;
+      }
+      if (key == "purelib" || key == "platlib") {
+        dest = site + "/" + tail;
+      } else if (key == "scripts") {
+        dest = target.scripts_dir + "/" + tail;
+        is_script = true;
+      } else if (key == "headers") {
+        dest = target.prefix + "/include/python" + std::to_string(target.major) + "." + std::to_string(target.minor) +
+               "/" + name.distribution + "/" + tail;
+      } else if (key == "data") {
+        dest = target.prefix + "/" + tail;
+      } else {
+        throw Error(ErrorKind::input, "wheel " + fname + " has an unknown .data category '" + key + "'");
+      }
+    } else {
+      dest = site + "/" + member;
+      if (ends_with(first, ".dist-info")) {
+        dist_info = first;
+      }
+    }
+    dest = "/" + normalize_image_path(dest, "wheel " + fname);
+    std::string content;
+    util::Sha256 h;
+    std::int64_t size = 0;
+    bool keep_in_memory = is_script || ends_with(member, ".dist-info/RECORD") ||
+                          ends_with(member, ".dist-info/entry_points.txt") || ends_with(member, ".dist-info/WHEEL");
+    std::unique_ptr<util::AtomicFile> out;
+    fs::path staged = stage_path(dest);
+    if (!keep_in_memory) {
+      claim(dest);
+      fs::create_directories(staged.parent_path());
+      out = std::make_unique<util::AtomicFile>(staged);
+    }
+    la_ssize_t n = 0;
+    while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) {
+      h.update(buf.data(), static_cast<std::size_t>(n));
+      size += n;
+      if (out) {
+        out->write(buf.data(), static_cast<std::size_t>(n));
+      } else {
+        content.append(buf.data(), static_cast<std::size_t>(n));
+      }
+    }
+    if (n < 0) {
+      throw Error(ErrorKind::input, "wheel " + wheel.string() + " is corrupt (member " + member + "): " +
+                                        (archive_error_string(a) ? archive_error_string(a) : "?"),
+                  "download or build the wheel again");
+    }
+    auto raw = h.finish_raw();
+    member_hashes[member] = "sha256=" + util::base64url_nopad(raw);
+    if (ends_with(member, ".dist-info/RECORD")) {
+      wheel_record = content;
+      continue; // regenerated below
+    }
+    if (ends_with(member, ".dist-info/entry_points.txt")) {
+      entry_points = content;
+    }
+    if (ends_with(member, ".dist-info/WHEEL")) {
+      wheel_meta = content;
+    }
+    std::uint32_t mode = (archive_entry_perm(e) & 0111) != 0 ? 0755 : 0644;
+    if (out) {
+      out->commit();
+      ::chmod(staged.c_str(), mode);
+      record[relative_to(dest, site)] = Written{util::base64url_nopad(raw), size};
+      continue;
+    }
+    if (is_script) {
+      mode = 0755;
+      // "#!python" (and "#!pythonw") means "the interpreter that installs this".
+      if (content.rfind("#!python", 0) == 0) {
+        auto eol = content.find('\n');
+        content = "#!" + target.interpreter + (eol == std::string::npos ? "\n" : content.substr(eol));
+      }
+    }
+    write_staged(dest, content, mode);
+  }
+  if (rc != ARCHIVE_EOF) {
+    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is corrupt: " +
+                                      (archive_error_string(a) ? archive_error_string(a) : "?"),
+                "download or build the wheel again");
+  }
+  if (dist_info.empty() || wheel_meta.empty() || wheel_record.empty()) {
+    throw Error(ErrorKind::input, "wheel " + fname + " has no .dist-info with WHEEL and RECORD",
+                "this is not a valid wheel; rebuild it");
+  }
+  // Every member must match the wheel's own RECORD (the RECORD line itself has no hash).
+  auto recorded = parse_record(wheel_record);
+  for (const auto& m : members) {
+    if (m == dist_info + "/RECORD" || m.rfind(dist_info + "/RECORD.", 0) == 0) {
+      continue;
+    }
+    auto it = recorded.find(m);
+    if (it == recorded.end()) {
+      throw Error(ErrorKind::integrity, "wheel " + fname + ": member " + m + " is not listed in its RECORD",
+                  "the wheel was modified after it was built; rebuild it");
+    }
+    if (!it->second.empty() && it->second != member_hashes[m]) {
+      throw Error(ErrorKind::integrity, "wheel " + fname + ": member " + m + " does not match the hash in RECORD",
+                  "the wheel was modified or corrupted; rebuild or re-download it");
+    }
+  }
+  // Metadata from the dist-info directory name.
+  std::string di = dist_info.substr(0, dist_info.size() - std::string(".dist-info").size());
+  info.name = di.substr(0, di.rfind('-'));
+  info.version = di.substr(di.rfind('-') + 1);
+
+  // Console and GUI script launchers.
+  std::string section;
+  std::istringstream eps(entry_points);
+  std::string line;
+  while (std::getline(eps, line)) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') {
+      continue;
+    }
+    if (line.front() == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    if (section != "console_scripts" && section != "gui_scripts") {
+      continue;
+    }
+    auto eq = line.find('=');
+    if (eq == std::string::npos) {
+      continue;
+    }
+    std::string script = trim(line.substr(0, eq));
+    std::string ref = trim(line.substr(eq + 1));
+    ref = trim(ref.substr(0, ref.find('[')));
+    auto colon = ref.find(':');
+    if (script.empty() || script.find('/') != std::string::npos || colon == std::string::npos) {
+      throw Error(ErrorKind::input, "wheel " + fname + ": bad entry point '" + line + "'");
+    }
+    std::string module = trim(ref.substr(0, colon));
+    std::string attr = trim(ref.substr(colon + 1));
+    std::string import_name = attr.substr(0, attr.find('.'));
+    std::string body = "#!" + target.interpreter + "\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom " + module +
+                       " import " + import_name +
+                       "\nif __name__ == \"__main__\":\n"
+                       "    sys.argv[0] = re.sub(r\"(-script\\.pyw|\\.exe)?$\", \"\", sys.argv[0])\n"
+                       "    sys.exit(" + attr + "())\n";
+    write_staged(target.scripts_dir + "/" + script, body, 0755);
+  }
+  std::string dist_info_image = site + "/" + dist_info;
+  write_staged(dist_info_image + "/INSTALLER", "paddle-image\n", 0644);
+  std::string rec;
+  for (const auto& [path, w] : record) {
+    rec += record_quote(path) + ",sha256=" + w.hash_b64 + "," + std::to_string(w.size) + "\n";
+  }
+  rec += record_quote(dist_info + "/RECORD") + ",,\n";
+  std::string record_path = dist_info_image + "/RECORD";
+  claim(record_path);
+  fs::path rp = stage_path(record_path);
+  fs::create_directories(rp.parent_path());
+  util::write_file_atomic(rp, rec);
+  info.files = record.size() + 1;
+  return info;
+}
+
+} // namespace layers

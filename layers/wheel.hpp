@@ -1,0 +1,67 @@
+#pragma once
+// Installing Python wheels without pip and without the target interpreter
+// (PEP 427 / 491 / the "binary distribution format" spec): files are unpacked into
+// a staging tree laid out like the image, scripts get the target's shebang,
+// console-script launchers are generated and .dist-info gets INSTALLER and RECORD.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace layers {
+
+namespace fs = std::filesystem;
+
+struct WheelName {
+  std::string distribution; // as in the file name
+  std::string version;
+  std::string build;
+  std::vector<std::string> python_tags;
+  std::vector<std::string> abi_tags;
+  std::vector<std::string> platform_tags;
+  static WheelName parse(const std::string& filename); // throws util::Error(input)
+};
+
+struct PythonTarget {
+  int major = 3;
+  int minor = 0;
+  std::string arch = "x86_64";  // machine name as in platform tags
+  std::optional<std::pair<int, int>> glibc; // unknown: manylinux not checked
+  std::string interpreter;      // absolute image path, e.g. /usr/bin/python3.11
+  std::string site_packages;    // absolute image path
+  std::string scripts_dir;      // absolute image path, e.g. /usr/local/bin
+  std::string prefix;           // for .data/data and headers, e.g. /usr/local
+  std::string describe() const; // "CPython 3.11 on linux x86_64 (glibc 2.36)"
+};
+
+// Empty when the wheel can run on the target; otherwise why not.
+std::optional<std::string> incompatibility(const WheelName& wheel, const PythonTarget& target);
+
+// PEP 503 normalised project name.
+std::string normalize_project_name(const std::string& name);
+
+struct LockEntry {
+  std::string name; // normalised
+  std::string version;
+  std::vector<std::string> sha256;
+  int line = 0;
+};
+// pip's hash-checking format: "name==version --hash=sha256:HEX ..." with "\" continuations.
+std::map<std::string, LockEntry> parse_lock_file(const fs::path& path);
+
+struct InstalledWheel {
+  std::string name;
+  std::string version;
+  std::string filename;
+  std::string sha256; // of the .whl file
+  std::size_t files = 0;
+};
+
+// Unpacks `wheel` into staging_root (paths inside it are image paths). Refuses
+// members escaping the install root, corrupt archives and RECORD mismatches.
+// `owners` maps image paths already installed to the wheel that wrote them.
+InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, const fs::path& staging_root,
+                             std::map<std::string, std::string>& owners);
+
+} // namespace layers

@@ -1,0 +1,204 @@
+#include "oci/layout.hpp"
+
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+#include <set>
+
+namespace oci {
+
+using util::Error;
+using util::ErrorKind;
+
+BlobStore::BlobStore(fs::path root) : m_root(std::move(root)) {}
+
+fs::path BlobStore::blob_path(const Digest& d) const { return m_root / "blobs" / d.algorithm / d.hex; }
+
+bool BlobStore::has(const Digest& d) const {
+  std::error_code ec;
+  return fs::is_regular_file(blob_path(d), ec);
+}
+
+std::unique_ptr<util::AtomicFile> BlobStore::begin_write() {
+  fs::create_directories(m_root / ".tmp");
+  fs::create_directories(m_root / "blobs" / "sha256");
+  return std::make_unique<util::AtomicFile>(m_root / "blobs" / "sha256" / "pending", m_root / ".tmp");
+}
+
+void BlobStore::commit(util::AtomicFile& tmp, const Digest& d) {
+  fs::path dst = blob_path(d);
+  fs::create_directories(dst.parent_path());
+  tmp.commit_as(dst);
+}
+
+Descriptor BlobStore::put_bytes(const std::string& media_type, const std::string& bytes) {
+  Descriptor desc{media_type, Digest::sha256(util::sha256_hex(bytes)), static_cast<std::int64_t>(bytes.size()), {}, {}};
+  if (!has(desc.digest)) {
+    auto tmp = begin_write();
+    tmp->write(bytes);
+    commit(*tmp, desc.digest);
+  }
+  return desc;
+}
+
+void BlobStore::put_file(const Digest& d, const fs::path& src) {
+  if (has(d)) {
+    return;
+  }
+  fs::create_directories(blob_path(d).parent_path());
+  util::link_or_copy(src, blob_path(d));
+}
+
+std::string BlobStore::read_small(const Digest& d, std::int64_t max_size) const {
+  fs::path p = blob_path(d);
+  std::error_code ec;
+  auto size = fs::file_size(p, ec);
+  if (ec) {
+    throw Error(ErrorKind::input, "blob " + d.str() + " is missing from " + m_root.string(),
+                "the layout is incomplete; rebuild or re-copy the image");
+  }
+  if (static_cast<std::int64_t>(size) > max_size) {
+    throw Error(ErrorKind::input, "blob " + d.str() + " is too large to be a manifest or config");
+  }
+  std::string bytes = util::read_file(p);
+  if (d.algorithm == "sha256" && util::sha256_hex(bytes) != d.hex) {
+    throw Error(ErrorKind::integrity, "blob " + d.str() + " in " + m_root.string() + " does not match its digest",
+                "the file was modified or corrupted; delete it and rebuild");
+  }
+  return bytes;
+}
+
+void BlobStore::remove_stale_temps() const { util::remove_stale_temps(m_root / ".tmp"); }
+
+OciLayout::OciLayout(fs::path dir) : m_dir(std::move(dir)), m_blobs(m_dir) {}
+
+OciLayout OciLayout::open_existing(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw Error(ErrorKind::input, "'" + dir.string() + "' is not a directory", "check the oci:DIR reference");
+  }
+  if (!fs::is_regular_file(dir / "oci-layout", ec)) {
+    throw Error(ErrorKind::input, "'" + dir.string() + "' is not an OCI image layout (no oci-layout file)",
+                "point at a directory written by paddle-image, skopeo or umoci");
+  }
+  auto marker = parse_json(util::read_file(dir / "oci-layout"), (dir / "oci-layout").string());
+  if (marker.value("imageLayoutVersion", "") != "1.0.0") {
+    throw Error(ErrorKind::input, (dir / "oci-layout").string() + ": unsupported imageLayoutVersion");
+  }
+  return OciLayout(dir);
+}
+
+OciLayout OciLayout::open_or_create(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "oci-layout", ec)) {
+    return open_existing(dir);
+  }
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      throw Error(ErrorKind::input, "output '" + dir.string() + "' exists and is not a directory",
+                  "choose another path for oci:DIR");
+    }
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::string name = e.path().filename().string();
+      if (name != ".paddle-image.lock" && name != ".tmp" && name != "blobs") {
+        throw Error(ErrorKind::input,
+                    "output '" + dir.string() + "' is a non-empty directory that is not an OCI image layout",
+                    "choose an empty or new directory, or an existing layout");
+      }
+    }
+  }
+  fs::create_directories(dir / "blobs" / "sha256");
+  if (!fs::exists(dir / "index.json", ec)) {
+    util::write_file_atomic(dir / "index.json", canonical(to_json(Index{})));
+  }
+  // The marker is written last: a layout is recognised only once it is complete.
+  util::write_file_atomic(dir / "oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
+  return OciLayout(dir);
+}
+
+Index OciLayout::read_index() const {
+  fs::path p = m_dir / "index.json";
+  return util::with_context(p.string(), [&] { return index_from_json(parse_json(util::read_file(p), p.string())); });
+}
+
+void OciLayout::add_manifest(const Descriptor& manifest, const std::vector<std::string>& tags) {
+  Index index = read_index();
+  std::set<std::string> wanted(tags.begin(), tags.end());
+  std::vector<Descriptor> kept;
+  for (const auto& m : index.manifests) {
+    auto it = m.annotations.find(k_ref_name_annotation);
+    if (it != m.annotations.end() && wanted.count(it->second) > 0) {
+      continue;
+    }
+    if (tags.empty() && m.digest == manifest.digest && m.annotations.empty()) {
+      continue;
+    }
+    kept.push_back(m);
+  }
+  if (tags.empty()) {
+    kept.push_back(manifest);
+  }
+  for (const auto& t : tags) {
+    Descriptor d = manifest;
+    d.annotations[k_ref_name_annotation] = t;
+    kept.push_back(d);
+  }
+  index.manifests = kept;
+  util::write_file_atomic(m_dir / "index.json", canonical(to_json(index)));
+}
+
+Descriptor OciLayout::resolve(const std::string& tag) const {
+  Index index = read_index();
+  if (tag.empty()) {
+    if (index.manifests.size() == 1) {
+      return index.manifests.front();
+    }
+    std::string names;
+    for (const auto& m : index.manifests) {
+      auto it = m.annotations.find(k_ref_name_annotation);
+      names += " " + (it == m.annotations.end() ? m.digest.str() : it->second);
+    }
+    throw Error(ErrorKind::input,
+                "layout " + m_dir.string() + " holds " + std::to_string(index.manifests.size()) +
+                    " manifests; name one with oci:" + m_dir.string() + ":TAG",
+                index.manifests.empty() ? "the layout is empty" : "tags present:" + names);
+  }
+  for (auto it = index.manifests.rbegin(); it != index.manifests.rend(); ++it) {
+    auto a = it->annotations.find(k_ref_name_annotation);
+    if (a != it->annotations.end() && a->second == tag) {
+      return *it;
+    }
+  }
+  std::string names;
+  for (const auto& m : index.manifests) {
+    auto a = m.annotations.find(k_ref_name_annotation);
+    if (a != m.annotations.end()) {
+      names += " " + a->second;
+    }
+  }
+  throw Error(ErrorKind::input, "tag '" + tag + "' not found in layout " + m_dir.string(),
+              names.empty() ? "the layout has no tags" : "tags present:" + names);
+}
+
+Manifest OciLayout::read_manifest(const Descriptor& d) const {
+  if (d.media_type == media::k_index) {
+    throw Error(ErrorKind::input, "reference " + d.digest.str() + " in " + m_dir.string() +
+                                      " is a multi-platform index; name a single-platform image");
+  }
+  return util::with_context("manifest " + d.digest.str(), [&] {
+    return manifest_from_json(parse_json(m_blobs.read_small(d.digest), "manifest"));
+  });
+}
+
+ImageConfig OciLayout::read_config(const Manifest& m) const {
+  return util::with_context("config " + m.config.digest.str(), [&] {
+    return config_from_json(parse_json(m_blobs.read_small(m.config.digest), "config"));
+  });
+}
+
+std::unique_ptr<util::FileLock> OciLayout::lock() const {
+  fs::create_directories(m_dir);
+  return std::make_unique<util::FileLock>(m_dir / ".paddle-image.lock", util::FileLock::Mode::exclusive);
+}
+
+} // namespace oci

@@ -1,0 +1,66 @@
+#pragma once
+// Content-addressed blob storage and the OCI image layout built on it.
+#include "oci/types.hpp"
+#include "util/fs.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace oci {
+
+namespace fs = std::filesystem;
+
+// blobs/<alg>/<hex> under a root, written atomically through <root>/.tmp.
+class BlobStore {
+public:
+  explicit BlobStore(fs::path root);
+  const fs::path& root() const { return m_root; }
+  fs::path blob_path(const Digest& d) const;
+  bool has(const Digest& d) const;
+  // Writes bytes, returns the descriptor (sha256).
+  Descriptor put_bytes(const std::string& media_type, const std::string& bytes);
+  // Links (or copies) a verified blob file from elsewhere.
+  void put_file(const Digest& d, const fs::path& src);
+  // A temporary file for a blob whose digest is known only after writing.
+  std::unique_ptr<util::AtomicFile> begin_write();
+  // Commits a temporary written through begin_write under digest d (discarded if present).
+  void commit(util::AtomicFile& tmp, const Digest& d);
+  // Reads a blob whole, checking size and digest (for small JSON blobs).
+  std::string read_small(const Digest& d, std::int64_t max_size = 16 << 20) const;
+  void remove_stale_temps() const;
+
+private:
+  fs::path m_root;
+};
+
+// An OCI image layout directory (oci-layout, index.json, blobs/).
+class OciLayout {
+public:
+  // Opens an existing layout or creates a new one. A directory that exists, is not
+  // empty and is not a layout is refused (input error).
+  static OciLayout open_or_create(const fs::path& dir);
+  static OciLayout open_existing(const fs::path& dir);
+
+  BlobStore& blobs() { return m_blobs; }
+  const BlobStore& blobs() const { return m_blobs; }
+  const fs::path& dir() const { return m_dir; }
+  Index read_index() const;
+  // Adds a manifest under each tag (org.opencontainers.image.ref.name), replacing any
+  // earlier entry with the same tag; writes index.json atomically under the lock.
+  void add_manifest(const Descriptor& manifest, const std::vector<std::string>& tags);
+  // The manifest descriptor for tag; with an empty tag, the only manifest.
+  Descriptor resolve(const std::string& tag) const;
+  Manifest read_manifest(const Descriptor& d) const;
+  ImageConfig read_config(const Manifest& m) const;
+  // Exclusive lock on the layout (file ".paddle-image.lock" inside it).
+  std::unique_ptr<util::FileLock> lock() const;
+
+private:
+  explicit OciLayout(fs::path dir);
+  fs::path m_dir;
+  BlobStore m_blobs;
+};
+
+} // namespace oci

@@ -1,0 +1,31 @@
+#pragma once
+// The one image-reference grammar used by the spec, every flag and every command
+// (docs/references.md):
+//   oci:DIR[:TAG]           an OCI image layout directory, optionally one tag in it
+//   docker-archive:FILE     a `docker load` tar
+//   [docker://]NAME         a registry: host[:port]/path[:tag][@digest]; Docker Hub
+//                           shorthand ("ubuntu") becomes docker.io/library/ubuntu:latest
+#include <string>
+#include <string_view>
+
+namespace oci {
+
+struct ImageRef {
+  enum class Kind { oci_layout, docker_archive, registry };
+  Kind kind = Kind::registry;
+  std::string path;       // oci_layout / docker_archive
+  std::string tag;        // optional for oci_layout; registry: tag (may be empty with a digest)
+  std::string registry;   // registry: host[:port], normalised
+  std::string repository; // registry: path
+  std::string digest;     // registry: "sha256:..." when pinned
+
+  static ImageRef parse(std::string_view text); // throws util::Error(usage/input)
+  std::string str() const;
+  // "registry/repository" for registries.
+  std::string name() const;
+  bool operator==(const ImageRef&) const = default;
+};
+
+bool is_valid_tag(std::string_view tag);
+
+} // namespace oci

@@ -1,0 +1,508 @@
+#include "spec/spec.hpp"
+
+#include "oci/reference.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <algorithm>
+#include <set>
+#include <yaml-cpp/yaml.h>
+
+namespace spec {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+class Ctx {
+public:
+  explicit Ctx(fs::path file) : m_file(std::move(file)) {}
+
+  std::string where(const YAML::Node& n) const {
+    const auto& m = n.Mark();
+    if (m.is_null()) {
+      return m_file.string();
+    }
+    return m_file.string() + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  }
+
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& field, const std::string& msg,
+                         const std::string& hint = {}) const {
+    throw Error(ErrorKind::input, where(n) + ": " + field + ": " + msg, hint);
+  }
+
+  void check_keys(const YAML::Node& map, const std::string& field, const std::vector<std::string>& allowed) const {
+    if (!map.IsMap()) {
+      fail(map, field, "must be a mapping");
+    }
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      std::string key = it->first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
+        continue;
+      }
+      std::string best;
+      std::size_t best_d = 99;
+      for (const auto& a : allowed) {
+        std::size_t d = util::levenshtein(key, a);
+        if (d < best_d) {
+          best_d = d;
+          best = a;
+        }
+      }
+      std::string known;
+      for (const auto& a : allowed) {
+        known += (known.empty() ? "" : ", ") + a;
+      }
+      std::string hint = best_d <= std::max<std::size_t>(2, key.size() / 3) ? "did you mean '" + best + "'?"
+                                                                             : "known keys: " + known;
+      fail(it->first, join(field, key), "unknown key '" + key + "'", hint);
+    }
+  }
+
+  static std::string join(const std::string& field, const std::string& key) {
+    return field.empty() ? key : field + "." + key;
+  }
+
+  std::string str(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) {
+      fail(n, field, "must be a string");
+    }
+    return n.Scalar();
+  }
+
+  std::vector<std::string> str_list(const YAML::Node& n, const std::string& field) const {
+    std::vector<std::string> out;
+    if (n.IsScalar()) {
+      out.push_back(n.Scalar());
+      return out;
+    }
+    if (!n.IsSequence()) {
+      fail(n, field, "must be a list of strings");
+    }
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      out.push_back(str(n[i], field + "[" + std::to_string(i) + "]"));
+    }
+    return out;
+  }
+
+  std::int64_t integer(const YAML::Node& n, const std::string& field) const {
+    std::string s = str(n, field);
+    try {
+      std::size_t pos = 0;
+      long long v = std::stoll(s, &pos, 10);
+      if (pos != s.size()) {
+        throw std::invalid_argument(s);
+      }
+      return v;
+    } catch (const std::exception&) {
+      fail(n, field, "'" + s + "' is not an integer");
+    }
+  }
+
+  std::uint32_t mode(const YAML::Node& n, const std::string& field) const {
+    std::string s = str(n, field);
+    bool ok = !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '7'; });
+    if (!ok) {
+      fail(n, field, "'" + s + "' is not an octal mode", "write it quoted, e.g. \"0644\" or \"0755\"");
+    }
+    auto v = static_cast<std::uint32_t>(std::stoul(s, nullptr, 8));
+    if (v > 07777) {
+      fail(n, field, "'" + s + "' is not a file mode", "use 0000-7777");
+    }
+    return v;
+  }
+
+  OwnerSpec owner(const YAML::Node& n, const std::string& field) const {
+    OwnerSpec o;
+    if (n.IsMap()) {
+      check_keys(n, field, {"uid", "gid", "uname", "gname"});
+      if (n["uid"]) {
+        o.uid = integer(n["uid"], field + ".uid");
+      }
+      if (n["gid"]) {
+        o.gid = integer(n["gid"], field + ".gid");
+      }
+      if (n["uname"]) {
+        o.uname = str(n["uname"], field + ".uname");
+      }
+      if (n["gname"]) {
+        o.gname = str(n["gname"], field + ".gname");
+      }
+    } else {
+      std::string s = str(n, field);
+      auto colon = s.find(':');
+      try {
+        o.uid = std::stoll(s.substr(0, colon));
+        o.gid = colon == std::string::npos ? o.uid : std::stoll(s.substr(colon + 1));
+      } catch (const std::exception&) {
+        fail(n, field, "'" + s + "' is not UID[:GID]", "use numbers, e.g. \"1000:1000\"");
+      }
+    }
+    if (o.uid < 0 || o.gid < 0) {
+      fail(n, field, "uid and gid must not be negative");
+    }
+    return o;
+  }
+
+  fs::path file() const { return m_file; }
+
+private:
+  fs::path m_file;
+};
+
+void check_image_path(const Ctx& c, const YAML::Node& n, const std::string& field, const std::string& p) {
+  if (p.empty() || p.front() != '/') {
+    c.fail(n, field, "'" + p + "' must be an absolute path inside the image", "e.g. /app/ or /opt/models/");
+  }
+  int depth = 0;
+  std::size_t i = 0;
+  while (i <= p.size()) {
+    auto j = p.find('/', i);
+    std::string comp = p.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    if (comp == "..") {
+      if (--depth < 0) {
+        c.fail(n, field, "'" + p + "' escapes the image root", "remove the '..' components");
+      }
+    } else if (!comp.empty() && comp != ".") {
+      ++depth;
+    }
+    if (j == std::string::npos) {
+      break;
+    }
+    i = j + 1;
+  }
+}
+
+fs::path source_path(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir) {
+  std::string s = c.str(n, field);
+  fs::path p = fs::path(s).is_absolute() ? fs::path(s) : dir / s;
+  p = p.lexically_normal();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(p, ec))) {
+    c.fail(n, field, "source '" + s + "' does not exist (looked for " + p.string() + ")",
+           "paths are relative to the directory of the spec file");
+  }
+  return p;
+}
+
+CompressionSpec compression(const Ctx& c, const YAML::Node& n, const std::string& field) {
+  CompressionSpec cs;
+  if (n.IsScalar()) {
+    cs.format = n.Scalar();
+  } else {
+    c.check_keys(n, field, {"format", "level"});
+    if (n["format"]) {
+      cs.format = c.str(n["format"], field + ".format");
+    }
+    if (n["level"]) {
+      cs.level = static_cast<int>(c.integer(n["level"], field + ".level"));
+    }
+  }
+  if (cs.format != "gzip" && cs.format != "zstd" && cs.format != "none") {
+    c.fail(n, field, "unknown compression '" + cs.format + "'", "use gzip, zstd or none");
+  }
+  int max = cs.format == "gzip" ? 9 : cs.format == "zstd" ? 19 : 0;
+  if (cs.level < 0 || cs.level > max) {
+    c.fail(n["level"] ? n["level"] : n, field + ".level", "level " + std::to_string(cs.level) + " is out of range",
+           cs.format == "none" ? "'none' takes no level" : "use 1-" + std::to_string(max));
+  }
+  return cs;
+}
+
+std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir) {
+  if (!n.IsSequence() || n.size() == 0) {
+    c.fail(n, field, "must be a non-empty list of {from, to}");
+  }
+  std::vector<CopySpec> out;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    std::string f = field + "[" + std::to_string(i) + "]";
+    const YAML::Node& item = n[i];
+    c.check_keys(item, f, {"from", "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks"});
+    if (!item["from"]) {
+      c.fail(item, f, "missing 'from'", "name a file or directory relative to the spec");
+    }
+    if (!item["to"]) {
+      c.fail(item, f, "missing 'to'", "name the absolute destination in the image, e.g. /app/");
+    }
+    CopySpec cs;
+    cs.origin = c.where(item);
+    cs.from = source_path(c, item["from"], f + ".from", dir);
+    cs.to = c.str(item["to"], f + ".to");
+    check_image_path(c, item["to"], f + ".to", cs.to);
+    if (item["exclude"]) {
+      cs.exclude = c.str_list(item["exclude"], f + ".exclude");
+    }
+    if (item["mode"]) {
+      cs.mode = c.mode(item["mode"], f + ".mode");
+    }
+    if (item["dir_mode"]) {
+      cs.dir_mode = c.mode(item["dir_mode"], f + ".dir_mode");
+    }
+    if (item["owner"]) {
+      cs.owner = c.owner(item["owner"], f + ".owner");
+    }
+    if (item["allow_absolute_symlinks"]) {
+      cs.allow_absolute_symlinks = item["allow_absolute_symlinks"].as<bool>(false);
+    }
+    out.push_back(cs);
+  }
+  return out;
+}
+
+LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir) {
+  c.check_keys(n, field, {"name", "wheels", "files", "data", "compression", "owner"});
+  LayerSpec l;
+  l.origin = c.where(n);
+  if (!n["name"]) {
+    c.fail(n, field, "missing 'name'", "give every layer a short name, e.g. app");
+  }
+  l.name = c.str(n["name"], field + ".name");
+  int kinds = (n["wheels"] ? 1 : 0) + (n["files"] ? 1 : 0) + (n["data"] ? 1 : 0);
+  if (kinds != 1) {
+    c.fail(n, field, "a layer needs exactly one of 'wheels', 'files' or 'data'");
+  }
+  if (n["wheels"]) {
+    l.kind = LayerSpec::Kind::wheels;
+    const YAML::Node& w = n["wheels"];
+    std::string wf = field + ".wheels";
+    if (w.IsScalar()) {
+      l.wheel_dir = source_path(c, w, wf, dir);
+    } else {
+      c.check_keys(w, wf, {"dir", "lock"});
+      if (!w["dir"]) {
+        c.fail(w, wf, "missing 'dir'", "name the directory holding the .whl files");
+      }
+      l.wheel_dir = source_path(c, w["dir"], wf + ".dir", dir);
+      if (w["lock"]) {
+        l.lock_file = source_path(c, w["lock"], wf + ".lock", dir);
+      }
+    }
+    std::error_code ec;
+    if (!fs::is_directory(l.wheel_dir, ec)) {
+      c.fail(w, wf, "'" + l.wheel_dir.string() + "' is not a directory");
+    }
+  } else {
+    l.kind = n["files"] ? LayerSpec::Kind::files : LayerSpec::Kind::data;
+    std::string key = n["files"] ? "files" : "data";
+    l.copies = copies(c, n[key], field + "." + key, dir);
+  }
+  if (n["compression"]) {
+    l.compression = compression(c, n["compression"], field + ".compression");
+  }
+  if (n["owner"]) {
+    l.owner = c.owner(n["owner"], field + ".owner");
+  }
+  return l;
+}
+
+void config(const Ctx& c, const YAML::Node& n, ConfigSpec& cfg) {
+  const std::string f = "config";
+  c.check_keys(n, f, {"entrypoint", "cmd", "env", "workdir", "user", "labels", "ports", "stop_signal"});
+  if (n["entrypoint"]) {
+    cfg.entrypoint = c.str_list(n["entrypoint"], f + ".entrypoint");
+  }
+  if (n["cmd"]) {
+    cfg.cmd = c.str_list(n["cmd"], f + ".cmd");
+  }
+  if (n["env"]) {
+    if (!n["env"].IsMap()) {
+      c.fail(n["env"], f + ".env", "must be a mapping of NAME: value");
+    }
+    for (auto it = n["env"].begin(); it != n["env"].end(); ++it) {
+      std::string k = it->first.Scalar();
+      if (k.empty() || k.find('=') != std::string::npos) {
+        c.fail(it->first, f + ".env", "'" + k + "' is not a valid variable name");
+      }
+      cfg.env.emplace_back(k, c.str(it->second, f + ".env." + k));
+    }
+  }
+  if (n["workdir"]) {
+    cfg.workdir = c.str(n["workdir"], f + ".workdir");
+    check_image_path(c, n["workdir"], f + ".workdir", cfg.workdir);
+  }
+  if (n["user"]) {
+    cfg.user = c.str(n["user"], f + ".user");
+  }
+  if (n["stop_signal"]) {
+    cfg.stop_signal = c.str(n["stop_signal"], f + ".stop_signal");
+  }
+  if (n["labels"]) {
+    if (!n["labels"].IsMap()) {
+      c.fail(n["labels"], f + ".labels", "must be a mapping of key: value");
+    }
+    for (auto it = n["labels"].begin(); it != n["labels"].end(); ++it) {
+      cfg.labels[it->first.Scalar()] = c.str(it->second, f + ".labels." + it->first.Scalar());
+    }
+  }
+  if (n["ports"]) {
+    auto ports = c.str_list(n["ports"], f + ".ports");
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+      std::string p = ports[i];
+      std::string num = p.substr(0, p.find('/'));
+      std::string proto = p.find('/') == std::string::npos ? "tcp" : p.substr(p.find('/') + 1);
+      bool ok = !num.empty() && num.size() <= 5 && std::all_of(num.begin(), num.end(), ::isdigit) &&
+                std::stol(num) > 0 && std::stol(num) < 65536 && (proto == "tcp" || proto == "udp" || proto == "sctp");
+      if (!ok) {
+        const YAML::Node& pn = n["ports"].IsSequence() ? n["ports"][i] : n["ports"];
+        c.fail(pn, f + ".ports[" + std::to_string(i) + "]", "'" + p + "' is not PORT[/tcp|udp|sctp]");
+      }
+      cfg.ports.push_back(num + "/" + proto);
+    }
+    std::sort(cfg.ports.begin(), cfg.ports.end());
+    cfg.ports.erase(std::unique(cfg.ports.begin(), cfg.ports.end()), cfg.ports.end());
+  }
+}
+
+} // namespace
+
+BuildSpec parse(const std::string& text, const fs::path& file) {
+  Ctx c(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw Error(ErrorKind::input,
+                file.string() + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                    ": invalid YAML: " + e.msg,
+                "check indentation and quoting near that position");
+  }
+  if (!root.IsMap()) {
+    throw Error(ErrorKind::input, file.string() + ": the spec must be a YAML mapping", "see docs/spec.md for an example");
+  }
+  BuildSpec s;
+  s.file = file;
+  s.dir = file.has_parent_path() ? fs::absolute(file).parent_path() : fs::current_path();
+  try {
+    c.check_keys(root, "", {"image", "base", "platform", "python", "requires", "layers", "compression", "config",
+                            "source_date_epoch"});
+    if (auto img = root["image"]) {
+      c.check_keys(img, "image", {"name", "tags", "version", "source"});
+      if (img["name"]) {
+        s.name = c.str(img["name"], "image.name");
+        auto ref = oci::ImageRef::parse(s.name);
+        (void)ref;
+      }
+      if (img["tags"]) {
+        s.tags = c.str_list(img["tags"], "image.tags");
+        for (std::size_t i = 0; i < s.tags.size(); ++i) {
+          if (!oci::is_valid_tag(s.tags[i])) {
+            c.fail(img["tags"].IsSequence() ? img["tags"][i] : img["tags"], "image.tags[" + std::to_string(i) + "]",
+                   "'" + s.tags[i] + "' is not a valid tag", "letters, digits, '_', '.', '-' (max 128)");
+          }
+        }
+      }
+      if (img["version"]) {
+        s.version = c.str(img["version"], "image.version");
+      }
+      if (img["source"]) {
+        s.source = c.str(img["source"], "image.source");
+      }
+    }
+    if (auto b = root["base"]) {
+      s.base = c.str(b, "base");
+      s.base_origin = c.where(b);
+      if (s.base != "scratch" && s.base != "auto") {
+        try {
+          auto ref = oci::ImageRef::parse(s.base);
+          if (ref.kind == oci::ImageRef::Kind::oci_layout && fs::path(ref.path).is_relative()) {
+            ref.path = (s.dir / ref.path).lexically_normal().string();
+            s.base = ref.str();
+          }
+          if (ref.kind == oci::ImageRef::Kind::docker_archive) {
+            c.fail(b, "base", "docker-archive bases are not supported", "use an oci: layout or a registry reference");
+          }
+        } catch (const Error& e) {
+          if (std::string(e.what()).rfind(c.where(b), 0) == 0) {
+            throw;
+          }
+          c.fail(b, "base", e.what(), e.hint());
+        }
+      }
+    }
+    if (auto p = root["platform"]) {
+      s.platform = c.str(p, "platform");
+      if (s.platform != "linux/amd64" && s.platform != "linux/arm64") {
+        c.fail(p, "platform", "unsupported platform '" + s.platform + "'", "use linux/amd64 or linux/arm64");
+      }
+    }
+    if (auto py = root["python"]) {
+      c.check_keys(py, "python", {"version", "interpreter", "site_packages", "scripts_dir", "prefix", "glibc"});
+      PythonSpec ps;
+      ps.origin = c.where(py);
+      if (!py["version"]) {
+        c.fail(py, "python", "missing 'version'", "e.g. version: \"3.10\"");
+      }
+      ps.version = c.str(py["version"], "python.version");
+      if (ps.version.rfind("3.", 0) != 0 || ps.version.size() < 3 ||
+          !std::all_of(ps.version.begin() + 2, ps.version.end(), ::isdigit)) {
+        c.fail(py["version"], "python.version", "'" + ps.version + "' is not a Python 3 version", "e.g. \"3.10\"");
+      }
+      for (auto [key, field] : {std::pair{"interpreter", &ps.interpreter}, std::pair{"site_packages", &ps.site_packages},
+                                std::pair{"scripts_dir", &ps.scripts_dir}, std::pair{"prefix", &ps.prefix}}) {
+        if (py[key]) {
+          *field = c.str(py[key], std::string("python.") + key);
+          check_image_path(c, py[key], std::string("python.") + key, *field);
+        }
+      }
+      if (py["glibc"]) {
+        ps.glibc = c.str(py["glibc"], "python.glibc");
+      }
+      s.python = ps;
+    }
+    if (auto r = root["requires"]) {
+      c.check_keys(r, "requires", {"cuda", "cudnn", "paddle", "driver_min", "gpu_archs"});
+      for (auto [key, field] : {std::pair{"cuda", &s.requires_.cuda}, std::pair{"cudnn", &s.requires_.cudnn},
+                                std::pair{"paddle", &s.requires_.paddle}, std::pair{"driver_min", &s.requires_.driver_min}}) {
+        if (r[key]) {
+          *field = c.str(r[key], std::string("requires.") + key);
+        }
+      }
+      if (r["gpu_archs"]) {
+        s.requires_.gpu_archs = c.str_list(r["gpu_archs"], "requires.gpu_archs");
+      }
+    }
+    if (auto cm = root["compression"]) {
+      s.compression = compression(c, cm, "compression");
+    }
+    if (auto e = root["source_date_epoch"]) {
+      s.source_date_epoch = c.integer(e, "source_date_epoch");
+      if (*s.source_date_epoch < 0) {
+        c.fail(e, "source_date_epoch", "must not be negative");
+      }
+    }
+    if (auto ls = root["layers"]) {
+      if (!ls.IsSequence()) {
+        c.fail(ls, "layers", "must be a list of layers");
+      }
+      std::set<std::string> names;
+      for (std::size_t i = 0; i < ls.size(); ++i) {
+        std::string f = "layers[" + std::to_string(i) + "]";
+        LayerSpec l = layer(c, ls[i], f, s.dir);
+        if (!names.insert(l.name).second) {
+          c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice", "give each layer its own name");
+        }
+        s.layers.push_back(l);
+      }
+    }
+    if (auto cfg = root["config"]) {
+      config(c, cfg, s.config);
+    }
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::input, file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                      std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  return s;
+}
+
+BuildSpec load(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    throw Error(ErrorKind::input, "spec file '" + file.string() + "' does not exist",
+                "pass the path to your spec.yaml (see docs/spec.md)");
+  }
+  return parse(util::read_file(file), file);
+}
+
+} // namespace spec

@@ -1,0 +1,100 @@
+#pragma once
+// spec.yaml -> BuildSpec (docs/spec.md). Every error names file:line:column, the
+// field path, and a fix; unknown keys get a "did you mean".
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spec {
+
+namespace fs = std::filesystem;
+
+struct OwnerSpec {
+  std::int64_t uid = 0;
+  std::int64_t gid = 0;
+  std::string uname;
+  std::string gname;
+};
+
+struct CopySpec {
+  fs::path from; // absolute (resolved against the spec's directory)
+  std::string to;
+  std::vector<std::string> exclude;
+  std::optional<std::uint32_t> mode;
+  std::optional<std::uint32_t> dir_mode;
+  std::optional<OwnerSpec> owner;
+  bool allow_absolute_symlinks = false;
+  std::string origin; // "spec.yaml:12:7"
+};
+
+struct CompressionSpec {
+  std::string format = "gzip"; // gzip | zstd | none
+  int level = 0;               // 0 = the format's default
+};
+
+struct LayerSpec {
+  enum class Kind { wheels, files, data };
+  std::string name;
+  Kind kind = Kind::files;
+  std::vector<CopySpec> copies; // files / data
+  fs::path wheel_dir;           // wheels
+  std::optional<fs::path> lock_file;
+  std::optional<CompressionSpec> compression;
+  std::optional<OwnerSpec> owner;
+  std::string origin;
+};
+
+struct PythonSpec {
+  std::string version; // "3.11"
+  std::string interpreter;
+  std::string site_packages;
+  std::string scripts_dir;
+  std::string prefix;
+  std::string glibc; // "2.36"
+  std::string origin;
+};
+
+struct RequiresSpec {
+  std::string cuda;
+  std::string cudnn;
+  std::string paddle;
+  std::string driver_min;
+  std::vector<std::string> gpu_archs;
+};
+
+struct ConfigSpec {
+  std::optional<std::vector<std::string>> entrypoint;
+  std::optional<std::vector<std::string>> cmd;
+  std::vector<std::pair<std::string, std::string>> env; // in file order
+  std::string workdir;
+  std::string user;
+  std::map<std::string, std::string> labels;
+  std::vector<std::string> ports; // "8080/tcp"
+  std::string stop_signal;
+};
+
+struct BuildSpec {
+  fs::path file;
+  fs::path dir;
+  std::string name;
+  std::vector<std::string> tags;
+  std::string version;
+  std::string source;
+  std::string base = "scratch";
+  std::string base_origin;
+  std::string platform = "linux/amd64";
+  std::optional<PythonSpec> python;
+  RequiresSpec requires_;
+  std::vector<LayerSpec> layers;
+  CompressionSpec compression;
+  ConfigSpec config;
+  std::optional<std::int64_t> source_date_epoch;
+};
+
+BuildSpec load(const fs::path& file);
+BuildSpec parse(const std::string& text, const fs::path& file);
+
+} // namespace spec

@@ -1,0 +1,76 @@
+#include "util/encoding.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <vector>
+
+namespace util {
+
+std::string base64url_nopad(std::span<const std::uint8_t> data) {
+  static const char* k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  std::size_t i = 0;
+  while (i + 3 <= data.size()) {
+    std::uint32_t v = (std::uint32_t{data[i]} << 16) | (std::uint32_t{data[i + 1]} << 8) | data[i + 2];
+    out.push_back(k_alphabet[(v >> 18) & 63]);
+    out.push_back(k_alphabet[(v >> 12) & 63]);
+    out.push_back(k_alphabet[(v >> 6) & 63]);
+    out.push_back(k_alphabet[v & 63]);
+    i += 3;
+  }
+  std::size_t rest = data.size() - i;
+  if (rest == 1) {
+    std::uint32_t v = std::uint32_t{data[i]} << 16;
+    out.push_back(k_alphabet[(v >> 18) & 63]);
+    out.push_back(k_alphabet[(v >> 12) & 63]);
+  } else if (rest == 2) {
+    std::uint32_t v = (std::uint32_t{data[i]} << 16) | (std::uint32_t{data[i + 1]} << 8);
+    out.push_back(k_alphabet[(v >> 18) & 63]);
+    out.push_back(k_alphabet[(v >> 12) & 63]);
+    out.push_back(k_alphabet[(v >> 6) & 63]);
+  }
+  return out;
+}
+
+std::string hex_to_base64url_nopad(std::string_view hex) {
+  std::vector<std::uint8_t> bytes;
+  auto nibble = [](char c) -> std::uint8_t {
+    return static_cast<std::uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  };
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes.push_back(static_cast<std::uint8_t>((nibble(hex[i]) << 4) | nibble(hex[i + 1])));
+  }
+  return base64url_nopad(bytes);
+}
+
+std::size_t levenshtein(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1);
+  std::vector<std::size_t> cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    prev[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string rfc3339_utc(std::int64_t seconds) {
+  std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool is_lower_hex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+} // namespace util

@@ -1,0 +1,18 @@
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace util {
+
+// RFC 4648 base64 with the URL-safe alphabet and no padding (as wheel RECORD files use).
+std::string base64url_nopad(std::span<const std::uint8_t> data);
+std::string hex_to_base64url_nopad(std::string_view hex);
+// Edit distance, for "did you mean" suggestions.
+std::size_t levenshtein(std::string_view a, std::string_view b);
+// RFC 3339 UTC time ("2024-01-02T03:04:05Z") for a Unix time.
+std::string rfc3339_utc(std::int64_t seconds);
+bool is_lower_hex(std::string_view s);
+
+} // namespace util

@@ -1,0 +1,51 @@
+#pragma once
+// One project error type. Every failure carries a category that maps to a
+// documented exit code (README, "Exit codes"); context is prepended on the way up.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace util {
+
+enum class ErrorKind {
+  usage,        // bad command line
+  input,        // invalid spec, wheel, lock file, reference
+  io,           // file system trouble
+  auth,         // registry credentials refused
+  network,      // could not reach a host
+  registry,     // registry refused a request
+  integrity,    // digest or signature mismatch
+  incompatible, // no compatible base image / wheel cannot run on target
+  host,         // a host check failed (doctor)
+  internal,     // a bug
+};
+
+int exit_code(ErrorKind kind);
+std::string_view kind_name(ErrorKind kind);
+
+class Error : public std::runtime_error {
+public:
+  Error(ErrorKind kind, const std::string& message, std::string hint = {});
+  ErrorKind kind() const { return m_kind; }
+  const std::string& hint() const { return m_hint; }
+  // A copy with "context: " prepended to the message.
+  Error with_context(const std::string& context) const;
+
+private:
+  ErrorKind m_kind;
+  std::string m_hint;
+};
+
+[[noreturn]] void throw_errno(const std::string& what);
+
+// Runs f(); an Error thrown inside gets `context` prepended, other std::exceptions
+// become internal errors with that context.
+template <typename F> decltype(auto) with_context(const std::string& context, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw e.with_context(context);
+  }
+}
+
+} // namespace util

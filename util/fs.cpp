@@ -1,0 +1,203 @@
+#include "util/fs.hpp"
+
+#include "util/error.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace util {
+
+namespace {
+
+fs::path make_temp_name(const fs::path& final_path) {
+  std::string pattern = (final_path.parent_path() / ("." + final_path.filename().string() + ".tmp-XXXXXX")).string();
+  return pattern;
+}
+
+} // namespace
+
+AtomicFile::AtomicFile(fs::path final_path) : AtomicFile(final_path, fs::path{}) {}
+
+AtomicFile::AtomicFile(fs::path final_path, const fs::path& temp_dir) : m_final(std::move(final_path)) {
+  std::string pattern = temp_dir.empty() ? make_temp_name(m_final).string()
+                                         : (temp_dir / (std::to_string(::getpid()) + "-XXXXXX")).string();
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  m_fd = mkostemp(buf.data(), O_CLOEXEC);
+  if (m_fd < 0) {
+    throw_errno("cannot create a temporary file next to " + m_final.string());
+  }
+  m_temp = buf.data();
+  ::fchmod(m_fd, 0644);
+}
+
+AtomicFile::~AtomicFile() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+  if (!m_done) {
+    ::unlink(m_temp.c_str());
+  }
+}
+
+void AtomicFile::write(const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(m_fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw_errno("cannot write " + m_temp.string());
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::commit() { commit_as(m_final); }
+
+void AtomicFile::commit_as(const fs::path& final_path) {
+  if (::fsync(m_fd) != 0) {
+    throw_errno("cannot fsync " + m_temp.string());
+  }
+  ::close(m_fd);
+  m_fd = -1;
+  if (::rename(m_temp.c_str(), final_path.c_str()) != 0) {
+    throw_errno("cannot rename " + m_temp.string() + " to " + final_path.string());
+  }
+  m_done = true;
+  fsync_dir(final_path.parent_path());
+}
+
+void remove_stale_temps(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    auto dash = name.find('-');
+    if (dash == std::string::npos) {
+      continue;
+    }
+    pid_t pid = static_cast<pid_t>(std::atol(name.substr(0, dash).c_str()));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove_all(it->path(), rm);
+    }
+  }
+}
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  AtomicFile f(path);
+  f.write(content);
+  f.commit();
+}
+
+std::string read_file(const fs::path& path) {
+  std::string out;
+  read_file_chunks(path, [&](const char* d, std::size_t n) { out.append(d, n); });
+  return out;
+}
+
+void read_file_chunks(const fs::path& path, const std::function<void(const char*, std::size_t)>& sink) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw_errno("cannot open " + path.string());
+  }
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      int err = errno;
+      ::close(fd);
+      errno = err;
+      throw_errno("cannot read " + path.string());
+    }
+    if (n == 0) {
+      break;
+    }
+    try {
+      sink(buf.data(), static_cast<std::size_t>(n));
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+  }
+  ::close(fd);
+}
+
+void fsync_dir(const fs::path& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+void link_or_copy(const fs::path& src, const fs::path& dst) {
+  std::error_code ec;
+  if (fs::exists(dst, ec)) {
+    return;
+  }
+  AtomicFile tmp(dst);
+  // Try a hard link to a fresh temporary name first (cheap, same content by construction).
+  fs::path link_tmp = tmp.temp_path().string() + ".ln";
+  if (::link(src.c_str(), link_tmp.c_str()) == 0) {
+    if (::rename(link_tmp.c_str(), dst.c_str()) != 0) {
+      ::unlink(link_tmp.c_str());
+      throw_errno("cannot rename " + link_tmp.string() + " to " + dst.string());
+    }
+    fsync_dir(dst.parent_path());
+    return;
+  }
+  read_file_chunks(src, [&](const char* d, std::size_t n) { tmp.write(d, n); });
+  tmp.commit();
+}
+
+FileLock::FileLock(const fs::path& lock_file, Mode mode) {
+  m_fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (m_fd < 0) {
+    throw_errno("cannot open lock file " + lock_file.string());
+  }
+  int op = mode == Mode::shared ? LOCK_SH : LOCK_EX;
+  while (::flock(m_fd, op) != 0) {
+    if (errno != EINTR) {
+      int err = errno;
+      ::close(m_fd);
+      errno = err;
+      throw_errno("cannot lock " + lock_file.string());
+    }
+  }
+}
+
+FileLock::~FileLock() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+}
+
+TempDir::TempDir(const fs::path& parent, std::string_view prefix) {
+  fs::create_directories(parent);
+  std::string pattern = (parent / (std::string(prefix) + "XXXXXX")).string();
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    throw_errno("cannot create a temporary directory in " + parent.string());
+  }
+  m_path = buf.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(m_path, ec);
+}
+
+} // namespace util

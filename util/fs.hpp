@@ -1,0 +1,77 @@
+#pragma once
+// File-system helpers: atomic writes (temp file in the same directory, fsync,
+// rename, fsync of the directory), bounded-memory reads, advisory locks.
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace util {
+
+namespace fs = std::filesystem;
+
+// A file that becomes visible under its final name only when commit() succeeds.
+// Destroyed without commit(), the temporary file is removed.
+class AtomicFile {
+public:
+  explicit AtomicFile(fs::path final_path);
+  // Temporary file in temp_dir (same file system as final_path), named "<pid>-XXXXXX"
+  // so stale leftovers of killed processes can be recognised (remove_stale_temps).
+  AtomicFile(fs::path final_path, const fs::path& temp_dir);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(const void* data, std::size_t size);
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  // fsync + rename over final_path + fsync of the directory.
+  void commit();
+  // Rename to a different final name (used when the name is known only after hashing).
+  void commit_as(const fs::path& final_path);
+  const fs::path& temp_path() const { return m_temp; }
+  int fd() const { return m_fd; }
+
+private:
+  fs::path m_final;
+  fs::path m_temp;
+  int m_fd = -1;
+  bool m_done = false;
+};
+
+// Removes "<pid>-*" files in dir whose process no longer exists.
+void remove_stale_temps(const fs::path& dir);
+void write_file_atomic(const fs::path& path, std::string_view content);
+std::string read_file(const fs::path& path);
+// Calls sink with successive chunks of the file (1 MiB at most each).
+void read_file_chunks(const fs::path& path, const std::function<void(const char*, std::size_t)>& sink);
+void fsync_dir(const fs::path& dir);
+// Hard-links src to dst when on one file system, copies otherwise; atomic at dst.
+void link_or_copy(const fs::path& src, const fs::path& dst);
+
+// flock(2)-based advisory lock on a lock file (created when missing). Blocks.
+class FileLock {
+public:
+  enum class Mode { shared, exclusive };
+  FileLock(const fs::path& lock_file, Mode mode);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+private:
+  int m_fd = -1;
+};
+
+// A directory removed recursively on destruction.
+class TempDir {
+public:
+  explicit TempDir(const fs::path& parent, std::string_view prefix = "paddle-image-");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return m_path; }
+
+private:
+  fs::path m_path;
+};
+
+} // namespace util

@@ -1,0 +1,55 @@
+#include "util/sha256.hpp"
+
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <openssl/evp.h>
+
+namespace util {
+
+Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
+  if (m_ctx == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_ctx), EVP_sha256(), nullptr) != 1) {
+    throw Error(ErrorKind::internal, "cannot initialise SHA-256");
+  }
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_ctx)); }
+
+void Sha256::update(const void* data, std::size_t size) {
+  if (size > 0) {
+    EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(m_ctx), data, size);
+  }
+}
+
+std::array<std::uint8_t, 32> Sha256::finish_raw() {
+  std::array<std::uint8_t, 32> out{};
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(m_ctx), out.data(), &len);
+  return out;
+}
+
+std::string Sha256::finish_hex() {
+  static const char* k_hex = "0123456789abcdef";
+  auto raw = finish_raw();
+  std::string out;
+  out.reserve(64);
+  for (auto b : raw) {
+    out.push_back(k_hex[b >> 4]);
+    out.push_back(k_hex[b & 15]);
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.finish_hex();
+}
+
+std::string sha256_file_hex(const std::filesystem::path& path) {
+  Sha256 h;
+  read_file_chunks(path, [&](const char* data, std::size_t n) { h.update(data, n); });
+  return h.finish_hex();
+}
+
+} // namespace util

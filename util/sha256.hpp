@@ -1,0 +1,31 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace util {
+
+// Streaming SHA-256 (OpenSSL EVP). Feed bytes as they pass; never buffers input.
+class Sha256 {
+public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(const void* data, std::size_t size);
+  void update(std::string_view data) { update(data.data(), data.size()); }
+  std::array<std::uint8_t, 32> finish_raw();
+  std::string finish_hex();
+
+private:
+  void* m_ctx;
+};
+
+std::string sha256_hex(std::string_view data);
+// Hashes a file in bounded memory; returns lowercase hex.
+std::string sha256_file_hex(const std::filesystem::path& path);
+
+} // namespace util
