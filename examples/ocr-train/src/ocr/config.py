@@ -1,0 +1,2 @@
+MODEL = "PP-OCRv4_det"
+EPOCHS = 3

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Quick start, part 2: install dependencies (including the test tools), build
+# paddle-image twice (release and ASan+UBSan), prepare the cached test fixtures
+# (a Debian base rootfs via debootstrap, offline-built wheels), and run every test.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+"$ROOT/scripts/setup.sh" --test
+
+export PADDLE_IMAGE_TEST_CACHE=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
+mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
+# Fixtures are made before any test runs, so the tests themselves touch no network.
+"$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
+"$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
+
+"$ROOT/scripts/build.sh" "$ROOT/build"
+"$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON
+
+echo "== unit tests (ASan+UBSan build)"
+ASAN_OPTIONS=detect_leaks=1 "$ROOT/build-asan/tests/unit_tests"
+echo "== all tests"
+cd "$ROOT/build"
+ctest --output-on-failure --timeout 1800

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Reproducibility: the same spec built in two directories with different file mtimes,
+# umask and creation order gives identical digests (gzip and zstd, 1 and 2 threads);
+# a cold build and a cache-hit build give identical digests.
+source "$(dirname "$0")/../support/common.sh"
+cd "$WORK"
+
+# Tree A: created in one order, umask 022, mtimes far in the past.
+(umask 022; make_project a)
+find a -exec touch -h -d '1999-01-01 00:00:00' {} +
+# Tree B: created in reverse order with umask 077 (then made readable as A is), mtimes
+# in the future, extra files created and deleted to shuffle inode/dirent order.
+(
+  umask 077
+  mkdir -p b/wheels b/models b/src/pkg
+  for i in 1 2 3; do touch "b/src/junk$i"; done
+  cp a/spec.yaml b/spec.yaml
+  cp a/models/weights.bin b/models/
+  for f in $(ls a/wheels | sort -r); do cp "a/wheels/$f" "b/wheels/$f"; done
+  cp a/src/pkg/__init__.py b/src/pkg/
+  cp a/src/train.py b/src/
+  rm -f b/src/junk*
+)
+# no chmod: modes are normalised whatever the umask was
+find b -exec touch -h -d '2037-06-01 12:34:56' {} +
+
+for comp in gzip zstd; do
+  for j in 1 2; do
+    da=$("$PI" build a/spec.yaml -q -j "$j" --compression "$comp" --revision r1 --cache-dir "$WORK/cache-a-$comp-$j" -o oci:out-a-$comp-$j:t)
+    db=$("$PI" build b/spec.yaml -q -j "$j" --compression "$comp" --revision r1 --cache-dir "$WORK/cache-b-$comp-$j" -o oci:out-b-$comp-$j:t)
+    check "$comp -j$j: same digest from both trees" test "${da#*@}" = "${db#*@}"
+    eval "digest_${comp}_$j=${da#*@}"
+  done
+done
+check "gzip: 1 and 2 threads give the same digest" test "$digest_gzip_1" = "$digest_gzip_2"
+check "zstd: 1 and 2 threads give the same digest" test "$digest_zstd_1" = "$digest_zstd_2"
+check "gzip and zstd images differ" test "$digest_gzip_1" != "$digest_zstd_1"
+
+# Cold vs cache hit.
+cold=$("$PI" build a/spec.yaml -q --revision r1 --cache-dir "$WORK/c1" -o oci:o1:t --metadata-file m1.json)
+warm=$("$PI" build a/spec.yaml -q --revision r1 --cache-dir "$WORK/c1" -o oci:o2:t --metadata-file m2.json)
+check "cold and cache-hit builds give the same digest" test "${cold#*@}" = "${warm#*@}"
+check "second build reused every layer" python3 -c '
+import json,sys; m=json.load(open("m2.json")); sys.exit(0 if all(l["status"]=="reused" for l in m["layers"]) else 1)'
+check "first build rebuilt every layer" python3 -c '
+import json,sys; m=json.load(open("m1.json")); sys.exit(0 if all(l["status"]=="rebuilt" for l in m["layers"]) else 1)'
+
+# SOURCE_DATE_EPOCH sets (not clamps) every mtime: older and newer files alike.
+SOURCE_DATE_EPOCH=1700000000 "$PI" build a/spec.yaml -q --revision r1 -o oci:e:t >/dev/null
+l=$(layer_digests e t | tail -1)
+tar -tvzf "e/blobs/sha256/${l#sha256:}" >listing.txt
+check "every entry carries SOURCE_DATE_EPOCH (2023-11-14)" bash -c '! grep -v "2023-11-14" listing.txt'
+check "entries are sorted, parents first" bash -c 'awk "{print \$6}" listing.txt | LC_ALL=C sort -c'
+check "owners normalised to 0/0" bash -c '! awk "{print \$2}" listing.txt | grep -v "^0/0$"'
+cfg_created=$("$PI" inspect oci:e:t --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["config"]["created"])')
+check "config created follows SOURCE_DATE_EPOCH" test "$cfg_created" = "2023-11-14T22:13:20Z"
+default_created=$("$PI" inspect oci:o1:t --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["config"]["created"])')
+check "default epoch is 1980-01-01 (never the wall clock)" test "$default_created" = "1980-01-01T00:00:00Z"
+l=$(layer_digests o1 t | head -1)
+check "gzip header has no name and mtime 0" bash -c "head -c 10 o1/blobs/sha256/${l#sha256:} | od -An -tx1 | tr -d ' \n' | grep -qx 1f8b08000000000000ff"
+finish

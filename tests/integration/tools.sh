@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Independent tools read what we write: umoci, skopeo, podman; zstd layers convert
+# with skopeo and decompress to their diff_ids.
+source "$(dirname "$0")/../support/common.sh"
+source "$SUPPORT/container.sh"
+cd "$WORK"
+make_project proj
+
+"$PI" build proj/spec.yaml -q -o oci:lay -o docker-archive:img.tar >/dev/null
+check "umoci unpack accepts the layout" umoci unpack --image lay:v1 bundle
+check "unpacked tree has the app" test -f bundle/rootfs/app/train.py
+check "unpacked tree has the wheel" test -f bundle/rootfs/usr/local/lib/python3.11/dist-packages/purepkg/__init__.py
+check "skopeo inspect oci:" skopeo inspect oci:lay:v1
+check "skopeo inspect docker-archive:" skopeo inspect docker-archive:img.tar
+tags=$(tar -xOf img.tar manifest.json)
+check "docker-archive carries the repo tag" grep -q "example.com/team/app:v1" <<<"$tags"
+export PODMAN_TMP=$WORK/podman
+loaded=$(podman_load img.tar 2>&1) || true
+check "podman load accepts the docker-archive" grep -q "example.com/team/app:v1" <<<"$loaded"
+podman_cleanup >/dev/null 2>&1 || true
+
+"$PI" build proj/spec.yaml -q --compression zstd -o oci:zlay:z >/dev/null
+mt=$(skopeo inspect --raw oci:zlay:z | python3 -c 'import json,sys; print({l["mediaType"] for l in json.load(sys.stdin)["layers"]})')
+check "zstd layers use the tar+zstd media type" grep -q "tar+zstd" <<<"$mt"
+check "skopeo copy converts the zstd image" skopeo copy -q --dest-compress-format gzip oci:zlay:z oci:converted:z
+check "umoci unpacks the converted image" umoci unpack --image converted:z zbundle
+check "same tree after conversion" diff -r bundle/rootfs zbundle/rootfs
+zstd_ok=1
+d=$(manifest_digest zlay z)
+cfg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"]["digest"])' "zlay/blobs/sha256/${d#sha256:}")
+mapfile -t diff_ids < <(python3 -c 'import json,sys; [print(x) for x in json.load(open(sys.argv[1]))["rootfs"]["diff_ids"]]' "zlay/blobs/sha256/${cfg#sha256:}")
+i=0
+while read -r l; do
+  got="sha256:$(zstd -dc "zlay/blobs/sha256/${l#sha256:}" | sha256sum | cut -d' ' -f1)"
+  [[ "$got" == "${diff_ids[$i]}" ]] || zstd_ok=0
+  i=$((i + 1))
+done < <(layer_digests zlay z)
+check "each zstd layer decompresses to its diff_id" test "$zstd_ok" = 1 -a "$i" = 3
+i=0; gz_ok=1
+d=$(manifest_digest lay v1)
+cfg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"]["digest"])' "lay/blobs/sha256/${d#sha256:}")
+mapfile -t diff_ids < <(python3 -c 'import json,sys; [print(x) for x in json.load(open(sys.argv[1]))["rootfs"]["diff_ids"]]' "lay/blobs/sha256/${cfg#sha256:}")
+while read -r l; do
+  got="sha256:$(gzip -dc "lay/blobs/sha256/${l#sha256:}" | sha256sum | cut -d' ' -f1)"
+  [[ "$got" == "${diff_ids[$i]}" ]] || gz_ok=0
+  i=$((i + 1))
+done < <(layer_digests lay v1)
+check "each gzip layer decompresses (gzip -d) to its diff_id" test "$gz_ok" = 1
+check "GNU tar lists every layer" bash -c 'for f in lay/blobs/sha256/*; do gzip -t "$f" 2>/dev/null && { tar -tzf "$f" >/dev/null || exit 1; }; done; true'
+finish

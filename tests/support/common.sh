@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Shared setup for the integration tests (sourced). Each test gets its own work dir
+# under the build tree; fixtures come from $PADDLE_IMAGE_TEST_CACHE (made by
+# scripts/test.sh before any test runs).
+set -euo pipefail
+SUPPORT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$SUPPORT/../.." && pwd)
+PI=${PI:-$ROOT/build/cli/paddle-image}
+FIXTURES=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
+WHEELS=$FIXTURES/wheels
+BASE_ROOTFS=$FIXTURES/base/rootfs
+TEST_NAME=$(basename "$0" .sh)
+WORK=${TEST_WORK:-$ROOT/build/test-work/$TEST_NAME}
+rm -rf "$WORK"
+mkdir -p "$WORK"
+export PADDLE_IMAGE_CACHE=$WORK/cache
+unset SOURCE_DATE_EPOCH
+PASSED=0
+FAILED=0
+
+pass() { PASSED=$((PASSED + 1)); echo "ok - $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
+check() { # check DESCRIPTION CMD... (CMD's output goes to $WORK/check.log)
+  local d=$1; shift
+  if "$@" >"$WORK/check.log" 2>&1; then pass "$d"; else fail "$d: $(tail -5 "$WORK/check.log")"; fi
+}
+finish() {
+  echo "$TEST_NAME: $PASSED passed, $FAILED failed"
+  [[ $FAILED -eq 0 && $PASSED -gt 0 ]]
+}
+# expect_fail DESCRIPTION EXIT_CODE PATTERN CMD...: CMD must exit EXIT_CODE and
+# print PATTERN (grep -E) on stderr.
+expect_fail() {
+  local d=$1 want=$2 pat=$3; shift 3
+  local rc=0
+  "$@" >"$WORK/out.txt" 2>"$WORK/err.txt" || rc=$?
+  if [[ $rc -ne $want ]]; then
+    fail "$d (exit $rc, wanted $want): $(head -3 "$WORK/err.txt")"
+  elif ! grep -qE -- "$pat" "$WORK/err.txt"; then
+    fail "$d (stderr lacks /$pat/): $(head -3 "$WORK/err.txt")"
+  else
+    pass "$d"
+  fi
+}
+manifest_digest() { # LAYOUT TAG
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+idx = json.load(open(sys.argv[1] + "/index.json"))
+for m in idx["manifests"]:
+    if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == sys.argv[2]:
+        print(m["digest"]); break
+PY
+}
+layer_digests() { # LAYOUT TAG -> one layer digest per line
+  local d; d=$(manifest_digest "$1" "$2")
+  python3 -c 'import json,sys; [print(l["digest"]) for l in json.load(open(sys.argv[1]))["layers"]]' \
+    "$1/blobs/sha256/${d#sha256:}"
+}
+# Every blob's file name is its sha256 (no half-written blob looks complete).
+blobs_intact() {
+  local f ok=0
+  for f in "$1"/blobs/sha256/*; do
+    [[ -e "$f" ]] || continue
+    if [[ "$(sha256sum "$f" | cut -d' ' -f1)" != "$(basename "$f")" ]]; then
+      echo "corrupt blob $f"; ok=1
+    fi
+  done
+  return $ok
+}
+# A small project: wheels (from the fixtures), a model file and business code.
+make_project() { # DIR
+  local d=$1
+  mkdir -p "$d/src/pkg" "$d/models" "$d/wheels"
+  cp "$WHEELS"/purepkg-*.whl "$WHEELS"/nspkg_*.whl "$WHEELS"/cext-*.whl "$d/wheels/"
+  printf 'import purepkg\nprint(purepkg.hello())\n' >"$d/src/train.py"
+  printf 'X = 1\n' >"$d/src/pkg/__init__.py"
+  head -c 2000000 /dev/zero | tr '\0' 'w' >"$d/models/weights.bin"
+  cat >"$d/spec.yaml" <<YAML
+image:
+  name: example.com/team/app
+  tags: [v1]
+base: scratch
+python:
+  version: "3.11"
+  glibc: "2.36"
+layers:
+  - name: deps
+    wheels:
+      dir: wheels/
+  - name: models
+    data:
+      - from: models/
+        to: /opt/models/
+  - name: app
+    files:
+      - from: src/
+        to: /app/
+        exclude: ["__pycache__"]
+config:
+  entrypoint: [python3, /app/train.py]
+  workdir: /app
+YAML
+}
