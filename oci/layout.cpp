@@ -100,7 +100,8 @@ OciLayout OciLayout::open_or_create(const fs::path& dir) {
     }
     for (const auto& e : fs::directory_iterator(dir)) {
       std::string name = e.path().filename().string();
-      if (name != ".paddle-image.lock" && name != ".tmp" && name != "blobs") {
+      // What an interrupted creation may have left (the marker is written last).
+      if (name != ".paddle-image.lock" && name != ".tmp" && name != "blobs" && name != "index.json") {
         throw Error(ErrorKind::input,
                     "output '" + dir.string() + "' is a non-empty directory that is not an OCI image layout",
                     "choose an empty or new directory, or an existing layout");
@@ -196,9 +197,17 @@ ImageConfig OciLayout::read_config(const Manifest& m) const {
   });
 }
 
-std::unique_ptr<util::FileLock> OciLayout::lock() const {
-  fs::create_directories(m_dir);
-  return std::make_unique<util::FileLock>(m_dir / ".paddle-image.lock", util::FileLock::Mode::exclusive);
+std::unique_ptr<util::FileLock> OciLayout::lock_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw Error(ErrorKind::input, "output '" + dir.string() + "' exists and is not a directory",
+                "choose another path for oci:DIR");
+  }
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw Error(ErrorKind::io, "cannot create " + dir.string() + ": " + ec.message());
+  }
+  return std::make_unique<util::FileLock>(dir / ".paddle-image.lock", util::FileLock::Mode::exclusive);
 }
 
 } // namespace oci

@@ -54,8 +54,10 @@ public:
   Descriptor resolve(const std::string& tag) const;
   Manifest read_manifest(const Descriptor& d) const;
   ImageConfig read_config(const Manifest& m) const;
-  // Exclusive lock on the layout (file ".paddle-image.lock" inside it).
-  std::unique_ptr<util::FileLock> lock() const;
+  // Exclusive lock on the layout directory (file ".paddle-image.lock" inside it),
+  // creating the directory if needed. Take it before open_or_create so concurrent
+  // writers never see a half-created layout.
+  static std::unique_ptr<util::FileLock> lock_dir(const fs::path& dir);
 
 private:
   explicit OciLayout(fs::path dir);
