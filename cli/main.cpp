@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
       std::cout << j.dump(2) << std::endl;
     }
     return util::exit_code(e.kind());
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "paddle-image: error: " << e.what() << "\n  hint: check the path and its permissions\n";
+    return util::exit_code(util::ErrorKind::io);
   } catch (const std::exception& e) {
     std::cerr << "paddle-image: internal error: " << e.what() << "\n";
     return util::exit_code(util::ErrorKind::internal);

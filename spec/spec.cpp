@@ -381,8 +381,18 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
       c.check_keys(img, "image", {"name", "tags", "version", "source"});
       if (img["name"]) {
         s.name = c.str(img["name"], "image.name");
-        auto ref = oci::ImageRef::parse(s.name);
-        (void)ref;
+        try {
+          auto ref = oci::ImageRef::parse(s.name);
+          if (ref.kind != oci::ImageRef::Kind::registry || !ref.digest.empty()) {
+            c.fail(img["name"], "image.name", "'" + s.name + "' must be a repository name without digest",
+                   "e.g. registry.example.com/team/app; tags go in image.tags");
+          }
+        } catch (const Error& e) {
+          if (std::string(e.what()).rfind(c.where(img["name"]), 0) == 0) {
+            throw;
+          }
+          c.fail(img["name"], "image.name", e.what(), e.hint());
+        }
       }
       if (img["tags"]) {
         s.tags = c.str_list(img["tags"], "image.tags");
