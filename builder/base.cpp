@@ -1,0 +1,193 @@
+#include "builder/base.hpp"
+
+#include "layers/compress.hpp"
+#include "layers/tar.hpp"
+#include "oci/reference.hpp"
+#include "util/error.hpp"
+
+#include <regex>
+#include <sstream>
+
+namespace builder {
+
+using util::Error;
+using util::ErrorKind;
+namespace fs = std::filesystem;
+
+Base open_base(const spec::BuildSpec& s) {
+  Base b;
+  b.name = s.base;
+  auto slash = s.platform.find('/');
+  if (s.base == "scratch") {
+    b.config.os = s.platform.substr(0, slash);
+    b.config.architecture = s.platform.substr(slash + 1);
+    return b;
+  }
+  std::string where = s.base_origin.empty() ? s.file.string() : s.base_origin;
+  if (s.base == "auto") {
+    throw Error(ErrorKind::usage, where + ": base: 'auto' needs the compatibility matrix, which this version does not have yet",
+                "name the base explicitly: scratch or oci:DIR[:TAG]");
+  }
+  oci::ImageRef ref = oci::ImageRef::parse(s.base);
+  if (ref.kind == oci::ImageRef::Kind::registry) {
+    throw Error(ErrorKind::usage, where + ": base: pulling '" + ref.str() + "' from a registry is not supported yet",
+                "copy the base into a local layout first (skopeo copy docker://" + ref.str() + " oci:base:TAG) and use "
+                "base: oci:base:TAG");
+  }
+  return util::with_context("base " + s.base, [&] {
+    b.layout = oci::OciLayout::open_existing(ref.path);
+    oci::Descriptor d = b.layout->resolve(ref.tag);
+    b.digest = d.digest;
+    b.manifest = b.layout->read_manifest(d);
+    b.config = b.layout->read_config(b.manifest);
+    std::string want_os = s.platform.substr(0, slash);
+    std::string want_arch = s.platform.substr(slash + 1);
+    if (b.config.os != want_os || b.config.architecture != want_arch) {
+      throw Error(ErrorKind::input, "base is " + b.config.os + "/" + b.config.architecture + " but the spec builds " +
+                                        s.platform,
+                  "set platform: " + b.config.os + "/" + b.config.architecture + " or use a " + s.platform + " base");
+    }
+    if (b.manifest.layers.size() != b.config.diff_ids.size()) {
+      throw Error(ErrorKind::input, "base manifest has " + std::to_string(b.manifest.layers.size()) +
+                                        " layers but its config lists " + std::to_string(b.config.diff_ids.size()) +
+                                        " diff_ids");
+    }
+    for (const auto& l : b.manifest.layers) {
+      std::error_code ec;
+      auto size = fs::file_size(b.layout->blobs().blob_path(l.digest), ec);
+      if (ec || static_cast<std::int64_t>(size) != l.size) {
+        throw Error(ErrorKind::integrity, "base layer " + l.digest.str() + " is missing or has the wrong size in " +
+                                              ref.path,
+                    "copy the base image again");
+      }
+    }
+    return b;
+  });
+}
+
+namespace {
+
+struct Scan {
+  int minor = -1;
+  std::string bin_dir; // "/usr/bin" or "/usr/local/bin"
+  std::optional<std::pair<int, int>> glibc;
+};
+
+Scan scan_base(const Base& base, const fs::path& cache_dir) {
+  Scan sc;
+  if (!base.layout) {
+    return sc;
+  }
+  fs::path cached = cache_dir / "base-info" / (base.digest->hex + ".json");
+  std::error_code ec;
+  if (fs::exists(cached, ec)) {
+    try {
+      auto j = nlohmann::json::parse(util::read_file(cached));
+      sc.minor = j.at("minor").get<int>();
+      sc.bin_dir = j.at("bin_dir").get<std::string>();
+      if (j.contains("glibc")) {
+        sc.glibc = std::pair{j["glibc"][0].get<int>(), j["glibc"][1].get<int>()};
+      }
+      return sc;
+    } catch (const std::exception&) {
+      // rescan
+    }
+  }
+  static const std::regex py_re("(usr/bin|usr/local/bin)/python3\\.([0-9]+)");
+  for (const auto& layer : base.manifest.layers) {
+    layers::scan_tar(
+        base.layout->blobs().blob_path(layer.digest),
+        [&](const layers::TarMember& m) {
+          std::smatch mm;
+          if (std::regex_match(m.path, mm, py_re)) {
+            int minor = std::stoi(mm[2]);
+            std::string dir = "/" + std::string(mm[1]);
+            // Prefer /usr/local/bin (python.org builds), then the newest version.
+            if (sc.minor < 0 || (dir == "/usr/local/bin" && sc.bin_dir != "/usr/local/bin") ||
+                (dir == sc.bin_dir && minor > sc.minor)) {
+              sc.minor = minor;
+              sc.bin_dir = dir;
+            }
+          }
+          return m.path == "var/lib/dpkg/status";
+        },
+        [&](const layers::TarMember&, const std::string& content) {
+          auto pos = content.find("Package: libc6\n");
+          if (pos == std::string::npos) {
+            return;
+          }
+          auto end = content.find("\n\n", pos);
+          std::string stanza = content.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+          std::smatch vm;
+          static const std::regex ver_re("\\nVersion: (?:[0-9]+:)?([0-9]+)\\.([0-9]+)");
+          if (std::regex_search(stanza, vm, ver_re)) {
+            sc.glibc = std::pair{std::stoi(vm[1]), std::stoi(vm[2])};
+          }
+        });
+  }
+  nlohmann::json j = {{"minor", sc.minor}, {"bin_dir", sc.bin_dir}};
+  if (sc.glibc) {
+    j["glibc"] = {sc.glibc->first, sc.glibc->second};
+  }
+  fs::create_directories(cached.parent_path(), ec);
+  util::write_file_atomic(cached, j.dump());
+  return sc;
+}
+
+std::string default_site(const std::string& interpreter, int minor) {
+  std::string v = "3." + std::to_string(minor);
+  // Debian/Ubuntu's system python reads /usr/local/lib/python3.X/dist-packages.
+  if (interpreter.rfind("/usr/bin/", 0) == 0) {
+    return "/usr/local/lib/python" + v + "/dist-packages";
+  }
+  std::string prefix = fs::path(interpreter).parent_path().parent_path().string();
+  return prefix + "/lib/python" + v + "/site-packages";
+}
+
+} // namespace
+
+layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const fs::path& cache_dir) {
+  layers::PythonTarget t;
+  auto slash = s.platform.find('/');
+  std::string arch = s.platform.substr(slash + 1);
+  t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
+  bool need_scan = !s.python || s.python->glibc.empty();
+  Scan sc;
+  if (need_scan && base.layout) {
+    sc = util::with_context("reading Python facts from base " + base.name, [&] { return scan_base(base, cache_dir); });
+  }
+  if (s.python) {
+    const auto& p = *s.python;
+    t.minor = std::stoi(p.version.substr(2));
+    t.interpreter = p.interpreter.empty() ? (sc.minor == t.minor ? sc.bin_dir : "/usr/bin") + "/python" + p.version
+                                          : p.interpreter;
+    t.site_packages = p.site_packages.empty() ? default_site(t.interpreter, t.minor) : p.site_packages;
+    t.scripts_dir = p.scripts_dir.empty() ? "/usr/local/bin" : p.scripts_dir;
+    t.prefix = p.prefix.empty() ? "/usr/local" : p.prefix;
+    if (!p.glibc.empty()) {
+      auto dot = p.glibc.find('.');
+      try {
+        t.glibc = std::pair{std::stoi(p.glibc.substr(0, dot)), std::stoi(p.glibc.substr(dot + 1))};
+      } catch (const std::exception&) {
+        throw Error(ErrorKind::input, p.origin + ": python.glibc: '" + p.glibc + "' is not MAJOR.MINOR", "e.g. \"2.31\"");
+      }
+    } else {
+      t.glibc = sc.glibc;
+    }
+    return t;
+  }
+  if (sc.minor < 0) {
+    throw Error(ErrorKind::input,
+                s.file.string() + ": a wheels layer needs the target Python, and base '" + s.base + "' has none",
+                "add python: {version: \"3.X\"} to the spec, or use a base image that contains python3.X");
+  }
+  t.minor = sc.minor;
+  t.interpreter = sc.bin_dir + "/python3." + std::to_string(sc.minor);
+  t.site_packages = default_site(t.interpreter, t.minor);
+  t.scripts_dir = "/usr/local/bin";
+  t.prefix = "/usr/local";
+  t.glibc = sc.glibc;
+  return t;
+}
+
+} // namespace builder

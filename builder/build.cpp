@@ -1,0 +1,477 @@
+#include "builder/build.hpp"
+
+#include "builder/base.hpp"
+#include "layers/cache.hpp"
+#include "layers/docker_archive.hpp"
+#include "layers/tar.hpp"
+#include "layers/tree.hpp"
+#include "layers/wheel.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace builder {
+
+using nlohmann::json;
+using util::Error;
+using util::ErrorKind;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int k_key_version = 1;
+
+layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o) {
+  spec::CompressionSpec cs = l.compression.value_or(s.compression);
+  if (o.compression) {
+    cs = spec::CompressionSpec{*o.compression, 0};
+  }
+  layers::CompressOptions co;
+  co.threads = std::max(1, o.threads);
+  if (cs.format == "gzip") {
+    co.kind = layers::Compression::gzip;
+    co.level = cs.level == 0 ? 6 : cs.level;
+  } else if (cs.format == "zstd") {
+    co.kind = layers::Compression::zstd;
+    co.level = cs.level == 0 ? 3 : cs.level;
+  } else if (cs.format == "none") {
+    co.kind = layers::Compression::none;
+    co.level = 0;
+  } else {
+    throw Error(ErrorKind::usage, "unknown compression '" + cs.format + "'", "use gzip, zstd or none");
+  }
+  return co;
+}
+
+layers::Owner to_owner(const std::optional<spec::OwnerSpec>& o) {
+  if (!o) {
+    return {};
+  }
+  return layers::Owner{o->uid, o->gid, o->uname, o->gname};
+}
+
+// Streams a canonical description of the inputs into a hash: the cache key.
+class KeyHasher {
+public:
+  void add(const json& j) {
+    std::string s = j.dump();
+    m_hash.update(s);
+    m_hash.update("\n", 1);
+  }
+  std::string finish() { return m_hash.finish_hex(); }
+
+private:
+  util::Sha256 m_hash;
+};
+
+void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
+  for (const auto& [path, e] : set.entries()) {
+    k.add(json::array({path, static_cast<int>(e.type), e.mode, e.owner.uid, e.owner.gid, e.owner.uname, e.owner.gname,
+                       e.size, e.link_target, e.source.string(), e.dev, e.ino, e.mtime_ns, e.ctime_ns}));
+  }
+}
+
+json compression_json(const layers::CompressOptions& co) {
+  return {{"kind", static_cast<int>(co.kind)}, {"level", co.level}};
+}
+
+layers::BlobInfo write_layer(const layers::EntrySet& set, const layers::CompressOptions& co, std::int64_t epoch,
+                             util::AtomicFile& tmp, const std::string& name, const Events& ev) {
+  layers::LayerStream stream(co, tmp);
+  std::int64_t total = set.total_size();
+  std::int64_t done = 0;
+  std::int64_t next_report = 0;
+  layers::write_tar(set, layers::TarOptions{epoch}, [&](const char* d, std::size_t n) {
+    stream.write(d, n);
+    done += static_cast<std::int64_t>(n);
+    if (done >= next_report) {
+      ev.progress(name, std::min(done, total), total);
+      next_report = done + (8 << 20);
+    }
+  });
+  ev.progress(name, total, total);
+  return stream.finish();
+}
+
+std::vector<fs::path> list_wheels(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".whl") {
+      out.push_back(e.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_lock(const spec::LayerSpec& l, const std::vector<fs::path>& wheels, json& inventory) {
+  std::map<std::string, layers::LockEntry> lock;
+  if (l.lock_file) {
+    lock = layers::parse_lock_file(*l.lock_file);
+  }
+  std::set<std::string> seen;
+  for (auto& w : inventory) {
+    std::string name = layers::normalize_project_name(w["name"].get<std::string>());
+    if (!seen.insert(name).second) {
+      throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "' has two wheels of project '" + name + "'",
+                  "keep one version per project in " + l.wheel_dir.string());
+    }
+    if (!l.lock_file) {
+      continue;
+    }
+    auto it = lock.find(name);
+    if (it == lock.end()) {
+      throw Error(ErrorKind::input, "wheel " + w["filename"].get<std::string>() + " is not in the lock file " +
+                                        l.lock_file->string(),
+                  "add it (name==version --hash=sha256:...) or remove the wheel");
+    }
+    if (it->second.version != w["version"].get<std::string>()) {
+      throw Error(ErrorKind::input, l.lock_file->string() + ":" + std::to_string(it->second.line) + ": " + name +
+                                        " is locked at " + it->second.version + " but the wheel is " +
+                                        w["version"].get<std::string>(),
+                  "update the lock file or use the locked wheel");
+    }
+    const auto& hashes = it->second.sha256;
+    if (std::find(hashes.begin(), hashes.end(), w["sha256"].get<std::string>()) == hashes.end()) {
+      throw Error(ErrorKind::integrity, l.lock_file->string() + ":" + std::to_string(it->second.line) + ": sha256 of " +
+                                            w["filename"].get<std::string>() + " (" + w["sha256"].get<std::string>() +
+                                            ") does not match the lock file",
+                  "the wheel changed; verify where it came from, then update the lock");
+    }
+  }
+  for (const auto& [name, e] : lock) {
+    if (seen.count(name) == 0) {
+      throw Error(ErrorKind::input, l.lock_file->string() + ":" + std::to_string(e.line) + ": " + name + "==" + e.version +
+                                        " is locked but has no wheel in " + l.wheel_dir.string(),
+                  "add the wheel or remove the line");
+    }
+  }
+  (void)wheels;
+}
+
+LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
+                        layers::LayerCache& cache, const std::optional<layers::PythonTarget>& py, const Events& ev,
+                        json& wheels_out) {
+  LayerReport r;
+  r.name = l.name;
+  double t0 = o.clock();
+  layers::CompressOptions co = compression_for(s, l, o);
+  KeyHasher key;
+  key.add({{"v", k_key_version}, {"compression", compression_json(co)}, {"epoch", o.source_date_epoch}});
+  json extra;
+  layers::BlobInfo blob;
+  if (l.kind == spec::LayerSpec::Kind::wheels) {
+    r.kind = "wheels";
+    const auto& t = *py;
+    auto wheels = list_wheels(l.wheel_dir);
+    if (wheels.empty()) {
+      throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
+    }
+    key.add({{"kind", "wheels"},
+             {"target", {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1,
+                         t.interpreter, t.site_packages, t.scripts_dir, t.prefix}},
+             {"owner", {to_owner(l.owner).uid, to_owner(l.owner).gid}},
+             {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
+    layers::EntrySet stat_set;
+    for (const auto& w : wheels) {
+      stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin});
+    }
+    add_entries_to_key(key, stat_set);
+    blob = cache.get_or_build(
+        key.finish(),
+        [&](util::AtomicFile& tmp, json& ex) {
+          ev.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
+                  t.site_packages);
+          json inventory = json::array();
+          util::TempDir staging(cache.dir() / "staging");
+          std::map<std::string, std::string> owners;
+          for (const auto& w : wheels) {
+            auto inst = util::with_context(l.origin + ": layer '" + l.name + "'", [&] {
+              return layers::install_wheel(w, t, staging.path(), owners);
+            });
+            inventory.push_back({{"name", inst.name}, {"version", inst.version}, {"filename", inst.filename},
+                                 {"sha256", inst.sha256}, {"files", inst.files}});
+          }
+          check_lock(l, wheels, inventory);
+          layers::EntrySet set;
+          set.add(layers::CopyRule{staging.path(), "/", {}, {}, {}, to_owner(l.owner), false, l.origin});
+          set.finalize(to_owner(l.owner));
+          r.entries = set.entries().size();
+          ex["wheels"] = inventory;
+          ex["entries"] = r.entries;
+          return write_layer(set, co, o.source_date_epoch, tmp, l.name, ev);
+        },
+        r.rebuilt, extra);
+    for (const auto& w : extra.value("wheels", json::array())) {
+      json item = w;
+      item["layer"] = l.name;
+      wheels_out.push_back(item);
+    }
+  } else {
+    r.kind = l.kind == spec::LayerSpec::Kind::files ? "files" : "data";
+    layers::EntrySet set;
+    for (const auto& c : l.copies) {
+      layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
+      set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin});
+    }
+    set.finalize(to_owner(l.owner));
+    key.add({{"kind", "copy"}});
+    add_entries_to_key(key, set);
+    blob = cache.get_or_build(
+        key.finish(),
+        [&](util::AtomicFile& tmp, json& ex) {
+          ex["entries"] = set.entries().size();
+          return write_layer(set, co, o.source_date_epoch, tmp, l.name, ev);
+        },
+        r.rebuilt, extra);
+  }
+  r.entries = extra.value("entries", static_cast<std::size_t>(0));
+  r.blob = blob;
+  r.seconds = o.clock() - t0;
+  return r;
+}
+
+std::string platform_os(const std::string& p) { return p.substr(0, p.find('/')); }
+std::string platform_arch(const std::string& p) { return p.substr(p.find('/') + 1); }
+
+} // namespace
+
+std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
+                                  const std::vector<std::string>& spec_tags) {
+  if (!out.tag.empty()) {
+    return {out.tag};
+  }
+  if (!cli_tags.empty()) {
+    return cli_tags;
+  }
+  if (!spec_tags.empty()) {
+    return spec_tags;
+  }
+  return {"latest"};
+}
+
+json BuildReport::to_json() const {
+  json ls = json::array();
+  for (const auto& l : layers) {
+    ls.push_back({{"name", l.name}, {"kind", l.kind}, {"digest", l.blob.digest.str()}, {"diff_id", l.blob.diff_id.str()},
+                  {"size", l.blob.size}, {"media_type", l.blob.media_type},
+                  {"status", l.kind == "base" ? "base" : l.rebuilt ? "rebuilt" : "reused"}, {"seconds", l.seconds},
+                  {"entries", l.entries}});
+  }
+  return {{"digest", manifest.digest.str()},
+          {"manifest", {{"digest", manifest.digest.str()}, {"size", manifest.size}, {"media_type", manifest.media_type}}},
+          {"config_digest", config_digest.str()},
+          {"base", {{"name", base_name}, {"digest", base_digest ? base_digest->str() : ""}}},
+          {"layers", ls},
+          {"wheels", wheels},
+          {"outputs", outputs},
+          {"revision", revision},
+          {"source_date_epoch", source_date_epoch},
+          {"seconds", seconds}};
+}
+
+BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
+  double t0 = o.clock();
+  BuildReport rep;
+  rep.revision = o.revision;
+  rep.source_date_epoch = o.source_date_epoch;
+  layers::LayerCache cache(o.cache_dir);
+  auto cache_use = cache.use();
+
+  Base base = open_base(s);
+  rep.base_name = base.name;
+  rep.base_digest = base.digest;
+  ev.info("base " + base.name + (base.digest ? " (" + base.digest->str() + ", " +
+                                                   std::to_string(base.manifest.layers.size()) + " layers)"
+                                             : ""));
+  oci::ImageConfig cfg = base.config;
+  if (cfg.os.empty()) {
+    cfg.os = platform_os(s.platform);
+    cfg.architecture = platform_arch(s.platform);
+  }
+  std::vector<oci::Descriptor> layer_descs;
+  for (std::size_t i = 0; i < base.manifest.layers.size(); ++i) {
+    const auto& d = base.manifest.layers[i];
+    layer_descs.push_back(oci::Descriptor{d.media_type, d.digest, d.size, {}, {}});
+    LayerReport lr;
+    lr.name = "base[" + std::to_string(i) + "]";
+    lr.kind = "base";
+    lr.blob.digest = d.digest;
+    lr.blob.diff_id = cfg.diff_ids[i];
+    lr.blob.size = d.size;
+    lr.blob.media_type = d.media_type;
+    rep.layers.push_back(lr);
+  }
+
+  std::optional<layers::PythonTarget> py;
+  bool has_wheels = std::any_of(s.layers.begin(), s.layers.end(),
+                                [](const auto& l) { return l.kind == spec::LayerSpec::Kind::wheels; });
+  if (has_wheels) {
+    py = python_target(s, base, o.cache_dir);
+  }
+
+  std::string created = util::rfc3339_utc(o.source_date_epoch);
+  for (std::size_t i = 0; i < s.layers.size(); ++i) {
+    const auto& l = s.layers[i];
+    ev.info("[" + std::to_string(i + 1) + "/" + std::to_string(s.layers.size()) + "] layer '" + l.name + "'");
+    LayerReport lr = build_layer(s, l, o, cache, py, ev, rep.wheels);
+    ev.info("  " + std::string(lr.rebuilt ? "built " : "reused ") + lr.blob.digest.str() + " (" +
+            std::to_string(lr.blob.size) + " bytes, " + std::to_string(lr.entries) + " entries)");
+    layer_descs.push_back(oci::Descriptor{lr.blob.media_type, lr.blob.digest, lr.blob.size, {}, {}});
+    cfg.diff_ids.push_back(lr.blob.diff_id);
+    cfg.history.push_back(oci::HistoryEntry{created, "paddle-image build: " + lr.kind + " layer '" + l.name + "'",
+                                            std::to_string(lr.entries) + " entries", false});
+    rep.layers.push_back(lr);
+  }
+
+  // Runtime config: the spec's settings over the base's.
+  cfg.created = created;
+  auto& rc = cfg.config;
+  for (const auto& [k, v] : s.config.env) {
+    cfg.set_env(k, v);
+  }
+  if (s.config.entrypoint) {
+    rc.entrypoint = s.config.entrypoint;
+    if (!s.config.cmd) {
+      rc.cmd.reset(); // as Docker does: a new ENTRYPOINT clears the base's CMD
+    }
+  }
+  if (s.config.cmd) {
+    rc.cmd = s.config.cmd;
+  }
+  if (!s.config.workdir.empty()) {
+    rc.working_dir = s.config.workdir;
+  }
+  if (!s.config.user.empty()) {
+    rc.user = s.config.user;
+  }
+  if (!s.config.stop_signal.empty()) {
+    rc.stop_signal = s.config.stop_signal;
+  }
+  for (const auto& p : s.config.ports) {
+    if (std::find(rc.exposed_ports.begin(), rc.exposed_ports.end(), p) == rc.exposed_ports.end()) {
+      rc.exposed_ports.push_back(p);
+    }
+  }
+  std::sort(rc.exposed_ports.begin(), rc.exposed_ports.end());
+  for (const auto& [k, v] : s.config.labels) {
+    rc.labels[k] = v;
+  }
+  oci::Annotations oci_keys;
+  oci_keys["org.opencontainers.image.created"] = created;
+  std::string source = o.source.empty() ? s.source : o.source;
+  if (!source.empty()) {
+    oci_keys["org.opencontainers.image.source"] = source;
+  }
+  if (!o.revision.empty()) {
+    oci_keys["org.opencontainers.image.revision"] = o.revision;
+  }
+  if (!s.version.empty()) {
+    oci_keys["org.opencontainers.image.version"] = s.version;
+  }
+  if (!s.name.empty()) {
+    oci_keys["org.opencontainers.image.title"] = s.name;
+  }
+  if (base.digest) {
+    oci_keys["org.opencontainers.image.base.name"] = base.name;
+    oci_keys["org.opencontainers.image.base.digest"] = base.digest->str();
+  } else {
+    rc.labels.erase("org.opencontainers.image.base.name");
+    rc.labels.erase("org.opencontainers.image.base.digest");
+  }
+  for (const auto& [k, v] : oci_keys) {
+    rc.labels[k] = v;
+  }
+  const auto& req = s.requires_;
+  auto set_label = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) {
+      rc.labels[k] = v;
+    }
+  };
+  set_label("io.paddle-image.cuda.version", req.cuda);
+  set_label("io.paddle-image.cudnn.version", req.cudnn);
+  set_label("io.paddle-image.paddle.version", req.paddle);
+  set_label("io.paddle-image.driver.min", req.driver_min);
+  std::string archs;
+  for (const auto& a : req.gpu_archs) {
+    archs += (archs.empty() ? "" : ",") + a;
+  }
+  set_label("io.paddle-image.gpu.archs", archs);
+  if (py) {
+    set_label("io.paddle-image.python.version", "3." + std::to_string(py->minor));
+  }
+
+  std::string config_bytes = oci::canonical(oci::to_json(cfg));
+  oci::Descriptor config_desc{oci::media::k_config, oci::Digest::sha256(util::sha256_hex(config_bytes)),
+                              static_cast<std::int64_t>(config_bytes.size()), {}, {}};
+  oci::Manifest manifest;
+  manifest.config = config_desc;
+  manifest.layers = layer_descs;
+  manifest.annotations = oci_keys;
+  std::string manifest_bytes = oci::canonical(oci::to_json(manifest));
+  rep.manifest = oci::Descriptor{oci::media::k_manifest, oci::Digest::sha256(util::sha256_hex(manifest_bytes)),
+                                 static_cast<std::int64_t>(manifest_bytes.size()), {},
+                                 oci::Platform{cfg.architecture, cfg.os, cfg.variant}};
+  rep.config_digest = config_desc.digest;
+
+  auto blob_file = [&](std::size_t i) -> fs::path {
+    return i < base.manifest.layers.size() ? base.layout->blobs().blob_path(layer_descs[i].digest)
+                                           : cache.blobs().blob_path(layer_descs[i].digest);
+  };
+  std::vector<oci::ImageRef> outputs = o.outputs;
+  if (outputs.empty()) {
+    std::string leaf = s.name.empty() ? "image" : s.name.substr(s.name.rfind('/') + 1);
+    leaf = leaf.substr(0, leaf.find(':'));
+    outputs.push_back(oci::ImageRef::parse("oci:out/" + leaf));
+  }
+  for (const auto& out : outputs) {
+    std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
+    if (out.kind == oci::ImageRef::Kind::oci_layout) {
+      util::with_context("writing " + out.str(), [&] {
+        auto lock = oci::OciLayout::lock_dir(out.path);
+        auto layout = oci::OciLayout::open_or_create(out.path);
+        layout.blobs().remove_stale_temps();
+        for (std::size_t i = 0; i < layer_descs.size(); ++i) {
+          layout.blobs().put_file(layer_descs[i].digest, blob_file(i));
+        }
+        layout.blobs().put_bytes(oci::media::k_config, config_bytes);
+        layout.blobs().put_bytes(oci::media::k_manifest, manifest_bytes);
+        layout.add_manifest(rep.manifest, tags);
+      });
+      for (const auto& t : tags) {
+        rep.outputs.push_back("oci:" + out.path + ":" + t);
+      }
+    } else if (out.kind == oci::ImageRef::Kind::docker_archive) {
+      std::vector<std::string> repo_tags;
+      if (!s.name.empty()) {
+        auto name_ref = oci::ImageRef::parse(s.name);
+        std::string repo = name_ref.registry == "docker.io" ? name_ref.repository : name_ref.name();
+        for (const auto& t : tags) {
+          repo_tags.push_back(repo + ":" + t);
+        }
+      }
+      std::vector<layers::ArchiveLayer> al;
+      for (std::size_t i = 0; i < layer_descs.size(); ++i) {
+        std::optional<std::int64_t> usize;
+        if (i >= base.manifest.layers.size()) {
+          usize = rep.layers[i].blob.uncompressed_size;
+        }
+        al.push_back(layers::ArchiveLayer{blob_file(i), layer_descs[i].media_type, cfg.diff_ids[i], usize});
+      }
+      util::with_context("writing " + out.str(), [&] {
+        layers::write_docker_archive(out.path, config_bytes, config_desc.digest, al, repo_tags, o.source_date_epoch);
+      });
+      rep.outputs.push_back(out.str());
+    } else {
+      throw Error(ErrorKind::usage, "output " + out.str() + ": pushing to a registry is not supported yet",
+                  "write oci:DIR and copy it with skopeo for now");
+    }
+  }
+  rep.seconds = o.clock() - t0;
+  return rep;
+}
+
+} // namespace builder

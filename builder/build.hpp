@@ -1,0 +1,68 @@
+#pragma once
+// The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
+#include "layers/compress.hpp"
+#include "oci/reference.hpp"
+#include "spec/spec.hpp"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace builder {
+
+// What the build tells its caller while it works (the CLI prints it).
+struct Events {
+  std::function<void(const std::string& line)> info = [](const std::string&) {};
+  // Bytes of layer input consumed so far / total, while a layer is being built.
+  std::function<void(const std::string& layer, std::int64_t done, std::int64_t total)> progress =
+      [](const std::string&, std::int64_t, std::int64_t) {};
+};
+
+struct BuildOptions {
+  std::filesystem::path cache_dir;
+  std::vector<oci::ImageRef> outputs; // empty: oci:out/<name>
+  std::vector<std::string> tags;      // --tag: replace the spec's tags
+  std::int64_t source_date_epoch = 0; // already resolved (flag > env > spec > default)
+  int threads = 1;
+  std::optional<std::string> compression; // --compression gzip|zstd|none overrides the spec
+  std::string revision;                    // source revision (git commit)
+  std::string source;                      // overrides image.source
+  std::function<double()> clock = [] { return 0.0; }; // seconds, for timings only
+};
+
+struct LayerReport {
+  std::string name;
+  std::string kind; // base | wheels | files | data
+  layers::BlobInfo blob;
+  bool rebuilt = false;
+  double seconds = 0;
+  std::size_t entries = 0;
+};
+
+struct BuildReport {
+  oci::Descriptor manifest;
+  oci::Digest config_digest;
+  std::string base_name;
+  std::optional<oci::Digest> base_digest;
+  std::vector<LayerReport> layers;
+  nlohmann::json wheels = nlohmann::json::array();
+  std::vector<std::string> outputs; // as written, with the tags they got
+  std::string revision;
+  std::int64_t source_date_epoch = 0;
+  double seconds = 0;
+  nlohmann::json to_json() const;
+};
+
+// Default SOURCE_DATE_EPOCH when nothing sets one: 1980-01-01T00:00:00Z (the
+// earliest time ZIP/wheel tooling accepts; never the wall clock).
+inline constexpr std::int64_t k_default_epoch = 315532800;
+
+BuildReport build(const spec::BuildSpec& s, const BuildOptions& options, const Events& events);
+
+// Tags for one output: the output's own tag, else --tag, else image.tags, else "latest".
+std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
+                                  const std::vector<std::string>& spec_tags);
+
+} // namespace builder
