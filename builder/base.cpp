@@ -28,7 +28,7 @@ Base open_base(const spec::BuildSpec& s) {
     throw Error(ErrorKind::usage, where + ": base: 'auto' needs the compatibility matrix, which this version does not have yet",
                 "name the base explicitly: scratch or oci:DIR[:TAG]");
   }
-  oci::ImageRef ref = oci::ImageRef::parse(s.base);
+  oci::ImageRef ref = oci::ImageRef::parse(s.base_resolved.empty() ? s.base : s.base_resolved);
   if (ref.kind == oci::ImageRef::Kind::registry) {
     throw Error(ErrorKind::usage, where + ": base: pulling '" + ref.str() + "' from a registry is not supported yet",
                 "copy the base into a local layout first (skopeo copy docker://" + ref.str() + " oci:base:TAG) and use "
@@ -151,7 +151,7 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
   auto slash = s.platform.find('/');
   std::string arch = s.platform.substr(slash + 1);
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
-  bool need_scan = !s.python || s.python->glibc.empty();
+  bool need_scan = !s.python || s.python->glibc.empty() || s.python->interpreter.empty();
   Scan sc;
   if (need_scan && base.layout) {
     sc = util::with_context("reading Python facts from base " + base.name, [&] { return scan_base(base, cache_dir); });
@@ -165,12 +165,12 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
     t.scripts_dir = p.scripts_dir.empty() ? "/usr/local/bin" : p.scripts_dir;
     t.prefix = p.prefix.empty() ? "/usr/local" : p.prefix;
     if (!p.glibc.empty()) {
-      auto dot = p.glibc.find('.');
-      try {
-        t.glibc = std::pair{std::stoi(p.glibc.substr(0, dot)), std::stoi(p.glibc.substr(dot + 1))};
-      } catch (const std::exception&) {
+      static const std::regex glibc_re("([0-9]{1,3})\\.([0-9]{1,3})");
+      std::smatch gm;
+      if (!std::regex_match(p.glibc, gm, glibc_re)) {
         throw Error(ErrorKind::input, p.origin + ": python.glibc: '" + p.glibc + "' is not MAJOR.MINOR", "e.g. \"2.31\"");
       }
+      t.glibc = std::pair{std::stoi(gm[1]), std::stoi(gm[2])};
     } else {
       t.glibc = sc.glibc;
     }

@@ -27,7 +27,7 @@ constexpr int k_key_version = 1;
 layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o) {
   spec::CompressionSpec cs = l.compression.value_or(s.compression);
   if (o.compression) {
-    cs = spec::CompressionSpec{*o.compression, 0};
+    cs = spec::CompressionSpec{*o.compression, 0, true};
   }
   layers::CompressOptions co;
   co.threads = std::max(1, o.threads);
@@ -173,7 +173,7 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
     key.add({{"kind", "wheels"},
              {"target", {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1,
                          t.interpreter, t.site_packages, t.scripts_dir, t.prefix}},
-             {"owner", {to_owner(l.owner).uid, to_owner(l.owner).gid}},
+             {"owner", {to_owner(l.owner).uid, to_owner(l.owner).gid, to_owner(l.owner).uname, to_owner(l.owner).gname}},
              {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
     layers::EntrySet stat_set;
     for (const auto& w : wheels) {
@@ -198,7 +198,7 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
           check_lock(l, wheels, inventory);
           layers::EntrySet set;
           set.add(layers::CopyRule{staging.path(), "/", {}, {}, {}, to_owner(l.owner), false, l.origin});
-          set.finalize(to_owner(l.owner));
+          set.finalize(layers::Owner{}); // parents the layer adds (usr/, usr/local/...) stay root's
           r.entries = set.entries().size();
           ex["wheels"] = inventory;
           ex["entries"] = r.entries;
@@ -217,7 +217,7 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
       layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
       set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin});
     }
-    set.finalize(to_owner(l.owner));
+    set.finalize(layers::Owner{});
     key.add({{"kind", "copy"}});
     add_entries_to_key(key, set);
     blob = cache.get_or_build(
@@ -357,9 +357,6 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
     }
   }
   std::sort(rc.exposed_ports.begin(), rc.exposed_ports.end());
-  for (const auto& [k, v] : s.config.labels) {
-    rc.labels[k] = v;
-  }
   oci::Annotations oci_keys;
   oci_keys["org.opencontainers.image.created"] = created;
   std::string source = o.source.empty() ? s.source : o.source;
@@ -378,9 +375,14 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   if (base.digest) {
     oci_keys["org.opencontainers.image.base.name"] = base.name;
     oci_keys["org.opencontainers.image.base.digest"] = base.digest->str();
-  } else {
-    rc.labels.erase("org.opencontainers.image.base.name");
-    rc.labels.erase("org.opencontainers.image.base.digest");
+  }
+  // The base's own OCI keys (source, revision, version, title...) describe the base,
+  // not this image: drop them; io.paddle-image.* requirements are inherited.
+  for (auto it = rc.labels.begin(); it != rc.labels.end();) {
+    it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? rc.labels.erase(it) : std::next(it);
+  }
+  for (const auto& [k, v] : s.config.labels) {
+    rc.labels[k] = v;
   }
   for (const auto& [k, v] : oci_keys) {
     rc.labels[k] = v;

@@ -38,6 +38,11 @@ int main(int argc, char** argv) {
     return util::exit_code(util::ErrorKind::usage);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    if (rc != 0 && want_json) {
+      nlohmann::json j = {{"error", {{"kind", "usage"}, {"message", e.what()}, {"hint", "see --help"},
+                                     {"exit_code", util::exit_code(util::ErrorKind::usage)}}}};
+      std::cout << j.dump(2) << std::endl;
+    }
     return rc == 0 ? 0 : util::exit_code(util::ErrorKind::usage);
   } catch (const util::Error& e) {
     std::cerr << "paddle-image: error: " << e.what() << "\n";

@@ -68,13 +68,16 @@ std::int64_t parse_size(const std::string& text) {
   }
   std::string unit = text.substr(pos);
   double mult = 1;
-  if (unit == "K" || unit == "KiB" || unit == "k") {
+  for (auto& ch : unit) {
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  if (unit == "K" || unit == "KIB" || unit == "KB") {
     mult = 1024;
-  } else if (unit == "M" || unit == "MiB") {
+  } else if (unit == "M" || unit == "MIB" || unit == "MB") {
     mult = 1024.0 * 1024;
-  } else if (unit == "G" || unit == "GiB") {
+  } else if (unit == "G" || unit == "GIB" || unit == "GB") {
     mult = 1024.0 * 1024 * 1024;
-  } else if (unit == "T" || unit == "TiB") {
+  } else if (unit == "T" || unit == "TIB" || unit == "TB") {
     mult = 1024.0 * 1024 * 1024 * 1024;
   } else if (!unit.empty() && unit != "B") {
     throw util::Error(util::ErrorKind::usage, "'" + text + "' has an unknown unit", "use K, M, G or T");

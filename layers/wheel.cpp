@@ -297,9 +297,18 @@ std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
     if (l.empty()) {
       return;
     }
+    if (l.front() == '-') {
+      return; // pip options (--index-url, --find-links ...) carry no pins
+    }
     std::istringstream words(l);
     std::string req;
     words >> req;
+    if (auto semi = req.find(';'); semi != std::string::npos) {
+      req = req.substr(0, semi); // environment markers are not evaluated
+    }
+    if (auto br = req.find('['); br != std::string::npos && req.find(']', br) != std::string::npos) {
+      req.erase(br, req.find(']', br) - br + 1); // extras do not change the wheel
+    }
     auto eq = req.find("==");
     if (eq == std::string::npos) {
       throw Error(ErrorKind::input,
@@ -313,7 +322,9 @@ std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
     std::string w;
     while (words >> w) {
       if (w.rfind("--hash=sha256:", 0) == 0) {
-        e.sha256.push_back(w.substr(14));
+        std::string h = w.substr(14);
+        std::transform(h.begin(), h.end(), h.begin(), [](unsigned char ch) { return std::tolower(ch); });
+        e.sha256.push_back(h);
       } else if (w.rfind("--hash=", 0) == 0) {
         throw Error(ErrorKind::input, path.string() + ":" + std::to_string(logical_start) + ": only sha256 hashes are supported");
       }

@@ -48,7 +48,7 @@ public:
   const fs::path& dir() const { return m_dir; }
   Index read_index() const;
   // Adds a manifest under each tag (org.opencontainers.image.ref.name), replacing any
-  // earlier entry with the same tag; writes index.json atomically under the lock.
+  // earlier entry with the same tag; writes index.json atomically (callers hold lock_dir).
   void add_manifest(const Descriptor& manifest, const std::vector<std::string>& tags);
   // The manifest descriptor for tag; with an empty tag, the only manifest.
   Descriptor resolve(const std::string& tag) const;

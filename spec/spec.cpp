@@ -133,12 +133,16 @@ public:
     } else {
       std::string s = str(n, field);
       auto colon = s.find(':');
-      try {
-        o.uid = std::stoll(s.substr(0, colon));
-        o.gid = colon == std::string::npos ? o.uid : std::stoll(s.substr(colon + 1));
-      } catch (const std::exception&) {
+      std::string u = s.substr(0, colon);
+      std::string g = colon == std::string::npos ? u : s.substr(colon + 1);
+      auto numeric = [](const std::string& x) {
+        return !x.empty() && x.size() <= 10 && std::all_of(x.begin(), x.end(), ::isdigit);
+      };
+      if (!numeric(u) || !numeric(g)) {
         fail(n, field, "'" + s + "' is not UID[:GID]", "use numbers, e.g. \"1000:1000\"");
       }
+      o.uid = std::stoll(u);
+      o.gid = std::stoll(g);
     }
     if (o.uid < 0 || o.gid < 0) {
       fail(n, field, "uid and gid must not be negative");
@@ -187,14 +191,19 @@ fs::path source_path(const Ctx& c, const YAML::Node& n, const std::string& field
   return p;
 }
 
-CompressionSpec compression(const Ctx& c, const YAML::Node& n, const std::string& field) {
+CompressionSpec compression(const Ctx& c, const YAML::Node& n, const std::string& field,
+                            const CompressionSpec* inherited = nullptr) {
   CompressionSpec cs;
   if (n.IsScalar()) {
     cs.format = n.Scalar();
+    cs.format_set = true;
   } else {
     c.check_keys(n, field, {"format", "level"});
     if (n["format"]) {
       cs.format = c.str(n["format"], field + ".format");
+      cs.format_set = true;
+    } else if (inherited != nullptr) {
+      cs.format = inherited->format;
     }
     if (n["level"]) {
       cs.level = static_cast<int>(c.integer(n["level"], field + ".level"));
@@ -244,14 +253,19 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
       cs.owner = c.owner(item["owner"], f + ".owner");
     }
     if (item["allow_absolute_symlinks"]) {
-      cs.allow_absolute_symlinks = item["allow_absolute_symlinks"].as<bool>(false);
+      const YAML::Node& v = item["allow_absolute_symlinks"];
+      if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
+        c.fail(v, f + ".allow_absolute_symlinks", "must be true or false");
+      }
+      cs.allow_absolute_symlinks = v.Scalar() == "true";
     }
     out.push_back(cs);
   }
   return out;
 }
 
-LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir) {
+LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
+                const CompressionSpec& top) {
   c.check_keys(n, field, {"name", "wheels", "files", "data", "compression", "owner"});
   LayerSpec l;
   l.origin = c.where(n);
@@ -289,7 +303,7 @@ LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, con
     l.copies = copies(c, n[key], field + "." + key, dir);
   }
   if (n["compression"]) {
-    l.compression = compression(c, n["compression"], field + ".compression");
+    l.compression = compression(c, n["compression"], field + ".compression", &top);
   }
   if (n["owner"]) {
     l.owner = c.owner(n["owner"], field + ".owner");
@@ -412,13 +426,14 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
     }
     if (auto b = root["base"]) {
       s.base = c.str(b, "base");
+      s.base_resolved = s.base;
       s.base_origin = c.where(b);
       if (s.base != "scratch" && s.base != "auto") {
         try {
           auto ref = oci::ImageRef::parse(s.base);
           if (ref.kind == oci::ImageRef::Kind::oci_layout && fs::path(ref.path).is_relative()) {
             ref.path = (s.dir / ref.path).lexically_normal().string();
-            s.base = ref.str();
+            s.base_resolved = ref.str();
           }
           if (ref.kind == oci::ImageRef::Kind::docker_archive) {
             c.fail(b, "base", "docker-archive bases are not supported", "use an oci: layout or a registry reference");
@@ -489,7 +504,7 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
       std::set<std::string> names;
       for (std::size_t i = 0; i < ls.size(); ++i) {
         std::string f = "layers[" + std::to_string(i) + "]";
-        LayerSpec l = layer(c, ls[i], f, s.dir);
+        LayerSpec l = layer(c, ls[i], f, s.dir, s.compression);
         if (!names.insert(l.name).second) {
           c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice", "give each layer its own name");
         }

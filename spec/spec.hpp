@@ -32,6 +32,7 @@ struct CopySpec {
 
 struct CompressionSpec {
   std::string format = "gzip"; // gzip | zstd | none
+  bool format_set = false;     // a layer without format inherits the top-level one
   int level = 0;               // 0 = the format's default
 };
 
@@ -83,7 +84,8 @@ struct BuildSpec {
   std::vector<std::string> tags;
   std::string version;
   std::string source;
-  std::string base = "scratch";
+  std::string base = "scratch"; // as written (recorded in labels; never a host path)
+  std::string base_resolved;    // oci: paths made absolute against the spec directory
   std::string base_origin;
   std::string platform = "linux/amd64";
   std::optional<PythonSpec> python;

@@ -45,6 +45,8 @@ config:
 YAML
 check "app builds on the base (python derived from it)" "$PI" build app/spec.yaml -q -o oci:img:v1 --metadata-file meta.json
 check "python target derived from the base" grep -q "\"io.paddle-image.python.version\": \"$pyver\"" <("$PI" inspect oci:img:v1 --json)
+check "base.name label is the reference as written (no host path)" grep -q '"org.opencontainers.image.base.name": "oci:../base:bookworm"' <("$PI" inspect oci:img:v1 --json)
+check "base.digest label names the base manifest" grep -q "\"org.opencontainers.image.base.digest\": \"$(manifest_digest base bookworm)\"" <("$PI" inspect oci:img:v1 --json)
 check "umoci unpack" umoci unpack --image img:v1 bundle
 site=bundle/rootfs/usr/local/lib/python$pyver/dist-packages
 check "wheels land in Debian's dist-packages" test -d "$site/purepkg"

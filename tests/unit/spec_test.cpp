@@ -222,11 +222,14 @@ TEST_CASE("defaults of a minimal spec") {
   CHECK_FALSE(s.config.entrypoint.has_value());
 }
 
-TEST_CASE("an oci: base relative to the spec is made absolute") {
+TEST_CASE("an oci: base relative to the spec is resolved against the spec directory") {
   Project p;
   auto s = p.parse("base: oci:base-layout:v1\n");
-  CHECK(s.base == "oci:" + (p.tmp.path() / "base-layout").string() + ":v1");
+  CHECK(s.base == "oci:base-layout:v1"); // as written
+  CHECK(s.base_resolved == "oci:" + (p.tmp.path() / "base-layout").string() + ":v1");
   CHECK(s.base_origin == p.at(1, 7));
+  auto abs = p.parse("base: oci:/srv/layouts/base:v2\n");
+  CHECK(abs.base_resolved == "oci:/srv/layouts/base:v2");
   auto e = p.error("base: docker-archive:/x.tar\n");
   CHECK(e.kind() == util::ErrorKind::input);
   CHECK(contains(e.what(), p.at(1, 7) + ": base: docker-archive bases are not supported"));
@@ -342,10 +345,33 @@ TEST_CASE("bad modes") {
   CHECK(s.layers[0].copies[0].mode == std::optional<std::uint32_t>(0755));
 }
 
+TEST_CASE("a layer compression without a format inherits the top-level format") {
+  Project p;
+  auto s = p.parse("compression: zstd\n" + files_spec("        to: /app/\n    compression: {level: 12}\n"));
+  REQUIRE(s.layers[0].compression.has_value());
+  CHECK(s.layers[0].compression->format == "zstd");
+  CHECK(s.layers[0].compression->level == 12);
+  // 12 is fine for zstd but out of range for gzip, the default format.
+  auto e = p.error(files_spec("        to: /app/\n    compression: {level: 12}\n"));
+  CHECK(contains(e.what(), "layers[0].compression.level: level 12 is out of range"));
+}
+
+TEST_CASE("allow_absolute_symlinks must be a boolean") {
+  Project p;
+  auto e = p.error(files_spec("        to: /app/\n        allow_absolute_symlinks: maybe\n"));
+  CHECK(e.kind() == util::ErrorKind::input);
+  CHECK(contains(e.what(), p.at(6, 34) + ": layers[0].files[0].allow_absolute_symlinks: must be true or false"));
+  auto s = p.parse(files_spec("        to: /app/\n        allow_absolute_symlinks: false\n"));
+  CHECK_FALSE(s.layers[0].copies[0].allow_absolute_symlinks);
+}
+
 TEST_CASE("bad owners") {
   Project p;
   auto e = p.error(files_spec("        to: /app/\n        owner: root\n"));
   CHECK(contains(e.what(), "layers[0].files[0].owner: 'root' is not UID[:GID]"));
+  CHECK(contains(p.error(files_spec("        to: /app/\n        owner: \"1000:abc\"\n")).what(),
+                 "'1000:abc' is not UID[:GID]"));
+  CHECK(contains(p.error(files_spec("        to: /app/\n        owner: \"12abc\"\n")).what(), "is not UID[:GID]"));
   auto neg = p.error(files_spec("        to: /app/\n        owner: {uid: -1}\n"));
   CHECK(contains(neg.what(), "must not be negative"));
   auto s = p.parse(files_spec("        to: /app/\n        owner: \"42\"\n"));

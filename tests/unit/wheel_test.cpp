@@ -271,6 +271,19 @@ TEST_CASE("parse_lock_file") {
     CHECK(f.sha256 == std::vector<std::string>{"cccc"});
     CHECK(f.line == 7);
   }
+  SUBCASE("extras, environment markers, pip options and uppercase hashes") {
+    util::write_file_atomic(lock, "--index-url https://pypi.example.com/simple\n"
+                                  "Celery[redis,sqs]==5.3.4 \\\n"
+                                  "    --hash=sha256:ABCDEF\n"
+                                  "typing-extensions==4.9.0 ; python_version < \"3.12\" --hash=sha256:0123\n");
+    auto entries = layers::parse_lock_file(lock);
+    REQUIRE(entries.size() == 2);
+    CHECK(entries.at("celery").version == "5.3.4");
+    CHECK(entries.at("celery").sha256 == std::vector<std::string>{"abcdef"});
+    CHECK(entries.at("celery").line == 2);
+    CHECK(entries.at("typing-extensions").version == "4.9.0");
+    CHECK(entries.at("typing-extensions").sha256 == std::vector<std::string>{"0123"});
+  }
   SUBCASE("unpinned line") {
     util::write_file_atomic(lock, "# header\nrequests>=2.0 --hash=sha256:aa\n");
     auto e = error_of([&] { layers::parse_lock_file(lock); });
