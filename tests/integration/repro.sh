@@ -58,4 +58,24 @@ default_created=$("$PI" inspect oci:o1:t --json | python3 -c 'import json,sys; p
 check "default epoch is 1980-01-01 (never the wall clock)" test "$default_created" = "1980-01-01T00:00:00Z"
 l=$(layer_digests o1 t | head -1)
 check "gzip header has no name and mtime 0" bash -c "head -c 10 o1/blobs/sha256/${l#sha256:} | od -An -tx1 | tr -d ' \n' | grep -qx 1f8b08000000000000ff"
+
+# Host xattrs are dropped; PAX records appear only where a field needs them.
+mkdir -p x/src/$(printf 'd%.0s' {1..60})
+python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.origin", b"host")' a/src/train.py 2>/dev/null || true
+echo deep >"x/src/$(printf 'd%.0s' {1..60})/$(printf 'f%.0s' {1..120}).py"
+echo short >x/src/short.py
+cat >x/spec.yaml <<'YAML'
+layers:
+  - name: long
+    files: [{from: src/, to: /app/}]
+compression: none
+YAML
+"$PI" build a/spec.yaml -q --compression none -o oci:plain:t >/dev/null
+l=$(layer_digests plain t | tail -1)
+check "no xattr records in layers" bash -c "! grep -qa -e SCHILY.xattr -e LIBARCHIVE.xattr plain/blobs/sha256/${l#sha256:}"
+check "short paths: plain ustar, no PAX header" bash -c "! grep -qa PaxHeader plain/blobs/sha256/${l#sha256:}"
+"$PI" build x/spec.yaml -q -o oci:long:t >/dev/null
+l=$(layer_digests long t | tail -1)
+check "a name ustar cannot hold gets a PAX record" grep -qa "path=app/" "long/blobs/sha256/${l#sha256:}"
+check "and GNU tar reads it back" bash -c "tar -tf long/blobs/sha256/${l#sha256:} | grep -q 'fff.py$'"
 finish
