@@ -3,6 +3,7 @@
 #
 #   bench/layer_build.sh            full size (30000 small files + 2 x 300 MB random)
 #   bench/layer_build.sh --smoke    tiny tree, finishes in well under 30 s
+#   bench/layer_build.sh --prepare  only generate the test tree (add --smoke for the tiny one)
 #
 # Environment:
 #   BENCH_SMALL_FILES  number of small text-ish files       (default 30000; smoke 2000)
@@ -20,10 +21,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 
 smoke=0
+prepare=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --prepare) prepare=1 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "layer_build.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -104,6 +107,11 @@ EOF
   touch "$data/.complete"
 fi
 
+if [[ $prepare == 1 ]]; then
+  echo "test tree ready: $data" >&2
+  exit 0
+fi
+
 small_bytes=$(du -sb --apparent-size "$data/tree/small" | cut -f1)
 big_bytes=$(du -sb --apparent-size "$data/tree/big" | cut -f1)
 
@@ -113,6 +121,12 @@ big_bytes=$(du -sb --apparent-size "$data/tree/big" | cut -f1)
 declare -A SECS RSS SIZE
 rm -rf "$run"
 mkdir -p "$run"
+# Snapshot the binary so a rebuild of build/ during the run can't change what is measured.
+cp "$pi" "$run/paddle-image"
+pi_src=$pi
+pi_sum=$(sha256sum "$pi" | cut -c1-12)
+pi_date=$(date -u -r "$pi" '+%Y-%m-%d %H:%M UTC')
+pi=$run/paddle-image
 
 # timed KEY CMD... : run CMD under GNU time; record elapsed seconds and peak RSS.
 # For a shell pipeline %M is the peak RSS of the largest single process in it.
@@ -231,7 +245,8 @@ report() {
   echo "paddle-image layer build benchmark ($( [[ $smoke == 1 ]] && echo smoke || echo full ))"
   echo "  host:  $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GB RAM"
   echo "  load:  $load_start at start, $load_end at end (1/5/15-min load average; > ~0.5 means something else was running)"
-  echo "  tools: $("$pi" --version 2>/dev/null | head -1); $(tar --version | head -1); pigz $(pigz --version 2>&1 | awk '{print $2}'); $(zstd --version | sed 's/^\*\*\* //; s/,.*//'); umoci $(umoci --version | awk '{print $3}')"
+  echo "  paddle-image: $pi_src (version $("$pi" --version 2>/dev/null | head -1), built $pi_date, sha256 $pi_sum...)"
+  echo "  tools: $(tar --version | head -1); pigz $(pigz --version 2>&1 | awk '{print $2}'); $(zstd --version | sed 's/^\*\*\* //; s/,.*//'); umoci $(umoci --version | awk '{print $3}')"
   echo "  data:  $small_files small files ($(mb "$small_bytes") MB) + $big_files x $big_mb MB random ($(mb "$big_bytes") MB)"
   local s in_bytes peak
   for s in "${subsets[@]}"; do

@@ -326,25 +326,19 @@ void decompress_file(const std::filesystem::path& blob, const std::string& media
   try {
     util::read_file_chunks(blob, [&](const char* d, std::size_t n) {
       ZSTD_inBuffer in{d, n, 0};
-      while (in.pos < in.size) {
+      for (;;) {
         ZSTD_outBuffer o{outbuf.data(), outbuf.size(), 0};
         last = ZSTD_decompressStream(dctx, &o, &in);
         if (ZSTD_isError(last)) {
           throw Error(ErrorKind::integrity, "corrupt zstd data in " + blob.string() + ": " + ZSTD_getErrorName(last));
         }
         sink(outbuf.data(), o.pos);
+        // All input consumed and the output not full: the decoder holds nothing more.
+        if (in.pos == in.size && o.pos < o.size) {
+          break;
+        }
       }
     });
-    // Flush what the decoder still holds.
-    for (;;) {
-      ZSTD_inBuffer in{nullptr, 0, 0};
-      ZSTD_outBuffer o{outbuf.data(), outbuf.size(), 0};
-      last = ZSTD_decompressStream(dctx, &o, &in);
-      if (ZSTD_isError(last) || o.pos == 0) {
-        break;
-      }
-      sink(outbuf.data(), o.pos);
-    }
   } catch (...) {
     ZSTD_freeDCtx(dctx);
     throw;

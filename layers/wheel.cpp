@@ -521,6 +521,10 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
       throw Error(ErrorKind::integrity, "wheel " + fname + ": member " + m + " is not listed in its RECORD",
                   "the wheel was modified after it was built; rebuild it");
     }
+    if (it->second.empty()) {
+      throw Error(ErrorKind::integrity, "wheel " + fname + ": member " + m + " has no hash in its RECORD",
+                  "only RECORD itself may be unhashed; rebuild the wheel");
+    }
     if (!it->second.empty() && it->second != member_hashes[m]) {
       throw Error(ErrorKind::integrity, "wheel " + fname + ": member " + m + " does not match the hash in RECORD",
                   "the wheel was modified or corrupted; rebuild or re-download it");

@@ -19,7 +19,8 @@ loaded=$(podman_load img.tar 2>&1) || true
 check "podman load accepts the docker-archive" grep -q "example.com/team/app:v1" <<<"$loaded"
 podman_cleanup >/dev/null 2>&1 || true
 
-"$PI" build proj/spec.yaml -q --compression zstd -o oci:zlay:z >/dev/null
+"$PI" build proj/spec.yaml -q --compression zstd -o oci:zlay:z -o docker-archive:zimg.tar >/dev/null
+check "zstd image as docker-archive (layers decompressed) reads in skopeo" skopeo inspect docker-archive:zimg.tar
 mt=$(skopeo inspect --raw oci:zlay:z | python3 -c 'import json,sys; print({l["mediaType"] for l in json.load(sys.stdin)["layers"]})')
 check "zstd layers use the tar+zstd media type" grep -q "tar+zstd" <<<"$mt"
 check "skopeo copy converts the zstd image" skopeo copy -q --dest-compress-format gzip oci:zlay:z oci:converted:z

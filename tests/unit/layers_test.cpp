@@ -691,11 +691,23 @@ TEST_CASE("LayerStream zstd: round trip and identical output for 1 and 2 threads
   CHECK(one.info.diff_id.hex == util::sha256_hex(input));
   CHECK(one.info.digest.hex == util::sha256_hex(one.bytes));
   CHECK(one.info.size < static_cast<std::int64_t>(input.size()));
-  // Round trip checked with libzstd directly: layers::decompress_file's zstd branch
-  // wrongly reports every complete blob as truncated (see the report).
+  // Round trip both with libzstd directly and through layers::decompress_file.
   CHECK(zstd_decode(one.bytes) == input);
+  CHECK(decompress(one.path, one.info.media_type) == input);
+  auto empty = compress("", opts, tmp.path() / "zempty");
+  CHECK(decompress(empty.path, empty.info.media_type).empty());
   // zstd frame magic.
   CHECK(one.bytes.substr(0, 4) == std::string("\x28\xb5\x2f\xfd", 4));
+}
+
+TEST_CASE("decompress_file reports a truncated zstd blob as an integrity error") {
+  auto tmp = make_temp();
+  layers::CompressOptions opts;
+  opts.kind = layers::Compression::zstd;
+  auto c = compress(text_bytes(200000), opts, tmp.path() / "z");
+  std::string cut = c.bytes.substr(0, c.bytes.size() / 2);
+  util::write_file_atomic(tmp.path() / "cut", cut);
+  CHECK(error_of([&] { decompress(tmp.path() / "cut", c.info.media_type); }).kind() == util::ErrorKind::integrity);
 }
 
 TEST_CASE("LayerStream none: output is the input") {
