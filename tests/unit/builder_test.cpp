@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/unit/support.hpp"
+
 #include "builder/build.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
@@ -16,22 +18,10 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using test_support::contains;
+using test_support::error_of;
 
 namespace {
-
-template <typename F> util::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const util::Error& e) {
-    return e;
-  }
-  FAIL("expected a util::Error");
-  return util::Error(util::ErrorKind::internal, "unreachable");
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 using Strings = std::vector<std::string>;
 

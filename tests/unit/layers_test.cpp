@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/unit/support.hpp"
+
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
@@ -22,25 +24,13 @@
 #include <zstd.h>
 
 namespace fs = std::filesystem;
+using test_support::contains;
+using test_support::error_of;
 using layers::Entry;
 
 namespace {
 
 util::TempDir make_temp() { return util::TempDir(fs::temp_directory_path(), "pi-layers-test-"); }
-
-template <typename F> util::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const util::Error& e) {
-    return e;
-  }
-  FAIL("expected a util::Error");
-  return util::Error(util::ErrorKind::internal, "unreachable");
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 void write(const fs::path& p, const std::string& content, mode_t mode = 0644) {
   fs::create_directories(p.parent_path());

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/unit/support.hpp"
+
 #include "oci/digest.hpp"
 #include "oci/layout.hpp"
 #include "oci/reference.hpp"
@@ -13,24 +15,12 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using test_support::contains;
+using test_support::error_of;
 
 namespace {
 
 util::TempDir make_temp() { return util::TempDir(fs::temp_directory_path(), "pi-oci-test-"); }
-
-template <typename F> util::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const util::Error& e) {
-    return e;
-  }
-  FAIL("expected a util::Error");
-  return util::Error(util::ErrorKind::internal, "unreachable");
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 const std::string k_hex_a = util::sha256_hex("a");
 const std::string k_hex_b = util::sha256_hex("b");

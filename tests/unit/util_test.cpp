@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/unit/support.hpp"
+
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -19,6 +21,8 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using test_support::contains;
+using test_support::error_of;
 
 namespace {
 
@@ -39,17 +43,6 @@ bool can_flock(const fs::path& p, int op) {
   bool ok = ::flock(fd, op | LOCK_NB) == 0;
   ::close(fd);
   return ok;
-}
-
-// Runs f, which must throw util::Error, and returns the error for inspection.
-template <typename F> util::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const util::Error& e) {
-    return e;
-  }
-  FAIL("expected a util::Error");
-  return util::Error(util::ErrorKind::internal, "unreachable");
 }
 
 const std::array<util::ErrorKind, 10> k_all_kinds = {

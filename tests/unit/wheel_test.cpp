@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/unit/support.hpp"
+
 #include "layers/wheel.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -17,25 +19,13 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using test_support::contains;
+using test_support::error_of;
 using layers::WheelName;
 
 namespace {
 
 util::TempDir make_temp() { return util::TempDir(fs::temp_directory_path(), "pi-wheel-test-"); }
-
-template <typename F> util::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const util::Error& e) {
-    return e;
-  }
-  FAIL("expected a util::Error");
-  return util::Error(util::ErrorKind::internal, "unreachable");
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 layers::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> glibc = std::pair{2, 36},
                             std::string arch = "x86_64") {
