@@ -152,6 +152,7 @@ layer_field() { # metadata.json field -> value of layers[0][field]
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["layers"][0][sys.argv[2]])' "$1" "$2"
 }
 
+# shellcheck disable=SC2016  # the bash -c scripts' $1/$2 are expanded by the inner bash
 bench_subset() { # SUBSET SRC_DIR SPEC
   local s=$1 src=$2 spec=$3
   echo "[$s] warm-up read" >&2
@@ -213,13 +214,22 @@ PY
 
 WARN=()
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+# CPU ticks used machine-wide vs by this script and its children, to tell
+# whether something else (a compiler, ...) competed for the 2 cores.
+busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+own_ticks() { awk '{print $14+$15+$16+$17}' /proc/$$/stat; }
+busy_start=$(busy_ticks); own_start=$(own_ticks); wall_start=$(date +%s.%N)
 bench_subset whole "$data/tree" "$data/whole.yaml"
 subsets=(whole)
 if ((big_files > 0)); then
   subsets+=(big)
   bench_subset big "$data/tree/big" "$data/big.yaml"
 fi
-load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+busy_end=$(busy_ticks); own_end=$(own_ticks); wall_end=$(date +%s.%N)
+hz=$(getconf CLK_TCK)
+other_cpu=$(awk -v b=$((busy_end - busy_start)) -v o=$((own_end - own_start)) -v hz="$hz" \
+  'BEGIN{x = (b - o) / hz; if (x < 0) x = 0; printf "%.1f", x}')
+wall=$(awk -v a="$wall_start" -v b="$wall_end" 'BEGIN{printf "%.0f", b - a}')
 
 # ---------------------------------------------------------------------------
 # 3. Report
@@ -244,7 +254,8 @@ report() {
   echo
   echo "paddle-image layer build benchmark ($( [[ $smoke == 1 ]] && echo smoke || echo full ))"
   echo "  host:  $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GB RAM"
-  echo "  load:  $load_start at start, $load_end at end (1/5/15-min load average; > ~0.5 means something else was running)"
+  echo "  load:  $load_start at start (1/5/15-min load average; the end figure would mostly be this script's own work)"
+  echo "  other: ${other_cpu} CPU-seconds used by other processes during the ${wall} s of timed work (a few seconds is kernel writeback and noise)"
   echo "  paddle-image: $pi_src (version $("$pi" --version 2>/dev/null | head -1), built $pi_date, sha256 $pi_sum...)"
   echo "  tools: $(tar --version | head -1); pigz $(pigz --version 2>&1 | awk '{print $2}'); $(zstd --version | sed 's/^\*\*\* //; s/,.*//'); umoci $(umoci --version | awk '{print $3}')"
   echo "  data:  $small_files small files ($(mb "$small_bytes") MB) + $big_files x $big_mb MB random ($(mb "$big_bytes") MB)"
