@@ -61,17 +61,48 @@ public:
     m_hash.update(s);
     m_hash.update("\n", 1);
   }
+  void raw(const std::string& bytes) { m_hash.update(bytes); }
   std::string finish() { return m_hash.finish_hex(); }
 
 private:
   util::Sha256 m_hash;
 };
 
+// One NUL-separated record per entry (hot on no-change rebuilds of big trees, so no
+// JSON here); buffered into the hash in 64 KiB pieces.
 void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
+  std::string buf;
+  buf.reserve(1 << 16);
+  auto field = [&](const std::string& s) {
+    buf += s;
+    buf.push_back('\0');
+  };
+  auto num = [&](auto v) {
+    buf += std::to_string(v);
+    buf.push_back('\0');
+  };
   for (const auto& [path, e] : set.entries()) {
-    k.add(json::array({path, static_cast<int>(e.type), e.mode, e.owner.uid, e.owner.gid, e.owner.uname, e.owner.gname,
-                       e.size, e.link_target, e.source.string(), e.dev, e.ino, e.mtime_ns, e.ctime_ns}));
+    field(path);
+    num(static_cast<int>(e.type));
+    num(e.mode);
+    num(e.owner.uid);
+    num(e.owner.gid);
+    field(e.owner.uname);
+    field(e.owner.gname);
+    num(e.size);
+    field(e.link_target);
+    field(e.source);
+    num(e.dev);
+    num(e.ino);
+    num(e.mtime_ns);
+    num(e.ctime_ns);
+    buf.push_back('\n');
+    if (buf.size() >= (1 << 16)) {
+      k.raw(buf);
+      buf.clear();
+    }
   }
+  k.raw(buf);
 }
 
 json compression_json(const layers::CompressOptions& co) {

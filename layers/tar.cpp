@@ -124,14 +124,14 @@ struct TarBuilder::Impl {
       std::int64_t written = 0;
       util::read_file_chunks(en.source, [&](const char* d, std::size_t n) {
         if (written + static_cast<std::int64_t>(n) > en.size) {
-          throw Error(ErrorKind::input, "'" + en.source.string() + "' grew while the layer was being built",
+          throw Error(ErrorKind::input, "'" + en.source + "' grew while the layer was being built",
                       "do not modify sources during a build; run it again");
         }
         data(d, n);
         written += static_cast<std::int64_t>(n);
       });
       if (written != en.size) {
-        throw Error(ErrorKind::input, "'" + en.source.string() + "' shrank while the layer was being built",
+        throw Error(ErrorKind::input, "'" + en.source + "' shrank while the layer was being built",
                     "do not modify sources during a build; run it again");
       }
       break;

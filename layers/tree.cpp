@@ -2,7 +2,12 @@
 
 #include "util/error.hpp"
 
+#include <cerrno>
+#include <dirent.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <functional>
+#include <unistd.h>
 #include <sys/stat.h>
 
 namespace layers {
@@ -102,7 +107,7 @@ void EntrySet::add_file(const std::string& image_path, const fs::path& source, s
   e.mode = mode;
   e.owner = owner;
   e.size = st.st_size;
-  e.source = source;
+  e.source = source.string();
   e.dev = st.st_dev;
   e.ino = st.st_ino;
   e.mtime_ns = ns(st.st_mtim);
@@ -115,8 +120,8 @@ void EntrySet::add(const CopyRule& rule) {
   bool into = !rule.to.empty() && rule.to.back() == '/';
   std::string to = normalize_image_path(rule.to, rule.origin);
 
-  auto make_entry = [&](const fs::path& host, const struct stat& st, const std::string& image_path,
-                        const std::string& rel) -> Entry {
+  MakeEntry make_entry = [&](const std::string& host, const struct stat& st, const std::string& image_path,
+                             const std::string& rel) -> Entry {
     Entry e;
     e.path = image_path;
     e.owner = rule.owner;
@@ -138,12 +143,12 @@ void EntrySet::add(const CopyRule& rule) {
       std::error_code ec;
       e.link_target = fs::read_symlink(host, ec).string();
       if (ec) {
-        throw Error(ErrorKind::io, rule.origin + ": cannot read symlink " + host.string());
+        throw Error(ErrorKind::io, rule.origin + ": cannot read symlink " + host);
       }
       if (!e.link_target.empty() && e.link_target.front() == '/') {
         if (!rule.allow_absolute_symlinks) {
           throw Error(ErrorKind::input,
-                      rule.origin + ": symlink '" + host.string() + "' points outside the source tree (to " +
+                      rule.origin + ": symlink '" + host + "' points outside the source tree (to " +
                           e.link_target + ")",
                       "make it relative inside '" + rule.from.string() +
                           "', exclude it, or set allow_absolute_symlinks: true if the target is an image path");
@@ -156,14 +161,14 @@ void EntrySet::add(const CopyRule& rule) {
           (void)normalize_image_path(probe, rule.origin);
         } catch (const Error&) {
           throw Error(ErrorKind::input,
-                      rule.origin + ": symlink '" + host.string() + "' points outside the source tree (to " +
+                      rule.origin + ": symlink '" + host + "' points outside the source tree (to " +
                           e.link_target + ")",
                       "copy the target itself, or exclude the link");
         }
       }
     } else {
       throw Error(ErrorKind::input,
-                  rule.origin + ": '" + host.string() + "' is a device, fifo or socket, which layers cannot hold",
+                  rule.origin + ": '" + host + "' is a device, fifo or socket, which layers cannot hold",
                   "add it to 'exclude:'");
     }
     return e;
@@ -172,52 +177,85 @@ void EntrySet::add(const CopyRule& rule) {
   if (!S_ISDIR(root_st.st_mode)) {
     std::string name = rule.from.filename().string();
     std::string dst = into || to.empty() ? join(to, name) : to;
-    put(make_entry(rule.from, root_st, dst, name), rule.origin);
+    put(make_entry(rule.from.string(), root_st, dst, name), rule.origin);
     return;
   }
   if (!to.empty()) {
-    put(make_entry(rule.from, root_st, to, ""), rule.origin);
+    put(make_entry(rule.from.string(), root_st, to, ""), rule.origin);
   }
-  std::error_code ec;
-  fs::recursive_directory_iterator it(rule.from, fs::directory_options::none, ec);
-  if (ec) {
-    throw Error(ErrorKind::io, rule.origin + ": cannot read directory " + rule.from.string() + ": " + ec.message());
+  // Walk with openat/fstatat: no repeated path resolution, no std::filesystem::path
+  // parsing per file (the no-change rebuild of a large tree is mostly this walk).
+  std::string from = rule.from.string();
+  int root_fd = ::open(from.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) {
+    util::throw_errno(rule.origin + ": cannot read directory " + from);
   }
-  for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
-    if (ec) {
-      throw Error(ErrorKind::io, rule.origin + ": cannot read " + rule.from.string() + ": " + ec.message());
+  walk(root_fd, from, "", to, rule, make_entry);
+}
+
+void EntrySet::walk(int dir_fd, const std::string& host_dir, const std::string& rel_dir, const std::string& to,
+                    const CopyRule& rule, const MakeEntry& make_entry) {
+  DIR* d = ::fdopendir(dir_fd);
+  if (d == nullptr) {
+    ::close(dir_fd);
+    util::throw_errno(rule.origin + ": cannot read directory " + host_dir);
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (struct dirent* de = ::readdir(d)) {
+    std::string name = de->d_name;
+    if (name != "." && name != "..") {
+      names.push_back(std::move(name));
     }
-    fs::path host = it->path();
-    std::string rel = host.lexically_relative(rule.from).generic_string();
-    if (excluded(rule.exclude, rel)) {
-      if (it->is_directory(ec) && !it->is_symlink(ec)) {
-        it.disable_recursion_pending();
+  }
+  try {
+    for (const auto& name : names) {
+      std::string rel = rel_dir.empty() ? name : rel_dir + "/" + name;
+      if (excluded(rule.exclude, rel)) {
+        continue;
       }
-      continue;
+      struct stat st {};
+      if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        util::throw_errno(rule.origin + ": cannot stat " + host_dir + "/" + name);
+      }
+      std::string host = host_dir + "/" + name;
+      put(make_entry(host, st, join(to, rel), rel), rule.origin);
+      if (S_ISDIR(st.st_mode)) {
+        int fd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+          util::throw_errno(rule.origin + ": cannot read directory " + host);
+        }
+        walk(fd, host, rel, to, rule, make_entry);
+      }
     }
-    struct stat st = lstat_or_throw(host, rule.origin);
-    put(make_entry(host, st, join(to, rel), rel), rule.origin);
+  } catch (...) {
+    ::closedir(d);
+    throw;
   }
+  ::closedir(d);
 }
 
 void EntrySet::finalize(const Owner& parent_owner) {
-  std::vector<Entry> parents;
+  // Only the immediate parent is looked up per entry; a missing one is created
+  // together with its own missing ancestors.
+  std::vector<std::string> missing;
   for (const auto& [path, e] : m_entries) {
-    std::size_t pos = 0;
-    while ((pos = path.find('/', pos)) != std::string::npos) {
-      std::string parent = path.substr(0, pos);
-      if (m_entries.find(parent) == m_entries.end()) {
-        Entry d;
-        d.path = parent;
-        d.type = Entry::Type::dir;
-        d.mode = 0755;
-        d.owner = parent_owner;
-        parents.push_back(d);
+    auto slash = path.rfind('/');
+    while (slash != std::string::npos) {
+      std::string parent = path.substr(0, slash);
+      if (m_entries.count(parent) > 0 || (!missing.empty() && missing.back() == parent)) {
+        break;
       }
-      ++pos;
+      missing.push_back(parent);
+      slash = parent.rfind('/');
     }
   }
-  for (auto& d : parents) {
+  for (auto& p : missing) {
+    Entry d;
+    d.path = std::move(p);
+    d.type = Entry::Type::dir;
+    d.mode = 0755;
+    d.owner = parent_owner;
     m_entries.try_emplace(d.path, d);
   }
   // The first path (in sorted order) of an inode holds the data; later ones link to it.

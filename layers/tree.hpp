@@ -4,10 +4,13 @@
 // here; timestamps are applied by the tar writer from SOURCE_DATE_EPOCH.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+struct stat;
 
 namespace layers {
 
@@ -28,7 +31,7 @@ struct Entry {
   std::uint32_t mode = 0644;
   Owner owner;
   std::int64_t size = 0;
-  fs::path source;         // regular files: where the bytes come from
+  std::string source;      // regular files: where the bytes come from (host path)
   std::string link_target; // symlink target, or the path a hardlink points at
   // Stat key (never written to the tar): lets the cache see any edit.
   std::uint64_t dev = 0;
@@ -62,7 +65,11 @@ public:
   std::int64_t total_size() const;
 
 private:
+  using MakeEntry = std::function<Entry(const std::string& host, const struct stat& st, const std::string& image_path,
+                                        const std::string& rel)>;
   void put(Entry e, const std::string& origin);
+  void walk(int dir_fd, const std::string& host_dir, const std::string& rel_dir, const std::string& to,
+            const CopyRule& rule, const MakeEntry& make_entry);
   std::map<std::string, Entry> m_entries;
 };
 
