@@ -229,7 +229,16 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
           check_lock(l, wheels, inventory);
           layers::EntrySet set;
           set.add(layers::CopyRule{staging.path(), "/", {}, {}, {}, to_owner(l.owner), false, l.origin});
-          set.finalize(layers::Owner{}); // parents the layer adds (usr/, usr/local/...) stay root's
+          // The install roots and their ancestors (usr/, usr/local/lib/...) stay root's;
+          // the layer's owner applies to what the wheels install.
+          for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
+            std::string p = layers::normalize_image_path(root, l.origin);
+            while (!p.empty()) {
+              set.set_owner(p, layers::Owner{});
+              p = p.find('/') == std::string::npos ? "" : p.substr(0, p.rfind('/'));
+            }
+          }
+          set.finalize(layers::Owner{});
           r.entries = set.entries().size();
           ex["wheels"] = inventory;
           ex["entries"] = r.entries;
@@ -244,6 +253,7 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
   } else {
     r.kind = l.kind == spec::LayerSpec::Kind::files ? "files" : "data";
     layers::EntrySet set;
+    set.set_threads(o.threads);
     for (const auto& c : l.copies) {
       layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
       set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin});

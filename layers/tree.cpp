@@ -6,7 +6,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <condition_variable>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -183,56 +188,111 @@ void EntrySet::add(const CopyRule& rule) {
   if (!to.empty()) {
     put(make_entry(rule.from.string(), root_st, to, ""), rule.origin);
   }
-  // Walk with openat/fstatat: no repeated path resolution, no std::filesystem::path
-  // parsing per file (the no-change rebuild of a large tree is mostly this walk).
-  std::string from = rule.from.string();
-  int root_fd = ::open(from.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) {
-    util::throw_errno(rule.origin + ": cannot read directory " + from);
-  }
-  walk(root_fd, from, "", to, rule, make_entry);
+  walk(rule.from.string(), to, rule, make_entry);
 }
 
-void EntrySet::walk(int dir_fd, const std::string& host_dir, const std::string& rel_dir, const std::string& to,
-                    const CopyRule& rule, const MakeEntry& make_entry) {
-  DIR* d = ::fdopendir(dir_fd);
-  if (d == nullptr) {
-    ::close(dir_fd);
-    util::throw_errno(rule.origin + ": cannot read directory " + host_dir);
-  }
-  std::vector<std::string> names;
-  errno = 0;
-  while (struct dirent* de = ::readdir(d)) {
-    std::string name = de->d_name;
-    if (name != "." && name != "..") {
-      names.push_back(std::move(name));
+// Directories are scanned by up to m_threads workers sharing a queue (a no-change
+// rebuild of a big tree is mostly this stat-bound walk); children are stat'ed with
+// fstatat relative to their directory. Entries go into the sorted map afterwards, so
+// the result does not depend on the scheduling.
+void EntrySet::walk(const std::string& from, const std::string& to, const CopyRule& rule,
+                    const MakeEntry& make_entry) {
+  struct Dir {
+    std::string host;
+    std::string rel;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Dir> queue{Dir{from, ""}};
+  int busy = 0;
+  std::exception_ptr error;
+  int n = std::max(1, m_threads);
+  std::vector<std::vector<Entry>> found(static_cast<std::size_t>(n));
+
+  auto scan = [&](const Dir& dir, std::vector<Entry>& out, std::vector<Dir>& subdirs) {
+    int fd = ::open(dir.host.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      util::throw_errno(rule.origin + ": cannot read directory " + dir.host);
     }
-  }
-  try {
-    for (const auto& name : names) {
-      std::string rel = rel_dir.empty() ? name : rel_dir + "/" + name;
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+      ::close(fd);
+      util::throw_errno(rule.origin + ": cannot read directory " + dir.host);
+    }
+    std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
+    while (struct dirent* de = ::readdir(d)) {
+      std::string name = de->d_name;
+      if (name == "." || name == "..") {
+        continue;
+      }
+      std::string rel = dir.rel.empty() ? name : dir.rel + "/" + name;
       if (excluded(rule.exclude, rel)) {
         continue;
       }
       struct stat st {};
-      if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        util::throw_errno(rule.origin + ": cannot stat " + host_dir + "/" + name);
+      if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        util::throw_errno(rule.origin + ": cannot stat " + dir.host + "/" + name);
       }
-      std::string host = host_dir + "/" + name;
-      put(make_entry(host, st, join(to, rel), rel), rule.origin);
+      std::string host = dir.host + "/" + name;
+      out.push_back(make_entry(host, st, join(to, rel), rel));
       if (S_ISDIR(st.st_mode)) {
-        int fd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-          util::throw_errno(rule.origin + ": cannot read directory " + host);
-        }
-        walk(fd, host, rel, to, rule, make_entry);
+        subdirs.push_back(Dir{std::move(host), std::move(rel)});
       }
     }
-  } catch (...) {
-    ::closedir(d);
-    throw;
+  };
+  auto worker = [&](std::size_t id) {
+    for (;;) {
+      Dir dir;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || busy == 0 || error; });
+        if (error || queue.empty()) {
+          cv.notify_all();
+          return;
+        }
+        dir = std::move(queue.front());
+        queue.pop_front();
+        ++busy;
+      }
+      std::vector<Dir> subdirs;
+      std::exception_ptr failed;
+      try {
+        scan(dir, found[id], subdirs);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (failed && !error) {
+          error = failed;
+        }
+        for (auto& s : subdirs) {
+          queue.push_back(std::move(s));
+        }
+        --busy;
+      }
+      cv.notify_all();
+    }
+  };
+  if (n == 1) {
+    worker(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i) {
+      threads.emplace_back(worker, static_cast<std::size_t>(i));
+    }
+    for (auto& t : threads) {
+      t.join();
+    }
   }
-  ::closedir(d);
+  if (error) {
+    std::rethrow_exception(error);
+  }
+  for (auto& list : found) {
+    for (auto& e : list) {
+      put(std::move(e), rule.origin);
+    }
+  }
 }
 
 void EntrySet::finalize(const Owner& parent_owner) {
@@ -270,6 +330,12 @@ void EntrySet::finalize(const Owner& parent_owner) {
       e.link_target = it->second;
       e.size = 0;
     }
+  }
+}
+
+void EntrySet::set_owner(const std::string& path, const Owner& owner) {
+  if (auto it = m_entries.find(path); it != m_entries.end()) {
+    it->second.owner = owner;
   }
 }
 

@@ -62,14 +62,18 @@ public:
   // Creates missing parent directories and turns repeated inodes into hardlinks.
   void finalize(const Owner& parent_owner);
   const std::map<std::string, Entry>& entries() const { return m_entries; }
+  // Threads for walking directories (the result does not depend on it).
+  void set_threads(int threads) { m_threads = threads; }
+  // Changes the owner of an existing entry (no-op when absent).
+  void set_owner(const std::string& path, const Owner& owner);
   std::int64_t total_size() const;
 
 private:
   using MakeEntry = std::function<Entry(const std::string& host, const struct stat& st, const std::string& image_path,
                                         const std::string& rel)>;
   void put(Entry e, const std::string& origin);
-  void walk(int dir_fd, const std::string& host_dir, const std::string& rel_dir, const std::string& to,
-            const CopyRule& rule, const MakeEntry& make_entry);
+  void walk(const std::string& from, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry);
+  int m_threads = 1;
   std::map<std::string, Entry> m_entries;
 };
 
