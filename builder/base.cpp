@@ -25,14 +25,16 @@ Base open_base(const spec::BuildSpec& s) {
   }
   std::string where = s.base_origin.empty() ? s.file.string() : s.base_origin;
   if (s.base == "auto") {
-    throw Error(ErrorKind::usage, where + ": base: 'auto' needs the compatibility matrix, which this version does not have yet",
+    throw Error(ErrorKind::usage,
+                where + ": base: 'auto' needs the compatibility matrix, which this version does not have yet",
                 "name the base explicitly: scratch or oci:DIR[:TAG]");
   }
   oci::ImageRef ref = oci::ImageRef::parse(s.base_resolved.empty() ? s.base : s.base_resolved);
   if (ref.kind == oci::ImageRef::Kind::registry) {
     throw Error(ErrorKind::usage, where + ": base: pulling '" + ref.str() + "' from a registry is not supported yet",
-                "copy the base into a local layout first (skopeo copy docker://" + ref.str() + " oci:base:TAG) and use "
-                "base: oci:base:TAG");
+                "copy the base into a local layout first (skopeo copy docker://" + ref.str() +
+                    " oci:base:TAG) and use "
+                    "base: oci:base:TAG");
   }
   return util::with_context("base " + s.base, [&] {
     b.layout = oci::OciLayout::open_existing(ref.path);
@@ -43,8 +45,8 @@ Base open_base(const spec::BuildSpec& s) {
     std::string want_os = s.platform.substr(0, slash);
     std::string want_arch = s.platform.substr(slash + 1);
     if (b.config.os != want_os || b.config.architecture != want_arch) {
-      throw Error(ErrorKind::input, "base is " + b.config.os + "/" + b.config.architecture + " but the spec builds " +
-                                        s.platform,
+      throw Error(ErrorKind::input,
+                  "base is " + b.config.os + "/" + b.config.architecture + " but the spec builds " + s.platform,
                   "set platform: " + b.config.os + "/" + b.config.architecture + " or use a " + s.platform + " base");
     }
     if (b.manifest.layers.size() != b.config.diff_ids.size()) {
@@ -56,8 +58,8 @@ Base open_base(const spec::BuildSpec& s) {
       std::error_code ec;
       auto size = fs::file_size(b.layout->blobs().blob_path(l.digest), ec);
       if (ec || static_cast<std::int64_t>(size) != l.size) {
-        throw Error(ErrorKind::integrity, "base layer " + l.digest.str() + " is missing or has the wrong size in " +
-                                              ref.path,
+        throw Error(ErrorKind::integrity,
+                    "base layer " + l.digest.str() + " is missing or has the wrong size in " + ref.path,
                     "copy the base image again");
       }
     }
@@ -159,8 +161,8 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
   if (s.python) {
     const auto& p = *s.python;
     t.minor = std::stoi(p.version.substr(2));
-    t.interpreter = p.interpreter.empty() ? (sc.minor == t.minor ? sc.bin_dir : "/usr/bin") + "/python" + p.version
-                                          : p.interpreter;
+    t.interpreter =
+        p.interpreter.empty() ? (sc.minor == t.minor ? sc.bin_dir : "/usr/bin") + "/python" + p.version : p.interpreter;
     t.site_packages = p.site_packages.empty() ? default_site(t.interpreter, t.minor) : p.site_packages;
     t.scripts_dir = p.scripts_dir.empty() ? "/usr/local/bin" : p.scripts_dir;
     t.prefix = p.prefix.empty() ? "/usr/local" : p.prefix;
@@ -168,7 +170,8 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
       static const std::regex glibc_re("([0-9]{1,3})\\.([0-9]{1,3})");
       std::smatch gm;
       if (!std::regex_match(p.glibc, gm, glibc_re)) {
-        throw Error(ErrorKind::input, p.origin + ": python.glibc: '" + p.glibc + "' is not MAJOR.MINOR", "e.g. \"2.31\"");
+        throw Error(ErrorKind::input, p.origin + ": python.glibc: '" + p.glibc + "' is not MAJOR.MINOR",
+                    "e.g. \"2.31\"");
       }
       t.glibc = std::pair{std::stoi(gm[1]), std::stoi(gm[2])};
     } else {

@@ -11,9 +11,9 @@
 namespace builder {
 
 struct Base {
-  std::string name;               // as written in the spec ("scratch", "oci:/x:tag")
+  std::string name;                  // as written in the spec ("scratch", "oci:/x:tag")
   std::optional<oci::Digest> digest; // manifest digest (none for scratch)
-  oci::Manifest manifest;         // empty layers for scratch
+  oci::Manifest manifest;            // empty layers for scratch
   oci::ImageConfig config;
   std::optional<oci::OciLayout> layout; // where the base blobs are
 };

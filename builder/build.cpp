@@ -155,28 +155,30 @@ void check_lock(const spec::LayerSpec& l, const std::vector<fs::path>& wheels, j
     }
     auto it = lock.find(name);
     if (it == lock.end()) {
-      throw Error(ErrorKind::input, "wheel " + w["filename"].get<std::string>() + " is not in the lock file " +
-                                        l.lock_file->string(),
+      throw Error(ErrorKind::input,
+                  "wheel " + w["filename"].get<std::string>() + " is not in the lock file " + l.lock_file->string(),
                   "add it (name==version --hash=sha256:...) or remove the wheel");
     }
     if (it->second.version != w["version"].get<std::string>()) {
-      throw Error(ErrorKind::input, l.lock_file->string() + ":" + std::to_string(it->second.line) + ": " + name +
-                                        " is locked at " + it->second.version + " but the wheel is " +
-                                        w["version"].get<std::string>(),
+      throw Error(ErrorKind::input,
+                  l.lock_file->string() + ":" + std::to_string(it->second.line) + ": " + name + " is locked at " +
+                      it->second.version + " but the wheel is " + w["version"].get<std::string>(),
                   "update the lock file or use the locked wheel");
     }
     const auto& hashes = it->second.sha256;
     if (std::find(hashes.begin(), hashes.end(), w["sha256"].get<std::string>()) == hashes.end()) {
-      throw Error(ErrorKind::integrity, l.lock_file->string() + ":" + std::to_string(it->second.line) + ": sha256 of " +
-                                            w["filename"].get<std::string>() + " (" + w["sha256"].get<std::string>() +
-                                            ") does not match the lock file",
+      throw Error(ErrorKind::integrity,
+                  l.lock_file->string() + ":" + std::to_string(it->second.line) + ": sha256 of " +
+                      w["filename"].get<std::string>() + " (" + w["sha256"].get<std::string>() +
+                      ") does not match the lock file",
                   "the wheel changed; verify where it came from, then update the lock");
     }
   }
   for (const auto& [name, e] : lock) {
     if (seen.count(name) == 0) {
-      throw Error(ErrorKind::input, l.lock_file->string() + ":" + std::to_string(e.line) + ": " + name + "==" + e.version +
-                                        " is locked but has no wheel in " + l.wheel_dir.string(),
+      throw Error(ErrorKind::input,
+                  l.lock_file->string() + ":" + std::to_string(e.line) + ": " + name + "==" + e.version +
+                      " is locked but has no wheel in " + l.wheel_dir.string(),
                   "add the wheel or remove the line");
     }
   }
@@ -201,11 +203,13 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
     if (wheels.empty()) {
       throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
     }
-    key.add({{"kind", "wheels"},
-             {"target", {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1,
-                         t.interpreter, t.site_packages, t.scripts_dir, t.prefix}},
-             {"owner", {to_owner(l.owner).uid, to_owner(l.owner).gid, to_owner(l.owner).uname, to_owner(l.owner).gname}},
-             {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
+    key.add(
+        {{"kind", "wheels"},
+         {"target",
+          {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1, t.interpreter,
+           t.site_packages, t.scripts_dir, t.prefix}},
+         {"owner", {to_owner(l.owner).uid, to_owner(l.owner).gid, to_owner(l.owner).uname, to_owner(l.owner).gname}},
+         {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
     layers::EntrySet stat_set;
     for (const auto& w : wheels) {
       stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin});
@@ -220,11 +224,13 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
           util::TempDir staging(cache.dir() / "staging");
           std::map<std::string, std::string> owners;
           for (const auto& w : wheels) {
-            auto inst = util::with_context(l.origin + ": layer '" + l.name + "'", [&] {
-              return layers::install_wheel(w, t, staging.path(), owners);
-            });
-            inventory.push_back({{"name", inst.name}, {"version", inst.version}, {"filename", inst.filename},
-                                 {"sha256", inst.sha256}, {"files", inst.files}});
+            auto inst = util::with_context(l.origin + ": layer '" + l.name + "'",
+                                           [&] { return layers::install_wheel(w, t, staging.path(), owners); });
+            inventory.push_back({{"name", inst.name},
+                                 {"version", inst.version},
+                                 {"filename", inst.filename},
+                                 {"sha256", inst.sha256},
+                                 {"files", inst.files}});
           }
           check_lock(l, wheels, inventory);
           layers::EntrySet set;
@@ -256,7 +262,8 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
     set.set_threads(o.threads);
     for (const auto& c : l.copies) {
       layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
-      set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin});
+      set.add(
+          layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin});
     }
     set.finalize(layers::Owner{});
     key.add({{"kind", "copy"}});
@@ -275,8 +282,12 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
   return r;
 }
 
-std::string platform_os(const std::string& p) { return p.substr(0, p.find('/')); }
-std::string platform_arch(const std::string& p) { return p.substr(p.find('/') + 1); }
+std::string platform_os(const std::string& p) {
+  return p.substr(0, p.find('/'));
+}
+std::string platform_arch(const std::string& p) {
+  return p.substr(p.find('/') + 1);
+}
 
 } // namespace
 
@@ -297,21 +308,29 @@ std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<st
 json BuildReport::to_json() const {
   json ls = json::array();
   for (const auto& l : layers) {
-    ls.push_back({{"name", l.name}, {"kind", l.kind}, {"digest", l.blob.digest.str()}, {"diff_id", l.blob.diff_id.str()},
-                  {"size", l.blob.size}, {"media_type", l.blob.media_type},
-                  {"status", l.kind == "base" ? "base" : l.rebuilt ? "rebuilt" : "reused"}, {"seconds", l.seconds},
+    ls.push_back({{"name", l.name},
+                  {"kind", l.kind},
+                  {"digest", l.blob.digest.str()},
+                  {"diff_id", l.blob.diff_id.str()},
+                  {"size", l.blob.size},
+                  {"media_type", l.blob.media_type},
+                  {"status", l.kind == "base" ? "base"
+                             : l.rebuilt      ? "rebuilt"
+                                              : "reused"},
+                  {"seconds", l.seconds},
                   {"entries", l.entries}});
   }
-  return {{"digest", manifest.digest.str()},
-          {"manifest", {{"digest", manifest.digest.str()}, {"size", manifest.size}, {"media_type", manifest.media_type}}},
-          {"config_digest", config_digest.str()},
-          {"base", {{"name", base_name}, {"digest", base_digest ? base_digest->str() : ""}}},
-          {"layers", ls},
-          {"wheels", wheels},
-          {"outputs", outputs},
-          {"revision", revision},
-          {"source_date_epoch", source_date_epoch},
-          {"seconds", seconds}};
+  return {
+      {"digest", manifest.digest.str()},
+      {"manifest", {{"digest", manifest.digest.str()}, {"size", manifest.size}, {"media_type", manifest.media_type}}},
+      {"config_digest", config_digest.str()},
+      {"base", {{"name", base_name}, {"digest", base_digest ? base_digest->str() : ""}}},
+      {"layers", ls},
+      {"wheels", wheels},
+      {"outputs", outputs},
+      {"revision", revision},
+      {"source_date_epoch", source_date_epoch},
+      {"seconds", seconds}};
 }
 
 BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
@@ -325,9 +344,9 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   Base base = open_base(s);
   rep.base_name = base.name;
   rep.base_digest = base.digest;
-  ev.info("base " + base.name + (base.digest ? " (" + base.digest->str() + ", " +
-                                                   std::to_string(base.manifest.layers.size()) + " layers)"
-                                             : ""));
+  ev.info(
+      "base " + base.name +
+      (base.digest ? " (" + base.digest->str() + ", " + std::to_string(base.manifest.layers.size()) + " layers)" : ""));
   oci::ImageConfig cfg = base.config;
   if (cfg.os.empty()) {
     cfg.os = platform_os(s.platform);
@@ -448,15 +467,20 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   }
 
   std::string config_bytes = oci::canonical(oci::to_json(cfg));
-  oci::Descriptor config_desc{oci::media::k_config, oci::Digest::sha256(util::sha256_hex(config_bytes)),
-                              static_cast<std::int64_t>(config_bytes.size()), {}, {}};
+  oci::Descriptor config_desc{oci::media::k_config,
+                              oci::Digest::sha256(util::sha256_hex(config_bytes)),
+                              static_cast<std::int64_t>(config_bytes.size()),
+                              {},
+                              {}};
   oci::Manifest manifest;
   manifest.config = config_desc;
   manifest.layers = layer_descs;
   manifest.annotations = oci_keys;
   std::string manifest_bytes = oci::canonical(oci::to_json(manifest));
-  rep.manifest = oci::Descriptor{oci::media::k_manifest, oci::Digest::sha256(util::sha256_hex(manifest_bytes)),
-                                 static_cast<std::int64_t>(manifest_bytes.size()), {},
+  rep.manifest = oci::Descriptor{oci::media::k_manifest,
+                                 oci::Digest::sha256(util::sha256_hex(manifest_bytes)),
+                                 static_cast<std::int64_t>(manifest_bytes.size()),
+                                 {},
                                  oci::Platform{cfg.architecture, cfg.os, cfg.variant}};
   rep.config_digest = config_desc.digest;
 

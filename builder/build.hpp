@@ -26,9 +26,9 @@ struct BuildOptions {
   std::vector<std::string> tags;      // --tag: replace the spec's tags
   std::int64_t source_date_epoch = 0; // already resolved (flag > env > spec > default)
   int threads = 1;
-  std::optional<std::string> compression; // --compression gzip|zstd|none overrides the spec
-  std::string revision;                    // source revision (git commit)
-  std::string source;                      // overrides image.source
+  std::optional<std::string> compression;             // --compression gzip|zstd|none overrides the spec
+  std::string revision;                               // source revision (git commit)
+  std::string source;                                 // overrides image.source
   std::function<double()> clock = [] { return 0.0; }; // seconds, for timings only
 };
 

@@ -100,7 +100,9 @@ int run_build(const BuildArgs& a) {
   o.clock = [start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
-  ev.progress = [&](const std::string& layer, std::int64_t done, std::int64_t total) { out.progress(layer, done, total); };
+  ev.progress = [&](const std::string& layer, std::int64_t done, std::int64_t total) {
+    out.progress(layer, done, total);
+  };
 
   builder::BuildReport rep = builder::build(s, o, ev);
   nlohmann::json meta = rep.to_json();
@@ -136,9 +138,12 @@ Action add_build(CLI::App& app) {
   c->add_option("-o,--output", a->outputs,
                 "Where to write: oci:DIR[:TAG] or docker-archive:FILE (repeatable; default oci:out/NAME)");
   c->add_option("-t,--tag", a->tags, "Tag(s) for outputs without their own tag (replace image.tags)");
-  c->add_option("--cache-dir", a->cache_dir, "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");
-  c->add_option("--source-date-epoch", a->epoch, "Timestamp for every file and the config (overrides $SOURCE_DATE_EPOCH)");
-  c->add_option("--compression", a->compression, "Override every layer's compression")->check(CLI::IsMember({"gzip", "zstd", "none"}));
+  c->add_option("--cache-dir", a->cache_dir,
+                "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");
+  c->add_option("--source-date-epoch", a->epoch,
+                "Timestamp for every file and the config (overrides $SOURCE_DATE_EPOCH)");
+  c->add_option("--compression", a->compression, "Override every layer's compression")
+      ->check(CLI::IsMember({"gzip", "zstd", "none"}));
   c->add_option("-j,--threads", a->threads, "Compression threads (default: all cores; output does not depend on it)")
       ->check(CLI::Range(1, 256));
   c->add_option("--revision", a->revision, "Source revision for org.opencontainers.image.revision (default: git HEAD)");

@@ -25,7 +25,8 @@ Action add_cache(CLI::App& app) {
   CLI::App* prune = c->add_subcommand("prune", "Drop least recently used layers until the cache fits a size");
   CLI::App* info = c->add_subcommand("info", "Show the cache's location and size");
   for (CLI::App* sub : {prune, info}) {
-    sub->add_option("--cache-dir", a->cache_dir, "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");
+    sub->add_option("--cache-dir", a->cache_dir,
+                    "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");
     sub->add_flag("--json", a->json, "JSON output");
   }
   auto* max = prune->add_option("--max-size", a->max_size, "Keep at most this much (e.g. 20G)");
@@ -40,8 +41,10 @@ Action add_cache(CLI::App& app) {
       }
       std::int64_t limit = a->all ? 0 : parse_size(a->max_size);
       auto r = cache.prune(limit);
-      nlohmann::json j = {{"cache_dir", cache.dir().string()}, {"bytes_before", r.bytes_before},
-                          {"bytes_after", r.bytes_after}, {"layers_removed", r.layers_removed},
+      nlohmann::json j = {{"cache_dir", cache.dir().string()},
+                          {"bytes_before", r.bytes_before},
+                          {"bytes_after", r.bytes_after},
+                          {"layers_removed", r.layers_removed},
                           {"blobs_removed", r.blobs_removed}};
       out.result(j, "pruned " + cache.dir().string() + ": " + human_size(r.bytes_before) + " -> " +
                         human_size(r.bytes_after) + " (" + std::to_string(r.layers_removed) + " layer entries, " +

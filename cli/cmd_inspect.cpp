@@ -77,8 +77,8 @@ int run_inspect(const InspectArgs& a) {
         hist = h.created_by;
       }
     }
-    t << "  " << l.digest.str() << "  " << human_size(l.size) << "  " << l.media_type.substr(l.media_type.rfind('.') + 1)
-      << (hist.empty() ? "" : "  " + hist) << "\n";
+    t << "  " << l.digest.str() << "  " << human_size(l.size) << "  "
+      << l.media_type.substr(l.media_type.rfind('.') + 1) << (hist.empty() ? "" : "  " + hist) << "\n";
     total += l.size;
   }
   t << "Total:        " << human_size(total) << " in " << m.layers.size() << " layer(s)\n";

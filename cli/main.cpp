@@ -39,8 +39,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     if (rc != 0 && want_json) {
-      nlohmann::json j = {{"error", {{"kind", "usage"}, {"message", e.what()}, {"hint", "see --help"},
-                                     {"exit_code", util::exit_code(util::ErrorKind::usage)}}}};
+      nlohmann::json j = {{"error",
+                           {{"kind", "usage"},
+                            {"message", e.what()},
+                            {"hint", "see --help"},
+                            {"exit_code", util::exit_code(util::ErrorKind::usage)}}}};
       std::cout << j.dump(2) << std::endl;
     }
     return rc == 0 ? 0 : util::exit_code(util::ErrorKind::usage);
@@ -50,8 +53,11 @@ int main(int argc, char** argv) {
       std::cerr << "  hint: " << e.hint() << "\n";
     }
     if (want_json) {
-      nlohmann::json j = {{"error", {{"kind", std::string(util::kind_name(e.kind()))}, {"message", e.what()},
-                                     {"hint", e.hint()}, {"exit_code", util::exit_code(e.kind())}}}};
+      nlohmann::json j = {{"error",
+                           {{"kind", std::string(util::kind_name(e.kind()))},
+                            {"message", e.what()},
+                            {"hint", e.hint()},
+                            {"exit_code", util::exit_code(e.kind())}}}};
       std::cout << j.dump(2) << std::endl;
     }
     return util::exit_code(e.kind());

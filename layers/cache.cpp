@@ -15,8 +15,11 @@ using nlohmann::json;
 namespace {
 
 json to_json(const BlobInfo& b) {
-  return {{"digest", b.digest.str()}, {"diff_id", b.diff_id.str()}, {"size", b.size},
-          {"uncompressed_size", b.uncompressed_size}, {"media_type", b.media_type}};
+  return {{"digest", b.digest.str()},
+          {"diff_id", b.diff_id.str()},
+          {"size", b.size},
+          {"uncompressed_size", b.uncompressed_size},
+          {"media_type", b.media_type}};
 }
 
 std::optional<BlobInfo> from_json_file(const fs::path& p, json* extra = nullptr) {
@@ -56,7 +59,9 @@ std::unique_ptr<util::FileLock> LayerCache::use() {
   return lock;
 }
 
-fs::path LayerCache::key_path(const std::string& key) const { return m_dir / "keys" / (key + ".json"); }
+fs::path LayerCache::key_path(const std::string& key) const {
+  return m_dir / "keys" / (key + ".json");
+}
 
 std::optional<BlobInfo> LayerCache::lookup(const std::string& key, json* extra) {
   fs::path kp = key_path(key);

@@ -34,8 +34,8 @@ public:
   // Looks up key under its lock; on a miss runs produce(tmp) which writes the blob
   // into tmp and returns its info, then commits blob and key. `rebuilt` tells which.
   BlobInfo get_or_build(const std::string& key,
-                        const std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>& produce,
-                        bool& rebuilt, nlohmann::json& extra);
+                        const std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>& produce, bool& rebuilt,
+                        nlohmann::json& extra);
   // Drops least recently used layers until the cache holds at most max_bytes.
   PruneResult prune(std::int64_t max_bytes);
   std::int64_t size_bytes() const;

@@ -37,8 +37,8 @@ bool looks_incompressible(const std::string& chunk) {
   }
   uLongf cap = compressBound(static_cast<uLong>(sample.size()));
   std::vector<Bytef> out(cap);
-  if (compress2(out.data(), &cap, reinterpret_cast<const Bytef*>(sample.data()), static_cast<uLong>(sample.size()), 1) !=
-      Z_OK) {
+  if (compress2(out.data(), &cap, reinterpret_cast<const Bytef*>(sample.data()), static_cast<uLong>(sample.size()),
+                1) != Z_OK) {
     return false;
   }
   return static_cast<double>(cap) > 0.97 * static_cast<double>(sample.size());
@@ -105,9 +105,12 @@ void put_le32(std::string& s, std::uint32_t v) {
 
 std::string media_type_for(Compression c) {
   switch (c) {
-  case Compression::gzip: return oci::media::k_layer_gzip;
-  case Compression::zstd: return oci::media::k_layer_zstd;
-  case Compression::none: return oci::media::k_layer_tar;
+  case Compression::gzip:
+    return oci::media::k_layer_gzip;
+  case Compression::zstd:
+    return oci::media::k_layer_zstd;
+  case Compression::none:
+    return oci::media::k_layer_tar;
   }
   return oci::media::k_layer_tar;
 }
@@ -199,7 +202,8 @@ struct LayerStream::Impl {
       pending.push_back(p.get_future());
       drain_one();
     } else {
-      pending.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return deflate_chunk(c, level); }));
+      pending.push_back(
+          std::async(std::launch::async, [c = std::move(chunk), level] { return deflate_chunk(c, level); }));
       while (pending.size() > static_cast<std::size_t>(opts.threads) * 2) {
         drain_one();
       }
@@ -228,8 +232,12 @@ struct LayerStream::Impl {
     diff_hash.update(d, n);
     in_size += static_cast<std::int64_t>(n);
     switch (opts.kind) {
-    case Compression::none: emit(d, n); break;
-    case Compression::zstd: zstd_feed(d, n, ZSTD_e_continue); break;
+    case Compression::none:
+      emit(d, n);
+      break;
+    case Compression::zstd:
+      zstd_feed(d, n, ZSTD_e_continue);
+      break;
     case Compression::gzip:
       while (n > 0) {
         std::size_t take = std::min(n, k_chunk - chunk.size());
@@ -270,8 +278,12 @@ struct LayerStream::Impl {
 LayerStream::LayerStream(const CompressOptions& options, util::AtomicFile& out)
     : m_impl(std::make_unique<Impl>(options, out)) {}
 LayerStream::~LayerStream() = default;
-void LayerStream::write(const char* data, std::size_t size) { m_impl->write(data, size); }
-BlobInfo LayerStream::finish() { return m_impl->finish(); }
+void LayerStream::write(const char* data, std::size_t size) {
+  m_impl->write(data, size);
+}
+BlobInfo LayerStream::finish() {
+  return m_impl->finish();
+}
 
 void decompress_file(const std::filesystem::path& blob, const std::string& media_type,
                      const std::function<void(const char*, std::size_t)>& sink) {

@@ -62,7 +62,8 @@ void write_docker_archive(const std::filesystem::path& out, const std::string& c
     nlohmann::json repos = nlohmann::json::object();
     for (const auto& t : repo_tags) {
       auto colon = t.rfind(':');
-      repos[t.substr(0, colon)][t.substr(colon + 1)] = layer_names.empty() ? "" : layer_names.back().get<std::string>().substr(0, 64);
+      repos[t.substr(0, colon)][t.substr(colon + 1)] =
+          layer_names.empty() ? "" : layer_names.back().get<std::string>().substr(0, 64);
     }
     tar.add_bytes("repositories", repos.dump());
   }

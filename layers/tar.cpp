@@ -141,7 +141,9 @@ struct TarBuilder::Impl {
 };
 
 TarBuilder::TarBuilder(std::int64_t mtime, ByteSink sink) : m_impl(new Impl(mtime, std::move(sink))) {}
-TarBuilder::~TarBuilder() { delete m_impl; }
+TarBuilder::~TarBuilder() {
+  delete m_impl;
+}
 
 void TarBuilder::add_bytes(const std::string& path, const std::string& bytes, std::uint32_t mode) {
   auto e = m_impl->make(path, AE_IFREG, mode, Owner{});

@@ -28,8 +28,8 @@ public:
   TarBuilder& operator=(const TarBuilder&) = delete;
   void add_bytes(const std::string& path, const std::string& bytes, std::uint32_t mode = 0644);
   // A member whose size is known and whose bytes are produced by `producer`.
-  void add_stream(const std::string& path, std::int64_t size,
-                  const std::function<void(const ByteSink&)>& producer, std::uint32_t mode = 0644);
+  void add_stream(const std::string& path, std::int64_t size, const std::function<void(const ByteSink&)>& producer,
+                  std::uint32_t mode = 0644);
   void add_dir(const std::string& path);
   void finish();
 
@@ -48,8 +48,7 @@ struct TarMember {
 
 // Reads member headers of a (possibly compressed) tar file. The visitor returns
 // true to receive the member's content through `content` (small files only).
-void scan_tar(const std::filesystem::path& file,
-              const std::function<bool(const TarMember&)>& want_content,
+void scan_tar(const std::filesystem::path& file, const std::function<bool(const TarMember&)>& want_content,
               const std::function<void(const TarMember&, const std::string& content)>& on_content);
 
 } // namespace layers

@@ -3,17 +3,17 @@
 #include "util/error.hpp"
 
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
-#include <sys/stat.h>
 
 namespace layers {
 
@@ -22,7 +22,9 @@ using util::ErrorKind;
 
 namespace {
 
-std::int64_t ns(const struct timespec& ts) { return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+std::int64_t ns(const struct timespec& ts) {
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 struct stat lstat_or_throw(const fs::path& p, const std::string& origin) {
   struct stat st {};
@@ -33,7 +35,9 @@ struct stat lstat_or_throw(const fs::path& p, const std::string& origin) {
   return st;
 }
 
-std::string join(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
+std::string join(const std::string& dir, const std::string& name) {
+  return dir.empty() ? name : dir + "/" + name;
+}
 
 } // namespace
 
@@ -153,8 +157,8 @@ void EntrySet::add(const CopyRule& rule) {
       if (!e.link_target.empty() && e.link_target.front() == '/') {
         if (!rule.allow_absolute_symlinks) {
           throw Error(ErrorKind::input,
-                      rule.origin + ": symlink '" + host + "' points outside the source tree (to " +
-                          e.link_target + ")",
+                      rule.origin + ": symlink '" + host + "' points outside the source tree (to " + e.link_target +
+                          ")",
                       "make it relative inside '" + rule.from.string() +
                           "', exclude it, or set allow_absolute_symlinks: true if the target is an image path");
         }
@@ -166,8 +170,8 @@ void EntrySet::add(const CopyRule& rule) {
           (void)normalize_image_path(probe, rule.origin);
         } catch (const Error&) {
           throw Error(ErrorKind::input,
-                      rule.origin + ": symlink '" + host + "' points outside the source tree (to " +
-                          e.link_target + ")",
+                      rule.origin + ": symlink '" + host + "' points outside the source tree (to " + e.link_target +
+                          ")",
                       "copy the target itself, or exclude the link");
         }
       }
@@ -195,8 +199,7 @@ void EntrySet::add(const CopyRule& rule) {
 // rebuild of a big tree is mostly this stat-bound walk); children are stat'ed with
 // fstatat relative to their directory. Entries go into the sorted map afterwards, so
 // the result does not depend on the scheduling.
-void EntrySet::walk(const std::string& from, const std::string& to, const CopyRule& rule,
-                    const MakeEntry& make_entry) {
+void EntrySet::walk(const std::string& from, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry) {
   struct Dir {
     std::string host;
     std::string rel;

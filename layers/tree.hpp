@@ -42,8 +42,8 @@ struct Entry {
 
 // One "copy FROM to TO" rule of a layer.
 struct CopyRule {
-  fs::path from;      // file or directory on the host
-  std::string to;     // absolute image path ("/app" or "/app/" = into; "/x.py" = as)
+  fs::path from;  // file or directory on the host
+  std::string to; // absolute image path ("/app" or "/app/" = into; "/x.py" = as)
   std::vector<std::string> exclude;
   std::optional<std::uint32_t> file_mode; // forced mode for regular files
   std::optional<std::uint32_t> dir_mode;  // forced mode for directories

@@ -326,11 +326,13 @@ std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
         std::transform(h.begin(), h.end(), h.begin(), [](unsigned char ch) { return std::tolower(ch); });
         e.sha256.push_back(h);
       } else if (w.rfind("--hash=", 0) == 0) {
-        throw Error(ErrorKind::input, path.string() + ":" + std::to_string(logical_start) + ": only sha256 hashes are supported");
+        throw Error(ErrorKind::input,
+                    path.string() + ":" + std::to_string(logical_start) + ": only sha256 hashes are supported");
       }
     }
     if (e.sha256.empty()) {
-      throw Error(ErrorKind::input, path.string() + ":" + std::to_string(logical_start) + ": '" + req + "' has no --hash=sha256:",
+      throw Error(ErrorKind::input,
+                  path.string() + ":" + std::to_string(logical_start) + ": '" + req + "' has no --hash=sha256:",
                   "add the wheel's sha256 (sha256sum FILE.whl)");
     }
     out[e.name] = e;
@@ -368,12 +370,13 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
   struct archive* a = ra.a;
   archive_read_support_format_zip_seekable(a);
   if (archive_read_open_filename(a, wheel.c_str(), 1 << 16) != ARCHIVE_OK) {
-    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is not a readable zip archive: " +
-                                      (archive_error_string(a) ? archive_error_string(a) : "?"),
+    throw Error(ErrorKind::input,
+                "wheel " + wheel.string() +
+                    " is not a readable zip archive: " + (archive_error_string(a) ? archive_error_string(a) : "?"),
                 "the file is corrupt or truncated; download or build it again");
   }
   const std::string site = target.site_packages;
-  std::map<std::string, Written> record;      // RECORD path -> hash
+  std::map<std::string, Written> record;            // RECORD path -> hash
   std::map<std::string, std::string> member_hashes; // wheel member -> sha256=...
   std::string wheel_record;
   std::string entry_points;
@@ -398,7 +401,8 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
     util::Sha256 h;
     h.update(content);
     auto raw = h.finish_raw();
-    record[relative_to(image_path, site)] = Written{util::base64url_nopad(raw), static_cast<std::int64_t>(content.size())};
+    record[relative_to(image_path, site)] =
+        Written{util::base64url_nopad(raw), static_cast<std::int64_t>(content.size())};
   };
 
   archive_entry* e = nullptr;
@@ -468,8 +472,9 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
       }
     }
     if (n < 0) {
-      throw Error(ErrorKind::input, "wheel " + wheel.string() + " is corrupt (member " + member + "): " +
-                                        (archive_error_string(a) ? archive_error_string(a) : "?"),
+      throw Error(ErrorKind::input,
+                  "wheel " + wheel.string() + " is corrupt (member " + member +
+                      "): " + (archive_error_string(a) ? archive_error_string(a) : "?"),
                   "download or build the wheel again");
     }
     auto raw = h.finish_raw();
@@ -502,8 +507,8 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
     write_staged(dest, content, mode);
   }
   if (rc != ARCHIVE_EOF) {
-    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is corrupt: " +
-                                      (archive_error_string(a) ? archive_error_string(a) : "?"),
+    throw Error(ErrorKind::input,
+                "wheel " + wheel.string() + " is corrupt: " + (archive_error_string(a) ? archive_error_string(a) : "?"),
                 "download or build the wheel again");
   }
   if (dist_info.empty() || wheel_meta.empty() || wheel_record.empty()) {
@@ -569,7 +574,8 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
                        " import " + import_name +
                        "\nif __name__ == \"__main__\":\n"
                        "    sys.argv[0] = re.sub(r\"(-script\\.pyw|\\.exe)?$\", \"\", sys.argv[0])\n"
-                       "    sys.exit(" + attr + "())\n";
+                       "    sys.exit(" +
+                       attr + "())\n";
     write_staged(target.scripts_dir + "/" + script, body, 0755);
   }
   std::string dist_info_image = site + "/" + dist_info;

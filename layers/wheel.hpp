@@ -26,13 +26,13 @@ struct WheelName {
 struct PythonTarget {
   int major = 3;
   int minor = 0;
-  std::string arch = "x86_64";  // machine name as in platform tags
+  std::string arch = "x86_64";              // machine name as in platform tags
   std::optional<std::pair<int, int>> glibc; // unknown: manylinux not checked
-  std::string interpreter;      // absolute image path, e.g. /usr/bin/python3.11
-  std::string site_packages;    // absolute image path
-  std::string scripts_dir;      // absolute image path, e.g. /usr/local/bin
-  std::string prefix;           // for .data/data and headers, e.g. /usr/local
-  std::string describe() const; // "CPython 3.11 on linux x86_64 (glibc 2.36)"
+  std::string interpreter;                  // absolute image path, e.g. /usr/bin/python3.11
+  std::string site_packages;                // absolute image path
+  std::string scripts_dir;                  // absolute image path, e.g. /usr/local/bin
+  std::string prefix;                       // for .data/data and headers, e.g. /usr/local
+  std::string describe() const;             // "CPython 3.11 on linux x86_64 (glibc 2.36)"
 };
 
 // Empty when the wheel can run on the target; otherwise why not.

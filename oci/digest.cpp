@@ -20,6 +20,8 @@ Digest Digest::parse(std::string_view text) {
   return d;
 }
 
-Digest Digest::sha256(std::string hex_value) { return Digest{"sha256", std::move(hex_value)}; }
+Digest Digest::sha256(std::string hex_value) {
+  return Digest{"sha256", std::move(hex_value)};
+}
 
 } // namespace oci

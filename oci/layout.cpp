@@ -12,7 +12,9 @@ using util::ErrorKind;
 
 BlobStore::BlobStore(fs::path root) : m_root(std::move(root)) {}
 
-fs::path BlobStore::blob_path(const Digest& d) const { return m_root / "blobs" / d.algorithm / d.hex; }
+fs::path BlobStore::blob_path(const Digest& d) const {
+  return m_root / "blobs" / d.algorithm / d.hex;
+}
 
 bool BlobStore::has(const Digest& d) const {
   std::error_code ec;
@@ -68,7 +70,9 @@ std::string BlobStore::read_small(const Digest& d, std::int64_t max_size) const 
   return bytes;
 }
 
-void BlobStore::remove_stale_temps() const { util::remove_stale_temps(m_root / ".tmp"); }
+void BlobStore::remove_stale_temps() const {
+  util::remove_stale_temps(m_root / ".tmp");
+}
 
 OciLayout::OciLayout(fs::path dir) : m_dir(std::move(dir)), m_blobs(m_dir) {}
 
@@ -186,9 +190,8 @@ Manifest OciLayout::read_manifest(const Descriptor& d) const {
     throw Error(ErrorKind::input, "reference " + d.digest.str() + " in " + m_dir.string() +
                                       " is a multi-platform index; name a single-platform image");
   }
-  return util::with_context("manifest " + d.digest.str(), [&] {
-    return manifest_from_json(parse_json(m_blobs.read_small(d.digest), "manifest"));
-  });
+  return util::with_context("manifest " + d.digest.str(),
+                            [&] { return manifest_from_json(parse_json(m_blobs.read_small(d.digest), "manifest")); });
 }
 
 ImageConfig OciLayout::read_config(const Manifest& m) const {

@@ -82,7 +82,9 @@ ImageRef parse_registry(std::string_view full, std::string_view text) {
 
 } // namespace
 
-bool is_valid_tag(std::string_view tag) { return std::regex_match(tag.begin(), tag.end(), tag_re()); }
+bool is_valid_tag(std::string_view tag) {
+  return std::regex_match(tag.begin(), tag.end(), tag_re());
+}
 
 ImageRef ImageRef::parse(std::string_view text) {
   if (text.empty()) {
@@ -128,12 +130,16 @@ ImageRef ImageRef::parse(std::string_view text) {
   return parse_registry(text, text);
 }
 
-std::string ImageRef::name() const { return registry + "/" + repository; }
+std::string ImageRef::name() const {
+  return registry + "/" + repository;
+}
 
 std::string ImageRef::str() const {
   switch (kind) {
-  case Kind::oci_layout: return "oci:" + path + (tag.empty() ? "" : ":" + tag);
-  case Kind::docker_archive: return "docker-archive:" + path;
+  case Kind::oci_layout:
+    return "oci:" + path + (tag.empty() ? "" : ":" + tag);
+  case Kind::docker_archive:
+    return "docker-archive:" + path;
   case Kind::registry: {
     std::string s = name();
     if (!tag.empty()) {

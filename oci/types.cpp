@@ -10,7 +10,9 @@ using nlohmann::json;
 
 namespace {
 
-util::Error bad(const std::string& what) { return util::Error(util::ErrorKind::input, what); }
+util::Error bad(const std::string& what) {
+  return util::Error(util::ErrorKind::input, what);
+}
 
 std::string get_string(const json& j, const char* key) {
   auto it = j.find(key);
@@ -173,8 +175,11 @@ json to_json(const ImageConfig& c) {
     }
     history.push_back(e);
   }
-  json j = {{"architecture", c.architecture}, {"os", c.os}, {"config", rc},
-            {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}, {"history", history}};
+  json j = {{"architecture", c.architecture},
+            {"os", c.os},
+            {"config", rc},
+            {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}},
+            {"history", history}};
   if (!c.created.empty()) {
     j["created"] = c.created;
   }
@@ -276,7 +281,9 @@ ImageConfig config_from_json(const json& j) {
   return c;
 }
 
-std::string canonical(const json& j) { return j.dump(); }
+std::string canonical(const json& j) {
+  return j.dump();
+}
 
 json parse_json(const std::string& text, const std::string& what) {
   try {

@@ -55,8 +55,8 @@ public:
       for (const auto& a : allowed) {
         known += (known.empty() ? "" : ", ") + a;
       }
-      std::string hint = best_d <= std::max<std::size_t>(2, key.size() / 3) ? "did you mean '" + best + "'?"
-                                                                             : "known keys: " + known;
+      std::string hint =
+          best_d <= std::max<std::size_t>(2, key.size() / 3) ? "did you mean '" + best + "'?" : "known keys: " + known;
       fail(it->first, join(field, key), "unknown key '" + key + "'", hint);
     }
   }
@@ -103,7 +103,8 @@ public:
 
   std::uint32_t mode(const YAML::Node& n, const std::string& field) const {
     std::string s = str(n, field);
-    bool ok = !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '7'; });
+    bool ok =
+        !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '7'; });
     if (!ok) {
       fail(n, field, "'" + s + "' is not an octal mode", "write it quoted, e.g. \"0644\" or \"0755\"");
     }
@@ -383,14 +384,16 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
                 "check indentation and quoting near that position");
   }
   if (!root.IsMap()) {
-    throw Error(ErrorKind::input, file.string() + ": the spec must be a YAML mapping", "see docs/spec.md for an example");
+    throw Error(ErrorKind::input, file.string() + ": the spec must be a YAML mapping",
+                "see docs/spec.md for an example");
   }
   BuildSpec s;
   s.file = file;
   s.dir = file.has_parent_path() ? fs::absolute(file).parent_path() : fs::current_path();
   try {
-    c.check_keys(root, "", {"image", "base", "platform", "python", "requires", "layers", "compression", "config",
-                            "source_date_epoch"});
+    c.check_keys(
+        root, "",
+        {"image", "base", "platform", "python", "requires", "layers", "compression", "config", "source_date_epoch"});
     if (auto img = root["image"]) {
       c.check_keys(img, "image", {"name", "tags", "version", "source"});
       if (img["name"]) {
@@ -464,8 +467,9 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
           !std::all_of(ps.version.begin() + 2, ps.version.end(), ::isdigit)) {
         c.fail(py["version"], "python.version", "'" + ps.version + "' is not a Python 3 version", "e.g. \"3.10\"");
       }
-      for (auto [key, field] : {std::pair{"interpreter", &ps.interpreter}, std::pair{"site_packages", &ps.site_packages},
-                                std::pair{"scripts_dir", &ps.scripts_dir}, std::pair{"prefix", &ps.prefix}}) {
+      for (auto [key, field] :
+           {std::pair{"interpreter", &ps.interpreter}, std::pair{"site_packages", &ps.site_packages},
+            std::pair{"scripts_dir", &ps.scripts_dir}, std::pair{"prefix", &ps.prefix}}) {
         if (py[key]) {
           *field = c.str(py[key], std::string("python.") + key);
           check_image_path(c, py[key], std::string("python.") + key, *field);
@@ -478,8 +482,9 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
     }
     if (auto r = root["requires"]) {
       c.check_keys(r, "requires", {"cuda", "cudnn", "paddle", "driver_min", "gpu_archs"});
-      for (auto [key, field] : {std::pair{"cuda", &s.requires_.cuda}, std::pair{"cudnn", &s.requires_.cudnn},
-                                std::pair{"paddle", &s.requires_.paddle}, std::pair{"driver_min", &s.requires_.driver_min}}) {
+      for (auto [key, field] :
+           {std::pair{"cuda", &s.requires_.cuda}, std::pair{"cudnn", &s.requires_.cudnn},
+            std::pair{"paddle", &s.requires_.paddle}, std::pair{"driver_min", &s.requires_.driver_min}}) {
         if (r[key]) {
           *field = c.str(r[key], std::string("requires.") + key);
         }
@@ -506,7 +511,8 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
         std::string f = "layers[" + std::to_string(i) + "]";
         LayerSpec l = layer(c, ls[i], f, s.dir, s.compression);
         if (!names.insert(l.name).second) {
-          c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice", "give each layer its own name");
+          c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice",
+                 "give each layer its own name");
         }
         s.layers.push_back(l);
       }

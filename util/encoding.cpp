@@ -34,9 +34,7 @@ std::string base64url_nopad(std::span<const std::uint8_t> data) {
 
 std::string hex_to_base64url_nopad(std::string_view hex) {
   std::vector<std::uint8_t> bytes;
-  auto nibble = [](char c) -> std::uint8_t {
-    return static_cast<std::uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-  };
+  auto nibble = [](char c) -> std::uint8_t { return static_cast<std::uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10); };
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
     bytes.push_back(static_cast<std::uint8_t>((nibble(hex[i]) << 4) | nibble(hex[i + 1])));
   }

@@ -7,32 +7,52 @@ namespace util {
 
 int exit_code(ErrorKind kind) {
   switch (kind) {
-  case ErrorKind::usage: return 2;
-  case ErrorKind::input: return 3;
-  case ErrorKind::io: return 4;
-  case ErrorKind::auth: return 5;
-  case ErrorKind::network: return 6;
-  case ErrorKind::registry: return 7;
-  case ErrorKind::integrity: return 8;
-  case ErrorKind::incompatible: return 9;
-  case ErrorKind::host: return 10;
-  case ErrorKind::internal: return 70;
+  case ErrorKind::usage:
+    return 2;
+  case ErrorKind::input:
+    return 3;
+  case ErrorKind::io:
+    return 4;
+  case ErrorKind::auth:
+    return 5;
+  case ErrorKind::network:
+    return 6;
+  case ErrorKind::registry:
+    return 7;
+  case ErrorKind::integrity:
+    return 8;
+  case ErrorKind::incompatible:
+    return 9;
+  case ErrorKind::host:
+    return 10;
+  case ErrorKind::internal:
+    return 70;
   }
   return 70;
 }
 
 std::string_view kind_name(ErrorKind kind) {
   switch (kind) {
-  case ErrorKind::usage: return "usage";
-  case ErrorKind::input: return "input";
-  case ErrorKind::io: return "io";
-  case ErrorKind::auth: return "auth";
-  case ErrorKind::network: return "network";
-  case ErrorKind::registry: return "registry";
-  case ErrorKind::integrity: return "integrity";
-  case ErrorKind::incompatible: return "incompatible";
-  case ErrorKind::host: return "host";
-  case ErrorKind::internal: return "internal";
+  case ErrorKind::usage:
+    return "usage";
+  case ErrorKind::input:
+    return "input";
+  case ErrorKind::io:
+    return "io";
+  case ErrorKind::auth:
+    return "auth";
+  case ErrorKind::network:
+    return "network";
+  case ErrorKind::registry:
+    return "registry";
+  case ErrorKind::integrity:
+    return "integrity";
+  case ErrorKind::incompatible:
+    return "incompatible";
+  case ErrorKind::host:
+    return "host";
+  case ErrorKind::internal:
+    return "internal";
   }
   return "internal";
 }

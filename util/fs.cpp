@@ -61,7 +61,9 @@ void AtomicFile::write(const void* data, std::size_t size) {
   }
 }
 
-void AtomicFile::commit() { commit_as(m_final); }
+void AtomicFile::commit() {
+  commit_as(m_final);
+}
 
 void AtomicFile::commit_as(const fs::path& final_path) {
   if (::fsync(m_fd) != 0) {

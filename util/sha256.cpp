@@ -13,7 +13,9 @@ Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
   }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_ctx)); }
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_ctx));
+}
 
 void Sha256::update(const void* data, std::size_t size) {
   if (size > 0) {

@@ -89,186 +89,186 @@ std::map<std::string, std::string> layer_files(const oci::OciLayout& layout, con
 
 TEST_SUITE("builder") {
 
-TEST_CASE("tags_for precedence: output tag > cli tags > spec tags > latest") {
-  auto tagged = oci::ImageRef::parse("oci:/x/out:from-output");
-  auto untagged = oci::ImageRef::parse("oci:/x/out");
-  const Strings cli = {"c1", "c2"};
-  const Strings from_spec = {"s1"};
-  CHECK(builder::tags_for(tagged, cli, from_spec) == Strings{"from-output"});
-  CHECK(builder::tags_for(tagged, {}, {}) == Strings{"from-output"});
-  CHECK(builder::tags_for(untagged, cli, from_spec) == cli);
-  CHECK(builder::tags_for(untagged, cli, {}) == cli);
-  CHECK(builder::tags_for(untagged, {}, from_spec) == from_spec);
-  CHECK(builder::tags_for(untagged, {}, {}) == Strings{"latest"});
-}
-
-TEST_CASE("build of a tiny scratch spec into an oci: layout") {
-  Project p;
-  std::vector<std::string> info_lines;
-  builder::Events ev;
-  ev.info = [&](const std::string& line) { info_lines.push_back(line); };
-  auto opts = p.options("oci:" + p.out.string() + ":v1");
-  opts.revision = "abc123";
-  auto rep = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
-
-  CHECK_FALSE(info_lines.empty());
-  CHECK(rep.base_name == "scratch");
-  CHECK_FALSE(rep.base_digest.has_value());
-  CHECK(rep.source_date_epoch == builder::k_default_epoch);
-  CHECK(rep.outputs == Strings{"oci:" + p.out.string() + ":v1"});
-  REQUIRE(rep.layers.size() == 2);
-  CHECK(rep.layers[0].name == "app");
-  CHECK(rep.layers[0].kind == "files");
-  CHECK(rep.layers[0].rebuilt);
-  CHECK(rep.layers[1].rebuilt);
-  CHECK(rep.layers[0].entries == 5); // app, app/lib, app/lib/util.py, app/main.py, app/run.sh
-  CHECK(rep.to_json()["layers"][0]["status"] == "rebuilt");
-
-  auto layout = oci::OciLayout::open_existing(p.out);
-  auto index = layout.read_index();
-  REQUIRE(index.manifests.size() == 1);
-  CHECK(index.manifests[0].annotations.at(oci::k_ref_name_annotation) == "v1");
-  CHECK(index.manifests[0].digest == rep.manifest.digest);
-  CHECK(index.manifests[0].media_type == oci::media::k_manifest);
-  auto d = layout.resolve("v1");
-  CHECK(d.digest == rep.manifest.digest);
-  CHECK(d.size == rep.manifest.size);
-
-  auto manifest = layout.read_manifest(d);
-  CHECK(manifest.config.digest == rep.config_digest);
-  REQUIRE(manifest.layers.size() == 2);
-  CHECK(manifest.annotations.at("org.opencontainers.image.created") == "1980-01-01T00:00:00Z");
-  for (std::size_t i = 0; i < 2; ++i) {
-    CHECK(manifest.layers[i].digest == rep.layers[i].blob.digest);
-    CHECK(manifest.layers[i].media_type == oci::media::k_layer_gzip);
-    CHECK(layout.blobs().has(manifest.layers[i].digest));
-    CHECK(util::sha256_file_hex(layout.blobs().blob_path(manifest.layers[i].digest)) ==
-          manifest.layers[i].digest.hex);
+  TEST_CASE("tags_for precedence: output tag > cli tags > spec tags > latest") {
+    auto tagged = oci::ImageRef::parse("oci:/x/out:from-output");
+    auto untagged = oci::ImageRef::parse("oci:/x/out");
+    const Strings cli = {"c1", "c2"};
+    const Strings from_spec = {"s1"};
+    CHECK(builder::tags_for(tagged, cli, from_spec) == Strings{"from-output"});
+    CHECK(builder::tags_for(tagged, {}, {}) == Strings{"from-output"});
+    CHECK(builder::tags_for(untagged, cli, from_spec) == cli);
+    CHECK(builder::tags_for(untagged, cli, {}) == cli);
+    CHECK(builder::tags_for(untagged, {}, from_spec) == from_spec);
+    CHECK(builder::tags_for(untagged, {}, {}) == Strings{"latest"});
   }
 
-  auto cfg = layout.read_config(manifest);
-  CHECK(cfg.created == "1980-01-01T00:00:00Z");
-  CHECK(cfg.os == "linux");
-  CHECK(cfg.architecture == "amd64");
-  CHECK(cfg.config.labels.at("org.opencontainers.image.created") == "1980-01-01T00:00:00Z");
-  CHECK(cfg.config.labels.at("org.opencontainers.image.revision") == "abc123");
-  CHECK(cfg.config.labels.at("org.opencontainers.image.title") == "example.com/team/tiny");
-  CHECK(cfg.config.labels.at("team") == "ml");
-  CHECK(cfg.config.entrypoint == std::optional<Strings>(Strings{"/app/run.sh"}));
-  CHECK(cfg.get_env("MODE") == std::optional<std::string>("prod"));
-  REQUIRE(cfg.diff_ids.size() == 2);
-  CHECK(cfg.diff_ids[0] == rep.layers[0].blob.diff_id);
-  REQUIRE(cfg.history.size() == 2);
-  CHECK(cfg.history[0].created == "1980-01-01T00:00:00Z");
+  TEST_CASE("build of a tiny scratch spec into an oci: layout") {
+    Project p;
+    std::vector<std::string> info_lines;
+    builder::Events ev;
+    ev.info = [&](const std::string& line) { info_lines.push_back(line); };
+    auto opts = p.options("oci:" + p.out.string() + ":v1");
+    opts.revision = "abc123";
+    auto rep = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
 
-  // The layer holds the files with their content.
-  auto app_files = layer_files(layout, manifest.layers[0]);
-  CHECK(app_files == std::map<std::string, std::string>{{"app/lib/util.py", "X = 1\n"},
-                                                        {"app/main.py", "print('v1')\n"},
-                                                        {"app/run.sh", "#!/bin/sh\nexec python /app/main.py\n"}});
-  CHECK(layer_files(layout, manifest.layers[1]) ==
-        std::map<std::string, std::string>{{"etc/tiny/tiny.toml", "level = 1\n"}});
-  // The diff_id is the sha256 of the uncompressed tar.
-  util::Sha256 h;
-  layers::decompress_file(layout.blobs().blob_path(manifest.layers[0].digest), manifest.layers[0].media_type,
-                          [&](const char* data, std::size_t n) { h.update(data, n); });
-  CHECK(h.finish_hex() == cfg.diff_ids[0].hex);
-}
+    CHECK_FALSE(info_lines.empty());
+    CHECK(rep.base_name == "scratch");
+    CHECK_FALSE(rep.base_digest.has_value());
+    CHECK(rep.source_date_epoch == builder::k_default_epoch);
+    CHECK(rep.outputs == Strings{"oci:" + p.out.string() + ":v1"});
+    REQUIRE(rep.layers.size() == 2);
+    CHECK(rep.layers[0].name == "app");
+    CHECK(rep.layers[0].kind == "files");
+    CHECK(rep.layers[0].rebuilt);
+    CHECK(rep.layers[1].rebuilt);
+    CHECK(rep.layers[0].entries == 5); // app, app/lib, app/lib/util.py, app/main.py, app/run.sh
+    CHECK(rep.to_json()["layers"][0]["status"] == "rebuilt");
 
-TEST_CASE("tags come from the spec when the output and the command line name none") {
-  Project p;
-  auto rep = p.build("oci:" + p.out.string());
-  CHECK(rep.outputs == Strings{"oci:" + p.out.string() + ":spec-tag"});
-  auto layout = oci::OciLayout::open_existing(p.out);
-  CHECK(layout.resolve("spec-tag").digest == rep.manifest.digest);
-
-  auto opts = p.options("oci:" + p.out.string());
-  opts.tags = {"cli1", "cli2"};
-  builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
-  CHECK(layout.resolve("cli1").digest == rep.manifest.digest);
-  CHECK(layout.resolve("cli2").digest == rep.manifest.digest);
-}
-
-TEST_CASE("building twice gives the same manifest digest and reuses every layer") {
-  Project p;
-  auto first = p.build("oci:" + p.out.string() + ":v1");
-  auto second = p.build("oci:" + p.out.string() + ":v1");
-  CHECK(second.manifest.digest == first.manifest.digest);
-  CHECK(second.config_digest == first.config_digest);
-  REQUIRE(second.layers.size() == 2);
-  for (const auto& l : second.layers) {
-    CAPTURE(l.name);
-    CHECK_FALSE(l.rebuilt);
-  }
-  CHECK(second.to_json()["layers"][0]["status"] == "reused");
-  CHECK(second.layers[0].entries == first.layers[0].entries);
-  // The index still has exactly one entry for the tag.
-  CHECK(oci::OciLayout::open_existing(p.out).read_index().manifests.size() == 1);
-
-  SUBCASE("a fresh cache and a fresh layout give the same bytes") {
-    auto opts = p.options("oci:" + (p.tmp.path() / "out2").string() + ":v1");
-    opts.cache_dir = p.tmp.path() / "cache2";
-    opts.threads = 2;
-    auto third = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
-    CHECK(third.manifest.digest == first.manifest.digest);
-    CHECK(third.layers[0].rebuilt);
-  }
-  SUBCASE("a different epoch changes the image") {
-    auto opts = p.options("oci:" + p.out.string() + ":v2");
-    opts.source_date_epoch = builder::k_default_epoch + 1;
-    auto other = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
-    CHECK(other.manifest.digest != first.manifest.digest);
-    CHECK(other.layers[0].rebuilt);
     auto layout = oci::OciLayout::open_existing(p.out);
-    CHECK(layout.read_config(layout.read_manifest(layout.resolve("v2"))).created == "1980-01-01T00:00:01Z");
-  }
-}
+    auto index = layout.read_index();
+    REQUIRE(index.manifests.size() == 1);
+    CHECK(index.manifests[0].annotations.at(oci::k_ref_name_annotation) == "v1");
+    CHECK(index.manifests[0].digest == rep.manifest.digest);
+    CHECK(index.manifests[0].media_type == oci::media::k_manifest);
+    auto d = layout.resolve("v1");
+    CHECK(d.digest == rep.manifest.digest);
+    CHECK(d.size == rep.manifest.size);
 
-TEST_CASE("changing one file's content changes only that layer") {
-  Project p;
-  auto first = p.build("oci:" + p.out.string() + ":v1");
-  // Different length, so the change is visible whatever the timestamp granularity.
-  util::write_file_atomic(p.tmp.path() / "src" / "main.py", "print('version two')\n");
-  auto second = p.build("oci:" + p.out.string() + ":v2");
+    auto manifest = layout.read_manifest(d);
+    CHECK(manifest.config.digest == rep.config_digest);
+    REQUIRE(manifest.layers.size() == 2);
+    CHECK(manifest.annotations.at("org.opencontainers.image.created") == "1980-01-01T00:00:00Z");
+    for (std::size_t i = 0; i < 2; ++i) {
+      CHECK(manifest.layers[i].digest == rep.layers[i].blob.digest);
+      CHECK(manifest.layers[i].media_type == oci::media::k_layer_gzip);
+      CHECK(layout.blobs().has(manifest.layers[i].digest));
+      CHECK(util::sha256_file_hex(layout.blobs().blob_path(manifest.layers[i].digest)) ==
+            manifest.layers[i].digest.hex);
+    }
 
-  REQUIRE(second.layers.size() == 2);
-  CHECK(second.layers[0].rebuilt);
-  CHECK(second.layers[0].blob.digest != first.layers[0].blob.digest);
-  CHECK(second.layers[0].blob.diff_id != first.layers[0].blob.diff_id);
-  CHECK_FALSE(second.layers[1].rebuilt);
-  CHECK(second.layers[1].blob.digest == first.layers[1].blob.digest);
-  CHECK(second.layers[1].blob.diff_id == first.layers[1].blob.diff_id);
-  CHECK(second.manifest.digest != first.manifest.digest);
+    auto cfg = layout.read_config(manifest);
+    CHECK(cfg.created == "1980-01-01T00:00:00Z");
+    CHECK(cfg.os == "linux");
+    CHECK(cfg.architecture == "amd64");
+    CHECK(cfg.config.labels.at("org.opencontainers.image.created") == "1980-01-01T00:00:00Z");
+    CHECK(cfg.config.labels.at("org.opencontainers.image.revision") == "abc123");
+    CHECK(cfg.config.labels.at("org.opencontainers.image.title") == "example.com/team/tiny");
+    CHECK(cfg.config.labels.at("team") == "ml");
+    CHECK(cfg.config.entrypoint == std::optional<Strings>(Strings{"/app/run.sh"}));
+    CHECK(cfg.get_env("MODE") == std::optional<std::string>("prod"));
+    REQUIRE(cfg.diff_ids.size() == 2);
+    CHECK(cfg.diff_ids[0] == rep.layers[0].blob.diff_id);
+    REQUIRE(cfg.history.size() == 2);
+    CHECK(cfg.history[0].created == "1980-01-01T00:00:00Z");
 
-  auto layout = oci::OciLayout::open_existing(p.out);
-  CHECK(layout.resolve("v1").digest == first.manifest.digest);
-  CHECK(layout.resolve("v2").digest == second.manifest.digest);
-  auto m2 = layout.read_manifest(layout.resolve("v2"));
-  CHECK(layer_files(layout, m2.layers[0]).at("app/main.py") == "print('version two')\n");
-}
+    // The layer holds the files with their content.
+    auto app_files = layer_files(layout, manifest.layers[0]);
+    CHECK(app_files == std::map<std::string, std::string>{{"app/lib/util.py", "X = 1\n"},
+                                                          {"app/main.py", "print('v1')\n"},
+                                                          {"app/run.sh", "#!/bin/sh\nexec python /app/main.py\n"}});
+    CHECK(layer_files(layout, manifest.layers[1]) ==
+          std::map<std::string, std::string>{{"etc/tiny/tiny.toml", "level = 1\n"}});
+    // The diff_id is the sha256 of the uncompressed tar.
+    util::Sha256 h;
+    layers::decompress_file(layout.blobs().blob_path(manifest.layers[0].digest), manifest.layers[0].media_type,
+                            [&](const char* data, std::size_t n) { h.update(data, n); });
+    CHECK(h.finish_hex() == cfg.diff_ids[0].hex);
+  }
 
-TEST_CASE("build errors") {
-  Project p;
-  SUBCASE("a registry output is refused") {
-    auto e = error_of([&] { p.build("example.com/team/tiny:1"); });
-    CHECK(e.kind() == util::ErrorKind::usage);
-    CHECK(contains(e.what(), "not supported"));
+  TEST_CASE("tags come from the spec when the output and the command line name none") {
+    Project p;
+    auto rep = p.build("oci:" + p.out.string());
+    CHECK(rep.outputs == Strings{"oci:" + p.out.string() + ":spec-tag"});
+    auto layout = oci::OciLayout::open_existing(p.out);
+    CHECK(layout.resolve("spec-tag").digest == rep.manifest.digest);
+
+    auto opts = p.options("oci:" + p.out.string());
+    opts.tags = {"cli1", "cli2"};
+    builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
+    CHECK(layout.resolve("cli1").digest == rep.manifest.digest);
+    CHECK(layout.resolve("cli2").digest == rep.manifest.digest);
   }
-  SUBCASE("an output directory that is not a layout is refused") {
-    fs::create_directories(p.out);
-    util::write_file_atomic(p.out / "notes.txt", "mine");
-    auto e = error_of([&] { p.build("oci:" + p.out.string()); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "writing oci:" + p.out.string()));
-    CHECK(util::read_file(p.out / "notes.txt") == "mine");
+
+  TEST_CASE("building twice gives the same manifest digest and reuses every layer") {
+    Project p;
+    auto first = p.build("oci:" + p.out.string() + ":v1");
+    auto second = p.build("oci:" + p.out.string() + ":v1");
+    CHECK(second.manifest.digest == first.manifest.digest);
+    CHECK(second.config_digest == first.config_digest);
+    REQUIRE(second.layers.size() == 2);
+    for (const auto& l : second.layers) {
+      CAPTURE(l.name);
+      CHECK_FALSE(l.rebuilt);
+    }
+    CHECK(second.to_json()["layers"][0]["status"] == "reused");
+    CHECK(second.layers[0].entries == first.layers[0].entries);
+    // The index still has exactly one entry for the tag.
+    CHECK(oci::OciLayout::open_existing(p.out).read_index().manifests.size() == 1);
+
+    SUBCASE("a fresh cache and a fresh layout give the same bytes") {
+      auto opts = p.options("oci:" + (p.tmp.path() / "out2").string() + ":v1");
+      opts.cache_dir = p.tmp.path() / "cache2";
+      opts.threads = 2;
+      auto third = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
+      CHECK(third.manifest.digest == first.manifest.digest);
+      CHECK(third.layers[0].rebuilt);
+    }
+    SUBCASE("a different epoch changes the image") {
+      auto opts = p.options("oci:" + p.out.string() + ":v2");
+      opts.source_date_epoch = builder::k_default_epoch + 1;
+      auto other = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
+      CHECK(other.manifest.digest != first.manifest.digest);
+      CHECK(other.layers[0].rebuilt);
+      auto layout = oci::OciLayout::open_existing(p.out);
+      CHECK(layout.read_config(layout.read_manifest(layout.resolve("v2"))).created == "1980-01-01T00:00:01Z");
+    }
   }
-  SUBCASE("a registry base is refused with a hint") {
-    auto s = spec::load(p.tmp.path() / "spec.yaml");
-    s.base = "ubuntu:22.04";
-    auto e = error_of([&] { builder::build(s, p.options("oci:" + p.out.string()), builder::Events{}); });
-    CHECK(e.kind() == util::ErrorKind::usage);
-    CHECK(contains(e.hint(), "skopeo copy"));
+
+  TEST_CASE("changing one file's content changes only that layer") {
+    Project p;
+    auto first = p.build("oci:" + p.out.string() + ":v1");
+    // Different length, so the change is visible whatever the timestamp granularity.
+    util::write_file_atomic(p.tmp.path() / "src" / "main.py", "print('version two')\n");
+    auto second = p.build("oci:" + p.out.string() + ":v2");
+
+    REQUIRE(second.layers.size() == 2);
+    CHECK(second.layers[0].rebuilt);
+    CHECK(second.layers[0].blob.digest != first.layers[0].blob.digest);
+    CHECK(second.layers[0].blob.diff_id != first.layers[0].blob.diff_id);
+    CHECK_FALSE(second.layers[1].rebuilt);
+    CHECK(second.layers[1].blob.digest == first.layers[1].blob.digest);
+    CHECK(second.layers[1].blob.diff_id == first.layers[1].blob.diff_id);
+    CHECK(second.manifest.digest != first.manifest.digest);
+
+    auto layout = oci::OciLayout::open_existing(p.out);
+    CHECK(layout.resolve("v1").digest == first.manifest.digest);
+    CHECK(layout.resolve("v2").digest == second.manifest.digest);
+    auto m2 = layout.read_manifest(layout.resolve("v2"));
+    CHECK(layer_files(layout, m2.layers[0]).at("app/main.py") == "print('version two')\n");
   }
-}
+
+  TEST_CASE("build errors") {
+    Project p;
+    SUBCASE("a registry output is refused") {
+      auto e = error_of([&] { p.build("example.com/team/tiny:1"); });
+      CHECK(e.kind() == util::ErrorKind::usage);
+      CHECK(contains(e.what(), "not supported"));
+    }
+    SUBCASE("an output directory that is not a layout is refused") {
+      fs::create_directories(p.out);
+      util::write_file_atomic(p.out / "notes.txt", "mine");
+      auto e = error_of([&] { p.build("oci:" + p.out.string()); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "writing oci:" + p.out.string()));
+      CHECK(util::read_file(p.out / "notes.txt") == "mine");
+    }
+    SUBCASE("a registry base is refused with a hint") {
+      auto s = spec::load(p.tmp.path() / "spec.yaml");
+      s.base = "ubuntu:22.04";
+      auto e = error_of([&] { builder::build(s, p.options("oci:" + p.out.string()), builder::Events{}); });
+      CHECK(e.kind() == util::ErrorKind::usage);
+      CHECK(contains(e.hint(), "skopeo copy"));
+    }
+  }
 
 } // TEST_SUITE

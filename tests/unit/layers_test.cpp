@@ -24,13 +24,15 @@
 #include <zstd.h>
 
 namespace fs = std::filesystem;
+using layers::Entry;
 using test_support::contains;
 using test_support::error_of;
-using layers::Entry;
 
 namespace {
 
-util::TempDir make_temp() { return util::TempDir(fs::temp_directory_path(), "pi-layers-test-"); }
+util::TempDir make_temp() {
+  return util::TempDir(fs::temp_directory_path(), "pi-layers-test-");
+}
 
 void write(const fs::path& p, const std::string& content, mode_t mode = 0644) {
   fs::create_directories(p.parent_path());
@@ -215,631 +217,634 @@ void check_same_info(const layers::BlobInfo& a, const layers::BlobInfo& b) {
 
 TEST_SUITE("layers") {
 
-TEST_CASE("normalize_image_path") {
-  CHECK(layers::normalize_image_path("/a/./b/", "o") == "a/b");
-  CHECK(layers::normalize_image_path("/a//b", "o") == "a/b");
-  CHECK(layers::normalize_image_path("/a/b/../c", "o") == "a/c");
-  CHECK(layers::normalize_image_path("/", "o") == "");
-  CHECK(layers::normalize_image_path("/a/..", "o") == "");
-  auto e = error_of([] { layers::normalize_image_path("/../etc", "spec.yaml:3:5"); });
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), "spec.yaml:3:5"));
-  CHECK(contains(e.what(), "escapes the image root"));
-  CHECK(error_of([] { layers::normalize_image_path("/a/../../b", "o"); }).kind() == util::ErrorKind::input);
-}
-
-TEST_CASE("excluded matches basenames without '/' and relative paths with '/'") {
-  CHECK(layers::excluded({"*.pyc"}, "a/b/c.pyc"));
-  CHECK(layers::excluded({"__pycache__"}, "pkg/__pycache__"));
-  CHECK(layers::excluded({"__pycache__/"}, "pkg/__pycache__"));
-  CHECK_FALSE(layers::excluded({"*.pyc"}, "a/b/c.py"));
-  CHECK(layers::excluded({"secret/key.pem"}, "secret/key.pem"));
-  CHECK(layers::excluded({"/secret/key.pem"}, "secret/key.pem"));
-  CHECK_FALSE(layers::excluded({"secret/key.pem"}, "other/secret/key.pem"));
-  CHECK(layers::excluded({"docs/*"}, "docs/a/b.md")); // '*' crosses '/'
-  CHECK_FALSE(layers::excluded({}, "anything"));
-  // '*' does not match a leading dot in a basename (FNM_PERIOD), but the literal name does.
-  CHECK_FALSE(layers::excluded({"*"}, "a/.hidden"));
-  CHECK(layers::excluded({".git"}, ".git"));
-}
-
-TEST_CASE("EntrySet: parents created, sorted, modes normalised, owners applied") {
-  auto tmp = make_temp();
-  fs::path src = tmp.path() / "src";
-  write(src / "app.py", "print(1)\n", 0600);
-  write(src / "run.sh", "#!/bin/sh\n", 0700);
-  write(src / "group-exec", "x", 0650);
-  write(src / "lib" / "mod.py", "x = 1\n", 0640);
-  fs::permissions(src / "lib", fs::perms::owner_all);
-
-  layers::EntrySet set;
-  auto r = rule(src, "/opt/app/");
-  r.owner = layers::Owner{1000, 1001, "app", "grp"};
-  set.add(r);
-  layers::Owner parent_owner{0, 0, "root", "root"};
-  set.finalize(parent_owner);
-
-  const auto& es = set.entries();
-  CHECK(keys(set) == std::vector<std::string>{"opt", "opt/app", "opt/app/app.py", "opt/app/group-exec", "opt/app/lib",
-                                              "opt/app/lib/mod.py", "opt/app/run.sh"});
-  auto k = keys(set);
-  CHECK(std::is_sorted(k.begin(), k.end()));
-
-  const Entry& opt = es.at("opt");
-  CHECK(opt.type == Entry::Type::dir);
-  CHECK(opt.mode == 0755);
-  CHECK(opt.owner == parent_owner);
-
-  CHECK(es.at("opt/app").type == Entry::Type::dir);
-  CHECK(es.at("opt/app").owner == r.owner);
-  CHECK(es.at("opt/app/app.py").mode == 0644);
-  CHECK(es.at("opt/app/app.py").type == Entry::Type::file);
-  CHECK(es.at("opt/app/app.py").size == 9);
-  CHECK(es.at("opt/app/app.py").source == src / "app.py");
-  CHECK(es.at("opt/app/app.py").owner == r.owner);
-  CHECK(es.at("opt/app/run.sh").mode == 0755);
-  CHECK(es.at("opt/app/group-exec").mode == 0755); // any exec bit is kept as 0755
-  CHECK(es.at("opt/app/lib").mode == 0755);         // 0700 directory normalised
-  CHECK(es.at("opt/app/lib/mod.py").mode == 0644);  // 0640 normalised
-  CHECK(set.total_size() == 9 + 10 + 1 + 6);
-
-  SUBCASE("forced modes") {
-    layers::EntrySet forced;
-    auto fr = rule(src, "/x");
-    fr.file_mode = 0600;
-    fr.dir_mode = 0750;
-    forced.add(fr);
-    forced.finalize({});
-    CHECK(forced.entries().at("x").mode == 0750);
-    CHECK(forced.entries().at("x/lib").mode == 0750);
-    CHECK(forced.entries().at("x/run.sh").mode == 0600);
-    CHECK(forced.entries().at("x/app.py").mode == 0600);
-  }
-}
-
-TEST_CASE("EntrySet: single files are copied into a directory or renamed") {
-  auto tmp = make_temp();
-  write(tmp.path() / "tool.py", "x", 0755);
-  layers::EntrySet set;
-  set.add(rule(tmp.path() / "tool.py", "/usr/local/bin/"));
-  set.add(rule(tmp.path() / "tool.py", "/opt/renamed"));
-  set.add(rule(tmp.path() / "tool.py", "/"));
-  set.finalize({});
-  CHECK(keys(set) == std::vector<std::string>{"opt", "opt/renamed", "tool.py", "usr", "usr/local", "usr/local/bin",
-                                              "usr/local/bin/tool.py"});
-  CHECK(set.entries().at("opt/renamed").mode == 0755);
-}
-
-TEST_CASE("EntrySet: excludes by basename and by path") {
-  auto tmp = make_temp();
-  fs::path src = tmp.path() / "src";
-  write(src / "keep.py", "k");
-  write(src / "mod.pyc", "c");
-  write(src / "pkg" / "__pycache__" / "mod.cpython-311.pyc", "c");
-  write(src / "pkg" / "real.py", "r");
-  write(src / "secret" / "key.pem", "s");
-  write(src / "other" / "secret" / "key.pem", "o");
-  auto r = rule(src, "/app");
-  r.exclude = {"*.pyc", "__pycache__", "secret/key.pem"};
-  layers::EntrySet set;
-  set.add(r);
-  set.finalize({});
-  CHECK(keys(set) == std::vector<std::string>{"app", "app/keep.py", "app/other", "app/other/secret",
-                                              "app/other/secret/key.pem", "app/pkg", "app/pkg/real.py",
-                                              "app/secret"});
-}
-
-TEST_CASE("EntrySet: symlinks") {
-  auto tmp = make_temp();
-  fs::path src = tmp.path() / "src";
-  write(src / "lib" / "mod.py", "m");
-  write(src / "app.py", "a");
-
-  SUBCASE("relative links inside the tree are kept") {
-    fs::create_symlink("lib/mod.py", src / "link");
-    fs::create_symlink("../app.py", src / "lib" / "up");
-    layers::EntrySet set;
-    set.add(rule(src, "/app"));
-    set.finalize({});
-    const auto& link = set.entries().at("app/link");
-    CHECK(link.type == Entry::Type::symlink);
-    CHECK(link.link_target == "lib/mod.py");
-    CHECK(link.mode == 0777);
-    CHECK(set.entries().at("app/lib/up").link_target == "../app.py");
-  }
-  SUBCASE("a relative link escaping the source tree is refused") {
-    fs::create_symlink("../../etc/passwd", src / "lib" / "escape");
-    layers::EntrySet set;
-    auto e = error_of([&] { set.add(rule(src, "/app")); });
+  TEST_CASE("normalize_image_path") {
+    CHECK(layers::normalize_image_path("/a/./b/", "o") == "a/b");
+    CHECK(layers::normalize_image_path("/a//b", "o") == "a/b");
+    CHECK(layers::normalize_image_path("/a/b/../c", "o") == "a/c");
+    CHECK(layers::normalize_image_path("/", "o") == "");
+    CHECK(layers::normalize_image_path("/a/..", "o") == "");
+    auto e = error_of([] { layers::normalize_image_path("/../etc", "spec.yaml:3:5"); });
     CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "spec.yaml:1:1"));
-    CHECK(contains(e.what(), "points outside the source tree"));
-    CHECK(contains(e.what(), "../../etc/passwd"));
-  }
-  SUBCASE("an absolute link is refused unless allow_absolute_symlinks") {
-    fs::create_symlink("/usr/bin/python3", src / "python");
-    layers::EntrySet refused;
-    auto e = error_of([&] { refused.add(rule(src, "/app")); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "/usr/bin/python3"));
-    CHECK(contains(e.hint(), "allow_absolute_symlinks"));
-
-    layers::EntrySet allowed;
-    auto r = rule(src, "/app");
-    r.allow_absolute_symlinks = true;
-    allowed.add(r);
-    allowed.finalize({});
-    CHECK(allowed.entries().at("app/python").type == Entry::Type::symlink);
-    CHECK(allowed.entries().at("app/python").link_target == "/usr/bin/python3");
-  }
-  SUBCASE("excluding an escaping link avoids the error") {
-    fs::create_symlink("/etc/passwd", src / "bad");
-    auto r = rule(src, "/app");
-    r.exclude = {"bad"};
-    layers::EntrySet set;
-    CHECK_NOTHROW(set.add(r));
-    CHECK(set.entries().count("app/bad") == 0);
-  }
-}
-
-TEST_CASE("EntrySet: hardlinks are detected") {
-  auto tmp = make_temp();
-  fs::path src = tmp.path() / "src";
-  write(src / "a.bin", "same inode content");
-  fs::create_hard_link(src / "a.bin", src / "b.bin");
-  write(src / "c.bin", "same inode content"); // equal bytes, different inode
-  layers::EntrySet set;
-  set.add(rule(src, "/d"));
-  set.finalize({});
-  const auto& a = set.entries().at("d/a.bin");
-  const auto& b = set.entries().at("d/b.bin");
-  const auto& c = set.entries().at("d/c.bin");
-  CHECK(a.type == Entry::Type::file);
-  CHECK(a.size == 18);
-  CHECK(b.type == Entry::Type::hardlink);
-  CHECK(b.link_target == "d/a.bin");
-  CHECK(b.size == 0);
-  CHECK(c.type == Entry::Type::file);
-  CHECK(set.total_size() == 36);
-}
-
-TEST_CASE("EntrySet: errors") {
-  auto tmp = make_temp();
-  write(tmp.path() / "src" / "f", "x");
-
-  SUBCASE("to: with ../ escaping the root") {
-    layers::EntrySet set;
-    auto e = error_of([&] { set.add(rule(tmp.path() / "src", "/app/../../etc")); });
-    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "spec.yaml:3:5"));
     CHECK(contains(e.what(), "escapes the image root"));
-    CHECK(set.entries().empty());
+    CHECK(error_of([] { layers::normalize_image_path("/a/../../b", "o"); }).kind() == util::ErrorKind::input);
   }
-  SUBCASE("missing source") {
-    layers::EntrySet set;
-    auto e = error_of([&] { set.add(rule(tmp.path() / "nope", "/app")); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "does not exist"));
-  }
-  SUBCASE("a fifo is refused") {
-    REQUIRE(::mkfifo((tmp.path() / "src" / "pipe").c_str(), 0644) == 0);
-    layers::EntrySet set;
-    auto e = error_of([&] { set.add(rule(tmp.path() / "src", "/app")); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "fifo"));
-  }
-  SUBCASE("one path both file and directory") {
-    layers::EntrySet set;
-    set.add(rule(tmp.path() / "src" / "f", "/x"));
-    auto e = error_of([&] { set.add(rule(tmp.path() / "src", "/x")); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "both a directory and a file"));
-  }
-  SUBCASE("a later rule overrides an earlier file") {
-    write(tmp.path() / "g", "longer content");
-    layers::EntrySet set;
-    set.add(rule(tmp.path() / "src" / "f", "/x"));
-    set.add(rule(tmp.path() / "g", "/x"));
-    CHECK(set.entries().at("x").source == tmp.path() / "g");
-    CHECK(set.entries().at("x").size == 14);
-  }
-}
 
-TEST_CASE("write_tar is byte-identical for trees created in different order with different mtimes") {
-  auto t1 = make_temp();
-  auto t2 = make_temp();
-  make_tree(t1.path() / "src", false);
-  make_tree(t2.path() / "src", true);
-  REQUIRE(fs::last_write_time(t1.path() / "src" / "app.py") != fs::last_write_time(t2.path() / "src" / "app.py"));
+  TEST_CASE("excluded matches basenames without '/' and relative paths with '/'") {
+    CHECK(layers::excluded({"*.pyc"}, "a/b/c.pyc"));
+    CHECK(layers::excluded({"__pycache__"}, "pkg/__pycache__"));
+    CHECK(layers::excluded({"__pycache__/"}, "pkg/__pycache__"));
+    CHECK_FALSE(layers::excluded({"*.pyc"}, "a/b/c.py"));
+    CHECK(layers::excluded({"secret/key.pem"}, "secret/key.pem"));
+    CHECK(layers::excluded({"/secret/key.pem"}, "secret/key.pem"));
+    CHECK_FALSE(layers::excluded({"secret/key.pem"}, "other/secret/key.pem"));
+    CHECK(layers::excluded({"docs/*"}, "docs/a/b.md")); // '*' crosses '/'
+    CHECK_FALSE(layers::excluded({}, "anything"));
+    // '*' does not match a leading dot in a basename (FNM_PERIOD), but the literal name does.
+    CHECK_FALSE(layers::excluded({"*"}, "a/.hidden"));
+    CHECK(layers::excluded({".git"}, ".git"));
+  }
 
-  auto build = [](const fs::path& src) {
+  TEST_CASE("EntrySet: parents created, sorted, modes normalised, owners applied") {
+    auto tmp = make_temp();
+    fs::path src = tmp.path() / "src";
+    write(src / "app.py", "print(1)\n", 0600);
+    write(src / "run.sh", "#!/bin/sh\n", 0700);
+    write(src / "group-exec", "x", 0650);
+    write(src / "lib" / "mod.py", "x = 1\n", 0640);
+    fs::permissions(src / "lib", fs::perms::owner_all);
+
     layers::EntrySet set;
+    auto r = rule(src, "/opt/app/");
+    r.owner = layers::Owner{1000, 1001, "app", "grp"};
+    set.add(r);
+    layers::Owner parent_owner{0, 0, "root", "root"};
+    set.finalize(parent_owner);
+
+    const auto& es = set.entries();
+    CHECK(keys(set) == std::vector<std::string>{"opt", "opt/app", "opt/app/app.py", "opt/app/group-exec", "opt/app/lib",
+                                                "opt/app/lib/mod.py", "opt/app/run.sh"});
+    auto k = keys(set);
+    CHECK(std::is_sorted(k.begin(), k.end()));
+
+    const Entry& opt = es.at("opt");
+    CHECK(opt.type == Entry::Type::dir);
+    CHECK(opt.mode == 0755);
+    CHECK(opt.owner == parent_owner);
+
+    CHECK(es.at("opt/app").type == Entry::Type::dir);
+    CHECK(es.at("opt/app").owner == r.owner);
+    CHECK(es.at("opt/app/app.py").mode == 0644);
+    CHECK(es.at("opt/app/app.py").type == Entry::Type::file);
+    CHECK(es.at("opt/app/app.py").size == 9);
+    CHECK(es.at("opt/app/app.py").source == src / "app.py");
+    CHECK(es.at("opt/app/app.py").owner == r.owner);
+    CHECK(es.at("opt/app/run.sh").mode == 0755);
+    CHECK(es.at("opt/app/group-exec").mode == 0755); // any exec bit is kept as 0755
+    CHECK(es.at("opt/app/lib").mode == 0755);        // 0700 directory normalised
+    CHECK(es.at("opt/app/lib/mod.py").mode == 0644); // 0640 normalised
+    CHECK(set.total_size() == 9 + 10 + 1 + 6);
+
+    SUBCASE("forced modes") {
+      layers::EntrySet forced;
+      auto fr = rule(src, "/x");
+      fr.file_mode = 0600;
+      fr.dir_mode = 0750;
+      forced.add(fr);
+      forced.finalize({});
+      CHECK(forced.entries().at("x").mode == 0750);
+      CHECK(forced.entries().at("x/lib").mode == 0750);
+      CHECK(forced.entries().at("x/run.sh").mode == 0600);
+      CHECK(forced.entries().at("x/app.py").mode == 0600);
+    }
+  }
+
+  TEST_CASE("EntrySet: single files are copied into a directory or renamed") {
+    auto tmp = make_temp();
+    write(tmp.path() / "tool.py", "x", 0755);
+    layers::EntrySet set;
+    set.add(rule(tmp.path() / "tool.py", "/usr/local/bin/"));
+    set.add(rule(tmp.path() / "tool.py", "/opt/renamed"));
+    set.add(rule(tmp.path() / "tool.py", "/"));
+    set.finalize({});
+    CHECK(keys(set) == std::vector<std::string>{"opt", "opt/renamed", "tool.py", "usr", "usr/local", "usr/local/bin",
+                                                "usr/local/bin/tool.py"});
+    CHECK(set.entries().at("opt/renamed").mode == 0755);
+  }
+
+  TEST_CASE("EntrySet: excludes by basename and by path") {
+    auto tmp = make_temp();
+    fs::path src = tmp.path() / "src";
+    write(src / "keep.py", "k");
+    write(src / "mod.pyc", "c");
+    write(src / "pkg" / "__pycache__" / "mod.cpython-311.pyc", "c");
+    write(src / "pkg" / "real.py", "r");
+    write(src / "secret" / "key.pem", "s");
+    write(src / "other" / "secret" / "key.pem", "o");
     auto r = rule(src, "/app");
-    r.owner = layers::Owner{1000, 1000, "app", "app"};
+    r.exclude = {"*.pyc", "__pycache__", "secret/key.pem"};
+    layers::EntrySet set;
     set.add(r);
     set.finalize({});
-    return set;
-  };
-  auto s1 = build(t1.path() / "src");
-  auto s2 = build(t2.path() / "src");
-  std::string a = tar_bytes(s1, 315532800);
-  std::string b = tar_bytes(s2, 315532800);
-  CHECK(a.size() % 512 == 0);
-  CHECK(a.size() > 1024);
-  CHECK(a == b);
-  // The epoch matters: it is every entry's mtime.
-  CHECK(tar_bytes(s1, 315532801) != a);
-
-  auto headers = read_headers(a);
-  REQUIRE(headers.size() == s1.entries().size());
-  for (const auto& h : headers) {
-    CAPTURE(h.path);
-    CHECK(h.mtime == 315532800);
-    CHECK(h.uid == 1000);
-    CHECK(h.gid == 1000);
-    CHECK(h.uname == "app");
+    CHECK(keys(set) == std::vector<std::string>{"app", "app/keep.py", "app/other", "app/other/secret",
+                                                "app/other/secret/key.pem", "app/pkg", "app/pkg/real.py",
+                                                "app/secret"});
   }
-  CHECK(headers.front().path == "app/");
-}
 
-TEST_CASE("scan_tar reads back the members write_tar produced") {
-  auto tmp = make_temp();
-  make_tree(tmp.path() / "src", false);
-  layers::EntrySet set;
-  set.add(rule(tmp.path() / "src", "/srv/app/"));
-  set.finalize({});
-  std::string tar = tar_bytes(set, 0);
-  util::write_file_atomic(tmp.path() / "layer.tar", tar);
+  TEST_CASE("EntrySet: symlinks") {
+    auto tmp = make_temp();
+    fs::path src = tmp.path() / "src";
+    write(src / "lib" / "mod.py", "m");
+    write(src / "app.py", "a");
 
-  std::map<std::string, layers::TarMember> members;
-  std::map<std::string, std::string> contents;
-  std::vector<std::string> order;
-  layers::scan_tar(
-      tmp.path() / "layer.tar",
-      [&](const layers::TarMember& m) {
-        members[m.path] = m;
-        order.push_back(m.path);
-        return true;
-      },
-      [&](const layers::TarMember& m, const std::string& content) { contents[m.path] = content; });
+    SUBCASE("relative links inside the tree are kept") {
+      fs::create_symlink("lib/mod.py", src / "link");
+      fs::create_symlink("../app.py", src / "lib" / "up");
+      layers::EntrySet set;
+      set.add(rule(src, "/app"));
+      set.finalize({});
+      const auto& link = set.entries().at("app/link");
+      CHECK(link.type == Entry::Type::symlink);
+      CHECK(link.link_target == "lib/mod.py");
+      CHECK(link.mode == 0777);
+      CHECK(set.entries().at("app/lib/up").link_target == "../app.py");
+    }
+    SUBCASE("a relative link escaping the source tree is refused") {
+      fs::create_symlink("../../etc/passwd", src / "lib" / "escape");
+      layers::EntrySet set;
+      auto e = error_of([&] { set.add(rule(src, "/app")); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "spec.yaml:1:1"));
+      CHECK(contains(e.what(), "points outside the source tree"));
+      CHECK(contains(e.what(), "../../etc/passwd"));
+    }
+    SUBCASE("an absolute link is refused unless allow_absolute_symlinks") {
+      fs::create_symlink("/usr/bin/python3", src / "python");
+      layers::EntrySet refused;
+      auto e = error_of([&] { refused.add(rule(src, "/app")); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "/usr/bin/python3"));
+      CHECK(contains(e.hint(), "allow_absolute_symlinks"));
 
-  CHECK(order == keys(set));
-  CHECK(members.at("srv").type == '5');
-  CHECK(members.at("srv/app").type == '5');
-  CHECK(members.at("srv/app/app-hardlink.py").size == 15);
-  CHECK(members.at("srv/app/pkg/core.py").type == '0');
-  CHECK(members.at("srv/app/pkg-link").type == '2');
-  CHECK(members.at("srv/app/pkg-link").link_target == "pkg");
-  // "app-hardlink.py" sorts before "app.py", so it holds the data and app.py links to it.
-  CHECK(members.at("srv/app/app-hardlink.py").type == '0');
-  CHECK(members.at("srv/app/app.py").type == '1');
-  CHECK(members.at("srv/app/app.py").link_target == "srv/app/app-hardlink.py");
-  CHECK(contents.at("srv/app/app-hardlink.py") == "print('hello')\n");
-  CHECK(contents.at("srv/app/pkg/core.py") == "def f():\n    return 42\n");
-  CHECK(contents.at("srv/app/pkg/__init__.py").empty());
-  CHECK(contents.count("srv/app/app.py") == 0); // hardlinks carry no content
-  CHECK(contents.count("srv/app/pkg") == 0);
+      layers::EntrySet allowed;
+      auto r = rule(src, "/app");
+      r.allow_absolute_symlinks = true;
+      allowed.add(r);
+      allowed.finalize({});
+      CHECK(allowed.entries().at("app/python").type == Entry::Type::symlink);
+      CHECK(allowed.entries().at("app/python").link_target == "/usr/bin/python3");
+    }
+    SUBCASE("excluding an escaping link avoids the error") {
+      fs::create_symlink("/etc/passwd", src / "bad");
+      auto r = rule(src, "/app");
+      r.exclude = {"bad"};
+      layers::EntrySet set;
+      CHECK_NOTHROW(set.add(r));
+      CHECK(set.entries().count("app/bad") == 0);
+    }
+  }
 
-  SUBCASE("also through gzip compression") {
-    layers::CompressOptions opts;
-    auto c = compress(tar, opts, tmp.path() / "layer.tar.gz");
-    std::vector<std::string> gz_order;
+  TEST_CASE("EntrySet: hardlinks are detected") {
+    auto tmp = make_temp();
+    fs::path src = tmp.path() / "src";
+    write(src / "a.bin", "same inode content");
+    fs::create_hard_link(src / "a.bin", src / "b.bin");
+    write(src / "c.bin", "same inode content"); // equal bytes, different inode
+    layers::EntrySet set;
+    set.add(rule(src, "/d"));
+    set.finalize({});
+    const auto& a = set.entries().at("d/a.bin");
+    const auto& b = set.entries().at("d/b.bin");
+    const auto& c = set.entries().at("d/c.bin");
+    CHECK(a.type == Entry::Type::file);
+    CHECK(a.size == 18);
+    CHECK(b.type == Entry::Type::hardlink);
+    CHECK(b.link_target == "d/a.bin");
+    CHECK(b.size == 0);
+    CHECK(c.type == Entry::Type::file);
+    CHECK(set.total_size() == 36);
+  }
+
+  TEST_CASE("EntrySet: errors") {
+    auto tmp = make_temp();
+    write(tmp.path() / "src" / "f", "x");
+
+    SUBCASE("to: with ../ escaping the root") {
+      layers::EntrySet set;
+      auto e = error_of([&] { set.add(rule(tmp.path() / "src", "/app/../../etc")); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "escapes the image root"));
+      CHECK(set.entries().empty());
+    }
+    SUBCASE("missing source") {
+      layers::EntrySet set;
+      auto e = error_of([&] { set.add(rule(tmp.path() / "nope", "/app")); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "does not exist"));
+    }
+    SUBCASE("a fifo is refused") {
+      REQUIRE(::mkfifo((tmp.path() / "src" / "pipe").c_str(), 0644) == 0);
+      layers::EntrySet set;
+      auto e = error_of([&] { set.add(rule(tmp.path() / "src", "/app")); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "fifo"));
+    }
+    SUBCASE("one path both file and directory") {
+      layers::EntrySet set;
+      set.add(rule(tmp.path() / "src" / "f", "/x"));
+      auto e = error_of([&] { set.add(rule(tmp.path() / "src", "/x")); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "both a directory and a file"));
+    }
+    SUBCASE("a later rule overrides an earlier file") {
+      write(tmp.path() / "g", "longer content");
+      layers::EntrySet set;
+      set.add(rule(tmp.path() / "src" / "f", "/x"));
+      set.add(rule(tmp.path() / "g", "/x"));
+      CHECK(set.entries().at("x").source == tmp.path() / "g");
+      CHECK(set.entries().at("x").size == 14);
+    }
+  }
+
+  TEST_CASE("write_tar is byte-identical for trees created in different order with different mtimes") {
+    auto t1 = make_temp();
+    auto t2 = make_temp();
+    make_tree(t1.path() / "src", false);
+    make_tree(t2.path() / "src", true);
+    REQUIRE(fs::last_write_time(t1.path() / "src" / "app.py") != fs::last_write_time(t2.path() / "src" / "app.py"));
+
+    auto build = [](const fs::path& src) {
+      layers::EntrySet set;
+      auto r = rule(src, "/app");
+      r.owner = layers::Owner{1000, 1000, "app", "app"};
+      set.add(r);
+      set.finalize({});
+      return set;
+    };
+    auto s1 = build(t1.path() / "src");
+    auto s2 = build(t2.path() / "src");
+    std::string a = tar_bytes(s1, 315532800);
+    std::string b = tar_bytes(s2, 315532800);
+    CHECK(a.size() % 512 == 0);
+    CHECK(a.size() > 1024);
+    CHECK(a == b);
+    // The epoch matters: it is every entry's mtime.
+    CHECK(tar_bytes(s1, 315532801) != a);
+
+    auto headers = read_headers(a);
+    REQUIRE(headers.size() == s1.entries().size());
+    for (const auto& h : headers) {
+      CAPTURE(h.path);
+      CHECK(h.mtime == 315532800);
+      CHECK(h.uid == 1000);
+      CHECK(h.gid == 1000);
+      CHECK(h.uname == "app");
+    }
+    CHECK(headers.front().path == "app/");
+  }
+
+  TEST_CASE("scan_tar reads back the members write_tar produced") {
+    auto tmp = make_temp();
+    make_tree(tmp.path() / "src", false);
+    layers::EntrySet set;
+    set.add(rule(tmp.path() / "src", "/srv/app/"));
+    set.finalize({});
+    std::string tar = tar_bytes(set, 0);
+    util::write_file_atomic(tmp.path() / "layer.tar", tar);
+
+    std::map<std::string, layers::TarMember> members;
+    std::map<std::string, std::string> contents;
+    std::vector<std::string> order;
     layers::scan_tar(
-        c.path, [&](const layers::TarMember& m) { gz_order.push_back(m.path); return false; },
-        [](const layers::TarMember&, const std::string&) {});
-    CHECK(gz_order == order);
-  }
-  SUBCASE("a corrupt tar is an error") {
-    util::write_file_atomic(tmp.path() / "bad.tar", tar.substr(0, 700));
-    CHECK_THROWS_AS(layers::scan_tar(
-                        tmp.path() / "bad.tar", [](const layers::TarMember&) { return true; },
-                        [](const layers::TarMember&, const std::string&) {}),
-                    util::Error);
-  }
-}
-
-TEST_CASE("write_tar refuses a source whose size changed after it was gathered") {
-  auto tmp = make_temp();
-  write(tmp.path() / "src" / "f", "12345");
-  layers::EntrySet set;
-  set.add(rule(tmp.path() / "src", "/a"));
-  set.finalize({});
-  SUBCASE("grew") {
-    write(tmp.path() / "src" / "f", "1234567890");
-    auto e = error_of([&] { tar_bytes(set, 0); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "grew"));
-  }
-  SUBCASE("shrank") {
-    write(tmp.path() / "src" / "f", "1");
-    auto e = error_of([&] { tar_bytes(set, 0); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "shrank"));
-  }
-}
-
-TEST_CASE("TarBuilder writes generated members") {
-  auto tmp = make_temp();
-  std::string tar;
-  {
-    layers::TarBuilder tb(42, [&](const char* d, std::size_t n) { tar.append(d, n); });
-    tb.add_dir("dir");
-    tb.add_bytes("dir/a.txt", "alpha");
-    tb.add_stream("dir/b.txt", 4, [](const layers::ByteSink& sink) { sink("beta", 4); });
-    auto e = error_of([&] {
-      tb.add_stream("dir/c.txt", 10, [](const layers::ByteSink& sink) { sink("short", 5); });
-    });
-    CHECK(e.kind() == util::ErrorKind::integrity);
-  }
-  // The archive was left unfinished by the error above; check what was written.
-  auto headers = read_headers(tar);
-  REQUIRE(headers.size() >= 3);
-  CHECK(headers[0].path == "dir/");
-  CHECK(headers[1].path == "dir/a.txt");
-  CHECK(headers[1].mtime == 42);
-  CHECK(headers[2].path == "dir/b.txt");
-}
-
-TEST_CASE("LayerStream gzip: round trip, diff_id and digest") {
-  auto tmp = make_temp();
-  std::string input = text_bytes(300000) + random_bytes(50000, 9);
-  layers::CompressOptions opts;
-  auto c = compress(input, opts, tmp.path() / "blob");
-  CHECK(decompress(c.path, c.info.media_type) == input);
-  CHECK(c.info.media_type == "application/vnd.oci.image.layer.v1.tar+gzip");
-  CHECK(c.info.diff_id == oci::Digest::sha256(util::sha256_hex(input)));
-  CHECK(c.info.digest == oci::Digest::sha256(util::sha256_hex(c.bytes)));
-  CHECK(c.info.size == static_cast<std::int64_t>(c.bytes.size()));
-  CHECK(c.info.uncompressed_size == static_cast<std::int64_t>(input.size()));
-  CHECK(c.bytes.size() < input.size());
-
-  SUBCASE("fixed gzip header: no name, mtime 0, OS 255") {
-    REQUIRE(c.bytes.size() > 18);
-    const unsigned char want[10] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff};
-    for (int i = 0; i < 10; ++i) {
-      CAPTURE(i);
-      CHECK(static_cast<unsigned char>(c.bytes[static_cast<std::size_t>(i)]) == want[i]);
-    }
-    // The trailer's ISIZE is the input length (little endian).
-    std::size_t n = c.bytes.size();
-    std::uint32_t isize = 0;
-    for (int i = 0; i < 4; ++i) {
-      isize |= static_cast<std::uint32_t>(static_cast<unsigned char>(c.bytes[n - 4 + static_cast<std::size_t>(i)]))
-               << (8 * i);
-    }
-    CHECK(isize == input.size());
-  }
-  SUBCASE("the same input fed in other piece sizes gives the same bytes") {
-    auto d = compress(input, opts, tmp.path() / "blob2", 7);
-    CHECK(d.bytes == c.bytes);
-  }
-  SUBCASE("the level changes the output") {
-    layers::CompressOptions fast;
-    fast.level = 1;
-    auto d = compress(input, fast, tmp.path() / "blob3");
-    CHECK(d.info.diff_id == c.info.diff_id);
-    CHECK(decompress(d.path, d.info.media_type) == input);
-  }
-  SUBCASE("a truncated blob is an integrity error") {
-    util::write_file_atomic(tmp.path() / "cut", c.bytes.substr(0, c.bytes.size() - 10));
-    auto e = error_of([&] { decompress(tmp.path() / "cut", c.info.media_type); });
-    CHECK(e.kind() == util::ErrorKind::integrity);
-  }
-}
-
-TEST_CASE("LayerStream gzip: empty input") {
-  auto tmp = make_temp();
-  auto c = compress("", layers::CompressOptions{}, tmp.path() / "empty");
-  CHECK(decompress(c.path, c.info.media_type).empty());
-  CHECK(c.info.diff_id.hex == util::sha256_hex(""));
-  CHECK(c.info.uncompressed_size == 0);
-}
-
-TEST_CASE("LayerStream gzip: output is identical for 1, 2 and 3 threads on a multi-MiB mixed input") {
-  auto tmp = make_temp();
-  std::string input = mixed_input();
-  REQUIRE(input.size() > 5 * 1024 * 1024);
-  layers::CompressOptions opts;
-  opts.threads = 1;
-  auto one = compress(input, opts, tmp.path() / "t1");
-  opts.threads = 2;
-  auto two = compress(input, opts, tmp.path() / "t2");
-  opts.threads = 3;
-  auto three = compress(input, opts, tmp.path() / "t3");
-  CHECK(one.bytes == two.bytes);
-  CHECK(one.bytes == three.bytes);
-  check_same_info(one.info, two.info);
-  check_same_info(one.info, three.info);
-  CHECK(decompress(two.path, two.info.media_type) == input);
-  CHECK(one.info.diff_id.hex == util::sha256_hex(input));
-  // The text parts compress; the random parts do not grow much.
-  CHECK(one.info.size < static_cast<std::int64_t>(input.size()));
-}
-
-TEST_CASE("LayerStream gzip: an incompressible chunk is stored, barely larger than the input") {
-  auto tmp = make_temp();
-  std::string input = random_bytes(3 * 1024 * 1024 + 4321, 77);
-  auto c = compress(input, layers::CompressOptions{}, tmp.path() / "rnd");
-  auto in = static_cast<std::int64_t>(input.size());
-  CHECK(c.info.size > in);
-  CHECK(c.info.size <= in + in / 1000 + 64); // 5 bytes per 64 KiB block + header/trailer
-  CHECK(decompress(c.path, c.info.media_type) == input);
-}
-
-TEST_CASE("LayerStream zstd: round trip and identical output for 1 and 2 threads") {
-  auto tmp = make_temp();
-  std::string input = mixed_input();
-  layers::CompressOptions opts;
-  opts.kind = layers::Compression::zstd;
-  opts.level = 3;
-  opts.threads = 1;
-  auto one = compress(input, opts, tmp.path() / "z1");
-  opts.threads = 2;
-  auto two = compress(input, opts, tmp.path() / "z2");
-  CHECK(one.bytes == two.bytes);
-  check_same_info(one.info, two.info);
-  CHECK(one.info.media_type == "application/vnd.oci.image.layer.v1.tar+zstd");
-  CHECK(one.info.diff_id.hex == util::sha256_hex(input));
-  CHECK(one.info.digest.hex == util::sha256_hex(one.bytes));
-  CHECK(one.info.size < static_cast<std::int64_t>(input.size()));
-  // Round trip both with libzstd directly and through layers::decompress_file.
-  CHECK(zstd_decode(one.bytes) == input);
-  CHECK(decompress(one.path, one.info.media_type) == input);
-  auto empty = compress("", opts, tmp.path() / "zempty");
-  CHECK(decompress(empty.path, empty.info.media_type).empty());
-  // zstd frame magic.
-  CHECK(one.bytes.substr(0, 4) == std::string("\x28\xb5\x2f\xfd", 4));
-}
-
-TEST_CASE("decompress_file reports a truncated zstd blob as an integrity error") {
-  auto tmp = make_temp();
-  layers::CompressOptions opts;
-  opts.kind = layers::Compression::zstd;
-  auto c = compress(text_bytes(200000), opts, tmp.path() / "z");
-  std::string cut = c.bytes.substr(0, c.bytes.size() / 2);
-  util::write_file_atomic(tmp.path() / "cut", cut);
-  CHECK(error_of([&] { decompress(tmp.path() / "cut", c.info.media_type); }).kind() == util::ErrorKind::integrity);
-}
-
-TEST_CASE("LayerStream none: output is the input") {
-  auto tmp = make_temp();
-  std::string input = text_bytes(12345);
-  layers::CompressOptions opts;
-  opts.kind = layers::Compression::none;
-  auto c = compress(input, opts, tmp.path() / "plain");
-  CHECK(c.bytes == input);
-  CHECK(c.info.digest == c.info.diff_id);
-  CHECK(c.info.media_type == "application/vnd.oci.image.layer.v1.tar");
-  CHECK(decompress(c.path, c.info.media_type) == input);
-}
-
-TEST_CASE("LayerStream refuses out-of-range levels; media types map both ways") {
-  auto tmp = make_temp();
-  util::AtomicFile out(tmp.path() / "x");
-  layers::CompressOptions gz;
-  gz.level = 10;
-  CHECK(error_of([&] { layers::LayerStream s(gz, out); }).kind() == util::ErrorKind::input);
-  layers::CompressOptions zs;
-  zs.kind = layers::Compression::zstd;
-  zs.level = 20;
-  CHECK(error_of([&] { layers::LayerStream s(zs, out); }).kind() == util::ErrorKind::input);
-
-  for (auto c : {layers::Compression::gzip, layers::Compression::zstd, layers::Compression::none}) {
-    CHECK(layers::compression_from_media_type(layers::media_type_for(c)) == c);
-  }
-  CHECK(layers::compression_from_media_type(oci::media::k_docker_layer_gzip) == layers::Compression::gzip);
-  CHECK(error_of([] { layers::compression_from_media_type("text/plain"); }).kind() == util::ErrorKind::input);
-}
-
-TEST_CASE("LayerCache get_or_build: built once, then reused") {
-  auto tmp = make_temp();
-  layers::LayerCache cache(tmp.path() / "cache");
-  std::string input = text_bytes(200000);
-  int calls = 0;
-  auto produce = [&](util::AtomicFile& out, nlohmann::json& extra) {
-    ++calls;
-    extra["entries"] = 7;
-    layers::LayerStream s(layers::CompressOptions{}, out);
-    s.write(input.data(), input.size());
-    return s.finish();
-  };
-  std::string key(64, 'a');
-
-  CHECK_FALSE(cache.lookup(key).has_value());
-  bool rebuilt = false;
-  nlohmann::json extra1;
-  auto first = cache.get_or_build(key, produce, rebuilt, extra1);
-  CHECK(rebuilt);
-  CHECK(calls == 1);
-  CHECK(extra1["entries"] == 7);
-  CHECK(cache.blobs().has(first.digest));
-  CHECK(static_cast<std::int64_t>(fs::file_size(cache.blobs().blob_path(first.digest))) == first.size);
-  CHECK(util::sha256_file_hex(cache.blobs().blob_path(first.digest)) == first.digest.hex);
-  CHECK(first.diff_id.hex == util::sha256_hex(input));
-  CHECK(cache.size_bytes() == first.size);
-
-  rebuilt = true;
-  nlohmann::json extra2;
-  auto second = cache.get_or_build(key, produce, rebuilt, extra2);
-  CHECK_FALSE(rebuilt);
-  CHECK(calls == 1); // produce not called
-  check_same_info(first, second);
-  CHECK(extra2["entries"] == 7);
-
-  auto looked = cache.lookup(key);
-  REQUIRE(looked.has_value());
-  check_same_info(first, *looked);
-
-  SUBCASE("a second key producing the same bytes shares the blob") {
-    nlohmann::json extra3;
-    auto third = cache.get_or_build(std::string(64, 'b'), produce, rebuilt, extra3);
-    CHECK(rebuilt);
-    CHECK(calls == 2);
-    check_same_info(first, third);
-    std::size_t blobs = 0;
-    for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path() / "cache" / "blobs" / "sha256")) {
-      ++blobs;
-    }
-    CHECK(blobs == 1);
-    CHECK(fs::is_empty(tmp.path() / "cache" / ".tmp"));
-
-    auto pr = cache.prune(0);
-    CHECK(pr.layers_removed == 2);
-    CHECK(pr.blobs_removed == 1);
-    CHECK(pr.bytes_before == first.size);
-    CHECK(pr.bytes_after == 0);
-  }
-  SUBCASE("a missing blob is a miss and is rebuilt") {
-    fs::remove(cache.blobs().blob_path(first.digest));
-    CHECK_FALSE(cache.lookup(key).has_value());
-    nlohmann::json extra3;
-    auto again = cache.get_or_build(key, produce, rebuilt, extra3);
-    CHECK(rebuilt);
-    CHECK(calls == 2);
-    check_same_info(first, again);
-  }
-  SUBCASE("prune with a large limit keeps everything") {
-    auto pr = cache.prune(std::int64_t{1} << 40);
-    CHECK(pr.layers_removed == 0);
-    CHECK(pr.blobs_removed == 0);
-    CHECK(pr.bytes_after == pr.bytes_before);
-    CHECK(cache.lookup(key).has_value());
-  }
-  SUBCASE("prune with max 0 removes everything") {
-    auto pr = cache.prune(0);
-    CHECK(pr.layers_removed == 1);
-    CHECK(pr.blobs_removed == 1);
-    CHECK(pr.bytes_before == first.size);
-    CHECK(pr.bytes_after == 0);
-    CHECK(cache.size_bytes() == 0);
-    CHECK_FALSE(cache.lookup(key).has_value());
-    CHECK(fs::is_empty(tmp.path() / "cache" / "keys"));
-    CHECK(fs::is_empty(tmp.path() / "cache" / "blobs" / "sha256"));
-    // And it is rebuilt afterwards.
-    nlohmann::json extra3;
-    cache.get_or_build(key, produce, rebuilt, extra3);
-    CHECK(rebuilt);
-    CHECK(calls == 2);
-  }
-}
-
-TEST_CASE("LayerCache: a failing producer leaves no key and no blob") {
-  auto tmp = make_temp();
-  layers::LayerCache cache(tmp.path() / "cache");
-  bool rebuilt = false;
-  nlohmann::json extra;
-  auto e = error_of([&] {
-    cache.get_or_build(
-        "k",
-        [](util::AtomicFile& out, nlohmann::json&) -> layers::BlobInfo {
-          out.write("partial");
-          throw util::Error(util::ErrorKind::input, "source vanished");
+        tmp.path() / "layer.tar",
+        [&](const layers::TarMember& m) {
+          members[m.path] = m;
+          order.push_back(m.path);
+          return true;
         },
-        rebuilt, extra);
-  });
-  CHECK(contains(e.what(), "source vanished"));
-  CHECK_FALSE(cache.lookup("k").has_value());
-  CHECK(fs::is_empty(tmp.path() / "cache" / "blobs" / "sha256"));
-  CHECK(fs::is_empty(tmp.path() / "cache" / ".tmp"));
-}
+        [&](const layers::TarMember& m, const std::string& content) { contents[m.path] = content; });
+
+    CHECK(order == keys(set));
+    CHECK(members.at("srv").type == '5');
+    CHECK(members.at("srv/app").type == '5');
+    CHECK(members.at("srv/app/app-hardlink.py").size == 15);
+    CHECK(members.at("srv/app/pkg/core.py").type == '0');
+    CHECK(members.at("srv/app/pkg-link").type == '2');
+    CHECK(members.at("srv/app/pkg-link").link_target == "pkg");
+    // "app-hardlink.py" sorts before "app.py", so it holds the data and app.py links to it.
+    CHECK(members.at("srv/app/app-hardlink.py").type == '0');
+    CHECK(members.at("srv/app/app.py").type == '1');
+    CHECK(members.at("srv/app/app.py").link_target == "srv/app/app-hardlink.py");
+    CHECK(contents.at("srv/app/app-hardlink.py") == "print('hello')\n");
+    CHECK(contents.at("srv/app/pkg/core.py") == "def f():\n    return 42\n");
+    CHECK(contents.at("srv/app/pkg/__init__.py").empty());
+    CHECK(contents.count("srv/app/app.py") == 0); // hardlinks carry no content
+    CHECK(contents.count("srv/app/pkg") == 0);
+
+    SUBCASE("also through gzip compression") {
+      layers::CompressOptions opts;
+      auto c = compress(tar, opts, tmp.path() / "layer.tar.gz");
+      std::vector<std::string> gz_order;
+      layers::scan_tar(
+          c.path,
+          [&](const layers::TarMember& m) {
+            gz_order.push_back(m.path);
+            return false;
+          },
+          [](const layers::TarMember&, const std::string&) {});
+      CHECK(gz_order == order);
+    }
+    SUBCASE("a corrupt tar is an error") {
+      util::write_file_atomic(tmp.path() / "bad.tar", tar.substr(0, 700));
+      CHECK_THROWS_AS(layers::scan_tar(
+                          tmp.path() / "bad.tar", [](const layers::TarMember&) { return true; },
+                          [](const layers::TarMember&, const std::string&) {}),
+                      util::Error);
+    }
+  }
+
+  TEST_CASE("write_tar refuses a source whose size changed after it was gathered") {
+    auto tmp = make_temp();
+    write(tmp.path() / "src" / "f", "12345");
+    layers::EntrySet set;
+    set.add(rule(tmp.path() / "src", "/a"));
+    set.finalize({});
+    SUBCASE("grew") {
+      write(tmp.path() / "src" / "f", "1234567890");
+      auto e = error_of([&] { tar_bytes(set, 0); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "grew"));
+    }
+    SUBCASE("shrank") {
+      write(tmp.path() / "src" / "f", "1");
+      auto e = error_of([&] { tar_bytes(set, 0); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "shrank"));
+    }
+  }
+
+  TEST_CASE("TarBuilder writes generated members") {
+    auto tmp = make_temp();
+    std::string tar;
+    {
+      layers::TarBuilder tb(42, [&](const char* d, std::size_t n) { tar.append(d, n); });
+      tb.add_dir("dir");
+      tb.add_bytes("dir/a.txt", "alpha");
+      tb.add_stream("dir/b.txt", 4, [](const layers::ByteSink& sink) { sink("beta", 4); });
+      auto e =
+          error_of([&] { tb.add_stream("dir/c.txt", 10, [](const layers::ByteSink& sink) { sink("short", 5); }); });
+      CHECK(e.kind() == util::ErrorKind::integrity);
+    }
+    // The archive was left unfinished by the error above; check what was written.
+    auto headers = read_headers(tar);
+    REQUIRE(headers.size() >= 3);
+    CHECK(headers[0].path == "dir/");
+    CHECK(headers[1].path == "dir/a.txt");
+    CHECK(headers[1].mtime == 42);
+    CHECK(headers[2].path == "dir/b.txt");
+  }
+
+  TEST_CASE("LayerStream gzip: round trip, diff_id and digest") {
+    auto tmp = make_temp();
+    std::string input = text_bytes(300000) + random_bytes(50000, 9);
+    layers::CompressOptions opts;
+    auto c = compress(input, opts, tmp.path() / "blob");
+    CHECK(decompress(c.path, c.info.media_type) == input);
+    CHECK(c.info.media_type == "application/vnd.oci.image.layer.v1.tar+gzip");
+    CHECK(c.info.diff_id == oci::Digest::sha256(util::sha256_hex(input)));
+    CHECK(c.info.digest == oci::Digest::sha256(util::sha256_hex(c.bytes)));
+    CHECK(c.info.size == static_cast<std::int64_t>(c.bytes.size()));
+    CHECK(c.info.uncompressed_size == static_cast<std::int64_t>(input.size()));
+    CHECK(c.bytes.size() < input.size());
+
+    SUBCASE("fixed gzip header: no name, mtime 0, OS 255") {
+      REQUIRE(c.bytes.size() > 18);
+      const unsigned char want[10] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff};
+      for (int i = 0; i < 10; ++i) {
+        CAPTURE(i);
+        CHECK(static_cast<unsigned char>(c.bytes[static_cast<std::size_t>(i)]) == want[i]);
+      }
+      // The trailer's ISIZE is the input length (little endian).
+      std::size_t n = c.bytes.size();
+      std::uint32_t isize = 0;
+      for (int i = 0; i < 4; ++i) {
+        isize |= static_cast<std::uint32_t>(static_cast<unsigned char>(c.bytes[n - 4 + static_cast<std::size_t>(i)]))
+                 << (8 * i);
+      }
+      CHECK(isize == input.size());
+    }
+    SUBCASE("the same input fed in other piece sizes gives the same bytes") {
+      auto d = compress(input, opts, tmp.path() / "blob2", 7);
+      CHECK(d.bytes == c.bytes);
+    }
+    SUBCASE("the level changes the output") {
+      layers::CompressOptions fast;
+      fast.level = 1;
+      auto d = compress(input, fast, tmp.path() / "blob3");
+      CHECK(d.info.diff_id == c.info.diff_id);
+      CHECK(decompress(d.path, d.info.media_type) == input);
+    }
+    SUBCASE("a truncated blob is an integrity error") {
+      util::write_file_atomic(tmp.path() / "cut", c.bytes.substr(0, c.bytes.size() - 10));
+      auto e = error_of([&] { decompress(tmp.path() / "cut", c.info.media_type); });
+      CHECK(e.kind() == util::ErrorKind::integrity);
+    }
+  }
+
+  TEST_CASE("LayerStream gzip: empty input") {
+    auto tmp = make_temp();
+    auto c = compress("", layers::CompressOptions{}, tmp.path() / "empty");
+    CHECK(decompress(c.path, c.info.media_type).empty());
+    CHECK(c.info.diff_id.hex == util::sha256_hex(""));
+    CHECK(c.info.uncompressed_size == 0);
+  }
+
+  TEST_CASE("LayerStream gzip: output is identical for 1, 2 and 3 threads on a multi-MiB mixed input") {
+    auto tmp = make_temp();
+    std::string input = mixed_input();
+    REQUIRE(input.size() > 5 * 1024 * 1024);
+    layers::CompressOptions opts;
+    opts.threads = 1;
+    auto one = compress(input, opts, tmp.path() / "t1");
+    opts.threads = 2;
+    auto two = compress(input, opts, tmp.path() / "t2");
+    opts.threads = 3;
+    auto three = compress(input, opts, tmp.path() / "t3");
+    CHECK(one.bytes == two.bytes);
+    CHECK(one.bytes == three.bytes);
+    check_same_info(one.info, two.info);
+    check_same_info(one.info, three.info);
+    CHECK(decompress(two.path, two.info.media_type) == input);
+    CHECK(one.info.diff_id.hex == util::sha256_hex(input));
+    // The text parts compress; the random parts do not grow much.
+    CHECK(one.info.size < static_cast<std::int64_t>(input.size()));
+  }
+
+  TEST_CASE("LayerStream gzip: an incompressible chunk is stored, barely larger than the input") {
+    auto tmp = make_temp();
+    std::string input = random_bytes(3 * 1024 * 1024 + 4321, 77);
+    auto c = compress(input, layers::CompressOptions{}, tmp.path() / "rnd");
+    auto in = static_cast<std::int64_t>(input.size());
+    CHECK(c.info.size > in);
+    CHECK(c.info.size <= in + in / 1000 + 64); // 5 bytes per 64 KiB block + header/trailer
+    CHECK(decompress(c.path, c.info.media_type) == input);
+  }
+
+  TEST_CASE("LayerStream zstd: round trip and identical output for 1 and 2 threads") {
+    auto tmp = make_temp();
+    std::string input = mixed_input();
+    layers::CompressOptions opts;
+    opts.kind = layers::Compression::zstd;
+    opts.level = 3;
+    opts.threads = 1;
+    auto one = compress(input, opts, tmp.path() / "z1");
+    opts.threads = 2;
+    auto two = compress(input, opts, tmp.path() / "z2");
+    CHECK(one.bytes == two.bytes);
+    check_same_info(one.info, two.info);
+    CHECK(one.info.media_type == "application/vnd.oci.image.layer.v1.tar+zstd");
+    CHECK(one.info.diff_id.hex == util::sha256_hex(input));
+    CHECK(one.info.digest.hex == util::sha256_hex(one.bytes));
+    CHECK(one.info.size < static_cast<std::int64_t>(input.size()));
+    // Round trip both with libzstd directly and through layers::decompress_file.
+    CHECK(zstd_decode(one.bytes) == input);
+    CHECK(decompress(one.path, one.info.media_type) == input);
+    auto empty = compress("", opts, tmp.path() / "zempty");
+    CHECK(decompress(empty.path, empty.info.media_type).empty());
+    // zstd frame magic.
+    CHECK(one.bytes.substr(0, 4) == std::string("\x28\xb5\x2f\xfd", 4));
+  }
+
+  TEST_CASE("decompress_file reports a truncated zstd blob as an integrity error") {
+    auto tmp = make_temp();
+    layers::CompressOptions opts;
+    opts.kind = layers::Compression::zstd;
+    auto c = compress(text_bytes(200000), opts, tmp.path() / "z");
+    std::string cut = c.bytes.substr(0, c.bytes.size() / 2);
+    util::write_file_atomic(tmp.path() / "cut", cut);
+    CHECK(error_of([&] { decompress(tmp.path() / "cut", c.info.media_type); }).kind() == util::ErrorKind::integrity);
+  }
+
+  TEST_CASE("LayerStream none: output is the input") {
+    auto tmp = make_temp();
+    std::string input = text_bytes(12345);
+    layers::CompressOptions opts;
+    opts.kind = layers::Compression::none;
+    auto c = compress(input, opts, tmp.path() / "plain");
+    CHECK(c.bytes == input);
+    CHECK(c.info.digest == c.info.diff_id);
+    CHECK(c.info.media_type == "application/vnd.oci.image.layer.v1.tar");
+    CHECK(decompress(c.path, c.info.media_type) == input);
+  }
+
+  TEST_CASE("LayerStream refuses out-of-range levels; media types map both ways") {
+    auto tmp = make_temp();
+    util::AtomicFile out(tmp.path() / "x");
+    layers::CompressOptions gz;
+    gz.level = 10;
+    CHECK(error_of([&] { layers::LayerStream s(gz, out); }).kind() == util::ErrorKind::input);
+    layers::CompressOptions zs;
+    zs.kind = layers::Compression::zstd;
+    zs.level = 20;
+    CHECK(error_of([&] { layers::LayerStream s(zs, out); }).kind() == util::ErrorKind::input);
+
+    for (auto c : {layers::Compression::gzip, layers::Compression::zstd, layers::Compression::none}) {
+      CHECK(layers::compression_from_media_type(layers::media_type_for(c)) == c);
+    }
+    CHECK(layers::compression_from_media_type(oci::media::k_docker_layer_gzip) == layers::Compression::gzip);
+    CHECK(error_of([] { layers::compression_from_media_type("text/plain"); }).kind() == util::ErrorKind::input);
+  }
+
+  TEST_CASE("LayerCache get_or_build: built once, then reused") {
+    auto tmp = make_temp();
+    layers::LayerCache cache(tmp.path() / "cache");
+    std::string input = text_bytes(200000);
+    int calls = 0;
+    auto produce = [&](util::AtomicFile& out, nlohmann::json& extra) {
+      ++calls;
+      extra["entries"] = 7;
+      layers::LayerStream s(layers::CompressOptions{}, out);
+      s.write(input.data(), input.size());
+      return s.finish();
+    };
+    std::string key(64, 'a');
+
+    CHECK_FALSE(cache.lookup(key).has_value());
+    bool rebuilt = false;
+    nlohmann::json extra1;
+    auto first = cache.get_or_build(key, produce, rebuilt, extra1);
+    CHECK(rebuilt);
+    CHECK(calls == 1);
+    CHECK(extra1["entries"] == 7);
+    CHECK(cache.blobs().has(first.digest));
+    CHECK(static_cast<std::int64_t>(fs::file_size(cache.blobs().blob_path(first.digest))) == first.size);
+    CHECK(util::sha256_file_hex(cache.blobs().blob_path(first.digest)) == first.digest.hex);
+    CHECK(first.diff_id.hex == util::sha256_hex(input));
+    CHECK(cache.size_bytes() == first.size);
+
+    rebuilt = true;
+    nlohmann::json extra2;
+    auto second = cache.get_or_build(key, produce, rebuilt, extra2);
+    CHECK_FALSE(rebuilt);
+    CHECK(calls == 1); // produce not called
+    check_same_info(first, second);
+    CHECK(extra2["entries"] == 7);
+
+    auto looked = cache.lookup(key);
+    REQUIRE(looked.has_value());
+    check_same_info(first, *looked);
+
+    SUBCASE("a second key producing the same bytes shares the blob") {
+      nlohmann::json extra3;
+      auto third = cache.get_or_build(std::string(64, 'b'), produce, rebuilt, extra3);
+      CHECK(rebuilt);
+      CHECK(calls == 2);
+      check_same_info(first, third);
+      std::size_t blobs = 0;
+      for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path() / "cache" / "blobs" / "sha256")) {
+        ++blobs;
+      }
+      CHECK(blobs == 1);
+      CHECK(fs::is_empty(tmp.path() / "cache" / ".tmp"));
+
+      auto pr = cache.prune(0);
+      CHECK(pr.layers_removed == 2);
+      CHECK(pr.blobs_removed == 1);
+      CHECK(pr.bytes_before == first.size);
+      CHECK(pr.bytes_after == 0);
+    }
+    SUBCASE("a missing blob is a miss and is rebuilt") {
+      fs::remove(cache.blobs().blob_path(first.digest));
+      CHECK_FALSE(cache.lookup(key).has_value());
+      nlohmann::json extra3;
+      auto again = cache.get_or_build(key, produce, rebuilt, extra3);
+      CHECK(rebuilt);
+      CHECK(calls == 2);
+      check_same_info(first, again);
+    }
+    SUBCASE("prune with a large limit keeps everything") {
+      auto pr = cache.prune(std::int64_t{1} << 40);
+      CHECK(pr.layers_removed == 0);
+      CHECK(pr.blobs_removed == 0);
+      CHECK(pr.bytes_after == pr.bytes_before);
+      CHECK(cache.lookup(key).has_value());
+    }
+    SUBCASE("prune with max 0 removes everything") {
+      auto pr = cache.prune(0);
+      CHECK(pr.layers_removed == 1);
+      CHECK(pr.blobs_removed == 1);
+      CHECK(pr.bytes_before == first.size);
+      CHECK(pr.bytes_after == 0);
+      CHECK(cache.size_bytes() == 0);
+      CHECK_FALSE(cache.lookup(key).has_value());
+      CHECK(fs::is_empty(tmp.path() / "cache" / "keys"));
+      CHECK(fs::is_empty(tmp.path() / "cache" / "blobs" / "sha256"));
+      // And it is rebuilt afterwards.
+      nlohmann::json extra3;
+      cache.get_or_build(key, produce, rebuilt, extra3);
+      CHECK(rebuilt);
+      CHECK(calls == 2);
+    }
+  }
+
+  TEST_CASE("LayerCache: a failing producer leaves no key and no blob") {
+    auto tmp = make_temp();
+    layers::LayerCache cache(tmp.path() / "cache");
+    bool rebuilt = false;
+    nlohmann::json extra;
+    auto e = error_of([&] {
+      cache.get_or_build(
+          "k",
+          [](util::AtomicFile& out, nlohmann::json&) -> layers::BlobInfo {
+            out.write("partial");
+            throw util::Error(util::ErrorKind::input, "source vanished");
+          },
+          rebuilt, extra);
+    });
+    CHECK(contains(e.what(), "source vanished"));
+    CHECK_FALSE(cache.lookup("k").has_value());
+    CHECK(fs::is_empty(tmp.path() / "cache" / "blobs" / "sha256"));
+    CHECK(fs::is_empty(tmp.path() / "cache" / ".tmp"));
+  }
 
 } // TEST_SUITE

@@ -113,376 +113,376 @@ std::string files_spec(const std::string& item_lines) {
 
 TEST_SUITE("spec") {
 
-TEST_CASE("a full spec is parsed into its fields") {
-  Project p;
-  auto s = p.parse(k_full_spec);
-  CHECK(s.file == p.spec_file);
-  CHECK(s.dir == p.tmp.path());
-  CHECK(s.name == "example.com/team/app");
-  CHECK(s.tags == std::vector<std::string>{"v1", "latest"});
-  CHECK(s.version == "1.2.3");
-  CHECK(s.source == "https://example.com/repo");
-  CHECK(s.base == "scratch");
-  CHECK(s.platform == "linux/arm64");
-  REQUIRE(s.python.has_value());
-  CHECK(s.python->version == "3.11");
-  CHECK(s.python->interpreter == "/usr/bin/python3.11");
-  CHECK(s.python->site_packages == "/usr/lib/python3/dist-packages");
-  CHECK(s.python->scripts_dir == "/usr/bin");
-  CHECK(s.python->prefix == "/usr");
-  CHECK(s.python->glibc == "2.36");
-  CHECK(s.python->origin == p.at(9, 3));
-  CHECK(s.requires_.cuda == "12.0");
-  CHECK(s.requires_.cudnn == "8.9");
-  CHECK(s.requires_.paddle == "2.6.0");
-  CHECK(s.requires_.driver_min == "525.60");
-  CHECK(s.requires_.gpu_archs == std::vector<std::string>{"sm_80", "sm_90"});
-  CHECK(s.compression.format == "zstd");
-  CHECK(s.compression.level == 5);
-  REQUIRE(s.source_date_epoch.has_value());
-  CHECK(*s.source_date_epoch == 1700000000);
+  TEST_CASE("a full spec is parsed into its fields") {
+    Project p;
+    auto s = p.parse(k_full_spec);
+    CHECK(s.file == p.spec_file);
+    CHECK(s.dir == p.tmp.path());
+    CHECK(s.name == "example.com/team/app");
+    CHECK(s.tags == std::vector<std::string>{"v1", "latest"});
+    CHECK(s.version == "1.2.3");
+    CHECK(s.source == "https://example.com/repo");
+    CHECK(s.base == "scratch");
+    CHECK(s.platform == "linux/arm64");
+    REQUIRE(s.python.has_value());
+    CHECK(s.python->version == "3.11");
+    CHECK(s.python->interpreter == "/usr/bin/python3.11");
+    CHECK(s.python->site_packages == "/usr/lib/python3/dist-packages");
+    CHECK(s.python->scripts_dir == "/usr/bin");
+    CHECK(s.python->prefix == "/usr");
+    CHECK(s.python->glibc == "2.36");
+    CHECK(s.python->origin == p.at(9, 3));
+    CHECK(s.requires_.cuda == "12.0");
+    CHECK(s.requires_.cudnn == "8.9");
+    CHECK(s.requires_.paddle == "2.6.0");
+    CHECK(s.requires_.driver_min == "525.60");
+    CHECK(s.requires_.gpu_archs == std::vector<std::string>{"sm_80", "sm_90"});
+    CHECK(s.compression.format == "zstd");
+    CHECK(s.compression.level == 5);
+    REQUIRE(s.source_date_epoch.has_value());
+    CHECK(*s.source_date_epoch == 1700000000);
 
-  REQUIRE(s.layers.size() == 3);
-  const auto& deps = s.layers[0];
-  CHECK(deps.name == "deps");
-  CHECK(deps.kind == spec::LayerSpec::Kind::wheels);
-  CHECK(deps.wheel_dir == p.tmp.path() / "wheels");
-  REQUIRE(deps.lock_file.has_value());
-  CHECK(*deps.lock_file == p.tmp.path() / "requirements.lock");
-  CHECK_FALSE(deps.compression.has_value());
+    REQUIRE(s.layers.size() == 3);
+    const auto& deps = s.layers[0];
+    CHECK(deps.name == "deps");
+    CHECK(deps.kind == spec::LayerSpec::Kind::wheels);
+    CHECK(deps.wheel_dir == p.tmp.path() / "wheels");
+    REQUIRE(deps.lock_file.has_value());
+    CHECK(*deps.lock_file == p.tmp.path() / "requirements.lock");
+    CHECK_FALSE(deps.compression.has_value());
 
-  const auto& app = s.layers[1];
-  CHECK(app.name == "app");
-  CHECK(app.kind == spec::LayerSpec::Kind::files);
-  REQUIRE(app.copies.size() == 1);
-  const auto& c = app.copies[0];
-  CHECK(c.from == p.tmp.path() / "src");
-  CHECK(c.from.is_absolute());
-  CHECK(c.to == "/app/");
-  CHECK(c.exclude == std::vector<std::string>{"*.pyc", "__pycache__"});
-  CHECK(c.mode == std::optional<std::uint32_t>(0644));
-  CHECK(c.dir_mode == std::optional<std::uint32_t>(0750));
-  REQUIRE(c.owner.has_value());
-  CHECK(c.owner->uid == 1000);
-  CHECK(c.owner->gid == 1001);
-  CHECK(c.allow_absolute_symlinks);
-  CHECK(c.origin == p.at(32, 9));
-  REQUIRE(app.compression.has_value());
-  CHECK(app.compression->format == "gzip");
-  CHECK(app.compression->level == 0);
-  REQUIRE(app.owner.has_value());
-  CHECK(app.owner->uid == 1);
-  CHECK(app.owner->gid == 2);
-  CHECK(app.owner->uname == "a");
-  CHECK(app.owner->gname == "b");
+    const auto& app = s.layers[1];
+    CHECK(app.name == "app");
+    CHECK(app.kind == spec::LayerSpec::Kind::files);
+    REQUIRE(app.copies.size() == 1);
+    const auto& c = app.copies[0];
+    CHECK(c.from == p.tmp.path() / "src");
+    CHECK(c.from.is_absolute());
+    CHECK(c.to == "/app/");
+    CHECK(c.exclude == std::vector<std::string>{"*.pyc", "__pycache__"});
+    CHECK(c.mode == std::optional<std::uint32_t>(0644));
+    CHECK(c.dir_mode == std::optional<std::uint32_t>(0750));
+    REQUIRE(c.owner.has_value());
+    CHECK(c.owner->uid == 1000);
+    CHECK(c.owner->gid == 1001);
+    CHECK(c.allow_absolute_symlinks);
+    CHECK(c.origin == p.at(32, 9));
+    REQUIRE(app.compression.has_value());
+    CHECK(app.compression->format == "gzip");
+    CHECK(app.compression->level == 0);
+    REQUIRE(app.owner.has_value());
+    CHECK(app.owner->uid == 1);
+    CHECK(app.owner->gid == 2);
+    CHECK(app.owner->uname == "a");
+    CHECK(app.owner->gname == "b");
 
-  const auto& models = s.layers[2];
-  CHECK(models.kind == spec::LayerSpec::Kind::data);
-  REQUIRE(models.copies.size() == 1);
-  CHECK(models.copies[0].from == p.tmp.path() / "model.bin");
-  CHECK(models.copies[0].to == "/opt/models/model.bin");
-  CHECK_FALSE(models.copies[0].mode.has_value());
-  CHECK_FALSE(models.copies[0].owner.has_value());
-  CHECK_FALSE(models.copies[0].allow_absolute_symlinks);
+    const auto& models = s.layers[2];
+    CHECK(models.kind == spec::LayerSpec::Kind::data);
+    REQUIRE(models.copies.size() == 1);
+    CHECK(models.copies[0].from == p.tmp.path() / "model.bin");
+    CHECK(models.copies[0].to == "/opt/models/model.bin");
+    CHECK_FALSE(models.copies[0].mode.has_value());
+    CHECK_FALSE(models.copies[0].owner.has_value());
+    CHECK_FALSE(models.copies[0].allow_absolute_symlinks);
 
-  const auto& cfg = s.config;
-  CHECK(cfg.entrypoint == std::optional<std::vector<std::string>>({"python", "-m", "app"}));
-  CHECK(cfg.cmd == std::optional<std::vector<std::string>>({"--help"}));
-  REQUIRE(cfg.env.size() == 2);
-  CHECK(cfg.env[0] == std::pair<std::string, std::string>{"B", "2"}); // file order kept
-  CHECK(cfg.env[1] == std::pair<std::string, std::string>{"A", "1"});
-  CHECK(cfg.workdir == "/app");
-  CHECK(cfg.user == "1000");
-  CHECK(cfg.labels == std::map<std::string, std::string>{{"team", "ml"}});
-  CHECK(cfg.ports == std::vector<std::string>{"53/udp", "8080/tcp"}); // sorted, deduplicated
-  CHECK(cfg.stop_signal == "SIGTERM");
-}
-
-TEST_CASE("defaults of a minimal spec") {
-  Project p;
-  auto s = p.parse("layers: []\n");
-  CHECK(s.base == "scratch");
-  CHECK(s.platform == "linux/amd64");
-  CHECK(s.compression.format == "gzip");
-  CHECK(s.compression.level == 0);
-  CHECK_FALSE(s.python.has_value());
-  CHECK_FALSE(s.source_date_epoch.has_value());
-  CHECK(s.layers.empty());
-  CHECK(s.tags.empty());
-  CHECK_FALSE(s.config.entrypoint.has_value());
-}
-
-TEST_CASE("an oci: base relative to the spec is resolved against the spec directory") {
-  Project p;
-  auto s = p.parse("base: oci:base-layout:v1\n");
-  CHECK(s.base == "oci:base-layout:v1"); // as written
-  CHECK(s.base_resolved == "oci:" + (p.tmp.path() / "base-layout").string() + ":v1");
-  CHECK(s.base_origin == p.at(1, 7));
-  auto abs = p.parse("base: oci:/srv/layouts/base:v2\n");
-  CHECK(abs.base_resolved == "oci:/srv/layouts/base:v2");
-  auto e = p.error("base: docker-archive:/x.tar\n");
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), p.at(1, 7) + ": base: docker-archive bases are not supported"));
-  auto bad = p.error("base: Not/A/Valid:ref!\n");
-  CHECK(contains(bad.what(), p.at(1, 7) + ": base: "));
-}
-
-TEST_CASE("unknown top-level key gets a location and a suggestion") {
-  Project p;
-  auto e = p.error("image:\n  name: app\nlayres:\n  - name: x\n");
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), "spec.yaml:3:1"));
-  CHECK(contains(e.what(), p.at(3, 1) + ": layres: unknown key 'layres'"));
-  CHECK(contains(e.hint(), "did you mean 'layers'?"));
-}
-
-TEST_CASE("a key far from every known key lists the known keys") {
-  Project p;
-  auto e = p.error("zzzzzzzzzzzz: 1\n");
-  CHECK(contains(e.what(), "unknown key 'zzzzzzzzzzzz'"));
-  CHECK(contains(e.hint(), "known keys: image, base"));
-  CHECK_FALSE(contains(e.hint(), "did you mean"));
-}
-
-TEST_CASE("misspelled nested key 'form'") {
-  Project p;
-  auto e = p.error("layers:\n"
-                   "  - name: app\n"
-                   "    files:\n"
-                   "      - form: src\n"
-                   "        to: /app/\n");
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), p.at(4, 9) + ": layers[0].files[0].form: unknown key 'form'"));
-  CHECK(contains(e.hint(), "did you mean 'from'?"));
-}
-
-TEST_CASE("misspelled keys in other sections") {
-  Project p;
-  CHECK(contains(p.error("config:\n  entrypiont: [x]\n").hint(), "did you mean 'entrypoint'?"));
-  CHECK(contains(p.error("image:\n  tag: [x]\n").hint(), "did you mean 'tags'?"));
-  CHECK(contains(p.error("python:\n  version: \"3.11\"\n  interpeter: /usr/bin/python3\n").what(),
-                 "python.interpeter"));
-}
-
-TEST_CASE("missing source path names the field") {
-  Project p;
-  auto e = p.error(files_spec("        to: /app/\n"
-                              "      - from: does-not-exist\n"
-                              "        to: /x/\n"));
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), p.at(6, 15) + ": layers[0].files[1].from: source 'does-not-exist' does not exist"));
-  CHECK(contains(e.what(), (p.tmp.path() / "does-not-exist").string()));
-  CHECK(contains(e.hint(), "relative to the directory of the spec file"));
-
-  SUBCASE("wheels dir") {
-    auto w = p.error("layers:\n  - name: deps\n    wheels: nowheels\n");
-    CHECK(contains(w.what(), "layers[0].wheels: source 'nowheels' does not exist"));
+    const auto& cfg = s.config;
+    CHECK(cfg.entrypoint == std::optional<std::vector<std::string>>({"python", "-m", "app"}));
+    CHECK(cfg.cmd == std::optional<std::vector<std::string>>({"--help"}));
+    REQUIRE(cfg.env.size() == 2);
+    CHECK(cfg.env[0] == std::pair<std::string, std::string>{"B", "2"}); // file order kept
+    CHECK(cfg.env[1] == std::pair<std::string, std::string>{"A", "1"});
+    CHECK(cfg.workdir == "/app");
+    CHECK(cfg.user == "1000");
+    CHECK(cfg.labels == std::map<std::string, std::string>{{"team", "ml"}});
+    CHECK(cfg.ports == std::vector<std::string>{"53/udp", "8080/tcp"}); // sorted, deduplicated
+    CHECK(cfg.stop_signal == "SIGTERM");
   }
-  SUBCASE("wheels dir that is a file") {
-    auto w = p.error("layers:\n  - name: deps\n    wheels: model.bin\n");
-    CHECK(contains(w.what(), "layers[0].wheels:"));
-    CHECK(contains(w.what(), "is not a directory"));
-  }
-  SUBCASE("lock file") {
-    auto w = p.error("layers:\n  - name: deps\n    wheels:\n      dir: wheels\n      lock: nolock.txt\n");
-    CHECK(contains(w.what(), "layers[0].wheels.lock: source 'nolock.txt' does not exist"));
-  }
-}
 
-TEST_CASE("to: paths must be absolute and stay inside the image") {
-  Project p;
-  SUBCASE("escaping with ..") {
-    auto e = p.error(files_spec("        to: /../etc\n"));
+  TEST_CASE("defaults of a minimal spec") {
+    Project p;
+    auto s = p.parse("layers: []\n");
+    CHECK(s.base == "scratch");
+    CHECK(s.platform == "linux/amd64");
+    CHECK(s.compression.format == "gzip");
+    CHECK(s.compression.level == 0);
+    CHECK_FALSE(s.python.has_value());
+    CHECK_FALSE(s.source_date_epoch.has_value());
+    CHECK(s.layers.empty());
+    CHECK(s.tags.empty());
+    CHECK_FALSE(s.config.entrypoint.has_value());
+  }
+
+  TEST_CASE("an oci: base relative to the spec is resolved against the spec directory") {
+    Project p;
+    auto s = p.parse("base: oci:base-layout:v1\n");
+    CHECK(s.base == "oci:base-layout:v1"); // as written
+    CHECK(s.base_resolved == "oci:" + (p.tmp.path() / "base-layout").string() + ":v1");
+    CHECK(s.base_origin == p.at(1, 7));
+    auto abs = p.parse("base: oci:/srv/layouts/base:v2\n");
+    CHECK(abs.base_resolved == "oci:/srv/layouts/base:v2");
+    auto e = p.error("base: docker-archive:/x.tar\n");
     CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), p.at(5, 13) + ": layers[0].files[0].to: '/../etc' escapes the image root"));
+    CHECK(contains(e.what(), p.at(1, 7) + ": base: docker-archive bases are not supported"));
+    auto bad = p.error("base: Not/A/Valid:ref!\n");
+    CHECK(contains(bad.what(), p.at(1, 7) + ": base: "));
   }
-  SUBCASE("escaping deeper") {
-    auto e = p.error(files_spec("        to: /app/../../etc/\n"));
-    CHECK(contains(e.what(), "escapes the image root"));
-  }
-  SUBCASE(".. that stays inside is fine") {
-    auto s = p.parse(files_spec("        to: /app/../srv/\n"));
-    CHECK(s.layers[0].copies[0].to == "/app/../srv/");
-  }
-  SUBCASE("relative") {
-    auto e = p.error(files_spec("        to: app/\n"));
+
+  TEST_CASE("unknown top-level key gets a location and a suggestion") {
+    Project p;
+    auto e = p.error("image:\n  name: app\nlayres:\n  - name: x\n");
     CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "layers[0].files[0].to: 'app/' must be an absolute path inside the image"));
+    CHECK(contains(e.what(), "spec.yaml:3:1"));
+    CHECK(contains(e.what(), p.at(3, 1) + ": layres: unknown key 'layres'"));
+    CHECK(contains(e.hint(), "did you mean 'layers'?"));
   }
-  SUBCASE("missing") {
-    auto e = p.error(files_spec(""));
-    CHECK(contains(e.what(), "layers[0].files[0]: missing 'to'"));
-  }
-  SUBCASE("workdir") {
-    auto e = p.error("config:\n  workdir: app\n");
-    CHECK(contains(e.what(), p.at(2, 12) + ": config.workdir: 'app' must be an absolute path"));
-  }
-}
 
-TEST_CASE("bad modes") {
-  Project p;
-  for (const std::string m : {"\"0999\"", "rwx", "\"\"", "\"123456\""}) {
-    CAPTURE(m);
-    auto e = p.error(files_spec("        to: /app/\n        mode: " + m + "\n"));
+  TEST_CASE("a key far from every known key lists the known keys") {
+    Project p;
+    auto e = p.error("zzzzzzzzzzzz: 1\n");
+    CHECK(contains(e.what(), "unknown key 'zzzzzzzzzzzz'"));
+    CHECK(contains(e.hint(), "known keys: image, base"));
+    CHECK_FALSE(contains(e.hint(), "did you mean"));
+  }
+
+  TEST_CASE("misspelled nested key 'form'") {
+    Project p;
+    auto e = p.error("layers:\n"
+                     "  - name: app\n"
+                     "    files:\n"
+                     "      - form: src\n"
+                     "        to: /app/\n");
     CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), p.at(6, 15) + ": layers[0].files[0].mode: "));
-    CHECK(contains(e.what(), "is not an octal mode"));
+    CHECK(contains(e.what(), p.at(4, 9) + ": layers[0].files[0].form: unknown key 'form'"));
+    CHECK(contains(e.hint(), "did you mean 'from'?"));
   }
-  auto big = p.error(files_spec("        to: /app/\n        dir_mode: \"77777\"\n"));
-  CHECK(contains(big.what(), "layers[0].files[0].dir_mode: '77777' is not a file mode"));
-  // Unquoted octal-looking modes are accepted as written.
-  auto s = p.parse(files_spec("        to: /app/\n        mode: 0755\n"));
-  CHECK(s.layers[0].copies[0].mode == std::optional<std::uint32_t>(0755));
-}
 
-TEST_CASE("a layer compression without a format inherits the top-level format") {
-  Project p;
-  auto s = p.parse("compression: zstd\n" + files_spec("        to: /app/\n    compression: {level: 12}\n"));
-  REQUIRE(s.layers[0].compression.has_value());
-  CHECK(s.layers[0].compression->format == "zstd");
-  CHECK(s.layers[0].compression->level == 12);
-  // 12 is fine for zstd but out of range for gzip, the default format.
-  auto e = p.error(files_spec("        to: /app/\n    compression: {level: 12}\n"));
-  CHECK(contains(e.what(), "layers[0].compression.level: level 12 is out of range"));
-}
+  TEST_CASE("misspelled keys in other sections") {
+    Project p;
+    CHECK(contains(p.error("config:\n  entrypiont: [x]\n").hint(), "did you mean 'entrypoint'?"));
+    CHECK(contains(p.error("image:\n  tag: [x]\n").hint(), "did you mean 'tags'?"));
+    CHECK(contains(p.error("python:\n  version: \"3.11\"\n  interpeter: /usr/bin/python3\n").what(),
+                   "python.interpeter"));
+  }
 
-TEST_CASE("allow_absolute_symlinks must be a boolean") {
-  Project p;
-  auto e = p.error(files_spec("        to: /app/\n        allow_absolute_symlinks: maybe\n"));
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), p.at(6, 34) + ": layers[0].files[0].allow_absolute_symlinks: must be true or false"));
-  auto s = p.parse(files_spec("        to: /app/\n        allow_absolute_symlinks: false\n"));
-  CHECK_FALSE(s.layers[0].copies[0].allow_absolute_symlinks);
-}
-
-TEST_CASE("bad owners") {
-  Project p;
-  auto e = p.error(files_spec("        to: /app/\n        owner: root\n"));
-  CHECK(contains(e.what(), "layers[0].files[0].owner: 'root' is not UID[:GID]"));
-  CHECK(contains(p.error(files_spec("        to: /app/\n        owner: \"1000:abc\"\n")).what(),
-                 "'1000:abc' is not UID[:GID]"));
-  CHECK(contains(p.error(files_spec("        to: /app/\n        owner: \"12abc\"\n")).what(), "is not UID[:GID]"));
-  auto neg = p.error(files_spec("        to: /app/\n        owner: {uid: -1}\n"));
-  CHECK(contains(neg.what(), "must not be negative"));
-  auto s = p.parse(files_spec("        to: /app/\n        owner: \"42\"\n"));
-  CHECK(s.layers[0].copies[0].owner->uid == 42);
-  CHECK(s.layers[0].copies[0].owner->gid == 42);
-}
-
-TEST_CASE("bad ports") {
-  Project p;
-  SUBCASE("out of range") {
-    auto e = p.error("config:\n  ports: [\"8080\", \"70000\"]\n");
+  TEST_CASE("missing source path names the field") {
+    Project p;
+    auto e = p.error(files_spec("        to: /app/\n"
+                                "      - from: does-not-exist\n"
+                                "        to: /x/\n"));
     CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "config.ports[1]: '70000' is not PORT[/tcp|udp|sctp]"));
-    CHECK(contains(e.what(), "spec.yaml:2:"));
+    CHECK(contains(e.what(), p.at(6, 15) + ": layers[0].files[1].from: source 'does-not-exist' does not exist"));
+    CHECK(contains(e.what(), (p.tmp.path() / "does-not-exist").string()));
+    CHECK(contains(e.hint(), "relative to the directory of the spec file"));
+
+    SUBCASE("wheels dir") {
+      auto w = p.error("layers:\n  - name: deps\n    wheels: nowheels\n");
+      CHECK(contains(w.what(), "layers[0].wheels: source 'nowheels' does not exist"));
+    }
+    SUBCASE("wheels dir that is a file") {
+      auto w = p.error("layers:\n  - name: deps\n    wheels: model.bin\n");
+      CHECK(contains(w.what(), "layers[0].wheels:"));
+      CHECK(contains(w.what(), "is not a directory"));
+    }
+    SUBCASE("lock file") {
+      auto w = p.error("layers:\n  - name: deps\n    wheels:\n      dir: wheels\n      lock: nolock.txt\n");
+      CHECK(contains(w.what(), "layers[0].wheels.lock: source 'nolock.txt' does not exist"));
+    }
   }
-  SUBCASE("unknown protocol") {
-    auto e = p.error("config:\n  ports:\n    - 80/icmp\n");
-    CHECK(contains(e.what(), p.at(3, 7) + ": config.ports[0]: '80/icmp'"));
+
+  TEST_CASE("to: paths must be absolute and stay inside the image") {
+    Project p;
+    SUBCASE("escaping with ..") {
+      auto e = p.error(files_spec("        to: /../etc\n"));
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), p.at(5, 13) + ": layers[0].files[0].to: '/../etc' escapes the image root"));
+    }
+    SUBCASE("escaping deeper") {
+      auto e = p.error(files_spec("        to: /app/../../etc/\n"));
+      CHECK(contains(e.what(), "escapes the image root"));
+    }
+    SUBCASE(".. that stays inside is fine") {
+      auto s = p.parse(files_spec("        to: /app/../srv/\n"));
+      CHECK(s.layers[0].copies[0].to == "/app/../srv/");
+    }
+    SUBCASE("relative") {
+      auto e = p.error(files_spec("        to: app/\n"));
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "layers[0].files[0].to: 'app/' must be an absolute path inside the image"));
+    }
+    SUBCASE("missing") {
+      auto e = p.error(files_spec(""));
+      CHECK(contains(e.what(), "layers[0].files[0]: missing 'to'"));
+    }
+    SUBCASE("workdir") {
+      auto e = p.error("config:\n  workdir: app\n");
+      CHECK(contains(e.what(), p.at(2, 12) + ": config.workdir: 'app' must be an absolute path"));
+    }
   }
-  SUBCASE("zero and non-numeric") {
-    CHECK(contains(p.error("config:\n  ports: [\"0\"]\n").what(), "'0' is not PORT"));
-    CHECK(contains(p.error("config:\n  ports: [http]\n").what(), "'http' is not PORT"));
+
+  TEST_CASE("bad modes") {
+    Project p;
+    for (const std::string m : {"\"0999\"", "rwx", "\"\"", "\"123456\""}) {
+      CAPTURE(m);
+      auto e = p.error(files_spec("        to: /app/\n        mode: " + m + "\n"));
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), p.at(6, 15) + ": layers[0].files[0].mode: "));
+      CHECK(contains(e.what(), "is not an octal mode"));
+    }
+    auto big = p.error(files_spec("        to: /app/\n        dir_mode: \"77777\"\n"));
+    CHECK(contains(big.what(), "layers[0].files[0].dir_mode: '77777' is not a file mode"));
+    // Unquoted octal-looking modes are accepted as written.
+    auto s = p.parse(files_spec("        to: /app/\n        mode: 0755\n"));
+    CHECK(s.layers[0].copies[0].mode == std::optional<std::uint32_t>(0755));
   }
-  SUBCASE("a single scalar port") {
-    auto s = p.parse("config:\n  ports: 443\n");
-    CHECK(s.config.ports == std::vector<std::string>{"443/tcp"});
+
+  TEST_CASE("a layer compression without a format inherits the top-level format") {
+    Project p;
+    auto s = p.parse("compression: zstd\n" + files_spec("        to: /app/\n    compression: {level: 12}\n"));
+    REQUIRE(s.layers[0].compression.has_value());
+    CHECK(s.layers[0].compression->format == "zstd");
+    CHECK(s.layers[0].compression->level == 12);
+    // 12 is fine for zstd but out of range for gzip, the default format.
+    auto e = p.error(files_spec("        to: /app/\n    compression: {level: 12}\n"));
+    CHECK(contains(e.what(), "layers[0].compression.level: level 12 is out of range"));
   }
-}
 
-TEST_CASE("duplicate layer names") {
-  Project p;
-  auto e = p.error("layers:\n"
-                   "  - name: app\n"
-                   "    files: [{from: src, to: /a/}]\n"
-                   "  - name: app\n"
-                   "    data: [{from: model.bin, to: /b/}]\n");
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), p.at(4, 11) + ": layers[1].name: layer name 'app' is used twice"));
-}
-
-TEST_CASE("layer shape errors") {
-  Project p;
-  CHECK(contains(p.error("layers:\n  - files: [{from: src, to: /a/}]\n").what(), "layers[0]: missing 'name'"));
-  CHECK(contains(p.error("layers:\n  - name: x\n").what(), "exactly one of 'wheels', 'files' or 'data'"));
-  CHECK(contains(p.error("layers:\n  - name: x\n    files: [{from: src, to: /a/}]\n    data: [{from: src, to: /b/}]\n")
-                     .what(),
-                 "exactly one of"));
-  CHECK(contains(p.error("layers:\n  - name: x\n    files: []\n").what(), "must be a non-empty list"));
-  CHECK(contains(p.error("layers: {a: 1}\n").what(), "layers: must be a list of layers"));
-}
-
-TEST_CASE("invalid YAML reports the line") {
-  Project p;
-  auto e = p.error("image:\n  name: app\n  tags: [v1, v2\nbase: scratch\n");
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), p.at(4, 5) + ": invalid YAML: "));
-  CHECK(contains(e.hint(), "indentation"));
-
-  auto bad_value = p.error("a: b\nc: d: e\n");
-  CHECK(contains(bad_value.what(), p.at(2, 5) + ": invalid YAML: "));
-
-  auto tab = p.error("image:\n  name: app\n\tbase: scratch\n");
-  CHECK(contains(tab.what(), p.at(3, 1) + ": invalid YAML: "));
-  CHECK(contains(tab.what(), "tab"));
-
-  auto not_map = p.error("- just\n- a list\n");
-  CHECK(contains(not_map.what(), p.spec_file.string() + ": the spec must be a YAML mapping"));
-}
-
-TEST_CASE("compression level out of range") {
-  Project p;
-  SUBCASE("gzip 10") {
-    auto e = p.error("compression:\n  format: gzip\n  level: 10\n");
+  TEST_CASE("allow_absolute_symlinks must be a boolean") {
+    Project p;
+    auto e = p.error(files_spec("        to: /app/\n        allow_absolute_symlinks: maybe\n"));
     CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), p.at(3, 10) + ": compression.level: level 10 is out of range"));
-    CHECK(contains(e.hint(), "use 1-9"));
+    CHECK(contains(e.what(), p.at(6, 34) + ": layers[0].files[0].allow_absolute_symlinks: must be true or false"));
+    auto s = p.parse(files_spec("        to: /app/\n        allow_absolute_symlinks: false\n"));
+    CHECK_FALSE(s.layers[0].copies[0].allow_absolute_symlinks);
   }
-  SUBCASE("zstd 20") {
-    auto e = p.error("compression: {format: zstd, level: 20}\n");
-    CHECK(contains(e.what(), "level 20 is out of range"));
-    CHECK(contains(e.hint(), "use 1-19"));
-  }
-  SUBCASE("zstd 19 is fine") {
-    CHECK(p.parse("compression: {format: zstd, level: 19}\n").compression.level == 19);
-  }
-  SUBCASE("none takes no level") {
-    auto e = p.error("compression: {format: none, level: 1}\n");
-    CHECK(contains(e.hint(), "'none' takes no level"));
-  }
-  SUBCASE("negative") {
-    CHECK(contains(p.error("compression: {level: -1}\n").what(), "level -1 is out of range"));
-  }
-  SUBCASE("per-layer") {
-    auto e = p.error(files_spec("        to: /app/\n    compression: {format: gzip, level: 0x1}\n"));
-    CHECK(contains(e.what(), "layers[0].compression.level: '0x1' is not an integer"));
-  }
-  SUBCASE("unknown format") {
-    auto e = p.error("compression: brotli\n");
-    CHECK(contains(e.what(), "unknown compression 'brotli'"));
-  }
-}
 
-TEST_CASE("other scalar validation") {
-  Project p;
-  CHECK(contains(p.error("platform: windows/amd64\n").what(), "unsupported platform 'windows/amd64'"));
-  CHECK(contains(p.error("python:\n  version: \"2.7\"\n").what(), "'2.7' is not a Python 3 version"));
-  CHECK(contains(p.error("python:\n  glibc: \"2.36\"\n").what(), "python: missing 'version'"));
-  CHECK(contains(p.error("source_date_epoch: -5\n").what(), "source_date_epoch: must not be negative"));
-  CHECK(contains(p.error("source_date_epoch: soon\n").what(), "'soon' is not an integer"));
-  CHECK(contains(p.error("image:\n  tags: [\"-bad\"]\n").what(), "image.tags[0]: '-bad' is not a valid tag"));
-  CHECK(contains(p.error("config:\n  env: [A=1]\n").what(), "config.env: must be a mapping"));
-  CHECK(contains(p.error("config:\n  labels:\n    k: [1, 2]\n").what(), "config.labels.k: must be a string"));
-}
+  TEST_CASE("bad owners") {
+    Project p;
+    auto e = p.error(files_spec("        to: /app/\n        owner: root\n"));
+    CHECK(contains(e.what(), "layers[0].files[0].owner: 'root' is not UID[:GID]"));
+    CHECK(contains(p.error(files_spec("        to: /app/\n        owner: \"1000:abc\"\n")).what(),
+                   "'1000:abc' is not UID[:GID]"));
+    CHECK(contains(p.error(files_spec("        to: /app/\n        owner: \"12abc\"\n")).what(), "is not UID[:GID]"));
+    auto neg = p.error(files_spec("        to: /app/\n        owner: {uid: -1}\n"));
+    CHECK(contains(neg.what(), "must not be negative"));
+    auto s = p.parse(files_spec("        to: /app/\n        owner: \"42\"\n"));
+    CHECK(s.layers[0].copies[0].owner->uid == 42);
+    CHECK(s.layers[0].copies[0].owner->gid == 42);
+  }
 
-TEST_CASE("spec::load") {
-  Project p;
-  auto e = error_of([&] { spec::load(p.tmp.path() / "missing.yaml"); });
-  CHECK(e.kind() == util::ErrorKind::input);
-  CHECK(contains(e.what(), "does not exist"));
-  util::write_file_atomic(p.spec_file, "image:\n  name: app\n");
-  CHECK(spec::load(p.spec_file).name == "app");
-}
+  TEST_CASE("bad ports") {
+    Project p;
+    SUBCASE("out of range") {
+      auto e = p.error("config:\n  ports: [\"8080\", \"70000\"]\n");
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "config.ports[1]: '70000' is not PORT[/tcp|udp|sctp]"));
+      CHECK(contains(e.what(), "spec.yaml:2:"));
+    }
+    SUBCASE("unknown protocol") {
+      auto e = p.error("config:\n  ports:\n    - 80/icmp\n");
+      CHECK(contains(e.what(), p.at(3, 7) + ": config.ports[0]: '80/icmp'"));
+    }
+    SUBCASE("zero and non-numeric") {
+      CHECK(contains(p.error("config:\n  ports: [\"0\"]\n").what(), "'0' is not PORT"));
+      CHECK(contains(p.error("config:\n  ports: [http]\n").what(), "'http' is not PORT"));
+    }
+    SUBCASE("a single scalar port") {
+      auto s = p.parse("config:\n  ports: 443\n");
+      CHECK(s.config.ports == std::vector<std::string>{"443/tcp"});
+    }
+  }
+
+  TEST_CASE("duplicate layer names") {
+    Project p;
+    auto e = p.error("layers:\n"
+                     "  - name: app\n"
+                     "    files: [{from: src, to: /a/}]\n"
+                     "  - name: app\n"
+                     "    data: [{from: model.bin, to: /b/}]\n");
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), p.at(4, 11) + ": layers[1].name: layer name 'app' is used twice"));
+  }
+
+  TEST_CASE("layer shape errors") {
+    Project p;
+    CHECK(contains(p.error("layers:\n  - files: [{from: src, to: /a/}]\n").what(), "layers[0]: missing 'name'"));
+    CHECK(contains(p.error("layers:\n  - name: x\n").what(), "exactly one of 'wheels', 'files' or 'data'"));
+    CHECK(contains(
+        p.error("layers:\n  - name: x\n    files: [{from: src, to: /a/}]\n    data: [{from: src, to: /b/}]\n").what(),
+        "exactly one of"));
+    CHECK(contains(p.error("layers:\n  - name: x\n    files: []\n").what(), "must be a non-empty list"));
+    CHECK(contains(p.error("layers: {a: 1}\n").what(), "layers: must be a list of layers"));
+  }
+
+  TEST_CASE("invalid YAML reports the line") {
+    Project p;
+    auto e = p.error("image:\n  name: app\n  tags: [v1, v2\nbase: scratch\n");
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), p.at(4, 5) + ": invalid YAML: "));
+    CHECK(contains(e.hint(), "indentation"));
+
+    auto bad_value = p.error("a: b\nc: d: e\n");
+    CHECK(contains(bad_value.what(), p.at(2, 5) + ": invalid YAML: "));
+
+    auto tab = p.error("image:\n  name: app\n\tbase: scratch\n");
+    CHECK(contains(tab.what(), p.at(3, 1) + ": invalid YAML: "));
+    CHECK(contains(tab.what(), "tab"));
+
+    auto not_map = p.error("- just\n- a list\n");
+    CHECK(contains(not_map.what(), p.spec_file.string() + ": the spec must be a YAML mapping"));
+  }
+
+  TEST_CASE("compression level out of range") {
+    Project p;
+    SUBCASE("gzip 10") {
+      auto e = p.error("compression:\n  format: gzip\n  level: 10\n");
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), p.at(3, 10) + ": compression.level: level 10 is out of range"));
+      CHECK(contains(e.hint(), "use 1-9"));
+    }
+    SUBCASE("zstd 20") {
+      auto e = p.error("compression: {format: zstd, level: 20}\n");
+      CHECK(contains(e.what(), "level 20 is out of range"));
+      CHECK(contains(e.hint(), "use 1-19"));
+    }
+    SUBCASE("zstd 19 is fine") {
+      CHECK(p.parse("compression: {format: zstd, level: 19}\n").compression.level == 19);
+    }
+    SUBCASE("none takes no level") {
+      auto e = p.error("compression: {format: none, level: 1}\n");
+      CHECK(contains(e.hint(), "'none' takes no level"));
+    }
+    SUBCASE("negative") {
+      CHECK(contains(p.error("compression: {level: -1}\n").what(), "level -1 is out of range"));
+    }
+    SUBCASE("per-layer") {
+      auto e = p.error(files_spec("        to: /app/\n    compression: {format: gzip, level: 0x1}\n"));
+      CHECK(contains(e.what(), "layers[0].compression.level: '0x1' is not an integer"));
+    }
+    SUBCASE("unknown format") {
+      auto e = p.error("compression: brotli\n");
+      CHECK(contains(e.what(), "unknown compression 'brotli'"));
+    }
+  }
+
+  TEST_CASE("other scalar validation") {
+    Project p;
+    CHECK(contains(p.error("platform: windows/amd64\n").what(), "unsupported platform 'windows/amd64'"));
+    CHECK(contains(p.error("python:\n  version: \"2.7\"\n").what(), "'2.7' is not a Python 3 version"));
+    CHECK(contains(p.error("python:\n  glibc: \"2.36\"\n").what(), "python: missing 'version'"));
+    CHECK(contains(p.error("source_date_epoch: -5\n").what(), "source_date_epoch: must not be negative"));
+    CHECK(contains(p.error("source_date_epoch: soon\n").what(), "'soon' is not an integer"));
+    CHECK(contains(p.error("image:\n  tags: [\"-bad\"]\n").what(), "image.tags[0]: '-bad' is not a valid tag"));
+    CHECK(contains(p.error("config:\n  env: [A=1]\n").what(), "config.env: must be a mapping"));
+    CHECK(contains(p.error("config:\n  labels:\n    k: [1, 2]\n").what(), "config.labels.k: must be a string"));
+  }
+
+  TEST_CASE("spec::load") {
+    Project p;
+    auto e = error_of([&] { spec::load(p.tmp.path() / "missing.yaml"); });
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "does not exist"));
+    util::write_file_atomic(p.spec_file, "image:\n  name: app\n");
+    CHECK(spec::load(p.spec_file).name == "app");
+  }
 
 } // TEST_SUITE

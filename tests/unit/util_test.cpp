@@ -26,7 +26,9 @@ using test_support::error_of;
 
 namespace {
 
-util::TempDir make_temp() { return util::TempDir(fs::temp_directory_path(), "pi-util-test-"); }
+util::TempDir make_temp() {
+  return util::TempDir(fs::temp_directory_path(), "pi-util-test-");
+}
 
 std::vector<std::string> list_dir(const fs::path& dir) {
   std::vector<std::string> names;
@@ -46,323 +48,324 @@ bool can_flock(const fs::path& p, int op) {
 }
 
 const std::array<util::ErrorKind, 10> k_all_kinds = {
-    util::ErrorKind::usage,     util::ErrorKind::input,        util::ErrorKind::io,   util::ErrorKind::auth,
-    util::ErrorKind::network,   util::ErrorKind::registry,     util::ErrorKind::integrity,
-    util::ErrorKind::incompatible, util::ErrorKind::host,     util::ErrorKind::internal};
+    util::ErrorKind::usage,   util::ErrorKind::input,    util::ErrorKind::io,        util::ErrorKind::auth,
+    util::ErrorKind::network, util::ErrorKind::registry, util::ErrorKind::integrity, util::ErrorKind::incompatible,
+    util::ErrorKind::host,    util::ErrorKind::internal};
 
 } // namespace
 
 TEST_SUITE("util") {
 
-TEST_CASE("Sha256 matches the FIPS 180-2 test vectors") {
-  CHECK(util::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(util::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  CHECK(util::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
-        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  TEST_CASE("Sha256 matches the FIPS 180-2 test vectors") {
+    CHECK(util::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK(util::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(util::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 
-  SUBCASE("streaming in pieces gives the same digest as one call") {
-    util::Sha256 h;
-    std::string chunk(1000, 'a');
-    for (int i = 0; i < 1000; ++i) {
-      h.update(chunk);
+    SUBCASE("streaming in pieces gives the same digest as one call") {
+      util::Sha256 h;
+      std::string chunk(1000, 'a');
+      for (int i = 0; i < 1000; ++i) {
+        h.update(chunk);
+      }
+      CHECK(h.finish_hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
     }
-    CHECK(h.finish_hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    SUBCASE("empty updates are ignored") {
+      util::Sha256 h;
+      h.update("a", 0);
+      h.update("ab");
+      h.update(nullptr, 0);
+      h.update("c");
+      CHECK(h.finish_hex() == util::sha256_hex("abc"));
+    }
+    SUBCASE("finish_raw is the binary form of finish_hex") {
+      util::Sha256 h;
+      h.update("abc");
+      auto raw = h.finish_raw();
+      CHECK(raw[0] == 0xba);
+      CHECK(raw[1] == 0x78);
+      CHECK(raw[31] == 0xad);
+    }
+    SUBCASE("sha256_file_hex hashes a file's content") {
+      auto tmp = make_temp();
+      util::write_file_atomic(tmp.path() / "f", "abc");
+      CHECK(util::sha256_file_hex(tmp.path() / "f") == util::sha256_hex("abc"));
+    }
   }
-  SUBCASE("empty updates are ignored") {
-    util::Sha256 h;
-    h.update("a", 0);
-    h.update("ab");
-    h.update(nullptr, 0);
-    h.update("c");
-    CHECK(h.finish_hex() == util::sha256_hex("abc"));
+
+  TEST_CASE("base64url_nopad follows RFC 4648 without padding") {
+    auto b64 = [](const std::string& s) {
+      std::vector<std::uint8_t> bytes(s.begin(), s.end());
+      return util::base64url_nopad(bytes);
+    };
+    CHECK(b64("") == "");
+    CHECK(b64("f") == "Zg");
+    CHECK(b64("fo") == "Zm8");
+    CHECK(b64("foo") == "Zm9v");
+    CHECK(b64("foob") == "Zm9vYg");
+    CHECK(b64("fooba") == "Zm9vYmE");
+    CHECK(b64("foobar") == "Zm9vYmFy");
+    // The URL-safe alphabet uses '-' and '_' instead of '+' and '/'.
+    std::vector<std::uint8_t> high = {0xfb, 0xff, 0xfe};
+    CHECK(util::base64url_nopad(high) == "-__-");
+    // As in wheel RECORD files: sha256 of the empty string.
+    CHECK(util::hex_to_base64url_nopad("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") ==
+          "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
   }
-  SUBCASE("finish_raw is the binary form of finish_hex") {
-    util::Sha256 h;
-    h.update("abc");
-    auto raw = h.finish_raw();
-    CHECK(raw[0] == 0xba);
-    CHECK(raw[1] == 0x78);
-    CHECK(raw[31] == 0xad);
+
+  TEST_CASE("levenshtein edit distance") {
+    CHECK(util::levenshtein("", "") == 0);
+    CHECK(util::levenshtein("abc", "") == 3);
+    CHECK(util::levenshtein("", "abc") == 3);
+    CHECK(util::levenshtein("layers", "layers") == 0);
+    CHECK(util::levenshtein("kitten", "sitting") == 3);
+    CHECK(util::levenshtein("flaw", "lawn") == 2);
+    CHECK(util::levenshtein("layres", "layers") == 2);
+    CHECK(util::levenshtein("form", "from") == 2);
+    CHECK(util::levenshtein("abc", "abcd") == 1);
+    // Symmetric.
+    CHECK(util::levenshtein("sitting", "kitten") == util::levenshtein("kitten", "sitting"));
   }
-  SUBCASE("sha256_file_hex hashes a file's content") {
+
+  TEST_CASE("rfc3339_utc formats Unix times in UTC") {
+    CHECK(util::rfc3339_utc(0) == "1970-01-01T00:00:00Z");
+    CHECK(util::rfc3339_utc(315532800) == "1980-01-01T00:00:00Z");
+    CHECK(util::rfc3339_utc(1704164645) == "2024-01-02T03:04:05Z");
+    CHECK(util::rfc3339_utc(951782400) == "2000-02-29T00:00:00Z"); // leap day
+    CHECK(util::rfc3339_utc(1709251199) == "2024-02-29T23:59:59Z");
+  }
+
+  TEST_CASE("is_lower_hex") {
+    CHECK(util::is_lower_hex("0123456789abcdef"));
+    CHECK(util::is_lower_hex(""));
+    CHECK_FALSE(util::is_lower_hex("ABCDEF"));
+    CHECK_FALSE(util::is_lower_hex("xyz"));
+  }
+
+  TEST_CASE("AtomicFile: commit makes the file visible with the written content") {
     auto tmp = make_temp();
-    util::write_file_atomic(tmp.path() / "f", "abc");
-    CHECK(util::sha256_file_hex(tmp.path() / "f") == util::sha256_hex("abc"));
+    fs::path target = tmp.path() / "out.txt";
+    {
+      util::AtomicFile f(target);
+      CHECK(f.fd() >= 0);
+      CHECK(f.temp_path().parent_path() == tmp.path());
+      CHECK(f.temp_path() != target);
+      f.write("hello ");
+      f.write(std::string("world"));
+      CHECK_FALSE(fs::exists(target)); // not visible before commit
+      CHECK(fs::exists(f.temp_path()));
+      f.commit();
+      CHECK(fs::exists(target));
+      CHECK_FALSE(fs::exists(f.temp_path()));
+    }
+    CHECK(util::read_file(target) == "hello world");
+    // Only the final file remains: no temporary leftovers after destruction.
+    CHECK(list_dir(tmp.path()) == std::vector<std::string>{"out.txt"});
+    CHECK((fs::status(target).permissions() & fs::perms::all) ==
+          (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
   }
-}
 
-TEST_CASE("base64url_nopad follows RFC 4648 without padding") {
-  auto b64 = [](const std::string& s) {
-    std::vector<std::uint8_t> bytes(s.begin(), s.end());
-    return util::base64url_nopad(bytes);
-  };
-  CHECK(b64("") == "");
-  CHECK(b64("f") == "Zg");
-  CHECK(b64("fo") == "Zm8");
-  CHECK(b64("foo") == "Zm9v");
-  CHECK(b64("foob") == "Zm9vYg");
-  CHECK(b64("fooba") == "Zm9vYmE");
-  CHECK(b64("foobar") == "Zm9vYmFy");
-  // The URL-safe alphabet uses '-' and '_' instead of '+' and '/'.
-  std::vector<std::uint8_t> high = {0xfb, 0xff, 0xfe};
-  CHECK(util::base64url_nopad(high) == "-__-");
-  // As in wheel RECORD files: sha256 of the empty string.
-  CHECK(util::hex_to_base64url_nopad("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") ==
-        "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
-}
-
-TEST_CASE("levenshtein edit distance") {
-  CHECK(util::levenshtein("", "") == 0);
-  CHECK(util::levenshtein("abc", "") == 3);
-  CHECK(util::levenshtein("", "abc") == 3);
-  CHECK(util::levenshtein("layers", "layers") == 0);
-  CHECK(util::levenshtein("kitten", "sitting") == 3);
-  CHECK(util::levenshtein("flaw", "lawn") == 2);
-  CHECK(util::levenshtein("layres", "layers") == 2);
-  CHECK(util::levenshtein("form", "from") == 2);
-  CHECK(util::levenshtein("abc", "abcd") == 1);
-  // Symmetric.
-  CHECK(util::levenshtein("sitting", "kitten") == util::levenshtein("kitten", "sitting"));
-}
-
-TEST_CASE("rfc3339_utc formats Unix times in UTC") {
-  CHECK(util::rfc3339_utc(0) == "1970-01-01T00:00:00Z");
-  CHECK(util::rfc3339_utc(315532800) == "1980-01-01T00:00:00Z");
-  CHECK(util::rfc3339_utc(1704164645) == "2024-01-02T03:04:05Z");
-  CHECK(util::rfc3339_utc(951782400) == "2000-02-29T00:00:00Z"); // leap day
-  CHECK(util::rfc3339_utc(1709251199) == "2024-02-29T23:59:59Z");
-}
-
-TEST_CASE("is_lower_hex") {
-  CHECK(util::is_lower_hex("0123456789abcdef"));
-  CHECK(util::is_lower_hex(""));
-  CHECK_FALSE(util::is_lower_hex("ABCDEF"));
-  CHECK_FALSE(util::is_lower_hex("xyz"));
-}
-
-TEST_CASE("AtomicFile: commit makes the file visible with the written content") {
-  auto tmp = make_temp();
-  fs::path target = tmp.path() / "out.txt";
-  {
-    util::AtomicFile f(target);
-    CHECK(f.fd() >= 0);
-    CHECK(f.temp_path().parent_path() == tmp.path());
-    CHECK(f.temp_path() != target);
-    f.write("hello ");
-    f.write(std::string("world"));
-    CHECK_FALSE(fs::exists(target)); // not visible before commit
-    CHECK(fs::exists(f.temp_path()));
-    f.commit();
-    CHECK(fs::exists(target));
-    CHECK_FALSE(fs::exists(f.temp_path()));
+  TEST_CASE("AtomicFile: commit replaces an existing file atomically") {
+    auto tmp = make_temp();
+    fs::path target = tmp.path() / "f";
+    util::write_file_atomic(target, "old");
+    {
+      util::AtomicFile f(target);
+      f.write("new content");
+      CHECK(util::read_file(target) == "old");
+      f.commit();
+    }
+    CHECK(util::read_file(target) == "new content");
+    CHECK(list_dir(tmp.path()).size() == 1);
   }
-  CHECK(util::read_file(target) == "hello world");
-  // Only the final file remains: no temporary leftovers after destruction.
-  CHECK(list_dir(tmp.path()) == std::vector<std::string>{"out.txt"});
-  CHECK((fs::status(target).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write |
-                                                                 fs::perms::group_read | fs::perms::others_read));
-}
 
-TEST_CASE("AtomicFile: commit replaces an existing file atomically") {
-  auto tmp = make_temp();
-  fs::path target = tmp.path() / "f";
-  util::write_file_atomic(target, "old");
-  {
-    util::AtomicFile f(target);
-    f.write("new content");
-    CHECK(util::read_file(target) == "old");
-    f.commit();
+  TEST_CASE("AtomicFile: destroyed without commit leaves no file and no temporary") {
+    auto tmp = make_temp();
+    fs::path target = tmp.path() / "never.txt";
+    fs::path temp;
+    {
+      util::AtomicFile f(target);
+      f.write("partial data");
+      temp = f.temp_path();
+      CHECK(fs::exists(temp));
+    }
+    CHECK_FALSE(fs::exists(temp));
+    CHECK_FALSE(fs::exists(target));
+    CHECK(fs::is_empty(tmp.path()));
   }
-  CHECK(util::read_file(target) == "new content");
-  CHECK(list_dir(tmp.path()).size() == 1);
-}
 
-TEST_CASE("AtomicFile: destroyed without commit leaves no file and no temporary") {
-  auto tmp = make_temp();
-  fs::path target = tmp.path() / "never.txt";
-  fs::path temp;
-  {
-    util::AtomicFile f(target);
-    f.write("partial data");
-    temp = f.temp_path();
-    CHECK(fs::exists(temp));
+  TEST_CASE("AtomicFile: temp_dir variant uses <pid>-XXXXXX names and commit_as") {
+    auto tmp = make_temp();
+    fs::create_directories(tmp.path() / ".tmp");
+    fs::path final_path = tmp.path() / "blob";
+    {
+      util::AtomicFile f(tmp.path() / "pending", tmp.path() / ".tmp");
+      CHECK(f.temp_path().parent_path() == tmp.path() / ".tmp");
+      std::string name = f.temp_path().filename().string();
+      CHECK(name.rfind(std::to_string(::getpid()) + "-", 0) == 0);
+      f.write("abc");
+      f.commit_as(final_path);
+    }
+    CHECK(util::read_file(final_path) == "abc");
+    CHECK_FALSE(fs::exists(tmp.path() / "pending"));
+    CHECK(fs::is_empty(tmp.path() / ".tmp"));
+    {
+      util::AtomicFile f(tmp.path() / "pending", tmp.path() / ".tmp");
+      f.write("abandoned");
+    }
+    CHECK(fs::is_empty(tmp.path() / ".tmp"));
   }
-  CHECK_FALSE(fs::exists(temp));
-  CHECK_FALSE(fs::exists(target));
-  CHECK(fs::is_empty(tmp.path()));
-}
 
-TEST_CASE("AtomicFile: temp_dir variant uses <pid>-XXXXXX names and commit_as") {
-  auto tmp = make_temp();
-  fs::create_directories(tmp.path() / ".tmp");
-  fs::path final_path = tmp.path() / "blob";
-  {
-    util::AtomicFile f(tmp.path() / "pending", tmp.path() / ".tmp");
-    CHECK(f.temp_path().parent_path() == tmp.path() / ".tmp");
-    std::string name = f.temp_path().filename().string();
-    CHECK(name.rfind(std::to_string(::getpid()) + "-", 0) == 0);
-    f.write("abc");
-    f.commit_as(final_path);
+  TEST_CASE("AtomicFile in a missing directory is an io error") {
+    auto tmp = make_temp();
+    auto e = error_of([&] { util::AtomicFile f(tmp.path() / "no" / "such" / "dir" / "file"); });
+    CHECK(e.kind() == util::ErrorKind::io);
+    CHECK(std::string(e.what()).find("cannot create a temporary file") != std::string::npos);
   }
-  CHECK(util::read_file(final_path) == "abc");
-  CHECK_FALSE(fs::exists(tmp.path() / "pending"));
-  CHECK(fs::is_empty(tmp.path() / ".tmp"));
-  {
-    util::AtomicFile f(tmp.path() / "pending", tmp.path() / ".tmp");
-    f.write("abandoned");
+
+  TEST_CASE("remove_stale_temps removes leftovers of dead processes only") {
+    auto tmp = make_temp();
+    // A pid above any possible pid_max cannot belong to a live process.
+    std::string dead = std::to_string(INT_MAX - 7);
+    std::string live = std::to_string(::getpid());
+    util::write_file_atomic(tmp.path() / (dead + "-abc123"), "x");
+    fs::create_directories(tmp.path() / (dead + "-dir") / "sub");
+    util::write_file_atomic(tmp.path() / (live + "-keepme"), "x");
+    util::write_file_atomic(tmp.path() / "nodash", "x");
+    util::write_file_atomic(tmp.path() / "name-without-pid", "x");
+
+    util::remove_stale_temps(tmp.path());
+
+    CHECK_FALSE(fs::exists(tmp.path() / (dead + "-abc123")));
+    CHECK_FALSE(fs::exists(tmp.path() / (dead + "-dir")));
+    CHECK(fs::exists(tmp.path() / (live + "-keepme")));
+    CHECK(fs::exists(tmp.path() / "nodash"));
+    CHECK(fs::exists(tmp.path() / "name-without-pid"));
+    // A missing directory is not an error.
+    CHECK_NOTHROW(util::remove_stale_temps(tmp.path() / "missing"));
   }
-  CHECK(fs::is_empty(tmp.path() / ".tmp"));
-}
 
-TEST_CASE("AtomicFile in a missing directory is an io error") {
-  auto tmp = make_temp();
-  auto e = error_of([&] { util::AtomicFile f(tmp.path() / "no" / "such" / "dir" / "file"); });
-  CHECK(e.kind() == util::ErrorKind::io);
-  CHECK(std::string(e.what()).find("cannot create a temporary file") != std::string::npos);
-}
-
-TEST_CASE("remove_stale_temps removes leftovers of dead processes only") {
-  auto tmp = make_temp();
-  // A pid above any possible pid_max cannot belong to a live process.
-  std::string dead = std::to_string(INT_MAX - 7);
-  std::string live = std::to_string(::getpid());
-  util::write_file_atomic(tmp.path() / (dead + "-abc123"), "x");
-  fs::create_directories(tmp.path() / (dead + "-dir") / "sub");
-  util::write_file_atomic(tmp.path() / (live + "-keepme"), "x");
-  util::write_file_atomic(tmp.path() / "nodash", "x");
-  util::write_file_atomic(tmp.path() / "name-without-pid", "x");
-
-  util::remove_stale_temps(tmp.path());
-
-  CHECK_FALSE(fs::exists(tmp.path() / (dead + "-abc123")));
-  CHECK_FALSE(fs::exists(tmp.path() / (dead + "-dir")));
-  CHECK(fs::exists(tmp.path() / (live + "-keepme")));
-  CHECK(fs::exists(tmp.path() / "nodash"));
-  CHECK(fs::exists(tmp.path() / "name-without-pid"));
-  // A missing directory is not an error.
-  CHECK_NOTHROW(util::remove_stale_temps(tmp.path() / "missing"));
-}
-
-TEST_CASE("FileLock: exclusive excludes others until released; shared locks coexist") {
-  auto tmp = make_temp();
-  fs::path lock_file = tmp.path() / "x.lock";
-  {
-    util::FileLock lock(lock_file, util::FileLock::Mode::exclusive);
-    CHECK(fs::exists(lock_file)); // created when missing
-    CHECK_FALSE(can_flock(lock_file, LOCK_EX));
-    CHECK_FALSE(can_flock(lock_file, LOCK_SH));
+  TEST_CASE("FileLock: exclusive excludes others until released; shared locks coexist") {
+    auto tmp = make_temp();
+    fs::path lock_file = tmp.path() / "x.lock";
+    {
+      util::FileLock lock(lock_file, util::FileLock::Mode::exclusive);
+      CHECK(fs::exists(lock_file)); // created when missing
+      CHECK_FALSE(can_flock(lock_file, LOCK_EX));
+      CHECK_FALSE(can_flock(lock_file, LOCK_SH));
+    }
+    CHECK(can_flock(lock_file, LOCK_EX));
+    {
+      util::FileLock a(lock_file, util::FileLock::Mode::shared);
+      util::FileLock b(lock_file, util::FileLock::Mode::shared); // does not block
+      CHECK(can_flock(lock_file, LOCK_SH));
+      CHECK_FALSE(can_flock(lock_file, LOCK_EX));
+    }
+    CHECK(can_flock(lock_file, LOCK_EX));
   }
-  CHECK(can_flock(lock_file, LOCK_EX));
-  {
-    util::FileLock a(lock_file, util::FileLock::Mode::shared);
-    util::FileLock b(lock_file, util::FileLock::Mode::shared); // does not block
-    CHECK(can_flock(lock_file, LOCK_SH));
-    CHECK_FALSE(can_flock(lock_file, LOCK_EX));
+
+  TEST_CASE("FileLock on an impossible path is an io error") {
+    auto tmp = make_temp();
+    CHECK_THROWS_AS(util::FileLock(tmp.path() / "missing-dir" / "x.lock", util::FileLock::Mode::shared), util::Error);
+    auto e =
+        error_of([&] { util::FileLock l(tmp.path() / "missing-dir" / "x.lock", util::FileLock::Mode::exclusive); });
+    CHECK(e.kind() == util::ErrorKind::io);
+    CHECK(std::string(e.what()).find("cannot open lock file") != std::string::npos);
   }
-  CHECK(can_flock(lock_file, LOCK_EX));
-}
 
-TEST_CASE("FileLock on an impossible path is an io error") {
-  auto tmp = make_temp();
-  CHECK_THROWS_AS(util::FileLock(tmp.path() / "missing-dir" / "x.lock", util::FileLock::Mode::shared), util::Error);
-  auto e = error_of([&] { util::FileLock l(tmp.path() / "missing-dir" / "x.lock", util::FileLock::Mode::exclusive); });
-  CHECK(e.kind() == util::ErrorKind::io);
-  CHECK(std::string(e.what()).find("cannot open lock file") != std::string::npos);
-}
-
-TEST_CASE("TempDir is created under its parent and removed recursively") {
-  fs::path p;
-  {
-    util::TempDir d(fs::temp_directory_path(), "pi-tempdir-test-");
-    p = d.path();
-    CHECK(fs::is_directory(p));
-    CHECK(p.parent_path() == fs::temp_directory_path());
-    CHECK(p.filename().string().rfind("pi-tempdir-test-", 0) == 0);
-    fs::create_directories(p / "a" / "b");
-    util::write_file_atomic(p / "a" / "b" / "f", "data");
+  TEST_CASE("TempDir is created under its parent and removed recursively") {
+    fs::path p;
+    {
+      util::TempDir d(fs::temp_directory_path(), "pi-tempdir-test-");
+      p = d.path();
+      CHECK(fs::is_directory(p));
+      CHECK(p.parent_path() == fs::temp_directory_path());
+      CHECK(p.filename().string().rfind("pi-tempdir-test-", 0) == 0);
+      fs::create_directories(p / "a" / "b");
+      util::write_file_atomic(p / "a" / "b" / "f", "data");
+    }
+    CHECK_FALSE(fs::exists(p));
   }
-  CHECK_FALSE(fs::exists(p));
-}
 
-TEST_CASE("read_file_chunks delivers the whole file in chunks of at most 1 MiB") {
-  auto tmp = make_temp();
-  std::string big(3 * (1 << 20) + 17, '\0');
-  for (std::size_t i = 0; i < big.size(); ++i) {
-    big[i] = static_cast<char>(i * 31 % 251);
-  }
-  util::write_file_atomic(tmp.path() / "big", big);
-  std::string back;
-  std::size_t max_chunk = 0;
-  util::read_file_chunks(tmp.path() / "big", [&](const char* d, std::size_t n) {
-    back.append(d, n);
-    max_chunk = std::max(max_chunk, n);
-  });
-  CHECK(back == big);
-  CHECK(max_chunk <= (1u << 20));
-  CHECK_THROWS_AS(util::read_file(tmp.path() / "missing"), util::Error);
-}
-
-TEST_CASE("link_or_copy creates dst with src content and keeps an existing dst") {
-  auto tmp = make_temp();
-  util::write_file_atomic(tmp.path() / "src", "payload");
-  util::link_or_copy(tmp.path() / "src", tmp.path() / "dst");
-  CHECK(util::read_file(tmp.path() / "dst") == "payload");
-  util::write_file_atomic(tmp.path() / "src2", "other");
-  util::link_or_copy(tmp.path() / "src2", tmp.path() / "dst");
-  CHECK(util::read_file(tmp.path() / "dst") == "payload");
-  // No temporaries are left next to dst.
-  std::set<std::string> names;
-  for (const auto& n : list_dir(tmp.path())) {
-    names.insert(n);
-  }
-  CHECK(names == std::set<std::string>{"src", "src2", "dst"});
-}
-
-TEST_CASE("every ErrorKind has a distinct, non-zero exit code and a distinct name") {
-  std::set<int> codes;
-  std::set<std::string> names;
-  for (auto k : k_all_kinds) {
-    int code = util::exit_code(k);
-    CHECK(code != 0);
-    CHECK(code != 1);
-    codes.insert(code);
-    names.insert(std::string(util::kind_name(k)));
-  }
-  CHECK(codes.size() == k_all_kinds.size());
-  CHECK(names.size() == k_all_kinds.size());
-  CHECK(util::exit_code(util::ErrorKind::usage) == 2);
-  CHECK(util::exit_code(util::ErrorKind::internal) == 70);
-  CHECK(util::kind_name(util::ErrorKind::integrity) == "integrity");
-}
-
-TEST_CASE("Error carries kind and hint; with_context prepends context and keeps both") {
-  util::Error e(util::ErrorKind::integrity, "digest mismatch", "rebuild");
-  CHECK(e.kind() == util::ErrorKind::integrity);
-  CHECK(e.hint() == "rebuild");
-  CHECK(std::string(e.what()) == "digest mismatch");
-  util::Error c = e.with_context("layer app");
-  CHECK(std::string(c.what()) == "layer app: digest mismatch");
-  CHECK(c.kind() == util::ErrorKind::integrity);
-  CHECK(c.hint() == "rebuild");
-
-  auto err = error_of([] {
-    util::with_context("outer", [] {
-      return util::with_context("inner", []() -> int { throw util::Error(util::ErrorKind::io, "boom"); });
+  TEST_CASE("read_file_chunks delivers the whole file in chunks of at most 1 MiB") {
+    auto tmp = make_temp();
+    std::string big(3 * (1 << 20) + 17, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) {
+      big[i] = static_cast<char>(i * 31 % 251);
+    }
+    util::write_file_atomic(tmp.path() / "big", big);
+    std::string back;
+    std::size_t max_chunk = 0;
+    util::read_file_chunks(tmp.path() / "big", [&](const char* d, std::size_t n) {
+      back.append(d, n);
+      max_chunk = std::max(max_chunk, n);
     });
-  });
-  CHECK(std::string(err.what()) == "outer: inner: boom");
-  CHECK(err.kind() == util::ErrorKind::io);
-  CHECK(util::with_context("ctx", [] { return 42; }) == 42);
-}
+    CHECK(back == big);
+    CHECK(max_chunk <= (1u << 20));
+    CHECK_THROWS_AS(util::read_file(tmp.path() / "missing"), util::Error);
+  }
 
-TEST_CASE("throw_errno reports an io error with the errno text") {
-  auto e = error_of([] {
-    errno = ENOENT;
-    util::throw_errno("cannot open x");
-  });
-  CHECK(e.kind() == util::ErrorKind::io);
-  CHECK(std::string(e.what()).find("cannot open x: ") == 0);
-  CHECK(std::string(e.what()).find("No such file") != std::string::npos);
-}
+  TEST_CASE("link_or_copy creates dst with src content and keeps an existing dst") {
+    auto tmp = make_temp();
+    util::write_file_atomic(tmp.path() / "src", "payload");
+    util::link_or_copy(tmp.path() / "src", tmp.path() / "dst");
+    CHECK(util::read_file(tmp.path() / "dst") == "payload");
+    util::write_file_atomic(tmp.path() / "src2", "other");
+    util::link_or_copy(tmp.path() / "src2", tmp.path() / "dst");
+    CHECK(util::read_file(tmp.path() / "dst") == "payload");
+    // No temporaries are left next to dst.
+    std::set<std::string> names;
+    for (const auto& n : list_dir(tmp.path())) {
+      names.insert(n);
+    }
+    CHECK(names == std::set<std::string>{"src", "src2", "dst"});
+  }
+
+  TEST_CASE("every ErrorKind has a distinct, non-zero exit code and a distinct name") {
+    std::set<int> codes;
+    std::set<std::string> names;
+    for (auto k : k_all_kinds) {
+      int code = util::exit_code(k);
+      CHECK(code != 0);
+      CHECK(code != 1);
+      codes.insert(code);
+      names.insert(std::string(util::kind_name(k)));
+    }
+    CHECK(codes.size() == k_all_kinds.size());
+    CHECK(names.size() == k_all_kinds.size());
+    CHECK(util::exit_code(util::ErrorKind::usage) == 2);
+    CHECK(util::exit_code(util::ErrorKind::internal) == 70);
+    CHECK(util::kind_name(util::ErrorKind::integrity) == "integrity");
+  }
+
+  TEST_CASE("Error carries kind and hint; with_context prepends context and keeps both") {
+    util::Error e(util::ErrorKind::integrity, "digest mismatch", "rebuild");
+    CHECK(e.kind() == util::ErrorKind::integrity);
+    CHECK(e.hint() == "rebuild");
+    CHECK(std::string(e.what()) == "digest mismatch");
+    util::Error c = e.with_context("layer app");
+    CHECK(std::string(c.what()) == "layer app: digest mismatch");
+    CHECK(c.kind() == util::ErrorKind::integrity);
+    CHECK(c.hint() == "rebuild");
+
+    auto err = error_of([] {
+      util::with_context("outer", [] {
+        return util::with_context("inner", []() -> int { throw util::Error(util::ErrorKind::io, "boom"); });
+      });
+    });
+    CHECK(std::string(err.what()) == "outer: inner: boom");
+    CHECK(err.kind() == util::ErrorKind::io);
+    CHECK(util::with_context("ctx", [] { return 42; }) == 42);
+  }
+
+  TEST_CASE("throw_errno reports an io error with the errno text") {
+    auto e = error_of([] {
+      errno = ENOENT;
+      util::throw_errno("cannot open x");
+    });
+    CHECK(e.kind() == util::ErrorKind::io);
+    CHECK(std::string(e.what()).find("cannot open x: ") == 0);
+    CHECK(std::string(e.what()).find("No such file") != std::string::npos);
+  }
 
 } // TEST_SUITE
