@@ -1,5 +1,6 @@
 #include "builder/base.hpp"
 
+#include "compat_matrix/resolver.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
 #include "oci/reference.hpp"
@@ -14,7 +15,94 @@ using util::Error;
 using util::ErrorKind;
 namespace fs = std::filesystem;
 
-Base open_base(const spec::BuildSpec& s) {
+namespace {
+
+// Opens the oci: layout `ref` (manifest by tag, config) and checks its blobs.
+void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref) {
+  auto slash = s.platform.find('/');
+  b.layout = oci::OciLayout::open_existing(ref.path);
+  oci::Descriptor d = b.layout->resolve(ref.tag);
+  b.digest = d.digest;
+  b.manifest = b.layout->read_manifest(d);
+  b.config = b.layout->read_config(b.manifest);
+  std::string want_os = s.platform.substr(0, slash);
+  std::string want_arch = s.platform.substr(slash + 1);
+  if (b.config.os != want_os || b.config.architecture != want_arch) {
+    throw Error(ErrorKind::input,
+                "base is " + b.config.os + "/" + b.config.architecture + " but the spec builds " + s.platform,
+                "set platform: " + b.config.os + "/" + b.config.architecture + " or use a " + s.platform + " base");
+  }
+  if (b.manifest.layers.size() != b.config.diff_ids.size()) {
+    throw Error(ErrorKind::input, "base manifest has " + std::to_string(b.manifest.layers.size()) +
+                                      " layers but its config lists " + std::to_string(b.config.diff_ids.size()) +
+                                      " diff_ids");
+  }
+  for (const auto& l : b.manifest.layers) {
+    std::error_code ec;
+    auto size = fs::file_size(b.layout->blobs().blob_path(l.digest), ec);
+    if (ec || static_cast<std::int64_t>(size) != l.size) {
+      throw Error(ErrorKind::integrity,
+                  "base layer " + l.digest.str() + " is missing or has the wrong size in " + ref.path,
+                  "copy the base image again");
+    }
+  }
+}
+
+ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix) {
+  spec::ResolveSpec rs = s.resolve.value_or(spec::ResolveSpec{});
+  std::vector<std::string> files = rs.matrix;
+  files.insert(files.end(), extra_matrix.begin(), extra_matrix.end());
+  compat::Matrix m = compat::load_matrix(files);
+  compat::Constraints c;
+  c.paddle = rs.paddle;
+  c.cuda = rs.cuda;
+  c.cudnn = rs.cudnn;
+  c.need_tensorrt = rs.tensorrt;
+  c.python = rs.python;
+  c.gpus = rs.gpus;
+  c.drivers = rs.drivers;
+  c.registry = rs.registry;
+  c.kind = rs.kind;
+  c.strict_driver = rs.strict_driver;
+  c.allow_forward_compat = rs.allow_forward_compat;
+  std::string fallback = rs.origin.empty() ? s.base_origin : rs.origin;
+  c.field = [rs, fallback](const std::string& f, int i) {
+    std::string key = f == "gpu" ? "gpus" : f == "driver" ? "drivers" : f;
+    std::string indexed = i >= 0 ? key + "[" + std::to_string(i) + "]" : key;
+    auto it = rs.origins.find(indexed);
+    if (it == rs.origins.end()) {
+      it = rs.origins.find(key);
+    }
+    return (it == rs.origins.end() ? fallback : it->second) + ": resolve." + indexed;
+  };
+  compat::Resolution r = compat::resolve(m, c);
+  if (r.candidates.empty()) {
+    std::string why = compat::describe(r, false);
+    while (!why.empty() && why.back() == '\n') {
+      why.pop_back();
+    }
+    throw Error(ErrorKind::incompatible, s.base_origin + ": base: auto: " + why,
+                "relax the constraints under resolve:, or explore with `paddle-image resolve`");
+  }
+  const compat::Candidate& best = r.candidates.front();
+  ResolvedBase rb;
+  rb.reference = best.reference;
+  rb.paddle = best.paddle;
+  rb.cuda = best.image->cuda;
+  rb.cudnn = best.image->cudnn;
+  rb.tensorrt = best.image->tensorrt;
+  rb.python = best.python;
+  rb.driver_full = best.min_driver;
+  rb.driver_minor = best.minor_driver;
+  rb.driver_level = compat::to_string(best.level);
+  rb.archs = best.gpu_archs;
+  rb.report = compat::to_json(r, true);
+  return rb;
+}
+
+} // namespace
+
+Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix) {
   Base b;
   b.name = s.base;
   auto slash = s.platform.find('/');
@@ -25,46 +113,33 @@ Base open_base(const spec::BuildSpec& s) {
   }
   std::string where = s.base_origin.empty() ? s.file.string() : s.base_origin;
   if (s.base == "auto") {
-    throw Error(ErrorKind::usage,
-                where + ": base: 'auto' needs the compatibility matrix, which this version does not have yet",
-                "name the base explicitly: scratch or oci:DIR[:TAG]");
+    ResolvedBase rb = resolve_auto(s, extra_matrix);
+    std::string tag = rb.reference.substr(rb.reference.rfind(':') + 1);
+    if (!s.resolve || s.resolve->layout.empty()) {
+      throw Error(ErrorKind::usage,
+                  where + ": base: auto chose " + rb.reference + ", and pulling from a registry is not supported yet",
+                  "copy it into a local layout under its tag (skopeo copy docker://" + rb.reference +
+                      " oci:bases:" + tag + ") and set resolve.layout: oci:bases");
+    }
+    b.name = rb.reference;
+    util::with_context("base " + rb.reference + " (chosen by base: auto) in " + s.resolve->layout, [&] {
+      oci::ImageRef ref;
+      ref.kind = oci::ImageRef::Kind::oci_layout;
+      ref.path = s.resolve->layout;
+      ref.tag = tag;
+      open_layout_base(b, s, ref);
+    });
+    b.resolved = rb;
+    return b;
   }
   oci::ImageRef ref = oci::ImageRef::parse(s.base_resolved.empty() ? s.base : s.base_resolved);
   if (ref.kind == oci::ImageRef::Kind::registry) {
     throw Error(ErrorKind::usage, where + ": base: pulling '" + ref.str() + "' from a registry is not supported yet",
                 "copy the base into a local layout first (skopeo copy docker://" + ref.str() +
-                    " oci:base:TAG) and use "
-                    "base: oci:base:TAG");
+                    " oci:base:TAG) and use base: oci:base:TAG");
   }
-  return util::with_context("base " + s.base, [&] {
-    b.layout = oci::OciLayout::open_existing(ref.path);
-    oci::Descriptor d = b.layout->resolve(ref.tag);
-    b.digest = d.digest;
-    b.manifest = b.layout->read_manifest(d);
-    b.config = b.layout->read_config(b.manifest);
-    std::string want_os = s.platform.substr(0, slash);
-    std::string want_arch = s.platform.substr(slash + 1);
-    if (b.config.os != want_os || b.config.architecture != want_arch) {
-      throw Error(ErrorKind::input,
-                  "base is " + b.config.os + "/" + b.config.architecture + " but the spec builds " + s.platform,
-                  "set platform: " + b.config.os + "/" + b.config.architecture + " or use a " + s.platform + " base");
-    }
-    if (b.manifest.layers.size() != b.config.diff_ids.size()) {
-      throw Error(ErrorKind::input, "base manifest has " + std::to_string(b.manifest.layers.size()) +
-                                        " layers but its config lists " + std::to_string(b.config.diff_ids.size()) +
-                                        " diff_ids");
-    }
-    for (const auto& l : b.manifest.layers) {
-      std::error_code ec;
-      auto size = fs::file_size(b.layout->blobs().blob_path(l.digest), ec);
-      if (ec || static_cast<std::int64_t>(size) != l.size) {
-        throw Error(ErrorKind::integrity,
-                    "base layer " + l.digest.str() + " is missing or has the wrong size in " + ref.path,
-                    "copy the base image again");
-      }
-    }
-    return b;
-  });
+  util::with_context("base " + s.base, [&] { open_layout_base(b, s, ref); });
+  return b;
 }
 
 namespace {

@@ -3,12 +3,29 @@
 // what the wheel installer needs to know about its Python.
 #include "layers/wheel.hpp"
 #include "oci/layout.hpp"
+
 #include "spec/spec.hpp"
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
 
 namespace builder {
+
+// What `base: auto` chose, and the facts that go into labels and metadata.
+struct ResolvedBase {
+  std::string reference; // registry reference of the published image
+  std::string paddle;
+  std::string cuda;
+  std::string cudnn;
+  std::string tensorrt;
+  std::string python;
+  std::string driver_full;
+  std::string driver_minor;
+  std::string driver_level; // full | minor-version | forward
+  std::vector<std::string> archs;
+  nlohmann::json report; // the resolver's JSON (choice, candidates, reasons, caveats)
+};
 
 struct Base {
   std::string name;                  // as written in the spec ("scratch", "oci:/x:tag")
@@ -16,11 +33,15 @@ struct Base {
   oci::Manifest manifest;            // empty layers for scratch
   oci::ImageConfig config;
   std::optional<oci::OciLayout> layout; // where the base blobs are
+  std::optional<ResolvedBase> resolved; // base: auto
 };
 
 // Opens the base named by the spec. Registry and "auto" bases are refused with an
 // explanation (they come with the registry and compatibility-matrix work).
-Base open_base(const spec::BuildSpec& s);
+// `base: auto` is resolved with the compatibility matrix (built-in data, then the
+// spec's resolve.matrix files, then extra_matrix); the chosen image is read from
+// resolve.layout under its tag until registry pulls exist.
+Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix = {});
 
 // What the spec says about Python, completed from the base's layers when needed
 // (interpreter, site-packages, glibc). Results of base scans are cached in

@@ -327,6 +327,7 @@ json BuildReport::to_json() const {
       {"base", {{"name", base_name}, {"digest", base_digest ? base_digest->str() : ""}}},
       {"layers", ls},
       {"wheels", wheels},
+      {"resolution", resolution},
       {"outputs", outputs},
       {"revision", revision},
       {"source_date_epoch", source_date_epoch},
@@ -341,7 +342,12 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   layers::LayerCache cache(o.cache_dir);
   auto cache_use = cache.use();
 
-  Base base = open_base(s);
+  Base base = open_base(s, o.matrix_files);
+  if (base.resolved) {
+    rep.resolution = base.resolved->report;
+    ev.info("base: auto chose " + base.resolved->reference + " (" + base.resolved->driver_level +
+            " driver compatibility)");
+  }
   rep.base_name = base.name;
   rep.base_digest = base.digest;
   ev.info(
@@ -453,6 +459,21 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
       rc.labels[k] = v;
     }
   };
+  // Facts of a base chosen by `base: auto` first; the spec's requires: overrides them.
+  if (base.resolved) {
+    const auto& rb = *base.resolved;
+    set_label("io.paddle-image.cuda.version", rb.cuda);
+    set_label("io.paddle-image.cudnn.version", rb.cudnn);
+    set_label("io.paddle-image.tensorrt.version", rb.tensorrt);
+    set_label("io.paddle-image.paddle.version", rb.paddle);
+    set_label("io.paddle-image.driver.min", rb.driver_full);
+    set_label("io.paddle-image.driver.min-compat", rb.driver_minor);
+    std::string shipped;
+    for (const auto& a : rb.archs) {
+      shipped += (shipped.empty() ? "" : ",") + a;
+    }
+    set_label("io.paddle-image.gpu.archs", shipped);
+  }
   set_label("io.paddle-image.cuda.version", req.cuda);
   set_label("io.paddle-image.cudnn.version", req.cudnn);
   set_label("io.paddle-image.paddle.version", req.paddle);

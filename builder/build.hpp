@@ -28,6 +28,7 @@ struct BuildOptions {
   int threads = 1;
   std::optional<std::string> compression;             // --compression gzip|zstd|none overrides the spec
   std::string revision;                               // source revision (git commit)
+  std::vector<std::string> matrix_files;              // --matrix: extra compatibility data
   std::string source;                                 // overrides image.source
   std::function<double()> clock = [] { return 0.0; }; // seconds, for timings only
 };
@@ -48,6 +49,7 @@ struct BuildReport {
   std::optional<oci::Digest> base_digest;
   std::vector<LayerReport> layers;
   nlohmann::json wheels = nlohmann::json::array();
+  nlohmann::json resolution;        // base: auto: the resolver's report (null otherwise)
   std::vector<std::string> outputs; // as written, with the tags they got
   std::string revision;
   std::int64_t source_date_epoch = 0;

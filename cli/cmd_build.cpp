@@ -25,6 +25,7 @@ struct BuildArgs {
   int threads = 0;
   std::string revision;
   std::string source;
+  std::vector<std::string> matrix_files;
   std::string digest_file;
   std::string metadata_file;
   bool json = false;
@@ -96,6 +97,7 @@ int run_build(const BuildArgs& a) {
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.revision = a.revision.empty() ? git_revision(s.dir) : a.revision;
   o.source = a.source;
+  o.matrix_files = a.matrix_files;
   auto start = std::chrono::steady_clock::now();
   o.clock = [start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   builder::Events ev;
@@ -148,6 +150,7 @@ Action add_build(CLI::App& app) {
       ->check(CLI::Range(1, 256));
   c->add_option("--revision", a->revision, "Source revision for org.opencontainers.image.revision (default: git HEAD)");
   c->add_option("--source", a->source, "Source URL for org.opencontainers.image.source (overrides image.source)");
+  c->add_option("--matrix", a->matrix_files, "Extra compatibility-matrix file(s) for base: auto");
   c->add_option("--digest-file", a->digest_file, "Write the manifest digest to this file");
   c->add_option("--metadata-file", a->metadata_file, "Write build metadata (JSON) to this file");
   c->add_flag("--json", a->json, "Print the build metadata as JSON on stdout");

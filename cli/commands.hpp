@@ -9,5 +9,7 @@ using Action = std::function<int()>;
 Action add_build(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_cache(CLI::App& app);
+Action add_resolve(CLI::App& app);
+Action add_matrix(CLI::App& app);
 
 } // namespace cli

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   cli::Action build = cli::add_build(app);
   cli::Action inspect = cli::add_inspect(app);
   cli::Action cache = cli::add_cache(app);
+  cli::Action resolve = cli::add_resolve(app);
+  cli::Action matrix = cli::add_matrix(app);
   bool want_json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") {
@@ -34,6 +36,12 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("cache")) {
       return cache();
+    }
+    if (app.got_subcommand("resolve")) {
+      return resolve();
+    }
+    if (app.got_subcommand("matrix")) {
+      return matrix();
     }
     return util::exit_code(util::ErrorKind::usage);
   } catch (const CLI::ParseError& e) {

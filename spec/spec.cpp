@@ -42,21 +42,12 @@ public:
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
         continue;
       }
-      std::string best;
-      std::size_t best_d = 99;
-      for (const auto& a : allowed) {
-        std::size_t d = util::levenshtein(key, a);
-        if (d < best_d) {
-          best_d = d;
-          best = a;
-        }
-      }
+      std::string best = util::closest(key, allowed);
       std::string known;
       for (const auto& a : allowed) {
         known += (known.empty() ? "" : ", ") + a;
       }
-      std::string hint =
-          best_d <= std::max<std::size_t>(2, key.size() / 3) ? "did you mean '" + best + "'?" : "known keys: " + known;
+      std::string hint = !best.empty() ? "did you mean '" + best + "'?" : "known keys: " + known;
       fail(it->first, join(field, key), "unknown key '" + key + "'", hint);
     }
   }
@@ -391,9 +382,9 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
   s.file = file;
   s.dir = file.has_parent_path() ? fs::absolute(file).parent_path() : fs::current_path();
   try {
-    c.check_keys(
-        root, "",
-        {"image", "base", "platform", "python", "requires", "layers", "compression", "config", "source_date_epoch"});
+    c.check_keys(root, "",
+                 {"image", "base", "platform", "python", "requires", "resolve", "layers", "compression", "config",
+                  "source_date_epoch"});
     if (auto img = root["image"]) {
       c.check_keys(img, "image", {"name", "tags", "version", "source"});
       if (img["name"]) {
@@ -479,6 +470,57 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
         ps.glibc = c.str(py["glibc"], "python.glibc");
       }
       s.python = ps;
+    }
+    if (auto rs = root["resolve"]) {
+      c.check_keys(rs, "resolve",
+                   {"paddle", "cuda", "cudnn", "tensorrt", "python", "gpus", "drivers", "registry", "kind",
+                    "strict_driver", "allow_forward_compat", "matrix", "layout"});
+      ResolveSpec r;
+      r.origin = c.where(rs);
+      for (auto it = rs.begin(); it != rs.end(); ++it) {
+        r.origins[it->first.Scalar()] = c.where(it->second);
+      }
+      for (auto [key, field] :
+           {std::pair{"paddle", &r.paddle}, std::pair{"cuda", &r.cuda}, std::pair{"cudnn", &r.cudnn},
+            std::pair{"python", &r.python}, std::pair{"registry", &r.registry}, std::pair{"kind", &r.kind}}) {
+        if (rs[key]) {
+          *field = c.str(rs[key], std::string("resolve.") + key);
+        }
+      }
+      for (auto [key, field] : {std::pair{"tensorrt", &r.tensorrt}, std::pair{"strict_driver", &r.strict_driver},
+                                std::pair{"allow_forward_compat", &r.allow_forward_compat}}) {
+        if (rs[key]) {
+          const YAML::Node& v = rs[key];
+          if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
+            c.fail(v, std::string("resolve.") + key, "must be true or false");
+          }
+          *field = v.Scalar() == "true";
+        }
+      }
+      for (auto [key, list] : {std::pair{"gpus", &r.gpus}, std::pair{"drivers", &r.drivers}}) {
+        if (rs[key]) {
+          *list = c.str_list(rs[key], std::string("resolve.") + key);
+          for (std::size_t i = 0; rs[key].IsSequence() && i < rs[key].size(); ++i) {
+            r.origins[std::string(key) + "[" + std::to_string(i) + "]"] = c.where(rs[key][i]);
+          }
+        }
+      }
+      if (rs["matrix"]) {
+        auto files = c.str_list(rs["matrix"], "resolve.matrix");
+        for (std::size_t i = 0; i < files.size(); ++i) {
+          const YAML::Node& fn = rs["matrix"].IsSequence() ? rs["matrix"][i] : rs["matrix"];
+          r.matrix.push_back(source_path(c, fn, "resolve.matrix", s.dir).string());
+        }
+      }
+      if (rs["layout"]) {
+        std::string l = c.str(rs["layout"], "resolve.layout");
+        if (l.rfind("oci:", 0) != 0 || l.size() == 4) {
+          c.fail(rs["layout"], "resolve.layout", "'" + l + "' must be an oci:DIR layout", "e.g. layout: oci:bases");
+        }
+        std::string dir = l.substr(4);
+        r.layout = fs::path(dir).is_absolute() ? dir : (s.dir / dir).lexically_normal().string();
+      }
+      s.resolve = r;
     }
     if (auto r = root["requires"]) {
       c.check_keys(r, "requires", {"cuda", "cudnn", "paddle", "driver_min", "gpu_archs"});

@@ -66,6 +66,25 @@ struct RequiresSpec {
   std::vector<std::string> gpu_archs;
 };
 
+// Constraints for `base: auto` (the same as `paddle-image resolve`'s flags).
+struct ResolveSpec {
+  std::string paddle;
+  std::string cuda;
+  std::string cudnn;
+  bool tensorrt = false;
+  std::string python;
+  std::vector<std::string> gpus;
+  std::vector<std::string> drivers;
+  std::string registry = "dockerhub";
+  std::string kind = "runtime";
+  bool strict_driver = false;
+  bool allow_forward_compat = false;
+  std::vector<std::string> matrix;            // extra matrix files (absolute)
+  std::string layout;                         // oci:DIR holding the chosen image under its tag
+  std::map<std::string, std::string> origins; // field -> "spec.yaml:12:5"
+  std::string origin;
+};
+
 struct ConfigSpec {
   std::optional<std::vector<std::string>> entrypoint;
   std::optional<std::vector<std::string>> cmd;
@@ -89,6 +108,7 @@ struct BuildSpec {
   std::string base_origin;
   std::string platform = "linux/amd64";
   std::optional<PythonSpec> python;
+  std::optional<ResolveSpec> resolve;
   RequiresSpec requires_;
   std::vector<LayerSpec> layers;
   CompressionSpec compression;

@@ -58,6 +58,19 @@ std::size_t levenshtein(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    std::size_t d = levenshtein(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string{};
+}
+
 std::string rfc3339_utc(std::int64_t seconds) {
   std::time_t t = static_cast<std::time_t>(seconds);
   std::tm tm{};

@@ -5,7 +5,7 @@ root=$1
 bad=0
 rule() { # PATTERN ALLOWED_DIR_REGEX DESCRIPTION
   local hits
-  hits=$(cd "$root" && grep -rlE "$1" --include='*.cpp' --include='*.hpp' util oci layers spec builder cli 2>/dev/null |
+  hits=$(cd "$root" && grep -rlE "$1" --include='*.cpp' --include='*.hpp' util oci layers spec compat_matrix builder cli 2>/dev/null |
     grep -vE "^($2)/" || true)
   if [[ -n "$hits" ]]; then
     echo "FAIL - $3: $hits"; bad=1
@@ -17,7 +17,7 @@ rule '#include <archive' 'layers' "only layers/ includes libarchive"
 rule '#include <curl/' 'registry' "only registry/ includes curl"
 rule '#include <openssl/(ec|rsa|pem|x509)' 'signing' "only signing/ uses OpenSSL signature APIs"
 rule '#include <openssl/' 'util|signing' "only util/ (digests) and signing/ include OpenSSL"
-rule '#include <yaml-cpp' 'spec' "only spec/ includes yaml-cpp"
+rule '#include <yaml-cpp' 'spec|compat_matrix' "only spec/ and compat_matrix/ include yaml-cpp"
 rule '#include "cli/' 'cli' "nothing below cli/ includes cli/"
 rule '#include "builder/' 'builder|cli' "only cli/ depends on builder/"
 rule 'std::getenv|getenv\(' 'cli' "only cli/ reads the environment"

@@ -29,14 +29,15 @@ finish() {
   [[ $FAILED -eq 0 && $PASSED -gt 0 ]]
 }
 # expect_fail DESCRIPTION EXIT_CODE PATTERN CMD...: CMD must exit EXIT_CODE and
-# print PATTERN (grep -E) on stderr.
+# print PATTERN (grep -E) on stderr (an empty PATTERN checks the exit code only;
+# stdout is kept in $WORK/out.txt for further checks).
 expect_fail() {
   local d=$1 want=$2 pat=$3; shift 3
   local rc=0
   "$@" >"$WORK/out.txt" 2>"$WORK/err.txt" || rc=$?
   if [[ $rc -ne $want ]]; then
     fail "$d (exit $rc, wanted $want): $(head -3 "$WORK/err.txt")"
-  elif ! grep -qE -- "$pat" "$WORK/err.txt"; then
+  elif [[ -n "$pat" ]] && ! grep -qE -- "$pat" "$WORK/err.txt"; then
     fail "$d (stderr lacks /$pat/): $(head -3 "$WORK/err.txt")"
   else
     pass "$d"

@@ -1,0 +1,10 @@
+# Writes OUT: a C++ file with the contents of each FILES entry (in DIR) as a string.
+set(body "// Generated from compat_matrix/data by embed.cmake. Do not edit.\n#include \"compat_matrix/matrix.hpp\"\n\nnamespace compat {\n\nconst std::vector<EmbeddedFile>& embedded_files() {\n  static const std::vector<EmbeddedFile> k_files = {\n")
+string(REPLACE "|" ";" FILES "${FILES}")
+foreach(f ${FILES})
+  file(READ ${DIR}/${f} content)
+  string(APPEND body "    {\"${f}\", R\"PIMATRIX(${content})PIMATRIX\"},\n")
+endforeach()
+string(APPEND body "  };\n  return k_files;\n}\n\n} // namespace compat\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(RENAME ${OUT}.tmp ${OUT})
