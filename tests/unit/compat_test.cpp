@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+// Constraints are written with designated initializers; members left out keep their
+// defaults on purpose, which GCC 12 reports under -Wextra.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 using compat::Constraints;
 using compat::DriverLevel;
 using compat::Resolution;
