@@ -276,7 +276,8 @@ void Matrix::merge(const std::string& text, const std::string& file) {
     r.versions = rd.str(n, "versions", name, false);
     util::with_context(rd.at(n) + ": " + name, [&] { (void)VersionRange::parse(r.versions, "versions"); });
     rd.row(r, n, name);
-    upsert(registries, std::move(r), [](const RegistryRow& x) { return x.repository; });
+    // Key: name + versions (the two Baidu mirrors share a name and differ in range).
+    upsert(registries, std::move(r), [](const RegistryRow& x) { return x.name + "|" + x.versions; });
   });
   each("paddle", [&](const YAML::Node& n) {
     ReleaseRow rel;
@@ -332,6 +333,16 @@ void Matrix::merge(const std::string& text, const std::string& file) {
         if (!rel.min_cc.empty()) {
           existing.min_cc = rel.min_cc;
         }
+        if (n["pip_cuda"]) {
+          existing.pip_cuda = rel.pip_cuda;
+        }
+        if (n["source"]) {
+          existing.source = rel.source;
+        }
+        if (n["confirmed"]) {
+          existing.confirmed = rel.confirmed;
+        }
+        existing.origin = rel.origin;
         return;
       }
     }
@@ -425,6 +436,31 @@ Gpu find_gpu(const Matrix& m, const std::string& input, const std::string& what)
     return g;
   }
   std::string norm = normalize_gpu(input);
+  // Leading words of the name, longest first ("NVIDIA H100 80GB HBM3" -> "h10080gbhbm3",
+  // "h10080gb", "h100"): nvidia-smi appends memory and form factor after a space.
+  std::vector<std::string> words;
+  {
+    std::string word;
+    for (char ch : input + " ") {
+      if (std::isalnum(static_cast<unsigned char>(ch))) {
+        word.push_back(ch);
+      } else if (!word.empty()) {
+        std::string w = normalize_gpu(word);
+        if (!w.empty()) {
+          words.push_back(w);
+        }
+        word.clear();
+      }
+    }
+  }
+  std::vector<std::string> heads;
+  for (std::size_t k = words.size(); k > 0; --k) {
+    std::string h;
+    for (std::size_t i = 0; i < k; ++i) {
+      h += words[i];
+    }
+    heads.push_back(h);
+  }
   const GpuRow* best = nullptr;
   std::size_t best_len = 0;
   for (const auto& row : m.gpus) {
@@ -435,7 +471,7 @@ Gpu find_gpu(const Matrix& m, const std::string& input, const std::string& what)
       if (nn.empty()) {
         continue;
       }
-      bool exact = nn == norm;
+      bool exact = nn == norm || std::find(heads.begin(), heads.end(), nn) != heads.end();
       bool prefix = norm.size() > nn.size() && norm.compare(0, nn.size(), nn) == 0 &&
                     !std::isdigit(static_cast<unsigned char>(norm[nn.size()]));
       if ((exact || prefix) && nn.size() + (exact ? 1000 : 0) > best_len) {

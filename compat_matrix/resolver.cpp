@@ -404,6 +404,7 @@ Resolution resolve(const Matrix& m, const Constraints& c) {
       std::optional<Version> best_full;
       std::optional<Version> best_minor;
       std::string best_tag;
+      std::string best_cuda;
       for (const auto* ev : relevant) {
         if (!only(*ev, {Kind::driver})) {
           continue;
@@ -413,6 +414,7 @@ Resolution resolve(const Matrix& m, const Constraints& c) {
         if (!best_full || f < *best_full) {
           best_full = f;
           best_tag = ev->image->tag;
+          best_cuda = ev->image->cuda;
           best_minor = cuda->driver_minor.empty() ? std::nullopt : std::optional(Version::parse(cuda->driver_minor));
         }
       }
@@ -422,7 +424,10 @@ Resolution resolve(const Matrix& m, const Constraints& c) {
           fix += " (" + best_minor->text + " or newer works under minor-version compatibility)";
         }
         v.fixes.push_back(fix);
-        if (!c.allow_forward_compat && all_datacenter) {
+        bool branch_exists = std::any_of(drivers.begin(), drivers.end(), [&](const Version& d) {
+          return forward_branch(m, d, Version::parse(best_cuda).major()) != nullptr;
+        });
+        if (!c.allow_forward_compat && all_datacenter && branch_exists) {
           v.fixes.push_back("or, on a supported data-center driver branch, allow forward compatibility "
                             "(--allow-forward-compat; allow_forward_compat: true under resolve:)");
         }

@@ -33,7 +33,9 @@ const compat::Matrix& builtin() {
   return m;
 }
 
-Resolution run(const Constraints& c) { return compat::resolve(builtin(), c); }
+Resolution run(const Constraints& c) {
+  return compat::resolve(builtin(), c);
+}
 
 const compat::Candidate* find_tag(const Resolution& r, const std::string& tag) {
   for (const auto& c : r.candidates) {
@@ -57,7 +59,9 @@ const compat::Violation* find_violation(const Resolution& r, const std::string& 
   return nullptr;
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 // "user.yaml:" followed by a line number.
 bool names_file_line(const std::string& msg, const std::string& file) {
@@ -69,7 +73,9 @@ bool names_file_line(const std::string& msg, const std::string& file) {
   return pos < msg.size() && std::isdigit(static_cast<unsigned char>(msg[pos])) != 0;
 }
 
-std::string full_text(const util::Error& e) { return std::string(e.what()) + " | " + e.hint(); }
+std::string full_text(const util::Error& e) {
+  return std::string(e.what()) + " | " + e.hint();
+}
 
 } // namespace
 
@@ -349,7 +355,11 @@ TEST_CASE("compat matrix: GPU names resolve to compute capabilities") {
     const char* cc;
     const char* sm;
   };
-  const std::array<Case, 10> cases{{
+  const std::array<Case, 14> cases{{
+      {"NVIDIA H100 80GB HBM3", "9.0", "sm_90"}, // as nvidia-smi prints it
+      {"NVIDIA A800 80GB PCIe", "8.0", "sm_80"},
+      {"Tesla V100 32GB", "7.0", "sm_70"},
+      {"NVIDIA A10 24GB", "8.6", "sm_86"},
       {"A100-SXM4-80GB", "8.0", "sm_80"},
       {"Tesla T4", "7.5", "sm_75"},
       {"NVIDIA H100 PCIe", "9.0", "sm_90"},
@@ -549,6 +559,40 @@ TEST_CASE("compat matrix: merge adds and overrides rows") {
     // Not for a T4: sm_75 is not shipped.
     CHECK(compat::resolve(m, {.paddle = "9.9.0", .gpus = {"T4"}}).candidates.empty());
   }
+  SUBCASE("a registry row is replaced by name and range (a mirror for Docker Hub)") {
+    compat::Matrix m = compat::Matrix::builtin();
+    auto before = m.registries.size();
+    m.merge(R"(registries:
+  - name: dockerhub
+    repository: "mirror.local/pp/paddle"
+    versions: ">=0"
+)",
+            "user.yaml");
+    CHECK(m.registries.size() == before);
+    auto r = compat::resolve(m, {.paddle = "3.0.0", .gpus = {"A100"}});
+    REQUIRE_FALSE(r.candidates.empty());
+    CHECK(r.candidates[0].reference.rfind("mirror.local/pp/paddle:", 0) == 0);
+  }
+  SUBCASE("a row for an existing release replaces the fields it states") {
+    compat::Matrix m = compat::Matrix::builtin();
+    m.merge(R"(paddle:
+  - version: "3.0.0"
+    confirmed: false
+    source: "mine"
+    pip_cuda: [cu999]
+)",
+            "user.yaml");
+    auto r = compat::resolve(m, {.paddle = "3.0.0", .gpus = {"A100"}});
+    REQUIRE_FALSE(r.candidates.empty());
+    CHECK_FALSE(r.candidates[0].confirmed);
+    for (const auto& rel : m.paddle) {
+      if (rel.version == "3.0.0") {
+        CHECK(rel.source == "mine");
+        CHECK(rel.pip_cuda == std::vector<std::string>{"cu999"});
+        CHECK(rel.images.size() >= 2); // images kept
+      }
+    }
+  }
   SUBCASE("an existing CUDA row is replaced") {
     compat::Matrix m = compat::Matrix::builtin();
     auto before = m.cuda.size();
@@ -627,8 +671,9 @@ TEST_CASE("compat matrix: merge errors name file:line") {
   SUBCASE("never-released CUDA version") {
     compat::Matrix m = compat::Matrix::builtin();
     auto e = error_of([&] {
-      m.merge("paddle:\n  - version: \"9.9.2\"\n    images:\n      - {tag: \"x-cuda12.7\", cuda: \"12.7\", archs: [80]}\n",
-              "user.yaml");
+      m.merge(
+          "paddle:\n  - version: \"9.9.2\"\n    images:\n      - {tag: \"x-cuda12.7\", cuda: \"12.7\", archs: [80]}\n",
+          "user.yaml");
     });
     CHECK(contains(e.what(), "never released"));
     CHECK(names_file_line(e.what(), "user.yaml"));
