@@ -11,5 +11,6 @@ Action add_inspect(CLI::App& app);
 Action add_cache(CLI::App& app);
 Action add_resolve(CLI::App& app);
 Action add_matrix(CLI::App& app);
+Action add_doctor(CLI::App& app);
 
 } // namespace cli

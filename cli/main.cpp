@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli::Action cache = cli::add_cache(app);
   cli::Action resolve = cli::add_resolve(app);
   cli::Action matrix = cli::add_matrix(app);
+  cli::Action doctor = cli::add_doctor(app);
   bool want_json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") {
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("matrix")) {
       return matrix();
+    }
+    if (app.got_subcommand("doctor")) {
+      return doctor();
     }
     return util::exit_code(util::ErrorKind::usage);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,284 @@
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "compat_matrix/matrix.hpp"
+#include "doctor/checks.hpp"
+#include "doctor/image.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <unistd.h>
+
+namespace cli {
+
+namespace {
+
+struct DoctorArgs {
+  std::string root = "/";
+  std::string image;
+  std::string requires_;
+  bool scan_layers = false;
+  std::string nvml_lib;
+  std::string cuda_lib;
+  double timeout = 10;
+  std::vector<std::string> matrix_files;
+  std::string node;
+  bool json = false;
+  bool strict = false;
+  std::string render;
+  std::string doctor_image = "registry.example.com/tools/paddle-image-doctor:latest";
+  std::vector<std::string> node_selector;
+  std::string ns = "kube-system";
+  std::vector<std::string> aggregate_files;
+};
+
+bool use_colour(const Output& out) {
+  const char* nc = std::getenv("NO_COLOR");
+  return out.tty && ::isatty(STDOUT_FILENO) == 1 && (nc == nullptr || *nc == '\0');
+}
+
+std::string render_text(const doctor::Report& r, bool colour) {
+  std::ostringstream t;
+  auto paint = [&](doctor::Status s) {
+    std::string label = doctor::to_string(s);
+    if (!colour) {
+      return label;
+    }
+    const char* code = s == doctor::Status::pass ? "32" : s == doctor::Status::warn ? "33" : s == doctor::Status::fail ? "31" : "90";
+    return "\033[" + std::string(code) + "m" + label + "\033[0m";
+  };
+  for (const auto& c : r.checks) {
+    std::string id = c.id;
+    id.resize(std::max<std::size_t>(id.size(), 24), ' ');
+    t << paint(c.status) << "  " << id << c.evidence << "\n";
+    if (!c.fix.empty() && (c.status == doctor::Status::fail || c.status == doctor::Status::warn)) {
+      t << "      " << std::string(24, ' ') << "fix: " << c.fix << "\n";
+    }
+  }
+  t << "summary: " << r.count(doctor::Status::pass) << " pass, " << r.count(doctor::Status::warn) << " warn, "
+    << r.count(doctor::Status::fail) << " fail, " << r.count(doctor::Status::skip) << " skip\n";
+  return t.str();
+}
+
+std::string yaml_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+    }
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string render_daemonset(const DoctorArgs& a, const std::string& requires_arg) {
+  std::ostringstream y;
+  y << "# paddle-image doctor on every GPU node: read-only host mounts, JSON report on stdout.\n"
+       "# Collect with: kubectl logs -n " << a.ns << " -l app=paddle-image-doctor --prefix=false > nodes.jsonl\n"
+       "# then: paddle-image doctor aggregate nodes.jsonl\n";
+  y << "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: paddle-image-doctor\n  namespace: " << a.ns
+    << "\n  labels:\n    app: paddle-image-doctor\nspec:\n  selector:\n    matchLabels:\n      app: paddle-image-doctor\n"
+       "  template:\n    metadata:\n      labels:\n        app: paddle-image-doctor\n    spec:\n";
+  if (!a.node_selector.empty()) {
+    y << "      nodeSelector:\n";
+    for (const auto& kv : a.node_selector) {
+      auto eq = kv.find('=');
+      y << "        " << kv.substr(0, eq) << ": " << yaml_quote(kv.substr(eq + 1)) << "\n";
+    }
+  }
+  y << "      hostPID: true  # to see nv-fabricmanager in /proc\n"
+       "      tolerations:\n        - operator: Exists\n"
+       "      containers:\n        - name: doctor\n          image: " << yaml_quote(a.doctor_image) << "\n"
+       "          command:\n";
+  std::vector<std::string> cmd = {"/usr/local/bin/paddle-image", "doctor", "--root", "/host", "--json", "--node", "$(NODE_NAME)"};
+  if (!requires_arg.empty()) {
+    cmd.push_back("--requires");
+    cmd.push_back(requires_arg);
+  }
+  for (const auto& c : cmd) {
+    y << "            - " << yaml_quote(c) << "\n";
+  }
+  y << "          env:\n            - name: NODE_NAME\n              valueFrom:\n                fieldRef:\n"
+       "                  fieldPath: spec.nodeName\n"
+       "          securityContext:\n            readOnlyRootFilesystem: true\n"
+       "          volumeMounts:\n            - name: host\n              mountPath: /host\n              readOnly: true\n"
+       "      volumes:\n        - name: host\n          hostPath:\n            path: /\n";
+  return y.str();
+}
+
+std::string needs_as_requires(const doctor::ImageNeeds& n) {
+  std::string s;
+  auto add = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) {
+      s += (s.empty() ? "" : ",") + k + "=" + v;
+    }
+  };
+  add("cuda", n.cuda);
+  add("driver", n.driver_min);
+  add("driver_compat", n.driver_min_compat);
+  add("require_cuda", n.require_cuda);
+  add("paddle", n.paddle);
+  for (const auto& a : n.archs) {
+    add("sm", a.rfind("sm_", 0) == 0 ? a.substr(3) : a);
+  }
+  return s;
+}
+
+int run_doctor(const DoctorArgs& a) {
+  Output out = Output::detect(a.json, false);
+  if (!a.image.empty() && !a.requires_.empty()) {
+    throw util::Error(util::ErrorKind::usage, "--image and --requires exclude each other", "give one of them");
+  }
+  doctor::ImageNeeds needs;
+  bool have_needs = false;
+  if (!a.image.empty()) {
+    needs = util::with_context("--image " + a.image, [&] { return doctor::read_image_needs(a.image, a.scan_layers); });
+    have_needs = true;
+  } else if (!a.requires_.empty()) {
+    needs = doctor::needs_from_requires(a.requires_);
+    have_needs = true;
+  }
+  if (!a.render.empty()) {
+    if (a.render != "daemonset") {
+      throw util::Error(util::ErrorKind::usage, "--render " + a.render + ": only 'daemonset' can be rendered");
+    }
+    for (const auto& kv : a.node_selector) {
+      if (kv.find('=') == std::string::npos || kv.front() == '=') {
+        throw util::Error(util::ErrorKind::usage, "--node-selector '" + kv + "' is not KEY=VALUE", "e.g. nvidia.com/gpu.present=true");
+      }
+    }
+    std::cout << render_daemonset(a, have_needs ? needs_as_requires(needs) : std::string{});
+    return 0;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(a.root, ec)) {
+    throw util::Error(util::ErrorKind::usage, "--root " + a.root + " is not a directory", "point at the host's / (or its mount)");
+  }
+  doctor::Options o;
+  o.nvml_lib = a.nvml_lib;
+  o.cuda_lib = a.cuda_lib;
+  o.timeout_ms = static_cast<int>(a.timeout * 1000);
+  doctor::Report r = doctor::check_host(doctor::Host(a.root), o);
+  if (!a.node.empty()) {
+    r.facts["node"] = a.node;
+  }
+  if (have_needs) {
+    compat::Matrix m = compat::load_matrix(a.matrix_files);
+    doctor::check_image(r, needs, m);
+  }
+  nlohmann::json j = doctor::to_json(r);
+  if (!a.node.empty()) {
+    j["node"] = a.node;
+  }
+  out.result(j, render_text(r, use_colour(out)));
+  bool failed = r.count(doctor::Status::fail) > 0 || (a.strict && r.count(doctor::Status::warn) > 0);
+  return failed ? util::exit_code(util::ErrorKind::host) : 0;
+}
+
+int run_aggregate(const DoctorArgs& a) {
+  Output out = Output::detect(a.json, false);
+  std::vector<nlohmann::json> reports;
+  auto take = [&](const std::string& text, const std::string& what) {
+    // One JSON document per file, or one per line (kubectl logs of many pods).
+    try {
+      reports.push_back(nlohmann::json::parse(text));
+      return;
+    } catch (const std::exception&) {
+    }
+    std::istringstream in(text);
+    std::string line;
+    std::string doc;
+    int line_no = 0;
+    for (; std::getline(in, line);) {
+      ++line_no;
+      doc += line + "\n";
+      try {
+        auto j = nlohmann::json::parse(doc);
+        reports.push_back(j);
+        doc.clear();
+      } catch (const std::exception&) {
+      }
+    }
+    if (!doc.empty() && doc.find_first_not_of(" \n\t") != std::string::npos) {
+      throw util::Error(util::ErrorKind::input, what + ": not doctor JSON (unparsable near line " + std::to_string(line_no) + ")",
+                        "collect with paddle-image doctor --json");
+    }
+  };
+  std::vector<std::string> files = a.aggregate_files.empty() ? std::vector<std::string>{"-"} : a.aggregate_files;
+  for (const auto& f : files) {
+    if (f == "-") {
+      std::stringstream ss;
+      ss << std::cin.rdbuf();
+      take(ss.str(), "stdin");
+    } else {
+      take(util::read_file(f), f);
+    }
+  }
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_check; // id -> status -> nodes
+  std::vector<std::string> nodes;
+  int n = 0;
+  for (const auto& r : reports) {
+    if (!r.is_object() || !r.contains("checks")) {
+      throw util::Error(util::ErrorKind::input, "a report has no 'checks' (not doctor --json output)");
+    }
+    std::string node = r.value("node", "node" + std::to_string(++n));
+    nodes.push_back(node);
+    for (const auto& c : r["checks"]) {
+      by_check[c.value("id", std::string("?"))][c.value("status", std::string("?"))].push_back(node);
+    }
+  }
+  nlohmann::json j = {{"nodes", nodes}, {"checks", nlohmann::json::object()}};
+  std::ostringstream t;
+  t << nodes.size() << " node(s)\n";
+  bool any_fail = false;
+  for (const auto& [id, statuses] : by_check) {
+    j["checks"][id] = statuses;
+    for (const char* s : {"FAIL", "WARN"}) {
+      if (auto it = statuses.find(s); it != statuses.end()) {
+        any_fail = any_fail || std::string(s) == "FAIL";
+        t << s << "  " << id << ": ";
+        for (std::size_t i = 0; i < it->second.size(); ++i) {
+          t << (i ? ", " : "") << it->second[i];
+        }
+        t << "\n";
+      }
+    }
+  }
+  if (!any_fail) {
+    t << "no check failed on any node\n";
+  }
+  out.result(j, t.str());
+  return any_fail ? util::exit_code(util::ErrorKind::host) : 0;
+}
+
+} // namespace
+
+Action add_doctor(CLI::App& app) {
+  auto a = std::make_shared<DoctorArgs>();
+  CLI::App* d = app.add_subcommand("doctor", "Check a GPU node, and whether an image will see and use its GPUs");
+  d->add_option("--root", a->root, "Read host files under this directory (default /)");
+  d->add_option("--image", a->image, "Image to check against this host: oci:DIR[:TAG] or docker-archive:FILE");
+  d->add_option("--requires", a->requires_, "Image needs instead of --image, e.g. cuda=12.6,sm=90,driver=560.28.03");
+  d->add_flag("--scan-layers", a->scan_layers, "Also look inside the image's layers (driver files, cuda-compat)");
+  d->add_option("--nvml-lib", a->nvml_lib, "Load this libnvidia-ml.so instead of looking it up under --root");
+  d->add_option("--cuda-lib", a->cuda_lib, "Load this libcuda.so instead of looking it up under --root");
+  d->add_option("--timeout", a->timeout, "Seconds NVML/CUDA probes may take (they run in a child process)")->check(CLI::Range(0.1, 600.0));
+  d->add_option("--matrix", a->matrix_files, "Extra compatibility-matrix files");
+  d->add_option("--node", a->node, "Node name recorded in the report (for aggregate)");
+  d->add_flag("--json", a->json, "JSON with every check");
+  d->add_flag("--strict", a->strict, "Warnings fail too");
+  d->add_option("--render", a->render, "Print a manifest instead of checking: daemonset");
+  d->add_option("--doctor-image", a->doctor_image, "Image the DaemonSet runs (build it from examples/doctor)");
+  d->add_option("--node-selector", a->node_selector, "KEY=VALUE node selector for the DaemonSet (repeatable)");
+  d->add_option("--namespace", a->ns, "Namespace of the DaemonSet");
+  CLI::App* agg = d->add_subcommand("aggregate", "Merge many nodes' doctor --json reports into one table");
+  agg->add_option("files", a->aggregate_files, "Report files (JSON, or JSON lines); - or none for stdin");
+  agg->add_flag("--json", a->json, "JSON output");
+  return [a, agg] { return agg->parsed() ? run_aggregate(*a) : run_doctor(*a); };
+}
+
+} // namespace cli

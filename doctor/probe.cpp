@@ -1,0 +1,314 @@
+#include "doctor/probe.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace doctor {
+
+using nlohmann::json;
+
+namespace {
+
+// NVML ABI (nvml.h), declared here: the header is not on build machines.
+using nvmlReturn_t = int;
+using nvmlDevice_t = void*;
+struct nvmlPciInfo_t {
+  char busIdLegacy[16];
+  unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+};
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlGpuFabricInfo_t {
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  unsigned char state;
+};
+
+template <typename F> F sym(void* lib, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (void* p = ::dlsym(lib, n)) {
+      return reinterpret_cast<F>(p);
+    }
+  }
+  return nullptr;
+}
+
+json nvml_in_child(const std::string& path) {
+  json r = {{"loaded", false}};
+  void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* e = ::dlerror();
+    r["error"] = e != nullptr ? e : "dlopen failed";
+    return r;
+  }
+  r["loaded"] = true;
+  auto init = sym<nvmlReturn_t (*)()>(lib, {"nvmlInit_v2", "nvmlInit"});
+  auto err = sym<const char* (*)(nvmlReturn_t)>(lib, {"nvmlErrorString"});
+  if (init == nullptr) {
+    r["error"] = "nvmlInit not found (library too old or not NVML)";
+    return r;
+  }
+  nvmlReturn_t rc = init();
+  r["init"] = rc;
+  r["init_error"] = err != nullptr && err(rc) != nullptr ? err(rc) : "";
+  if (rc != 0) {
+    return r;
+  }
+  char buf[96] = {};
+  if (auto f = sym<nvmlReturn_t (*)(char*, unsigned)>(lib, {"nvmlSystemGetDriverVersion"}); f && f(buf, 80) == 0) {
+    r["driver"] = std::string(buf);
+  }
+  int cuda = 0;
+  if (auto f = sym<nvmlReturn_t (*)(int*)>(lib, {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
+      f && f(&cuda) == 0) {
+    r["cuda_driver"] = cuda;
+  }
+  unsigned count = 0;
+  auto get_count = sym<nvmlReturn_t (*)(unsigned*)>(lib, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
+  auto get_handle =
+      sym<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>(lib, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
+  r["gpus"] = json::array();
+  if (get_count == nullptr || get_handle == nullptr || get_count(&count) != 0) {
+    return r;
+  }
+  auto name = sym<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetName"});
+  auto uuid = sym<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetUUID"});
+  auto pci = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>(lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
+  auto minor = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMinorNumber"});
+  auto cc = sym<nvmlReturn_t (*)(nvmlDevice_t, int*, int*)>(lib, {"nvmlDeviceGetCudaComputeCapability"});
+  auto mem = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>(lib, {"nvmlDeviceGetMemoryInfo"});
+  auto mig = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*)>(lib, {"nvmlDeviceGetMigMode"});
+  auto max_mig = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMaxMigDeviceCount"});
+  auto mig_handle = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(lib, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+  auto persist = sym<nvmlReturn_t (*)(nvmlDevice_t, int*)>(lib, {"nvmlDeviceGetPersistenceMode"});
+  auto ecc = sym<nvmlReturn_t (*)(nvmlDevice_t, int, int, unsigned long long*)>(lib, {"nvmlDeviceGetTotalEccErrors"});
+  auto remap = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*)>(lib, {"nvmlDeviceGetRemappedRows"});
+  auto fabric = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuFabricInfo_t*)>(lib, {"nvmlDeviceGetGpuFabricInfo"});
+  for (unsigned i = 0; i < count && i < 64; ++i) {
+    nvmlDevice_t d = nullptr;
+    if (get_handle(i, &d) != 0) {
+      continue;
+    }
+    json g = {{"index", i}};
+    char s[96] = {};
+    if (name && name(d, s, sizeof s) == 0) {
+      g["name"] = std::string(s);
+    }
+    char u[96] = {};
+    if (uuid && uuid(d, u, sizeof u) == 0) {
+      g["uuid"] = std::string(u);
+    }
+    nvmlPciInfo_t p{};
+    if (pci && pci(d, &p) == 0) {
+      g["pci"] = std::string(p.busId, strnlen(p.busId, sizeof p.busId));
+    }
+    unsigned m = 0;
+    if (minor && minor(d, &m) == 0) {
+      g["minor"] = m;
+    }
+    int major_cc = 0;
+    int minor_cc = 0;
+    if (cc && cc(d, &major_cc, &minor_cc) == 0) {
+      g["cc"] = std::to_string(major_cc) + "." + std::to_string(minor_cc);
+    }
+    nvmlMemory_t mi{};
+    if (mem && mem(d, &mi) == 0) {
+      g["memory_mib"] = mi.total / (1024 * 1024);
+    }
+    unsigned cur = 0;
+    unsigned pend = 0;
+    if (mig && mig(d, &cur, &pend) == 0) {
+      g["mig_current"] = cur;
+      g["mig_pending"] = pend;
+      unsigned maxm = 0;
+      if (max_mig && max_mig(d, &maxm) == 0) {
+        g["max_mig_devices"] = maxm;
+        unsigned present = 0;
+        for (unsigned k = 0; mig_handle && k < maxm; ++k) {
+          nvmlDevice_t md = nullptr;
+          if (mig_handle(d, k, &md) == 0) {
+            ++present;
+          }
+        }
+        g["mig_devices"] = present;
+      }
+    }
+    int pm = 0;
+    if (persist && persist(d, &pm) == 0) {
+      g["persistence"] = pm;
+    }
+    unsigned long long e = 0;
+    if (ecc && ecc(d, 1 /* uncorrected */, 1 /* aggregate */, &e) == 0) {
+      g["ecc_uncorrected"] = e;
+    }
+    unsigned corr = 0;
+    unsigned unc = 0;
+    unsigned pending = 0;
+    unsigned failure = 0;
+    if (remap && remap(d, &corr, &unc, &pending, &failure) == 0) {
+      g["remapped_pending"] = pending;
+      g["remapped_failure"] = failure;
+    }
+    nvmlGpuFabricInfo_t fi{};
+    if (fabric && fabric(d, &fi) == 0) {
+      g["fabric_state"] = fi.state;
+      g["fabric_status"] = fi.status;
+    }
+    r["gpus"].push_back(g);
+  }
+  if (auto shutdown = sym<nvmlReturn_t (*)()>(lib, {"nvmlShutdown"})) {
+    shutdown();
+  }
+  return r;
+}
+
+json cuda_in_child(const std::string& path) {
+  json r = {{"loaded", false}};
+  void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* e = ::dlerror();
+    r["error"] = e != nullptr ? e : "dlopen failed";
+    return r;
+  }
+  r["loaded"] = true;
+  auto version = sym<int (*)(int*)>(lib, {"cuDriverGetVersion"});
+  auto init = sym<int (*)(unsigned)>(lib, {"cuInit"});
+  auto err_name = sym<int (*)(int, const char**)>(lib, {"cuGetErrorName"});
+  int v = 0;
+  if (version != nullptr && version(&v) == 0) {
+    r["driver_version"] = v;
+  }
+  if (init == nullptr) {
+    r["error"] = "cuInit not found";
+    return r;
+  }
+  // Written before cuInit so a hang still tells how far the probe got.
+  int rc = init(0);
+  r["init"] = rc;
+  const char* n = nullptr;
+  if (err_name != nullptr && err_name(rc, &n) == 0 && n != nullptr) {
+    r["init_name"] = n;
+  }
+  if (rc != 0) {
+    return r;
+  }
+  auto count = sym<int (*)(int*)>(lib, {"cuDeviceGetCount"});
+  auto get = sym<int (*)(int*, int)>(lib, {"cuDeviceGet"});
+  auto name = sym<int (*)(char*, int, int)>(lib, {"cuDeviceGetName"});
+  auto attr = sym<int (*)(int*, int, int)>(lib, {"cuDeviceGetAttribute"});
+  int c = 0;
+  if (count != nullptr && count(&c) == 0) {
+    r["count"] = c;
+  }
+  r["devices"] = json::array();
+  for (int i = 0; i < c && i < 64 && get != nullptr; ++i) {
+    int dev = 0;
+    if (get(&dev, i) != 0) {
+      continue;
+    }
+    json d;
+    char s[128] = {};
+    if (name != nullptr && name(s, sizeof s, dev) == 0) {
+      d["name"] = std::string(s);
+    }
+    int ma = 0;
+    int mi = 0;
+    if (attr != nullptr && attr(&ma, 75, dev) == 0 && attr(&mi, 76, dev) == 0) {
+      d["cc"] = std::to_string(ma) + "." + std::to_string(mi);
+    }
+    r["devices"].push_back(d);
+  }
+  return r;
+}
+
+json in_child(json (*fn)(const std::string&), const std::string& path, int timeout_ms) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return {{"loaded", false}, {"error", std::string("pipe: ") + std::strerror(errno)}};
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {{"loaded", false}, {"error", std::string("fork: ") + std::strerror(errno)}};
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    try {
+      out = fn(path).dump();
+    } catch (...) {
+      out = R"({"loaded":false,"error":"probe failed"})";
+    }
+    std::size_t off = 0;
+    while (off < out.size()) {
+      ssize_t n = ::write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) {
+        break;
+      }
+      off += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string data;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  bool timed_out = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int pr = ::poll(&p, 1, static_cast<int>(left));
+    if (pr < 0 && errno == EINTR) {
+      continue;
+    }
+    if (pr <= 0) {
+      timed_out = pr == 0;
+      break;
+    }
+    char buf[4096];
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) {
+      break;
+    }
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) {
+    ::kill(pid, SIGKILL);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return {{"loaded", true}, {"timeout", true}, {"timeout_ms", timeout_ms}};
+  }
+  if (WIFSIGNALED(status)) {
+    return {{"loaded", true}, {"crashed", true}, {"signal", WTERMSIG(status)}};
+  }
+  try {
+    return json::parse(data);
+  } catch (const std::exception&) {
+    return {{"loaded", false}, {"error", "the probe returned no result"}};
+  }
+}
+
+} // namespace
+
+json probe_nvml(const std::string& library_path, int timeout_ms) { return in_child(nvml_in_child, library_path, timeout_ms); }
+json probe_cuda(const std::string& library_path, int timeout_ms) { return in_child(cuda_in_child, library_path, timeout_ms); }
+
+} // namespace doctor
