@@ -48,7 +48,10 @@ std::string render_text(const doctor::Report& r, bool colour) {
     if (!colour) {
       return label;
     }
-    const char* code = s == doctor::Status::pass ? "32" : s == doctor::Status::warn ? "33" : s == doctor::Status::fail ? "31" : "90";
+    const char* code = s == doctor::Status::pass   ? "32"
+                       : s == doctor::Status::warn ? "33"
+                       : s == doctor::Status::fail ? "31"
+                                                   : "90";
     return "\033[" + std::string(code) + "m" + label + "\033[0m";
   };
   for (const auto& c : r.checks) {
@@ -78,10 +81,13 @@ std::string yaml_quote(const std::string& s) {
 std::string render_daemonset(const DoctorArgs& a, const std::string& requires_arg) {
   std::ostringstream y;
   y << "# paddle-image doctor on every GPU node: read-only host mounts, JSON report on stdout.\n"
-       "# Collect with: kubectl logs -n " << a.ns << " -l app=paddle-image-doctor --prefix=false > nodes.jsonl\n"
+       "# Collect with: kubectl logs -n "
+    << a.ns
+    << " -l app=paddle-image-doctor --prefix=false > nodes.jsonl\n"
        "# then: paddle-image doctor aggregate nodes.jsonl\n";
   y << "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: paddle-image-doctor\n  namespace: " << a.ns
-    << "\n  labels:\n    app: paddle-image-doctor\nspec:\n  selector:\n    matchLabels:\n      app: paddle-image-doctor\n"
+    << "\n  labels:\n    app: paddle-image-doctor\nspec:\n  selector:\n    matchLabels:\n      app: "
+       "paddle-image-doctor\n"
        "  template:\n    metadata:\n      labels:\n        app: paddle-image-doctor\n    spec:\n";
   if (!a.node_selector.empty()) {
     y << "      nodeSelector:\n";
@@ -92,9 +98,12 @@ std::string render_daemonset(const DoctorArgs& a, const std::string& requires_ar
   }
   y << "      hostPID: true  # to see nv-fabricmanager in /proc\n"
        "      tolerations:\n        - operator: Exists\n"
-       "      containers:\n        - name: doctor\n          image: " << yaml_quote(a.doctor_image) << "\n"
+       "      containers:\n        - name: doctor\n          image: "
+    << yaml_quote(a.doctor_image)
+    << "\n"
        "          command:\n";
-  std::vector<std::string> cmd = {"/usr/local/bin/paddle-image", "doctor", "--root", "/host", "--json", "--node", "$(NODE_NAME)"};
+  std::vector<std::string> cmd = {
+      "/usr/local/bin/paddle-image", "doctor", "--root", "/host", "--json", "--node", "$(NODE_NAME)"};
   if (!requires_arg.empty()) {
     cmd.push_back("--requires");
     cmd.push_back(requires_arg);
@@ -105,7 +114,8 @@ std::string render_daemonset(const DoctorArgs& a, const std::string& requires_ar
   y << "          env:\n            - name: NODE_NAME\n              valueFrom:\n                fieldRef:\n"
        "                  fieldPath: spec.nodeName\n"
        "          securityContext:\n            readOnlyRootFilesystem: true\n"
-       "          volumeMounts:\n            - name: host\n              mountPath: /host\n              readOnly: true\n"
+       "          volumeMounts:\n            - name: host\n              mountPath: /host\n              readOnly: "
+       "true\n"
        "      volumes:\n        - name: host\n          hostPath:\n            path: /\n";
   return y.str();
 }
@@ -148,7 +158,8 @@ int run_doctor(const DoctorArgs& a) {
     }
     for (const auto& kv : a.node_selector) {
       if (kv.find('=') == std::string::npos || kv.front() == '=') {
-        throw util::Error(util::ErrorKind::usage, "--node-selector '" + kv + "' is not KEY=VALUE", "e.g. nvidia.com/gpu.present=true");
+        throw util::Error(util::ErrorKind::usage, "--node-selector '" + kv + "' is not KEY=VALUE",
+                          "e.g. nvidia.com/gpu.present=true");
       }
     }
     std::cout << render_daemonset(a, have_needs ? needs_as_requires(needs) : std::string{});
@@ -156,7 +167,8 @@ int run_doctor(const DoctorArgs& a) {
   }
   std::error_code ec;
   if (!std::filesystem::is_directory(a.root, ec)) {
-    throw util::Error(util::ErrorKind::usage, "--root " + a.root + " is not a directory", "point at the host's / (or its mount)");
+    throw util::Error(util::ErrorKind::usage, "--root " + a.root + " is not a directory",
+                      "point at the host's / (or its mount)");
   }
   doctor::Options o;
   o.nvml_lib = a.nvml_lib;
@@ -204,7 +216,8 @@ int run_aggregate(const DoctorArgs& a) {
       }
     }
     if (!doc.empty() && doc.find_first_not_of(" \n\t") != std::string::npos) {
-      throw util::Error(util::ErrorKind::input, what + ": not doctor JSON (unparsable near line " + std::to_string(line_no) + ")",
+      throw util::Error(util::ErrorKind::input,
+                        what + ": not doctor JSON (unparsable near line " + std::to_string(line_no) + ")",
                         "collect with paddle-image doctor --json");
     }
   };
@@ -266,7 +279,8 @@ Action add_doctor(CLI::App& app) {
   d->add_flag("--scan-layers", a->scan_layers, "Also look inside the image's layers (driver files, cuda-compat)");
   d->add_option("--nvml-lib", a->nvml_lib, "Load this libnvidia-ml.so instead of looking it up under --root");
   d->add_option("--cuda-lib", a->cuda_lib, "Load this libcuda.so instead of looking it up under --root");
-  d->add_option("--timeout", a->timeout, "Seconds NVML/CUDA probes may take (they run in a child process)")->check(CLI::Range(0.1, 600.0));
+  d->add_option("--timeout", a->timeout, "Seconds NVML/CUDA probes may take (they run in a child process)")
+      ->check(CLI::Range(0.1, 600.0));
   d->add_option("--matrix", a->matrix_files, "Extra compatibility-matrix files");
   d->add_option("--node", a->node, "Node name recorded in the report (for aggregate)");
   d->add_flag("--json", a->json, "JSON with every check");

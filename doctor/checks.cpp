@@ -15,27 +15,34 @@ using nlohmann::json;
 
 std::string to_string(Status s) {
   switch (s) {
-  case Status::pass: return "PASS";
-  case Status::warn: return "WARN";
-  case Status::fail: return "FAIL";
-  case Status::skip: return "SKIP";
+  case Status::pass:
+    return "PASS";
+  case Status::warn:
+    return "WARN";
+  case Status::fail:
+    return "FAIL";
+  case Status::skip:
+    return "SKIP";
   }
   return "SKIP";
 }
 
 int Report::count(Status s) const {
-  return static_cast<int>(std::count_if(checks.begin(), checks.end(), [&](const CheckResult& c) { return c.status == s; }));
+  return static_cast<int>(
+      std::count_if(checks.begin(), checks.end(), [&](const CheckResult& c) { return c.status == s; }));
 }
 
 json to_json(const Report& r) {
   json checks = json::array();
   for (const auto& c : r.checks) {
-    checks.push_back({{"id", c.id}, {"title", c.title}, {"status", to_string(c.status)}, {"evidence", c.evidence},
-                      {"fix", c.fix}});
+    checks.push_back(
+        {{"id", c.id}, {"title", c.title}, {"status", to_string(c.status)}, {"evidence", c.evidence}, {"fix", c.fix}});
   }
   return {{"checks", checks},
           {"summary",
-           {{"pass", r.count(Status::pass)}, {"warn", r.count(Status::warn)}, {"fail", r.count(Status::fail)},
+           {{"pass", r.count(Status::pass)},
+            {"warn", r.count(Status::warn)},
+            {"fail", r.count(Status::fail)},
             {"skip", r.count(Status::skip)}}},
           {"facts", r.facts}};
 }
@@ -44,40 +51,67 @@ namespace {
 
 const char* nvml_meaning(int rc) {
   switch (rc) {
-  case 4: return "no permission to the device nodes";
-  case 9: return "the NVIDIA kernel driver is not loaded";
-  case 12: return "libnvidia-ml.so.1 was not found";
-  case 13: return "a function is missing: the driver is older than this NVML client expects";
-  case 14: return "corrupted infoROM";
-  case 15: return "the GPU has fallen off the bus (Xid 79)";
-  case 16: return "the GPU needs a reset";
-  case 17: return "blocked by the operating system or cgroups";
-  case 18: return "the NVML library and the kernel module differ (libraries upgraded without a reboot)";
-  case 999: return "unknown error; inside a container usually lost cgroup device access";
-  default: return "";
+  case 4:
+    return "no permission to the device nodes";
+  case 9:
+    return "the NVIDIA kernel driver is not loaded";
+  case 12:
+    return "libnvidia-ml.so.1 was not found";
+  case 13:
+    return "a function is missing: the driver is older than this NVML client expects";
+  case 14:
+    return "corrupted infoROM";
+  case 15:
+    return "the GPU has fallen off the bus (Xid 79)";
+  case 16:
+    return "the GPU needs a reset";
+  case 17:
+    return "blocked by the operating system or cgroups";
+  case 18:
+    return "the NVML library and the kernel module differ (libraries upgraded without a reboot)";
+  case 999:
+    return "unknown error; inside a container usually lost cgroup device access";
+  default:
+    return "";
   }
 }
 
 const char* nvml_fix(int rc) {
   switch (rc) {
-  case 9: return "load the driver (modprobe nvidia) or install it";
-  case 18: return "reboot, or reload the kernel modules, so the kernel module matches the libraries";
-  case 999: return "restart the container; with the systemd cgroup driver use CDI mode or create /dev/char symlinks (nvidia-ctk system create-dev-char-symlinks)";
-  case 17: return "check cgroup device rules and seccomp for the container";
-  case 4: return "give the process access to /dev/nvidia*";
-  default: return "check the driver installation (dmesg | grep NVRM)";
+  case 9:
+    return "load the driver (modprobe nvidia) or install it";
+  case 18:
+    return "reboot, or reload the kernel modules, so the kernel module matches the libraries";
+  case 999:
+    return "restart the container; with the systemd cgroup driver use CDI mode or create /dev/char symlinks "
+           "(nvidia-ctk system create-dev-char-symlinks)";
+  case 17:
+    return "check cgroup device rules and seccomp for the container";
+  case 4:
+    return "give the process access to /dev/nvidia*";
+  default:
+    return "check the driver installation (dmesg | grep NVRM)";
   }
 }
 
 const char* cuda_fix(int rc) {
   switch (rc) {
-  case 34: return "a CUDA toolkit stub libcuda.so shadows the driver's: remove the stubs directory from the library path";
-  case 100: return "no usable GPU: check the device nodes and CUDA_VISIBLE_DEVICES";
-  case 802: return "start nvidia-fabricmanager (same version as the driver) on this NVSwitch system";
-  case 803: return "the libcuda in use does not match the kernel module (a forward-compat libcuda?): remove cuda-compat from the library path or match versions";
-  case 804: return "forward compatibility works only on data-center GPUs: use an image whose CUDA this driver supports natively";
-  case 999: return "often the nvidia_uvm module is missing: modprobe nvidia-uvm (or run nvidia-modprobe -u -c=0)";
-  default: return "check dmesg for NVRM/Xid messages";
+  case 34:
+    return "a CUDA toolkit stub libcuda.so shadows the driver's: remove the stubs directory from the library path";
+  case 100:
+    return "no usable GPU: check the device nodes and CUDA_VISIBLE_DEVICES";
+  case 802:
+    return "start nvidia-fabricmanager (same version as the driver) on this NVSwitch system";
+  case 803:
+    return "the libcuda in use does not match the kernel module (a forward-compat libcuda?): remove cuda-compat from "
+           "the library path or match versions";
+  case 804:
+    return "forward compatibility works only on data-center GPUs: use an image whose CUDA this driver supports "
+           "natively";
+  case 999:
+    return "often the nvidia_uvm module is missing: modprobe nvidia-uvm (or run nvidia-modprobe -u -c=0)";
+  default:
+    return "check dmesg for NVRM/Xid messages";
   }
 }
 
@@ -119,7 +153,9 @@ struct Library {
 std::optional<Library> find_library(const Host& host, const std::string& soname, const std::string& stem,
                                     std::vector<std::string>& looked) {
   auto cache = host.read("/etc/ld.so.cache", 64 << 20);
-  looked.push_back("/etc/ld.so.cache" + std::string(cache.ok() ? "" : " (" + (cache.error.empty() ? std::string("missing") : cache.error) + ")"));
+  looked.push_back(
+      "/etc/ld.so.cache" +
+      std::string(cache.ok() ? "" : " (" + (cache.error.empty() ? std::string("missing") : cache.error) + ")"));
   std::optional<Library> found;
   if (cache.ok()) {
     for (const auto& e : parse_ld_so_cache(cache.content)) {
@@ -143,7 +179,8 @@ std::optional<Library> find_library(const Host& host, const std::string& soname,
   }
   if (found) {
     found->real_path = resolve_in_root(host, found->host_path);
-    found->version = version_from_soname(std::filesystem::path(found->real_path).filename().string(), stem).value_or("");
+    found->version =
+        version_from_soname(std::filesystem::path(found->real_path).filename().string(), stem).value_or("");
   }
   return found;
 }
@@ -169,9 +206,11 @@ std::optional<std::string> check_driver(Ctx& c, bool& driver_present, std::map<s
     }
   }
   if (!modules_file.ok()) {
-    std::string why = "/proc/modules " + (modules_file.state == FileRead::State::missing ? std::string("missing") : modules_file.error);
+    std::string why = "/proc/modules " +
+                      (modules_file.state == FileRead::State::missing ? std::string("missing") : modules_file.error);
     if (version_file.ok()) {
-      c.add("driver.module", "NVIDIA kernel module loaded", Status::pass, why + "; /proc/driver/nvidia/version present");
+      c.add("driver.module", "NVIDIA kernel module loaded", Status::pass,
+            why + "; /proc/driver/nvidia/version present");
     } else {
       c.add("driver.module", "NVIDIA kernel module loaded", Status::fail,
             "no NVIDIA driver on this host: " + why + ", /proc/driver/nvidia/version missing",
@@ -208,7 +247,8 @@ std::optional<std::string> check_driver(Ctx& c, bool& driver_present, std::map<s
           "reinstall the driver");
   } else {
     c.add("driver.version", "Driver version readable", driver_present ? Status::fail : Status::skip,
-          "/proc/driver/nvidia/version " + (version_file.state == FileRead::State::missing ? std::string("missing") : version_file.error),
+          "/proc/driver/nvidia/version " +
+              (version_file.state == FileRead::State::missing ? std::string("missing") : version_file.error),
           driver_present ? "the driver is loaded but does not expose its version: reinstall it" : "");
   }
   if (driver_present && modules_file.ok()) {
@@ -275,7 +315,8 @@ void check_device_nodes(Ctx& c, bool driver_present, const std::map<std::string,
   }
   int uvm = majors.count("nvidia-uvm") ? majors.at("nvidia-uvm") : -1;
   expect("/dev/nvidia-uvm", uvm, 0);
-  std::string ev = "/proc/devices: " + (frontend >= 0 ? std::to_string(frontend) + " " + frontend_name : std::string("no nvidia entry")) +
+  std::string ev = "/proc/devices: " +
+                   (frontend >= 0 ? std::to_string(frontend) + " " + frontend_name : std::string("no nvidia entry")) +
                    (uvm >= 0 ? ", " + std::to_string(uvm) + " nvidia-uvm" : ", no nvidia-uvm") + "; " +
                    std::to_string(proc_gpus.size()) + " GPU(s) in /proc/driver/nvidia/gpus";
   if (missing.empty() && wrong.empty() && frontend >= 0) {
@@ -321,61 +362,68 @@ void check_nvml_cuda(Ctx& c, const Options& o, bool driver_present, const std::o
     c.add("libs.version", "Library versions match the kernel module", Status::skip,
           !kernel_version ? "kernel module version unknown" : "library file names carry no version");
   } else {
-    bool match = std::all_of(versions.begin(), versions.end(), [&](const std::string& v) { return v == *kernel_version; });
+    bool match =
+        std::all_of(versions.begin(), versions.end(), [&](const std::string& v) { return v == *kernel_version; });
     c.add("libs.version", "Library versions match the kernel module", match ? Status::pass : Status::fail,
           "kernel module " + *kernel_version + "; libraries " + join(versions),
           match ? "" : "the driver libraries were upgraded without reloading the module: reboot (NVML reports 18)");
   }
   // NVML
   if (!nvml_lib) {
-    c.add("nvml.init", "NVML initialises", driver_present ? Status::fail : Status::skip,
-          "libnvidia-ml.so.1 not found", driver_present ? "install the driver libraries" : "");
+    c.add("nvml.init", "NVML initialises", driver_present ? Status::fail : Status::skip, "libnvidia-ml.so.1 not found",
+          driver_present ? "install the driver libraries" : "");
   } else {
     std::string path = o.nvml_lib.empty() ? c.host.under(nvml_lib->host_path).string() : o.nvml_lib;
     nvml = probe_nvml(path, o.timeout_ms);
     c.report.facts["nvml"] = nvml;
     if (nvml.value("timeout", false)) {
-      c.add("nvml.init", "NVML initialises", Status::fail, "nvmlInit did not return within " + std::to_string(o.timeout_ms) + " ms",
+      c.add("nvml.init", "NVML initialises", Status::fail,
+            "nvmlInit did not return within " + std::to_string(o.timeout_ms) + " ms",
             "the driver is hung: check dmesg for Xid errors; a reboot may be needed");
     } else if (nvml.value("crashed", false)) {
-      c.add("nvml.init", "NVML initialises", Status::fail, "the NVML probe crashed (signal " + std::to_string(nvml.value("signal", 0)) + ")",
+      c.add("nvml.init", "NVML initialises", Status::fail,
+            "the NVML probe crashed (signal " + std::to_string(nvml.value("signal", 0)) + ")",
             "reinstall the driver libraries");
     } else if (!nvml.value("loaded", false)) {
-      c.add("nvml.init", "NVML initialises", Status::fail, "dlopen " + path + ": " + nvml.value("error", std::string("failed")),
-            "reinstall the driver libraries");
+      c.add("nvml.init", "NVML initialises", Status::fail,
+            "dlopen " + path + ": " + nvml.value("error", std::string("failed")), "reinstall the driver libraries");
     } else if (nvml.value("init", -1) != 0) {
       int rc = nvml.value("init", -1);
       c.add("nvml.init", "NVML initialises", Status::fail,
-            "nvmlInit_v2 returned " + std::to_string(rc) + " (" + nvml.value("init_error", std::string("")) + "): " + nvml_meaning(rc),
+            "nvmlInit_v2 returned " + std::to_string(rc) + " (" + nvml.value("init_error", std::string("")) +
+                "): " + nvml_meaning(rc),
             nvml_fix(rc));
     } else {
       c.add("nvml.init", "NVML initialises", Status::pass,
             "driver " + nvml.value("driver", std::string("?")) + ", CUDA " +
-                std::to_string(nvml.value("cuda_driver", 0) / 1000) + "." + std::to_string((nvml.value("cuda_driver", 0) % 1000) / 10) +
-                ", " + std::to_string(nvml["gpus"].size()) + " GPU(s)");
+                std::to_string(nvml.value("cuda_driver", 0) / 1000) + "." +
+                std::to_string((nvml.value("cuda_driver", 0) % 1000) / 10) + ", " +
+                std::to_string(nvml["gpus"].size()) + " GPU(s)");
     }
   }
   // CUDA driver API
   if (!cuda_lib) {
-    c.add("cuda.init", "CUDA driver initialises", driver_present ? Status::fail : Status::skip, "libcuda.so.1 not found",
-          driver_present ? "install the driver libraries" : "");
+    c.add("cuda.init", "CUDA driver initialises", driver_present ? Status::fail : Status::skip,
+          "libcuda.so.1 not found", driver_present ? "install the driver libraries" : "");
   } else {
     std::string path = o.cuda_lib.empty() ? c.host.under(cuda_lib->host_path).string() : o.cuda_lib;
     cuda = probe_cuda(path, o.timeout_ms);
     c.report.facts["cuda"] = cuda;
     if (cuda.value("timeout", false)) {
-      c.add("cuda.init", "CUDA driver initialises", Status::fail,
-            "cuInit did not return within " + std::to_string(o.timeout_ms) + " ms",
-            "the driver is hung (a known cuInit failure mode): check dmesg for Xid errors, Fabric Manager, persistence");
+      c.add(
+          "cuda.init", "CUDA driver initialises", Status::fail,
+          "cuInit did not return within " + std::to_string(o.timeout_ms) + " ms",
+          "the driver is hung (a known cuInit failure mode): check dmesg for Xid errors, Fabric Manager, persistence");
     } else if (cuda.value("crashed", false)) {
       c.add("cuda.init", "CUDA driver initialises", Status::fail, "the CUDA probe crashed", "reinstall the driver");
     } else if (!cuda.value("loaded", false)) {
-      c.add("cuda.init", "CUDA driver initialises", Status::fail, "dlopen " + path + ": " + cuda.value("error", std::string("failed")),
-            "reinstall the driver libraries");
+      c.add("cuda.init", "CUDA driver initialises", Status::fail,
+            "dlopen " + path + ": " + cuda.value("error", std::string("failed")), "reinstall the driver libraries");
     } else if (cuda.value("init", -1) != 0) {
       int rc = cuda.value("init", -1);
       c.add("cuda.init", "CUDA driver initialises", Status::fail,
-            "cuInit returned " + std::to_string(rc) + " (" + cuda.value("init_name", std::string("?")) + ")", cuda_fix(rc));
+            "cuInit returned " + std::to_string(rc) + " (" + cuda.value("init_name", std::string("?")) + ")",
+            cuda_fix(rc));
     } else {
       c.add("cuda.init", "CUDA driver initialises", Status::pass,
             "cuInit ok, " + std::to_string(cuda.value("count", 0)) + " device(s), driver API " +
@@ -387,9 +435,10 @@ void check_nvml_cuda(Ctx& c, const Options& o, bool driver_present, const std::o
 void check_gpus(Ctx& c, const json& nvml, bool driver_present) {
   if (!nvml.is_object() || nvml.value("init", -1) != 0) {
     for (const char* id : {"gpu.health", "gpu.persistence", "mig.consistency"}) {
-      c.add(id, id == std::string("gpu.health") ? "GPU health (ECC, row remapping)"
-                : id == std::string("gpu.persistence") ? "Persistence mode"
-                                                       : "MIG consistency",
+      c.add(id,
+            id == std::string("gpu.health")        ? "GPU health (ECC, row remapping)"
+            : id == std::string("gpu.persistence") ? "Persistence mode"
+                                                   : "MIG consistency",
             Status::skip, driver_present ? "NVML did not initialise" : "no NVIDIA driver loaded");
     }
     return;
@@ -426,25 +475,32 @@ void check_gpus(Ctx& c, const json& nvml, bool driver_present) {
     }
   }
   c.add("gpu.health", "GPU health (ECC, row remapping)", bad.empty() ? Status::pass : Status::fail,
-        bad.empty() ? std::to_string(nvml["gpus"].size()) + " GPU(s) without uncorrected ECC errors or remapping failures" : join(bad, "; "),
+        bad.empty()
+            ? std::to_string(nvml["gpus"].size()) + " GPU(s) without uncorrected ECC errors or remapping failures"
+            : join(bad, "; "),
         bad.empty() ? "" : "drain the node and reset the GPU (nvidia-smi -r) or replace it if remapping failed");
   c.add("gpu.persistence", "Persistence mode", no_persist.empty() ? Status::pass : Status::warn,
         no_persist.empty() ? "enabled on every GPU" : "off on " + join(no_persist),
         no_persist.empty() ? "" : "enable nvidia-persistenced (slow first CUDA start and lost state otherwise)");
   if (!mig_fail.empty()) {
-    c.add("mig.consistency", "MIG consistency", Status::fail, join(mig_fail, "; ") + (mig_warn.empty() ? "" : "; " + join(mig_warn, "; ")),
+    c.add("mig.consistency", "MIG consistency", Status::fail,
+          join(mig_fail, "; ") + (mig_warn.empty() ? "" : "; " + join(mig_warn, "; ")),
           "create GPU and compute instances (nvidia-smi mig -cgi ... -C) or disable MIG (nvidia-smi -mig 0)");
   } else if (!mig_warn.empty()) {
-    c.add("mig.consistency", "MIG consistency", Status::warn, join(mig_warn, "; "), "reset the GPUs or reboot to apply the pending MIG mode");
+    c.add("mig.consistency", "MIG consistency", Status::warn, join(mig_warn, "; "),
+          "reset the GPUs or reboot to apply the pending MIG mode");
   } else {
-    c.add("mig.consistency", "MIG consistency", Status::pass, mig_ok.empty() ? "MIG disabled on every GPU" : join(mig_ok, "; "));
+    c.add("mig.consistency", "MIG consistency", Status::pass,
+          mig_ok.empty() ? "MIG disabled on every GPU" : join(mig_ok, "; "));
   }
 }
 
-void check_fabric(Ctx& c, const std::map<std::string, int>& majors, const json& nvml, const std::optional<std::string>& driver) {
+void check_fabric(Ctx& c, const std::map<std::string, int>& majors, const json& nvml,
+                  const std::optional<std::string>& driver) {
   bool nvswitch = majors.count("nvidia-nvswitch") > 0 || c.host.exists("/dev/nvidia-nvswitchctl");
   if (!nvswitch) {
-    c.add("fabric.manager", "NVSwitch Fabric Manager", Status::skip, "no NVSwitch on this node (PCIe or NVLink bridges only)");
+    c.add("fabric.manager", "NVSwitch Fabric Manager", Status::skip,
+          "no NVSwitch on this node (PCIe or NVLink bridges only)");
     return;
   }
   bool running = false;
@@ -461,7 +517,8 @@ void check_fabric(Ctx& c, const std::map<std::string, int>& majors, const json& 
   if (nvml.is_object() && nvml.contains("gpus")) {
     for (const auto& g : nvml["gpus"]) {
       if (g.contains("fabric_state") && g.value("fabric_state", 0) != 3) {
-        not_ready.push_back("GPU" + std::to_string(g.value("index", 0)) + " fabric state " + std::to_string(g.value("fabric_state", 0)));
+        not_ready.push_back("GPU" + std::to_string(g.value("index", 0)) + " fabric state " +
+                            std::to_string(g.value("fabric_state", 0)));
       }
     }
   }
@@ -486,7 +543,8 @@ std::optional<toml::table> read_toml(const Host& host, const std::string& path, 
   try {
     return toml::parse(f.content, path);
   } catch (const toml::parse_error& e) {
-    error = std::string("malformed TOML at line ") + std::to_string(e.source().begin.line) + ": " + std::string(e.description());
+    error = std::string("malformed TOML at line ") + std::to_string(e.source().begin.line) + ": " +
+            std::string(e.description());
     return std::nullopt;
   }
 }
@@ -520,24 +578,29 @@ void check_docker(Ctx& c, RuntimeFacts& rf) {
     try {
       d = json::parse(f.content);
     } catch (const std::exception& e) {
-      c.add("runtime.docker", "Docker GPU runtime", Status::fail, "/etc/docker/daemon.json is malformed JSON: " + std::string(e.what()),
+      c.add("runtime.docker", "Docker GPU runtime", Status::fail,
+            "/etc/docker/daemon.json is malformed JSON: " + std::string(e.what()),
             "fix the file (nvidia-ctk runtime configure --runtime=docker rewrites it), then restart dockerd");
       return;
     }
   }
-  bool nvidia = d.is_object() && d.contains("runtimes") && d["runtimes"].is_object() && d["runtimes"].contains("nvidia");
+  bool nvidia =
+      d.is_object() && d.contains("runtimes") && d["runtimes"].is_object() && d["runtimes"].contains("nvidia");
   bool cdi = d.is_object() && d.contains("features") && d["features"].is_object() && d["features"].value("cdi", false);
   for (const auto& opt : d.value("exec-opts", json::array())) {
     if (opt.is_string() && opt.get<std::string>() == "native.cgroupdriver=systemd") {
       rf.systemd_cgroup = true;
     }
   }
-  std::string ev = std::string(f.ok() ? "/etc/docker/daemon.json" : "no /etc/docker/daemon.json") + ": nvidia runtime " +
-                   (nvidia ? "configured" : "absent") + (d.contains("default-runtime") ? ", default-runtime " + d["default-runtime"].dump() : "") +
+  std::string ev = std::string(f.ok() ? "/etc/docker/daemon.json" : "no /etc/docker/daemon.json") +
+                   ": nvidia runtime " + (nvidia ? "configured" : "absent") +
+                   (d.contains("default-runtime") ? ", default-runtime " + d["default-runtime"].dump() : "") +
                    (cdi ? ", CDI enabled" : "") + "; nvidia-container-runtime-hook " + (hook ? "present" : "missing");
   if (nvidia || cdi || hook) {
     c.add("runtime.docker", "Docker GPU runtime", (nvidia || cdi) ? Status::pass : Status::warn, ev,
-          (nvidia || cdi) ? "" : "--gpus relies on the hook being on dockerd's PATH when it started: restart dockerd after installing the toolkit");
+          (nvidia || cdi) ? ""
+                          : "--gpus relies on the hook being on dockerd's PATH when it started: restart dockerd after "
+                            "installing the toolkit");
   } else {
     c.add("runtime.docker", "Docker GPU runtime", Status::fail,
           ev + " (docker run --gpus fails: could not select device driver \"\" with capabilities: [[gpu]])",
@@ -560,14 +623,16 @@ void check_containerd(Ctx& c, RuntimeFacts& rf) {
   }
   rf.any_runtime = true;
   if (path.empty()) {
-    c.add("runtime.containerd", "containerd GPU runtime", Status::fail, "containerd is installed but has no config.toml",
+    c.add("runtime.containerd", "containerd GPU runtime", Status::fail,
+          "containerd is installed but has no config.toml",
           "nvidia-ctk runtime configure --runtime=containerd, then restart containerd");
     return;
   }
   std::string error;
   auto main = read_toml(c.host, path, error);
   if (!main) {
-    c.add("runtime.containerd", "containerd GPU runtime", Status::fail, path + ": " + error, "fix the file, then restart containerd");
+    c.add("runtime.containerd", "containerd GPU runtime", Status::fail, path + ": " + error,
+          "fix the file, then restart containerd");
     return;
   }
   std::vector<std::pair<std::string, toml::table>> files{{path, *main}};
@@ -594,7 +659,8 @@ void check_containerd(Ctx& c, RuntimeFacts& rf) {
     if (auto t = read_toml(c.host, p, e2)) {
       files.emplace_back(p, *t);
     } else {
-      c.add("runtime.containerd", "containerd GPU runtime", Status::fail, p + ": " + e2, "fix the drop-in, then restart containerd");
+      c.add("runtime.containerd", "containerd GPU runtime", Status::fail, p + ": " + e2,
+            "fix the drop-in, then restart containerd");
       return;
     }
   }
@@ -629,14 +695,19 @@ void check_containerd(Ctx& c, RuntimeFacts& rf) {
   if (!nvidia_in.empty()) {
     bool binary_ok = binary.empty() || c.host.exists(binary);
     c.add("runtime.containerd", "containerd GPU runtime", binary_ok ? Status::pass : Status::fail, ev,
-          binary_ok ? (default_runtime != "nvidia" ? "pods need runtimeClassName: nvidia (or set default_runtime_name = \"nvidia\")" : "")
+          binary_ok ? (default_runtime != "nvidia"
+                           ? "pods need runtimeClassName: nvidia (or set default_runtime_name = \"nvidia\")"
+                           : "")
                     : "BinaryName " + binary + " does not exist: install nvidia-container-toolkit");
   } else if (cdi) {
     c.add("runtime.containerd", "containerd GPU runtime", Status::pass, ev);
   } else {
     c.add("runtime.containerd", "containerd GPU runtime", Status::fail, ev,
-          unimported.empty() ? "nvidia-ctk runtime configure --runtime=containerd" + std::string(path.find("k3s") != std::string::npos ? " --config " + path : "") + ", then restart containerd"
-                             : "add imports = [\"/etc/containerd/conf.d/*.toml\"] to " + path + ", then restart containerd");
+          unimported.empty()
+              ? "nvidia-ctk runtime configure --runtime=containerd" +
+                    std::string(path.find("k3s") != std::string::npos ? " --config " + path : "") +
+                    ", then restart containerd"
+              : "add imports = [\"/etc/containerd/conf.d/*.toml\"] to " + path + ", then restart containerd");
   }
 }
 
@@ -664,9 +735,13 @@ void check_toolkit(Ctx& c, RuntimeFacts& rf) {
   std::string error;
   auto t = read_toml(c.host, path, error);
   if (!t) {
-    c.add("runtime.toolkit", "NVIDIA Container Toolkit config", error == "missing" && !rf.any_runtime ? Status::skip
-                                                                  : error == "missing" ? Status::warn : Status::fail,
-          path + ": " + error, error == "missing" ? (rf.any_runtime ? "install nvidia-container-toolkit" : "") : "fix the file (or regenerate it with nvidia-ctk config)");
+    c.add("runtime.toolkit", "NVIDIA Container Toolkit config",
+          error == "missing" && !rf.any_runtime ? Status::skip
+          : error == "missing"                  ? Status::warn
+                                                : Status::fail,
+          path + ": " + error,
+          error == "missing" ? (rf.any_runtime ? "install nvidia-container-toolkit" : "")
+                             : "fix the file (or regenerate it with nvidia-ctk config)");
     return;
   }
   rf.toolkit_mode = (*t)["nvidia-container-runtime"]["mode"].value_or(std::string("auto"));
@@ -720,23 +795,29 @@ void check_cdi(Ctx& c, const std::optional<std::string>& driver) {
   }
   c.add("runtime.cdi", "CDI specs", stale.empty() ? Status::pass : Status::fail,
         stale.empty() ? join(specs) + " match driver " + *driver : join(stale, "; ") + "; the driver is " + *driver,
-        stale.empty() ? "" : "regenerate: nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml (the spec is stale after a driver upgrade)");
+        stale.empty() ? ""
+                      : "regenerate: nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml (the spec is stale after a "
+                        "driver upgrade)");
 }
 
-void check_cgroup_pitfall(Ctx& c, const RuntimeFacts& rf, const json& nvml, const std::vector<std::map<std::string, std::string>>& proc_gpus) {
+void check_cgroup_pitfall(Ctx& c, const RuntimeFacts& rf, const json& nvml,
+                          const std::vector<std::map<std::string, std::string>>& proc_gpus) {
   if (!rf.systemd_cgroup) {
-    c.add("runtime.cgroup-devices", "Device access survives systemd reloads", Status::skip, "no runtime uses the systemd cgroup driver");
+    c.add("runtime.cgroup-devices", "Device access survives systemd reloads", Status::skip,
+          "no runtime uses the systemd cgroup driver");
     return;
   }
   bool legacy = rf.toolkit_mode.empty() || rf.toolkit_mode == "legacy" || rf.toolkit_mode == "auto";
   bool links = c.host.exists("/dev/char/195:255");
-  std::string ev = "systemd cgroup driver, toolkit mode " + (rf.toolkit_mode.empty() ? std::string("unknown") : rf.toolkit_mode) +
+  std::string ev = "systemd cgroup driver, toolkit mode " +
+                   (rf.toolkit_mode.empty() ? std::string("unknown") : rf.toolkit_mode) +
                    ", /dev/char/195:* symlinks " + (links ? "present" : "missing");
   bool lost = nvml.is_object() && nvml.value("init", 0) == 999;
   if (legacy && !links) {
     c.add("runtime.cgroup-devices", "Device access survives systemd reloads", lost ? Status::fail : Status::warn,
           ev + (lost ? "; NVML already reports 999 (Failed to initialize NVML: Unknown Error)" : ""),
-          "create the symlinks (nvidia-ctk system create-dev-char-symlinks --create-all) or switch the toolkit to CDI mode");
+          "create the symlinks (nvidia-ctk system create-dev-char-symlinks --create-all) or switch the toolkit to CDI "
+          "mode");
   } else {
     c.add("runtime.cgroup-devices", "Device access survives systemd reloads", Status::pass, ev);
   }
@@ -753,15 +834,18 @@ void check_xid(Ctx& c) {
     std::size_t pos = 0;
     while ((pos = f.content.find("NVRM: Xid", pos)) != std::string::npos) {
       auto end = f.content.find('\n', pos);
-      xids.push_back(f.content.substr(pos, std::min<std::size_t>(end == std::string::npos ? f.content.size() - pos : end - pos, 120)));
+      xids.push_back(f.content.substr(
+          pos, std::min<std::size_t>(end == std::string::npos ? f.content.size() - pos : end - pos, 120)));
       pos += 9;
     }
     c.add("kernel.xid", "Xid errors in the kernel log", xids.empty() ? Status::pass : Status::warn,
-          xids.empty() ? std::string(log) + ": no Xid errors" : std::string(log) + ": " + std::to_string(xids.size()) + " Xid error(s), last: " + xids.back(),
+          xids.empty() ? std::string(log) + ": no Xid errors"
+                       : std::string(log) + ": " + std::to_string(xids.size()) + " Xid error(s), last: " + xids.back(),
           xids.empty() ? "" : "look up the Xid numbers (NVIDIA Xid catalog); 48/63/64/79/94/95 need attention");
     return;
   }
-  c.add("kernel.xid", "Xid errors in the kernel log", Status::skip, "no readable kernel log (/var/log/kern.log, /var/log/messages)");
+  c.add("kernel.xid", "Xid errors in the kernel log", Status::skip,
+        "no readable kernel log (/var/log/kern.log, /var/log/messages)");
 }
 
 } // namespace

@@ -30,14 +30,14 @@ struct Options {
 // What an image needs from a host: from its config (labels, CUDA_VERSION,
 // NVIDIA_REQUIRE_CUDA), from --requires, and (with --scan-layers) from its files.
 struct ImageNeeds {
-  std::string source;      // "oci:out:v1", "--requires"
-  std::string cuda;        // "12.6"
-  std::string driver_min;  // full compatibility
+  std::string source;     // "oci:out:v1", "--requires"
+  std::string cuda;       // "12.6"
+  std::string driver_min; // full compatibility
   std::string driver_min_compat;
-  std::string require_cuda; // NVIDIA_REQUIRE_CUDA floor
+  std::string require_cuda;       // NVIDIA_REQUIRE_CUDA floor
   std::vector<std::string> archs; // "sm_80"
   std::string paddle;
-  bool scanned = false;                 // layers were scanned
+  bool scanned = false;                  // layers were scanned
   std::vector<std::string> driver_files; // driver libraries/binaries shipped in the image
   std::vector<std::string> compat_libs;  // cuda-compat libcuda in the image
   bool compat_forced = false;            // ld.so.conf / LD_LIBRARY_PATH points at them

@@ -85,6 +85,8 @@ std::optional<std::string> Host::link_target(const std::string& path) const {
   return t.string();
 }
 
-bool Host::executable(const std::string& path) const { return ::access(under(path).c_str(), X_OK) == 0; }
+bool Host::executable(const std::string& path) const {
+  return ::access(under(path).c_str(), X_OK) == 0;
+}
 
 } // namespace doctor

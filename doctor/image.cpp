@@ -91,8 +91,9 @@ ImageNeeds read_image_needs(const std::string& reference, bool scan_layers) {
   oci::ImageRef ref = oci::ImageRef::parse(reference);
   if (ref.kind == oci::ImageRef::Kind::registry) {
     throw Error(ErrorKind::usage, "--image " + reference + ": reading a registry image is not supported yet",
-                "copy it locally first (skopeo copy docker://" + ref.str() + " oci:img:TAG) and pass --image oci:img:TAG, "
-                "or give the needs with --requires");
+                "copy it locally first (skopeo copy docker://" + ref.str() +
+                    " oci:img:TAG) and pass --image oci:img:TAG, "
+                    "or give the needs with --requires");
   }
   if (ref.kind == oci::ImageRef::Kind::oci_layout) {
     auto layout = oci::OciLayout::open_existing(ref.path);
@@ -110,7 +111,11 @@ ImageNeeds read_image_needs(const std::string& reference, bool scan_layers) {
   // docker-archive: manifest.json names the config and the layer files.
   std::map<std::string, std::string> small;
   layers::scan_tar(
-      ref.path, [&](const layers::TarMember& m) { return m.path == "manifest.json" || (m.path.size() > 5 && m.path.substr(m.path.size() - 5) == ".json" && m.size < (16 << 20)); },
+      ref.path,
+      [&](const layers::TarMember& m) {
+        return m.path == "manifest.json" ||
+               (m.path.size() > 5 && m.path.substr(m.path.size() - 5) == ".json" && m.size < (16 << 20));
+      },
       [&](const layers::TarMember& m, const std::string& content) { small[m.path] = content; });
   if (!small.count("manifest.json")) {
     throw Error(ErrorKind::input, ref.path + " is not a docker-archive (no manifest.json)");
@@ -178,9 +183,13 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
   auto add = [&](std::string id, std::string title, Status s, std::string ev, std::string fix = {}) {
     report.checks.push_back({std::move(id), std::move(title), s, std::move(ev), std::move(fix)});
   };
-  report.facts["image"] = {{"source", n.source}, {"cuda", n.cuda}, {"driver_min", n.driver_min},
-                           {"driver_min_compat", n.driver_min_compat}, {"require_cuda", n.require_cuda},
-                           {"archs", n.archs}, {"paddle", n.paddle}};
+  report.facts["image"] = {{"source", n.source},
+                           {"cuda", n.cuda},
+                           {"driver_min", n.driver_min},
+                           {"driver_min_compat", n.driver_min_compat},
+                           {"require_cuda", n.require_cuda},
+                           {"archs", n.archs},
+                           {"paddle", n.paddle}};
   auto driver = host_driver(report);
   // GPUs from NVML.
   std::vector<std::pair<std::string, compat::Version>> gpus;
@@ -212,10 +221,12 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
     add("image.cuda-driver", "Image CUDA runs on this driver", Status::skip, "host driver version unknown");
   } else if (full.empty()) {
     add("image.cuda-driver", "Image CUDA runs on this driver", Status::skip,
-        "the image states no CUDA version or minimum driver (no io.paddle-image.cuda.version, CUDA_VERSION or driver label)");
+        "the image states no CUDA version or minimum driver (no io.paddle-image.cuda.version, CUDA_VERSION or driver "
+        "label)");
   } else {
     std::string what = "image CUDA " + (n.cuda.empty() ? std::string("?") : n.cuda) + " needs driver " + full +
-                       (minor.empty() ? "" : " (" + minor + " under minor-version compatibility)") + "; host driver " + driver->text;
+                       (minor.empty() ? "" : " (" + minor + " under minor-version compatibility)") + "; host driver " +
+                       driver->text;
     if (*driver >= compat::Version::parse(full)) {
       add("image.cuda-driver", "Image CUDA runs on this driver", Status::pass, what);
     } else if (!minor.empty() && *driver >= compat::Version::parse(minor)) {
@@ -229,8 +240,10 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
     } else {
       add("image.cuda-driver", "Image CUDA runs on this driver", Status::fail,
           what + " (the job would fail: CUDA driver version is insufficient for CUDA runtime version)",
-          "upgrade the driver to " + (minor.empty() ? full : minor) + " or newer, or choose an image this driver runs: "
-          "paddle-image resolve --driver " + driver->text);
+          "upgrade the driver to " + (minor.empty() ? full : minor) +
+              " or newer, or choose an image this driver runs: "
+              "paddle-image resolve --driver " +
+              driver->text);
     }
   }
   // NVIDIA_REQUIRE_CUDA against the driver's CUDA version.
@@ -244,18 +257,22 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
   if (n.require_cuda.empty()) {
     add("image.require-cuda", "NVIDIA_REQUIRE_CUDA satisfied", Status::skip, "the image sets no NVIDIA_REQUIRE_CUDA");
   } else if (cuda_driver == 0) {
-    add("image.require-cuda", "NVIDIA_REQUIRE_CUDA satisfied", Status::skip, "the driver's CUDA version is unknown (NVML and CUDA unavailable)");
+    add("image.require-cuda", "NVIDIA_REQUIRE_CUDA satisfied", Status::skip,
+        "the driver's CUDA version is unknown (NVML and CUDA unavailable)");
   } else {
     std::string host_cuda = std::to_string(cuda_driver / 1000) + "." + std::to_string((cuda_driver % 1000) / 10);
     bool ok = compat::Version::parse(host_cuda) >= compat::Version::parse(n.require_cuda);
     add("image.require-cuda", "NVIDIA_REQUIRE_CUDA satisfied", ok ? Status::pass : Status::fail,
         "NVIDIA_REQUIRE_CUDA cuda>=" + n.require_cuda + "; the driver supports CUDA " + host_cuda +
-            (ok ? "" : " (nvidia-container-cli: requirement error: unsatisfied condition: cuda>=" + n.require_cuda + ")"),
-        ok ? "" : "upgrade the driver, or (only if minor-version compatibility is enough) set NVIDIA_DISABLE_REQUIRE=1");
+            (ok ? ""
+                : " (nvidia-container-cli: requirement error: unsatisfied condition: cuda>=" + n.require_cuda + ")"),
+        ok ? ""
+           : "upgrade the driver, or (only if minor-version compatibility is enough) set NVIDIA_DISABLE_REQUIRE=1");
   }
   // Architectures.
   if (n.archs.empty()) {
-    add("image.gpu-arch", "Image ships code for these GPUs", Status::skip, "the image states no GPU architectures (io.paddle-image.gpu.archs)");
+    add("image.gpu-arch", "Image ships code for these GPUs", Status::skip,
+        "the image states no GPU architectures (io.paddle-image.gpu.archs)");
   } else if (gpus.empty()) {
     add("image.gpu-arch", "Image ships code for these GPUs", Status::skip, "no GPU facts (NVML unavailable)");
   } else {
@@ -277,20 +294,49 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
     }
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    add("image.gpu-arch", "Image ships code for these GPUs", missing.empty() ? Status::pass : Status::fail,
-        "image ships " + [&] { std::string s; for (const auto& a : n.archs) { s += (s.empty() ? "" : ",") + a; } return s; }() +
-            (missing.empty() ? "" : "; not served: " + [&] { std::string s; for (const auto& x : missing) { s += (s.empty() ? "" : ", ") + x; } return s; }() +
-                                        " (no kernel image is available for execution on the device, CUDA error 209)"),
-        missing.empty() ? "" : "use a build that ships these architectures: paddle-image resolve --gpu <model> --driver <version>");
+    add(
+        "image.gpu-arch", "Image ships code for these GPUs", missing.empty() ? Status::pass : Status::fail,
+        "image ships " +
+            [&] {
+              std::string s;
+              for (const auto& a : n.archs) {
+                s += (s.empty() ? "" : ",") + a;
+              }
+              return s;
+            }() +
+            (missing.empty() ? ""
+                             : "; not served: " +
+                                   [&] {
+                                     std::string s;
+                                     for (const auto& x : missing) {
+                                       s += (s.empty() ? "" : ", ") + x;
+                                     }
+                                     return s;
+                                   }() +
+                                   " (no kernel image is available for execution on the device, CUDA error 209)"),
+        missing.empty()
+            ? ""
+            : "use a build that ships these architectures: paddle-image resolve --gpu <model> --driver <version>");
   }
   if (!n.scanned) {
     add("image.driver-files", "Image does not ship driver files", Status::skip, "layers not scanned (--scan-layers)");
     add("image.forward-compat", "Forward-compat libraries usable", Status::skip, "layers not scanned (--scan-layers)");
     return;
   }
-  add("image.driver-files", "Image does not ship driver files", n.driver_files.empty() ? Status::pass : Status::fail,
-      n.driver_files.empty() ? "no libcuda/libnvidia-ml/nvidia-smi in the image" : "the image contains " + [&] { std::string s; for (const auto& x : n.driver_files) { s += (s.empty() ? "" : ", ") + x; } return s; }(),
-      n.driver_files.empty() ? "" : "remove them: the container toolkit mounts the host's driver files; shipped ones shadow them (803/NVML mismatch)");
+  add(
+      "image.driver-files", "Image does not ship driver files", n.driver_files.empty() ? Status::pass : Status::fail,
+      n.driver_files.empty() ? "no libcuda/libnvidia-ml/nvidia-smi in the image"
+                             : "the image contains " +
+                                   [&] {
+                                     std::string s;
+                                     for (const auto& x : n.driver_files) {
+                                       s += (s.empty() ? "" : ", ") + x;
+                                     }
+                                     return s;
+                                   }(),
+      n.driver_files.empty() ? ""
+                             : "remove them: the container toolkit mounts the host's driver files; shipped ones shadow "
+                               "them (803/NVML mismatch)");
   if (n.compat_libs.empty()) {
     add("image.forward-compat", "Forward-compat libraries usable", Status::pass, "no cuda-compat libcuda in the image");
   } else if (!n.compat_forced) {
@@ -298,11 +344,13 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
         "cuda-compat present (" + n.compat_libs.front() + ") but not forced onto the library path");
   } else if (!all_datacenter) {
     add("image.forward-compat", "Forward-compat libraries usable", Status::fail,
-        n.compat_evidence + " forces " + n.compat_libs.front() + " on GPUs that are not data-center GPUs (CUDA error 804)",
+        n.compat_evidence + " forces " + n.compat_libs.front() +
+            " on GPUs that are not data-center GPUs (CUDA error 804)",
         "remove the compat path from the image, or use an image whose CUDA this driver supports natively");
   } else {
     add("image.forward-compat", "Forward-compat libraries usable", Status::warn,
-        n.compat_evidence + " forces " + n.compat_libs.front() + "; it must match the driver branch (else CUDA error 803)",
+        n.compat_evidence + " forces " + n.compat_libs.front() +
+            "; it must match the driver branch (else CUDA error 803)",
         "check the cuda-compat package supports driver " + (driver ? driver->text : std::string("?")));
   }
 }

@@ -69,30 +69,34 @@ json nvml_in_child(const std::string& path) {
     r["driver"] = std::string(buf);
   }
   int cuda = 0;
-  if (auto f = sym<nvmlReturn_t (*)(int*)>(lib, {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
+  if (auto f =
+          sym<nvmlReturn_t (*)(int*)>(lib, {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
       f && f(&cuda) == 0) {
     r["cuda_driver"] = cuda;
   }
   unsigned count = 0;
   auto get_count = sym<nvmlReturn_t (*)(unsigned*)>(lib, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
-  auto get_handle =
-      sym<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>(lib, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
+  auto get_handle = sym<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>(
+      lib, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   r["gpus"] = json::array();
   if (get_count == nullptr || get_handle == nullptr || get_count(&count) != 0) {
     return r;
   }
   auto name = sym<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetName"});
   auto uuid = sym<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetUUID"});
-  auto pci = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>(lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
+  auto pci =
+      sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>(lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
   auto minor = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMinorNumber"});
   auto cc = sym<nvmlReturn_t (*)(nvmlDevice_t, int*, int*)>(lib, {"nvmlDeviceGetCudaComputeCapability"});
   auto mem = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>(lib, {"nvmlDeviceGetMemoryInfo"});
   auto mig = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*)>(lib, {"nvmlDeviceGetMigMode"});
   auto max_mig = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMaxMigDeviceCount"});
-  auto mig_handle = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(lib, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+  auto mig_handle =
+      sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(lib, {"nvmlDeviceGetMigDeviceHandleByIndex"});
   auto persist = sym<nvmlReturn_t (*)(nvmlDevice_t, int*)>(lib, {"nvmlDeviceGetPersistenceMode"});
   auto ecc = sym<nvmlReturn_t (*)(nvmlDevice_t, int, int, unsigned long long*)>(lib, {"nvmlDeviceGetTotalEccErrors"});
-  auto remap = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*)>(lib, {"nvmlDeviceGetRemappedRows"});
+  auto remap = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*)>(
+      lib, {"nvmlDeviceGetRemappedRows"});
   auto fabric = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuFabricInfo_t*)>(lib, {"nvmlDeviceGetGpuFabricInfo"});
   for (unsigned i = 0; i < count && i < 64; ++i) {
     nvmlDevice_t d = nullptr;
@@ -265,7 +269,8 @@ json in_child(json (*fn)(const std::string&), const std::string& path, int timeo
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   bool timed_out = false;
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -308,7 +313,11 @@ json in_child(json (*fn)(const std::string&), const std::string& path, int timeo
 
 } // namespace
 
-json probe_nvml(const std::string& library_path, int timeout_ms) { return in_child(nvml_in_child, library_path, timeout_ms); }
-json probe_cuda(const std::string& library_path, int timeout_ms) { return in_child(cuda_in_child, library_path, timeout_ms); }
+json probe_nvml(const std::string& library_path, int timeout_ms) {
+  return in_child(nvml_in_child, library_path, timeout_ms);
+}
+json probe_cuda(const std::string& library_path, int timeout_ms) {
+  return in_child(cuda_in_child, library_path, timeout_ms);
+}
 
 } // namespace doctor

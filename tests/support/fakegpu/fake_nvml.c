@@ -267,8 +267,7 @@ static nvmlReturn_t copy_out(char *buf, unsigned length, const char *s) {
 
 /* ---- init ----------------------------------------------------------------------- */
 
-EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
-  (void)flags;
+static nvmlReturn_t init(const char *fn) {
   pthread_mutex_lock(&g_mu);
   if (g_refs == 0)
     load_scenario();
@@ -292,15 +291,19 @@ EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
   }
   pthread_mutex_unlock(&g_mu);
   if (hang) {
-    trace(__func__, -1);
+    trace(fn, -1);
     for (;;)
       pause();
   }
-  RETURN(rc);
+  return trace(fn, rc);
 }
 
-EXPORT nvmlReturn_t nvmlInit_v2(void) { return nvmlInitWithFlags(0); }
-EXPORT nvmlReturn_t nvmlInit(void) { return nvmlInitWithFlags(0); }
+EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
+  (void)flags;
+  return init(__func__);
+}
+EXPORT nvmlReturn_t nvmlInit_v2(void) { return init(__func__); }
+EXPORT nvmlReturn_t nvmlInit(void) { return init(__func__); }
 
 EXPORT nvmlReturn_t nvmlShutdown(void) {
   pthread_mutex_lock(&g_mu);

@@ -352,6 +352,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s LIBNVIDIA_ML LIBCUDA   (scenario in $PI_FAKE_GPU_SCENARIO)\n", argv[0]);
     return 2;
   }
+  setvbuf(stdout, NULL, _IOLBF, 0);
   const char* scen = getenv("PI_FAKE_GPU_SCENARIO");
   printf("scenario: %s\n", scen ? scen : "(unset)");
   void* nvml = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
