@@ -32,8 +32,9 @@ die() {
 [[ -n $out ]] || usage
 
 # libs.conf: one line `driver = VERSION` or `driver = none` (a bare `none` works too).
-driver=$(sed -n -e 's/#.*//' -e 's/^[[:space:]]*driver[[:space:]]*=[[:space:]]*//p' \
-  -e 's/^[[:space:]]*\(none\)[[:space:]]*$/\1/p' "$scenario/libs.conf" | tr -d '[:space:]' | head -n 1)
+driver=$(awk '{ sub(/#.*/, "") }
+  /^[[:space:]]*driver[[:space:]]*=/ { sub(/^[^=]*=/, ""); gsub(/[[:space:]]/, ""); print; exit }
+  /^[[:space:]]*none[[:space:]]*$/ { print "none"; exit }' "$scenario/libs.conf")
 [[ -n $driver ]] || die "$scenario/libs.conf: no 'driver = VERSION' or 'none' line"
 [[ $driver =~ ^(none|[0-9]+(\.[0-9]+)+)$ ]] || die "$scenario/libs.conf: bad driver version '$driver'"
 if [[ $driver != none ]]; then

@@ -71,7 +71,7 @@ static int g_nkv;
 static int g_have_scenario;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static char *trim(char *s) {
+static char* trim(char* s) {
   while (*s == ' ' || *s == '\t')
     s++;
   size_t n = strlen(s);
@@ -81,20 +81,20 @@ static char *trim(char *s) {
 }
 
 static void load_scenario(void) {
-  const char *path = getenv("PI_FAKE_GPU_SCENARIO");
+  const char* path = getenv("PI_FAKE_GPU_SCENARIO");
   if (path == NULL || *path == '\0')
     return;
-  FILE *f = fopen(path, "r");
+  FILE* f = fopen(path, "r");
   if (f == NULL)
     return;
   char line[1024];
   while (fgets(line, sizeof line, f) != NULL) {
-    for (char *p = line; *p; p++)
+    for (char* p = line; *p; p++)
       if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {
         *p = '\0';
         break;
       }
-    char *eq = strchr(line, '=');
+    char* eq = strchr(line, '=');
     if (eq == NULL)
       continue;
     *eq = '\0';
@@ -109,19 +109,21 @@ static void load_scenario(void) {
   g_have_scenario = 1;
 }
 
-static void ensure_loaded(void) { pthread_once(&g_once, load_scenario); }
+static void ensure_loaded(void) {
+  pthread_once(&g_once, load_scenario);
+}
 
-static const char *lookup(const char *key) {
+static const char* lookup(const char* key) {
   for (int i = g_nkv - 1; i >= 0; i--)
     if (strcmp(g_kv[i].key, key) == 0)
       return g_kv[i].val;
   return NULL;
 }
 
-static const char *gpu_lookup(unsigned idx, const char *field) {
+static const char* gpu_lookup(unsigned idx, const char* field) {
   char key[128];
   snprintf(key, sizeof key, "gpu.%u.%s", idx, field);
-  const char *v = lookup(key);
+  const char* v = lookup(key);
   if (v == NULL) {
     snprintf(key, sizeof key, "gpu.*.%s", field);
     v = lookup(key);
@@ -129,20 +131,20 @@ static const char *gpu_lookup(unsigned idx, const char *field) {
   return v;
 }
 
-static long long to_ll(const char *v, long long def) {
+static long long to_ll(const char* v, long long def) {
   if (v == NULL || *v == '\0')
     return def;
-  char *end;
+  char* end;
   long long x = strtoll(v, &end, 0);
   return end == v ? def : x;
 }
 
-static long long gpu_ll(unsigned idx, const char *field, long long def) {
+static long long gpu_ll(unsigned idx, const char* field, long long def) {
   return to_ll(gpu_lookup(idx, field), def);
 }
 
-static const char *gpu_str(unsigned idx, const char *field, const char *def) {
-  const char *v = gpu_lookup(idx, field);
+static const char* gpu_str(unsigned idx, const char* field, const char* def) {
+  const char* v = gpu_lookup(idx, field);
   return v != NULL && strcmp(v, "unsupported") != 0 && strncmp(v, "err:", 4) != 0 ? v : def;
 }
 
@@ -157,10 +159,10 @@ static int g_ndevs;
 static int g_initialized;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static CUresult trace(const char *fn, CUresult rc) {
-  const char *path = getenv("PI_FAKE_GPU_TRACE");
+static CUresult trace(const char* fn, CUresult rc) {
+  const char* path = getenv("PI_FAKE_GPU_TRACE");
   if (path != NULL && *path != '\0') {
-    FILE *f = fopen(path, "a");
+    FILE* f = fopen(path, "a");
     if (f != NULL) {
       fprintf(f, "cuda %s -> %d\n", fn, rc);
       fclose(f);
@@ -177,7 +179,7 @@ static void enumerate(void) {
   g_ndevs = 0;
   for (unsigned i = 0; i < count; i++) {
     unsigned cur = 0;
-    const char *mig = gpu_lookup(i, "mig");
+    const char* mig = gpu_lookup(i, "mig");
     if (mig == NULL || sscanf(mig, "%u", &cur) != 1)
       cur = 0;
     if (cur != 1) {
@@ -196,7 +198,7 @@ static void enumerate(void) {
 }
 
 /* Checks init and the ordinal; on success *d is the device. */
-static CUresult get_dev(CUdevice dev, const struct cudev **d) {
+static CUresult get_dev(CUdevice dev, const struct cudev** d) {
   if (!g_initialized)
     return CUDA_ERROR_NOT_INITIALIZED;
   if (dev < 0 || dev >= g_ndevs)
@@ -205,21 +207,21 @@ static CUresult get_dev(CUdevice dev, const struct cudev **d) {
   return CUDA_SUCCESS;
 }
 
-#define GET_DEV(dev)                                                                               \
-  const struct cudev* d;                                                                           \
-  do {                                                                                             \
-    CUresult r_ = get_dev((dev), &d);                                                              \
-    if (r_ != CUDA_SUCCESS)                                                                        \
-      RETURN(r_);                                                                                  \
+#define GET_DEV(dev)                                                                                                   \
+  const struct cudev* d;                                                                                               \
+  do {                                                                                                                 \
+    CUresult r_ = get_dev((dev), &d);                                                                                  \
+    if (r_ != CUDA_SUCCESS)                                                                                            \
+      RETURN(r_);                                                                                                      \
   } while (0)
 
 /* ---- version, init -------------------------------------------------------------- */
 
-EXPORT CUresult cuDriverGetVersion(int *driverVersion) {
+EXPORT CUresult cuDriverGetVersion(int* driverVersion) {
   ensure_loaded();
   if (driverVersion == NULL)
     RETURN(CUDA_ERROR_INVALID_VALUE);
-  const char *v = lookup("cuda.driver_version");
+  const char* v = lookup("cuda.driver_version");
   *driverVersion = (int)to_ll(v != NULL ? v : lookup("cuda_driver"), 12040);
   RETURN(CUDA_SUCCESS);
 }
@@ -247,7 +249,7 @@ EXPORT CUresult cuInit(unsigned int flags) {
 
 /* ---- devices -------------------------------------------------------------------- */
 
-EXPORT CUresult cuDeviceGetCount(int *count) {
+EXPORT CUresult cuDeviceGetCount(int* count) {
   if (!g_initialized)
     RETURN(CUDA_ERROR_NOT_INITIALIZED);
   if (count == NULL)
@@ -256,7 +258,7 @@ EXPORT CUresult cuDeviceGetCount(int *count) {
   RETURN(CUDA_SUCCESS);
 }
 
-EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   if (!g_initialized)
     RETURN(CUDA_ERROR_NOT_INITIALIZED);
   if (device == NULL)
@@ -267,11 +269,11 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   RETURN(CUDA_SUCCESS);
 }
 
-EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
   GET_DEV(dev);
   if (name == NULL || len <= 0)
     RETURN(CUDA_ERROR_INVALID_VALUE);
-  const char *n = gpu_str(d->gpu, "name", "NVIDIA H100 80GB HBM3");
+  const char* n = gpu_str(d->gpu, "name", "NVIDIA H100 80GB HBM3");
   if (d->mig < 0)
     snprintf(name, (size_t)len, "%s", n);
   else
@@ -279,7 +281,7 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
   RETURN(CUDA_SUCCESS);
 }
 
-EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
+EXPORT CUresult cuDeviceGetAttribute(int* pi, int attrib, CUdevice dev) {
   GET_DEV(dev);
   if (pi == NULL)
     RETURN(CUDA_ERROR_INVALID_VALUE);
@@ -298,7 +300,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
   case ATTR_PCI_DOMAIN_ID:
   case ATTR_PCI_BUS_ID:
   case ATTR_PCI_DEVICE_ID: {
-    const char *s = gpu_str(d->gpu, "pci", NULL);
+    const char* s = gpu_str(d->gpu, "pci", NULL);
     if (s == NULL || sscanf(s, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4) {
       dom = slot = 0;
       bus = d->gpu & 0xffu;
@@ -312,7 +314,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
   RETURN(CUDA_SUCCESS);
 }
 
-EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
+EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   GET_DEV(dev);
   if (bytes == NULL)
     RETURN(CUDA_ERROR_INVALID_VALUE);
@@ -322,13 +324,13 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
 }
 
 /* The 16 bytes of the GPU's UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx). */
-EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) {
+EXPORT CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
   GET_DEV(dev);
   if (uuid == NULL)
     RETURN(CUDA_ERROR_INVALID_VALUE);
   char def[64];
   snprintf(def, sizeof def, "GPU-00000000-0000-0000-0000-%012u", d->gpu);
-  const char *s = gpu_str(d->gpu, "uuid", def);
+  const char* s = gpu_str(d->gpu, "uuid", def);
   if (strncmp(s, "GPU-", 4) == 0)
     s += 4;
   memset(uuid->bytes, 0, sizeof uuid->bytes);
@@ -351,14 +353,16 @@ EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) {
   RETURN(CUDA_SUCCESS);
 }
 
-EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) { return cuDeviceGetUuid(uuid, dev); }
+EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  return cuDeviceGetUuid(uuid, dev);
+}
 
 /* ---- errors --------------------------------------------------------------------- */
 
 struct cuerr {
   CUresult code;
-  const char *name;
-  const char *text;
+  const char* name;
+  const char* text;
 };
 static const struct cuerr g_errors[] = {
     {0, "CUDA_SUCCESS", "no error"},
@@ -381,25 +385,25 @@ static const struct cuerr g_errors[] = {
     {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
-static const struct cuerr *find_error(CUresult error) {
+static const struct cuerr* find_error(CUresult error) {
   for (size_t i = 0; i < sizeof g_errors / sizeof g_errors[0]; i++)
     if (g_errors[i].code == error)
       return &g_errors[i];
   return NULL;
 }
 
-EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) {
+EXPORT CUresult cuGetErrorName(CUresult error, const char** pStr) {
   if (pStr == NULL)
     RETURN(CUDA_ERROR_INVALID_VALUE);
-  const struct cuerr *e = find_error(error);
+  const struct cuerr* e = find_error(error);
   *pStr = e != NULL ? e->name : NULL;
   RETURN(e != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
-EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr) {
+EXPORT CUresult cuGetErrorString(CUresult error, const char** pStr) {
   if (pStr == NULL)
     RETURN(CUDA_ERROR_INVALID_VALUE);
-  const struct cuerr *e = find_error(error);
+  const struct cuerr* e = find_error(error);
   *pStr = e != NULL ? e->text : NULL;
   RETURN(e != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }

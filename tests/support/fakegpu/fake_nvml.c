@@ -54,7 +54,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlDevice_st* nvmlDevice_t;
 
 typedef struct {
   char busIdLegacy[16];
@@ -104,7 +104,7 @@ static int g_nkv;
 static int g_have_scenario;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static char *trim(char *s) {
+static char* trim(char* s) {
   while (*s == ' ' || *s == '\t')
     s++;
   size_t n = strlen(s);
@@ -116,20 +116,20 @@ static char *trim(char *s) {
 static void load_scenario(void) {
   g_nkv = 0;
   g_have_scenario = 0;
-  const char *path = getenv("PI_FAKE_GPU_SCENARIO");
+  const char* path = getenv("PI_FAKE_GPU_SCENARIO");
   if (path == NULL || *path == '\0')
     return;
-  FILE *f = fopen(path, "r");
+  FILE* f = fopen(path, "r");
   if (f == NULL)
     return;
   char line[1024];
   while (fgets(line, sizeof line, f) != NULL) {
-    for (char *p = line; *p; p++)
+    for (char* p = line; *p; p++)
       if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {
         *p = '\0';
         break;
       }
-    char *eq = strchr(line, '=');
+    char* eq = strchr(line, '=');
     if (eq == NULL)
       continue;
     *eq = '\0';
@@ -144,17 +144,17 @@ static void load_scenario(void) {
   g_have_scenario = 1;
 }
 
-static const char *lookup(const char *key) {
+static const char* lookup(const char* key) {
   for (int i = g_nkv - 1; i >= 0; i--)
     if (strcmp(g_kv[i].key, key) == 0)
       return g_kv[i].val;
   return NULL;
 }
 
-static const char *gpu_lookup(unsigned idx, const char *field) {
+static const char* gpu_lookup(unsigned idx, const char* field) {
   char key[128];
   snprintf(key, sizeof key, "gpu.%u.%s", idx, field);
-  const char *v = lookup(key);
+  const char* v = lookup(key);
   if (v == NULL) {
     snprintf(key, sizeof key, "gpu.*.%s", field);
     v = lookup(key);
@@ -163,7 +163,7 @@ static const char *gpu_lookup(unsigned idx, const char *field) {
 }
 
 /* The return code a value asks for: `unsupported` -> 3, `err:N` -> N, else 0. */
-static nvmlReturn_t value_rc(const char *v) {
+static nvmlReturn_t value_rc(const char* v) {
   if (v == NULL)
     return NVML_SUCCESS;
   if (strcmp(v, "unsupported") == 0)
@@ -173,19 +173,21 @@ static nvmlReturn_t value_rc(const char *v) {
   return NVML_SUCCESS;
 }
 
-static long long to_ll(const char *v, long long def) {
+static long long to_ll(const char* v, long long def) {
   if (v == NULL || *v == '\0')
     return def;
-  char *end;
+  char* end;
   long long x = strtoll(v, &end, 0);
   return end == v ? def : x;
 }
 
-static long long global_ll(const char *key, long long def) { return to_ll(lookup(key), def); }
+static long long global_ll(const char* key, long long def) {
+  return to_ll(lookup(key), def);
+}
 
 /* Integer field of GPU idx; *rc gets the field's error code if it asks for one. */
-static long long gpu_ll(unsigned idx, const char *field, long long def, nvmlReturn_t *rc) {
-  const char *v = gpu_lookup(idx, field);
+static long long gpu_ll(unsigned idx, const char* field, long long def, nvmlReturn_t* rc) {
+  const char* v = gpu_lookup(idx, field);
   nvmlReturn_t r = value_rc(v);
   if (r != NVML_SUCCESS) {
     if (rc != NULL && *rc == NVML_SUCCESS)
@@ -195,8 +197,8 @@ static long long gpu_ll(unsigned idx, const char *field, long long def, nvmlRetu
   return to_ll(v, def);
 }
 
-static const char *gpu_str(unsigned idx, const char *field, const char *def, nvmlReturn_t *rc) {
-  const char *v = gpu_lookup(idx, field);
+static const char* gpu_str(unsigned idx, const char* field, const char* def, nvmlReturn_t* rc) {
+  const char* v = gpu_lookup(idx, field);
   nvmlReturn_t r = value_rc(v);
   if (r != NVML_SUCCESS) {
     if (rc != NULL && *rc == NVML_SUCCESS)
@@ -214,13 +216,13 @@ struct nvmlDevice_st {
 };
 static struct nvmlDevice_st g_dev[MAX_GPUS];
 static struct nvmlDevice_st g_migdev[MAX_GPUS][MAX_MIG];
-static int g_refs;      /* successful nvmlInit* calls not yet shut down */
+static int g_refs;       /* successful nvmlInit* calls not yet shut down */
 static unsigned g_count; /* gpu.count, clamped */
 
-static nvmlReturn_t trace(const char *fn, nvmlReturn_t rc) {
-  const char *path = getenv("PI_FAKE_GPU_TRACE");
+static nvmlReturn_t trace(const char* fn, nvmlReturn_t rc) {
+  const char* path = getenv("PI_FAKE_GPU_TRACE");
   if (path != NULL && *path != '\0') {
-    FILE *f = fopen(path, "a");
+    FILE* f = fopen(path, "a");
     if (f != NULL) {
       fprintf(f, "nvml %s -> %d\n", fn, rc);
       fclose(f);
@@ -232,14 +234,14 @@ static nvmlReturn_t trace(const char *fn, nvmlReturn_t rc) {
 #define RETURN(rc) return trace(__func__, (rc))
 
 /* Resolves a handle; returns 0, 1 (not initialised) or 2 (not a handle of ours). */
-static nvmlReturn_t resolve(nvmlDevice_t d, unsigned *idx, int *mig) {
+static nvmlReturn_t resolve(nvmlDevice_t d, unsigned* idx, int* mig) {
   if (g_refs == 0)
     return NVML_ERROR_UNINITIALIZED;
   uintptr_t p = (uintptr_t)d;
   uintptr_t b0 = (uintptr_t)g_dev, e0 = b0 + sizeof g_dev;
   uintptr_t b1 = (uintptr_t)g_migdev, e1 = b1 + sizeof g_migdev;
-  int ours = (p >= b0 && p < e0 && (p - b0) % sizeof g_dev[0] == 0) ||
-             (p >= b1 && p < e1 && (p - b1) % sizeof g_dev[0] == 0);
+  int ours =
+      (p >= b0 && p < e0 && (p - b0) % sizeof g_dev[0] == 0) || (p >= b1 && p < e1 && (p - b1) % sizeof g_dev[0] == 0);
   if (!ours || d->index >= g_count)
     return NVML_ERROR_INVALID_ARGUMENT;
   *idx = d->index;
@@ -247,16 +249,16 @@ static nvmlReturn_t resolve(nvmlDevice_t d, unsigned *idx, int *mig) {
   return NVML_SUCCESS;
 }
 
-#define RESOLVE(dev)                                                                               \
-  unsigned idx;                                                                                    \
-  int mig;                                                                                         \
-  do {                                                                                             \
-    nvmlReturn_t r_ = resolve((dev), &idx, &mig);                                                  \
-    if (r_ != NVML_SUCCESS)                                                                        \
-      RETURN(r_);                                                                                  \
+#define RESOLVE(dev)                                                                                                   \
+  unsigned idx;                                                                                                        \
+  int mig;                                                                                                             \
+  do {                                                                                                                 \
+    nvmlReturn_t r_ = resolve((dev), &idx, &mig);                                                                      \
+    if (r_ != NVML_SUCCESS)                                                                                            \
+      RETURN(r_);                                                                                                      \
   } while (0)
 
-static nvmlReturn_t copy_out(char *buf, unsigned length, const char *s) {
+static nvmlReturn_t copy_out(char* buf, unsigned length, const char* s) {
   if (buf == NULL)
     return NVML_ERROR_INVALID_ARGUMENT;
   if (strlen(s) + 1 > length)
@@ -267,12 +269,11 @@ static nvmlReturn_t copy_out(char *buf, unsigned length, const char *s) {
 
 /* ---- init ----------------------------------------------------------------------- */
 
-static nvmlReturn_t init(const char *fn) {
+static nvmlReturn_t init(const char* fn) {
   pthread_mutex_lock(&g_mu);
   if (g_refs == 0)
     load_scenario();
-  nvmlReturn_t rc = g_have_scenario ? (nvmlReturn_t)global_ll("nvml.init", 0)
-                                    : NVML_ERROR_DRIVER_NOT_LOADED;
+  nvmlReturn_t rc = g_have_scenario ? (nvmlReturn_t)global_ll("nvml.init", 0) : NVML_ERROR_DRIVER_NOT_LOADED;
   int hang = g_have_scenario && global_ll("nvml.hang", 0) != 0;
   if (rc == NVML_SUCCESS && !hang) {
     if (g_refs == 0) {
@@ -302,8 +303,12 @@ EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
   (void)flags;
   return init(__func__);
 }
-EXPORT nvmlReturn_t nvmlInit_v2(void) { return init(__func__); }
-EXPORT nvmlReturn_t nvmlInit(void) { return init(__func__); }
+EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  return init(__func__);
+}
+EXPORT nvmlReturn_t nvmlInit(void) {
+  return init(__func__);
+}
 
 EXPORT nvmlReturn_t nvmlShutdown(void) {
   pthread_mutex_lock(&g_mu);
@@ -316,53 +321,84 @@ EXPORT nvmlReturn_t nvmlShutdown(void) {
   RETURN(rc);
 }
 
-EXPORT const char *nvmlErrorString(nvmlReturn_t result) {
+EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
   switch (result) {
-  case 0: return "Success";
-  case 1: return "Uninitialized";
-  case 2: return "Invalid Argument";
-  case 3: return "Not Supported";
-  case 4: return "Insufficient Permissions";
-  case 5: return "Already Initialized";
-  case 6: return "Not Found";
-  case 7: return "Insufficient Size";
-  case 8: return "Insufficient External Power";
-  case 9: return "Driver Not Loaded";
-  case 10: return "Timeout";
-  case 11: return "Interrupt Request Issue";
-  case 12: return "NVML Shared Library Not Found";
-  case 13: return "Function Not Found";
-  case 14: return "Corrupted infoROM";
-  case 15: return "GPU is lost";
-  case 16: return "GPU requires restart";
-  case 17: return "The operating system has blocked the request";
-  case 18: return "RM has detected an NVML/RM version mismatch";
-  case 19: return "In use by another client";
-  case 20: return "Insufficient Memory";
-  case 21: return "No data";
-  case 22: return "The requested vgpu operation is not available on target device, because ECC is "
-                  "enabled";
-  case 23: return "Insufficient Resources";
-  case 24: return "Frequency not supported";
-  case 25: return "Argument version mismatch";
-  case 26: return "Deprecated";
-  case 27: return "Not Ready";
-  case 28: return "GPU not found";
-  case 29: return "Invalid state";
-  default: return "Unknown Error";
+  case 0:
+    return "Success";
+  case 1:
+    return "Uninitialized";
+  case 2:
+    return "Invalid Argument";
+  case 3:
+    return "Not Supported";
+  case 4:
+    return "Insufficient Permissions";
+  case 5:
+    return "Already Initialized";
+  case 6:
+    return "Not Found";
+  case 7:
+    return "Insufficient Size";
+  case 8:
+    return "Insufficient External Power";
+  case 9:
+    return "Driver Not Loaded";
+  case 10:
+    return "Timeout";
+  case 11:
+    return "Interrupt Request Issue";
+  case 12:
+    return "NVML Shared Library Not Found";
+  case 13:
+    return "Function Not Found";
+  case 14:
+    return "Corrupted infoROM";
+  case 15:
+    return "GPU is lost";
+  case 16:
+    return "GPU requires restart";
+  case 17:
+    return "The operating system has blocked the request";
+  case 18:
+    return "RM has detected an NVML/RM version mismatch";
+  case 19:
+    return "In use by another client";
+  case 20:
+    return "Insufficient Memory";
+  case 21:
+    return "No data";
+  case 22:
+    return "The requested vgpu operation is not available on target device, because ECC is "
+           "enabled";
+  case 23:
+    return "Insufficient Resources";
+  case 24:
+    return "Frequency not supported";
+  case 25:
+    return "Argument version mismatch";
+  case 26:
+    return "Deprecated";
+  case 27:
+    return "Not Ready";
+  case 28:
+    return "GPU not found";
+  case 29:
+    return "Invalid state";
+  default:
+    return "Unknown Error";
   }
 }
 
 /* ---- system --------------------------------------------------------------------- */
 
-EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   if (g_refs == 0)
     RETURN(NVML_ERROR_UNINITIALIZED);
-  const char *v = lookup("driver");
+  const char* v = lookup("driver");
   RETURN(copy_out(version, length, v != NULL ? v : "550.54.15"));
 }
 
-EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion) {
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* cudaDriverVersion) {
   if (g_refs == 0)
     RETURN(NVML_ERROR_UNINITIALIZED);
   if (cudaDriverVersion == NULL)
@@ -371,13 +407,13 @@ EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion) {
   RETURN(NVML_SUCCESS);
 }
 
-EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion) {
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* cudaDriverVersion) {
   return nvmlSystemGetCudaDriverVersion_v2(cudaDriverVersion);
 }
 
 /* ---- enumeration ---------------------------------------------------------------- */
 
-EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount) {
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* deviceCount) {
   if (g_refs == 0)
     RETURN(NVML_ERROR_UNINITIALIZED);
   if (deviceCount == NULL)
@@ -386,11 +422,11 @@ EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount) {
   RETURN(NVML_SUCCESS);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount) {
+EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int* deviceCount) {
   return nvmlDeviceGetCount_v2(deviceCount);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
   if (g_refs == 0)
     RETURN(NVML_ERROR_UNINITIALIZED);
   if (device == NULL || index >= g_count)
@@ -402,16 +438,16 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice
   RETURN(NVML_SUCCESS);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device) {
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
   return nvmlDeviceGetHandleByIndex_v2(index, device);
 }
 
 /* ---- identity ------------------------------------------------------------------- */
 
-EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length) {
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   RESOLVE(device);
   nvmlReturn_t rc = NVML_SUCCESS;
-  const char *n = gpu_str(idx, "name", "NVIDIA H100 80GB HBM3", &rc);
+  const char* n = gpu_str(idx, "name", "NVIDIA H100 80GB HBM3", &rc);
   if (rc != NVML_SUCCESS)
     RETURN(rc);
   if (mig < 0)
@@ -421,13 +457,13 @@ EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned 
   RETURN(copy_out(name, length, buf));
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   RESOLVE(device);
   nvmlReturn_t rc = NVML_SUCCESS;
   char def[64], buf[128];
   if (mig < 0) {
     snprintf(def, sizeof def, "GPU-00000000-0000-0000-0000-%012u", idx);
-    const char *u = gpu_str(idx, "uuid", def, &rc);
+    const char* u = gpu_str(idx, "uuid", def, &rc);
     if (rc != NVML_SUCCESS)
       RETURN(rc);
     snprintf(buf, sizeof buf, "%s", u);
@@ -437,7 +473,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned 
   RETURN(copy_out(uuid, length, buf));
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   RESOLVE(device);
   if (pci == NULL)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
@@ -446,7 +482,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *
   nvmlReturn_t rc = NVML_SUCCESS;
   char def[32];
   snprintf(def, sizeof def, "00000000:%02X:00.0", idx & 0xffu);
-  const char *s = gpu_str(idx, "pci", def, &rc);
+  const char* s = gpu_str(idx, "pci", def, &rc);
   long long devid = gpu_ll(idx, "pci_device_id", 0x233010DE, &rc);
   long long subsys = gpu_ll(idx, "pci_subsystem_id", 0x16C110DE, &rc);
   if (rc != NVML_SUCCESS)
@@ -458,10 +494,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *
     dev = fn = 0;
   }
   memset(pci, 0, sizeof *pci);
-  snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", dom & 0xffffu,
-           bus & 0xffu, dev & 0x1fu, fn & 0x7u);
-  snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", dom, bus & 0xffu, dev & 0x1fu,
+  snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", dom & 0xffffu, bus & 0xffu, dev & 0x1fu,
            fn & 0x7u);
+  snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", dom, bus & 0xffu, dev & 0x1fu, fn & 0x7u);
   pci->domain = dom;
   pci->bus = bus;
   pci->device = dev;
@@ -470,7 +505,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *
   RETURN(NVML_SUCCESS);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber) {
+EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber) {
   RESOLVE(device);
   if (minorNumber == NULL)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
@@ -483,13 +518,12 @@ EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *
   RETURN(rc);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
-                                                       int *minor) {
+EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
   RESOLVE(device);
   if (major == NULL || minor == NULL)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
   nvmlReturn_t rc = NVML_SUCCESS;
-  const char *cc = gpu_str(idx, "cc", "9.0", &rc);
+  const char* cc = gpu_str(idx, "cc", "9.0", &rc);
   if (rc != NVML_SUCCESS)
     RETURN(rc);
   int ma = 0, mi = 0;
@@ -502,13 +536,12 @@ EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int 
 
 /* ---- memory, MIG ---------------------------------------------------------------- */
 
-EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   RESOLVE(device);
   if (memory == NULL)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
   nvmlReturn_t rc = NVML_SUCCESS;
-  long long total = mig < 0 ? gpu_ll(idx, "memory_mib", 81559, &rc)
-                            : gpu_ll(idx, "mig_memory_mib", 9728, &rc);
+  long long total = mig < 0 ? gpu_ll(idx, "memory_mib", 81559, &rc) : gpu_ll(idx, "mig_memory_mib", 9728, &rc);
   long long used = mig < 0 ? gpu_ll(idx, "memory_used_mib", 0, &rc) : 0;
   if (rc != NVML_SUCCESS)
     RETURN(rc);
@@ -520,8 +553,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *m
   RETURN(NVML_SUCCESS);
 }
 
-static nvmlReturn_t mig_mode(unsigned idx, unsigned *cur, unsigned *pend) {
-  const char *v = gpu_lookup(idx, "mig");
+static nvmlReturn_t mig_mode(unsigned idx, unsigned* cur, unsigned* pend) {
+  const char* v = gpu_lookup(idx, "mig");
   nvmlReturn_t rc = value_rc(v);
   if (rc != NVML_SUCCESS)
     return rc;
@@ -538,15 +571,14 @@ static nvmlReturn_t mig_mode(unsigned idx, unsigned *cur, unsigned *pend) {
   return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
-                                         unsigned int *pendingMode) {
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode) {
   RESOLVE(device);
   if (currentMode == NULL || pendingMode == NULL || mig >= 0)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
   RETURN(mig_mode(idx, currentMode, pendingMode));
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count) {
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
   RESOLVE(device);
   if (count == NULL || mig >= 0)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
@@ -559,7 +591,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
-                                                        nvmlDevice_t *migDevice) {
+                                                        nvmlDevice_t* migDevice) {
   RESOLVE(device);
   if (migDevice == NULL || mig >= 0)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
@@ -578,7 +610,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, uns
 
 /* ---- health --------------------------------------------------------------------- */
 
-EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, int *mode) {
+EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, int* mode) {
   RESOLVE(device);
   if (mode == NULL || mig >= 0)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
@@ -589,8 +621,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, int *mode)
   RETURN(rc);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorType,
-                                                int counterType, unsigned long long *eccCounts) {
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorType, int counterType,
+                                                unsigned long long* eccCounts) {
   RESOLVE(device);
   if (eccCounts == NULL || errorType < 0 || errorType > 1 || counterType < 0 || counterType > 1)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
@@ -601,12 +633,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorTy
   RETURN(rc);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows,
-                                              unsigned int *uncRows, unsigned int *isPending,
-                                              unsigned int *failureOccurred) {
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows,
+                                              unsigned int* isPending, unsigned int* failureOccurred) {
   RESOLVE(device);
-  if (corrRows == NULL || uncRows == NULL || isPending == NULL || failureOccurred == NULL ||
-      mig >= 0)
+  if (corrRows == NULL || uncRows == NULL || isPending == NULL || failureOccurred == NULL || mig >= 0)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);
   nvmlReturn_t rc = NVML_SUCCESS;
   long long c = gpu_ll(idx, "remapped_correctable", 0, &rc);
@@ -622,8 +652,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int 
   RETURN(NVML_SUCCESS);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device,
-                                               nvmlGpuFabricInfo_t *gpuFabricInfo) {
+EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t* gpuFabricInfo) {
   RESOLVE(device);
   if (gpuFabricInfo == NULL || mig >= 0)
     RETURN(NVML_ERROR_INVALID_ARGUMENT);

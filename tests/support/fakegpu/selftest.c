@@ -81,7 +81,7 @@ static struct {
   nvmlReturn_t (*DeviceGetGpuFabricInfo)(nvmlDevice_t, nvmlGpuFabricInfo_t*);
 } nv;
 
-#define NVSYM(lib, f) (*(void**)&nv.f = sym(lib, "nvml" #f))
+#define NVSYM(lib, f) (*(void**)& nv.f = sym(lib, "nvml" #f))
 
 static int load_nvml(void* lib) {
   int before = g_failures;
@@ -270,7 +270,7 @@ static struct {
   CUresult (*GetErrorString)(CUresult, const char**);
 } cu;
 
-#define CUSYM(lib, f) (*(void**)&cu.f = sym(lib, "cu" #f))
+#define CUSYM(lib, f) (*(void**)& cu.f = sym(lib, "cu" #f))
 
 static const char* cures(CUresult rc) {
   static char buf[8][192];
@@ -339,8 +339,8 @@ static void run_cuda(void* lib) {
     cu.DeviceGetAttribute(&bus, 33, dev);
     cu.DeviceGetAttribute(&slot, 34, dev);
     cu.DeviceTotalMem_v2(&mem, dev);
-    printf("cuda: device %d: %s, cc %d.%d, %zu MiB, %d SMs, pci %04x:%02x:%02x\n", i, name, ma, mi, mem >> 20, sms,
-           dom, bus, slot);
+    printf("cuda: device %d: %s, cc %d.%d, %zu MiB, %d SMs, pci %04x:%02x:%02x\n", i, name, ma, mi, mem >> 20, sms, dom,
+           bus, slot);
   }
   CUdevice dev;
   if (cu.DeviceGet(&dev, count) != 101)
