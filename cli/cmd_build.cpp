@@ -112,7 +112,7 @@ int run_build(const BuildArgs& a) {
     util::write_file_atomic(a.digest_file, rep.manifest.digest.str() + "\n");
   }
   if (!a.metadata_file.empty()) {
-    util::write_file_atomic(a.metadata_file, meta.dump(2) + "\n");
+    util::write_file_atomic(a.metadata_file, meta.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   std::size_t rebuilt = 0;
   std::size_t reused = 0;

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
                             {"message", e.what()},
                             {"hint", "see --help"},
                             {"exit_code", util::exit_code(util::ErrorKind::usage)}}}};
-      std::cout << j.dump(2) << std::endl;
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     }
     return rc == 0 ? 0 : util::exit_code(util::ErrorKind::usage);
   } catch (const util::Error& e) {
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
                             {"message", e.what()},
                             {"hint", e.hint()},
                             {"exit_code", util::exit_code(e.kind())}}}};
-      std::cout << j.dump(2) << std::endl;
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     }
     return util::exit_code(e.kind());
   } catch (const std::filesystem::filesystem_error& e) {

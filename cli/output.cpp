@@ -39,7 +39,7 @@ void Output::progress(const std::string& what, std::int64_t done, std::int64_t t
 
 void Output::result(const nlohmann::json& j, const std::string& text) const {
   if (json) {
-    std::cout << j.dump(2) << std::endl;
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else if (!text.empty()) {
     std::cout << text << std::flush;
   }

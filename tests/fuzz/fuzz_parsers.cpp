@@ -13,12 +13,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 7) {
-  case 0: (void)doctor::parse_driver_version(in); break;
-  case 1: (void)doctor::parse_proc_devices(in); break;
-  case 2: (void)doctor::parse_proc_modules(in); break;
-  case 3: (void)doctor::parse_key_values(in); break;
-  case 4: (void)doctor::parse_ld_so_cache(in); break;
-  case 5: (void)doctor::parse_require_cuda(in); break;
+  case 0:
+    (void)doctor::parse_driver_version(in);
+    break;
+  case 1:
+    (void)doctor::parse_proc_devices(in);
+    break;
+  case 2:
+    (void)doctor::parse_proc_modules(in);
+    break;
+  case 3:
+    (void)doctor::parse_key_values(in);
+    break;
+  case 4:
+    (void)doctor::parse_ld_so_cache(in);
+    break;
+  case 5:
+    (void)doctor::parse_require_cuda(in);
+    break;
   default:
     (void)doctor::parse_requires(in);
     (void)doctor::version_from_soname(in, "libcuda");
