@@ -166,14 +166,15 @@ head -c 3000 /dev/urandom >"$WORK/h/garbage/root/proc/devices"
 printf 'not = [valid toml\n' >"$WORK/h/garbage/root/etc/containerd/config.toml"
 printf '{"runtimes": ' >"$WORK/h/garbage/root/etc/docker/daemon.json"
 head -c 5000 /dev/urandom >"$WORK/h/garbage/root/etc/ld.so.cache"
-chmod 000 "$WORK/h/garbage/root/etc/nvidia-container-runtime/config.toml"
+rm "$WORK/h/garbage/root/proc/modules" && mkdir "$WORK/h/garbage/root/proc/modules" # unreadable: EISDIR
 rc=0; PI_FAKE_GPU_SCENARIO="$WORK/h/garbage/scenario.conf" "$PI" doctor --root "$WORK/h/garbage/root" --json >garbage.json 2>garbage.err || rc=$?
 check "garbage host files: exit 10, not a crash" test "$rc" = 10
 check "garbage: each broken input is a FAIL or SKIP with evidence" python3 -c '
 import json; s={c["id"]:(c["status"],c["evidence"]) for c in json.load(open("garbage.json"))["checks"]}
 assert s["runtime.containerd"][0]=="FAIL" and "malformed TOML" in s["runtime.containerd"][1], s["runtime.containerd"]
 assert s["runtime.docker"][0]=="FAIL" and "malformed JSON" in s["runtime.docker"][1], s["runtime.docker"]
-assert s["driver.version"][0]=="FAIL", s["driver.version"]'
+assert s["driver.version"][0]=="FAIL", s["driver.version"]
+assert "Is a directory" in s["driver.module"][1], s["driver.module"]'
 
 # Fleet: render and aggregate.
 "$PI" doctor --render daemonset --doctor-image reg.example.com/doctor:1 --node-selector nvidia.com/gpu.present=true --image oci:img-layout:v1 >ds.yaml

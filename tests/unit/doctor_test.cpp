@@ -1,0 +1,83 @@
+#include <doctest/doctest.h>
+
+#include "doctor/checks.hpp"
+#include "doctor/parse.hpp"
+#include "util/fs.hpp"
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+TEST_CASE("doctor parse: the three forms of /proc/driver/nvidia/version and two-part versions") {
+  CHECK(doctor::parse_driver_version(
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023\n"
+            "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n") == "535.129.03");
+  CHECK(
+      doctor::parse_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  "
+                                   "(dvs-builder@U16-I3-B03-4-3)  Tue Jul 15 12:12:00 UTC 2025\n") == "580.65.06");
+  CHECK(doctor::parse_driver_version(
+            "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  550.120  Release Build\n") == "550.120");
+  CHECK_FALSE(doctor::parse_driver_version("").has_value());
+  CHECK_FALSE(doctor::parse_driver_version("garbage 12.0.0.1 x\n").has_value());
+  // Only the first line counts (the GCC line carries versions too).
+  CHECK_FALSE(doctor::parse_driver_version("NVRM version: unknown\nGCC version: 12.2.0\n").has_value());
+}
+
+TEST_CASE("doctor parse: /proc/devices, /proc/modules and key-value files") {
+  auto d =
+      doctor::parse_proc_devices("Character devices:\n  1 mem\n195 nvidia-frontend\n508 nvidia-uvm\n\nBlock devices:\n"
+                                 "  8 sd\n259 blkext\n");
+  CHECK(d.at("nvidia-frontend") == 195);
+  CHECK(d.at("nvidia-uvm") == 508);
+  CHECK(d.count("sd") == 0); // block devices are not character devices
+  auto m = doctor::parse_proc_modules(
+      "nvidia_uvm 1531904 0 - Live 0x0000000000000000 (PO)\nnvidia 56823808 2 nvidia_uvm, Live 0x0\n");
+  CHECK(m.count("nvidia") == 1);
+  CHECK(m.count("nvidia_uvm") == 1);
+  auto kv = doctor::parse_key_values("Model: \t NVIDIA H100 80GB HBM3\nDevice Minor: \t 3\nno colon here\n");
+  CHECK(kv.at("Model") == "NVIDIA H100 80GB HBM3");
+  CHECK(kv.at("Device Minor") == "3");
+}
+
+TEST_CASE("doctor parse: ld.so.cache of this machine, truncated and garbage caches") {
+  std::string cache;
+  if (fs::exists("/etc/ld.so.cache")) {
+    cache = util::read_file("/etc/ld.so.cache");
+    auto entries = doctor::parse_ld_so_cache(cache);
+    REQUIRE_FALSE(entries.empty());
+    bool libc = false;
+    for (const auto& e : entries) {
+      libc = libc || (e.name == "libc.so.6" && e.path.find("libc.so.6") != std::string::npos);
+    }
+    CHECK(libc);
+    // Truncations never crash and never return entries pointing outside the data.
+    for (std::size_t cut : {std::size_t{0}, std::size_t{20}, std::size_t{47}, std::size_t{48}, cache.size() / 2}) {
+      (void)doctor::parse_ld_so_cache(std::string_view(cache).substr(0, cut));
+    }
+  }
+  CHECK(doctor::parse_ld_so_cache("not a cache at all").empty());
+  CHECK(doctor::parse_ld_so_cache(std::string("ld.so-1.7.0\0\xff\xff\xff\xff", 16)).empty());
+}
+
+TEST_CASE("doctor parse: requirements and library versions") {
+  CHECK(doctor::parse_require_cuda("cuda>=12.6 brand=tesla,driver>=470,driver<471") == "12.6");
+  CHECK_FALSE(doctor::parse_require_cuda("brand=tesla").has_value());
+  auto r = doctor::parse_requires("cuda=12.6, sm=90,sm=80,driver=560.28.03,broken,=x");
+  CHECK(r.at("cuda") == std::vector<std::string>{"12.6"});
+  CHECK(r.at("sm") == std::vector<std::string>{"90", "80"});
+  CHECK(r.count("broken") == 0);
+  CHECK(doctor::version_from_soname("libcuda.so.535.129.03", "libcuda") == "535.129.03");
+  CHECK(doctor::version_from_soname("libnvidia-ml.so.550.120", "libnvidia-ml") == "550.120");
+  CHECK_FALSE(doctor::version_from_soname("libcuda.so.1", "libcuda").has_value());
+  CHECK_FALSE(doctor::version_from_soname("libcudart.so.12.6", "libcuda").has_value());
+}
+
+TEST_CASE("doctor: an empty root is a clean report, never a crash") {
+  util::TempDir root(fs::temp_directory_path(), "pi-doctor-test-");
+  doctor::Report r = doctor::check_host(doctor::Host(root.path()), doctor::Options{});
+  CHECK(r.count(doctor::Status::fail) == 1); // driver.module: no driver
+  CHECK(r.checks.front().id == "driver.module");
+  auto j = doctor::to_json(r);
+  CHECK(j["summary"]["fail"] == 1);
+  CHECK(j["checks"].size() == r.checks.size());
+}
