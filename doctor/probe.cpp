@@ -43,15 +43,23 @@ template <typename F> F sym(void* lib, std::initializer_list<const char*> names)
   return nullptr;
 }
 
-json nvml_in_child(const std::string& path) {
-  json r = {{"loaded", false}};
+// dlopen with the outcome recorded in r ("loaded", and "error" on failure).
+void* open_library(const std::string& path, json& r) {
   void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  r["loaded"] = lib != nullptr;
   if (lib == nullptr) {
     const char* e = ::dlerror();
     r["error"] = e != nullptr ? e : "dlopen failed";
+  }
+  return lib;
+}
+
+json nvml_in_child(const std::string& path) {
+  json r;
+  void* lib = open_library(path, r);
+  if (lib == nullptr) {
     return r;
   }
-  r["loaded"] = true;
   auto init = sym<nvmlReturn_t (*)()>(lib, {"nvmlInit_v2", "nvmlInit"});
   auto err = sym<const char* (*)(nvmlReturn_t)>(lib, {"nvmlErrorString"});
   if (init == nullptr) {
@@ -177,14 +185,11 @@ json nvml_in_child(const std::string& path) {
 }
 
 json cuda_in_child(const std::string& path) {
-  json r = {{"loaded", false}};
-  void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  json r;
+  void* lib = open_library(path, r);
   if (lib == nullptr) {
-    const char* e = ::dlerror();
-    r["error"] = e != nullptr ? e : "dlopen failed";
     return r;
   }
-  r["loaded"] = true;
   auto version = sym<int (*)(int*)>(lib, {"cuDriverGetVersion"});
   auto init = sym<int (*)(unsigned)>(lib, {"cuInit"});
   auto err_name = sym<int (*)(int, const char**)>(lib, {"cuGetErrorName"});

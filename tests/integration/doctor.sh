@@ -87,6 +87,8 @@ expect uvm-missing driver.devices FAIL
 
 run_scenario mig-no-instances
 expect mig-no-instances mig.consistency FAIL
+expect mig-no-instances kernel.xid WARN
+check "the Xid line is quoted" grep -q "Xid (PCI:0000:07:00): 48" "$WORK/mig-no-instances.out"
 
 run_scenario geforce-forward-compat-804
 expect geforce-forward-compat-804 cuda.init FAIL
@@ -134,6 +136,38 @@ doctor_on healthy-8xh100 --image oci:img-layout:v1 --scan-layers --json
 check "--scan-layers adds the layer checks" python3 -c '
 import json,sys; s={c["id"]:c["status"] for c in json.load(open(sys.argv[1]))["checks"]}
 assert s["image.driver-files"]=="PASS" and s["image.forward-compat"]=="PASS", s' "$WORK/healthy-8xh100.out"
+
+# An image that ships driver files and forces a cuda-compat libcuda, on a GeForce card.
+mkdir -p bad/root/usr/lib/x86_64-linux-gnu bad/root/usr/local/cuda-12.6/compat bad/root/etc/ld.so.conf.d
+echo fake >bad/root/usr/lib/x86_64-linux-gnu/libcuda.so.535.129.03
+echo fake >bad/root/usr/local/cuda-12.6/compat/libcuda.so.560.28.03
+echo /usr/local/cuda-12.6/compat >bad/root/etc/ld.so.conf.d/000-cuda-compat.conf
+cat >bad/spec.yaml <<'YAML'
+image: {tags: [v1]}
+requires: {cuda: "12.6", gpu_archs: [sm_89]}
+layers:
+  - name: files
+    files: [{from: root/, to: /}]
+YAML
+"$PI" build bad/spec.yaml -q -o oci:bad-img:v1 >/dev/null
+doctor_on geforce-forward-compat-804 --image oci:bad-img:v1 --scan-layers --json
+check "driver files in the image and a forced compat libcuda on GeForce are FAILs" python3 -c '
+import json,sys; s={c["id"]:(c["status"],c["evidence"]) for c in json.load(open(sys.argv[1]))["checks"]}
+assert s["image.driver-files"][0]=="FAIL" and "libcuda.so.535.129.03" in s["image.driver-files"][1], s["image.driver-files"]
+assert s["image.forward-compat"][0]=="FAIL" and "804" in s["image.forward-compat"][1], s["image.forward-compat"]' "$WORK/geforce-forward-compat-804.out"
+
+# Without ld.so.cache the libraries are still found in the library directories.
+cp -a "$WORK/h/healthy-8xh100" "$WORK/h/nocache" && rm "$WORK/h/nocache/root/etc/ld.so.cache"
+rc=0; PI_FAKE_GPU_SCENARIO="$WORK/h/nocache/scenario.conf" "$PI" doctor --root "$WORK/h/nocache/root" >nocache.out || rc=$?
+check "libraries found by directory scan when ld.so.cache is missing" grep -q "via directory scan" nocache.out
+check "... and NVML still initialises" grep -q "^PASS  nvml.init" nocache.out
+
+# Colour only on a terminal, and never with NO_COLOR.
+PI_FAKE_GPU_SCENARIO="$WORK/h/healthy-8xh100/scenario.conf" script -qec "env -u CI '$PI' doctor --root '$WORK/h/healthy-8xh100/root'" /dev/null >tty.out || true
+PI_FAKE_GPU_SCENARIO="$WORK/h/healthy-8xh100/scenario.conf" script -qec "env -u CI NO_COLOR=1 '$PI' doctor --root '$WORK/h/healthy-8xh100/root'" /dev/null >nocolor.out || true
+check "colour on a terminal" grep -q $'\e\[32mPASS' tty.out
+check "no colour with NO_COLOR" bash -c "! grep -q \$'\\e\\[3' nocolor.out && grep -q PASS nocolor.out"
+check "no colour when piped" bash -c "! grep -q \$'\\e\\[' '$WORK/healthy-8xh100.out'"
 
 # A hanging cuInit is cut off by the timeout and reported, not waited for.
 sed 's/^cuda.hang.*//; $a cuda.hang = 1' "$HOSTS/healthy-8xh100/scenario.conf" >hang.conf

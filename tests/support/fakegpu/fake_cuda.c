@@ -1,20 +1,23 @@
 /* Fake libcuda.so.1 (CUDA driver API) for GPU-less tests of `paddle-image doctor`.
  *
- * Build:
+ * Build (includes scenario.h from this directory):
  *   gcc -shared -fPIC -O1 -Wall -Wl,-soname,libcuda.so.1 -o libcuda.so.X fake_cuda.c
  *
- * Reads the same scenario file as fake_nvml.c ($PI_FAKE_GPU_SCENARIO, `key = value`
- * lines, `#` comments, later lines win), once, on the first call that needs it. Without
- * the variable, or when the file cannot be read, cuInit returns 100 (CUDA_ERROR_NO_DEVICE)
- * like a libcuda whose kernel driver is not loaded. Keys read here (default in []):
+ * Reads the same scenario file as fake_nvml.c with the same parser (scenario.h:
+ * $PI_FAKE_GPU_SCENARIO, `key = value` lines, `#` comments, later lines win), once, on the
+ * first call that needs it. Without the variable, or when the file cannot be read, cuInit
+ * returns 100 (CUDA_ERROR_NO_DEVICE) like a libcuda whose kernel driver is not loaded.
+ * Keys read here (default in []):
  *   cuda.init            CUresult of cuInit                                    [0]
  *   cuda.hang            1: cuInit never returns                               [0]
  *   cuda.driver_version  cuDriverGetVersion, e.g. a forward-compat libcuda     [cuda_driver]
  *   cuda_driver          cuDriverGetVersion when cuda.driver_version is unset  [12040]
  *   gpu.count            [1]
- *   gpu.N.KEY / gpu.*.KEY as in fake_nvml.c: name, uuid, pci, pci_device_id, cc, memory_mib,
- *                        mig, mig_devices, mig_profile, mig_memory_mib, and
+ *   gpu.N.KEY / gpu.*.KEY as in fake_nvml.c: name, uuid, pci, cc, memory_mib, mig,
+ *                        mig_devices, mig_profile, mig_memory_mib, and
  *   gpu.N.sm_count       multiprocessor count [132]; MIG devices: gpu.N.mig_sm_count [14]
+ * A GPU value `unsupported` or `err:N` reads as its default here (CUDA has no per-field
+ * errors).
  * CUDA devices are what a process without CUDA_VISIBLE_DEVICES sees: each GPU whose
  * current MIG mode is not 1 is one device; a GPU with MIG enabled contributes one device
  * per existing MIG device (gpu.N.mig_devices), so MIG enabled with no instances hides it.
@@ -56,96 +59,21 @@ enum {
   ATTR_COMPUTE_CAPABILITY_MINOR = 76,
 };
 
-/* ---- scenario file -------------------------------------------------------------- */
+/* ---- scenario file (scenario.h) ------------------------------------------------- */
 
-#define MAX_ENTRIES 4096
-#define MAX_GPUS 64
-#define MAX_MIG 8
+#include "scenario.h"
 
-struct entry {
-  char key[96];
-  char val[224];
-};
-static struct entry g_kv[MAX_ENTRIES];
-static int g_nkv;
-static int g_have_scenario;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static char* trim(char* s) {
-  while (*s == ' ' || *s == '\t')
-    s++;
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
-    s[--n] = '\0';
-  return s;
-}
-
-static void load_scenario(void) {
-  const char* path = getenv("PI_FAKE_GPU_SCENARIO");
-  if (path == NULL || *path == '\0')
-    return;
-  FILE* f = fopen(path, "r");
-  if (f == NULL)
-    return;
-  char line[1024];
-  while (fgets(line, sizeof line, f) != NULL) {
-    for (char* p = line; *p; p++)
-      if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {
-        *p = '\0';
-        break;
-      }
-    char* eq = strchr(line, '=');
-    if (eq == NULL)
-      continue;
-    *eq = '\0';
-    char *k = trim(line), *v = trim(eq + 1);
-    if (*k == '\0' || g_nkv == MAX_ENTRIES)
-      continue;
-    snprintf(g_kv[g_nkv].key, sizeof g_kv[g_nkv].key, "%s", k);
-    snprintf(g_kv[g_nkv].val, sizeof g_kv[g_nkv].val, "%s", v);
-    g_nkv++;
-  }
-  fclose(f);
-  g_have_scenario = 1;
-}
 
 static void ensure_loaded(void) {
   pthread_once(&g_once, load_scenario);
 }
 
-static const char* lookup(const char* key) {
-  for (int i = g_nkv - 1; i >= 0; i--)
-    if (strcmp(g_kv[i].key, key) == 0)
-      return g_kv[i].val;
-  return NULL;
-}
-
-static const char* gpu_lookup(unsigned idx, const char* field) {
-  char key[128];
-  snprintf(key, sizeof key, "gpu.%u.%s", idx, field);
-  const char* v = lookup(key);
-  if (v == NULL) {
-    snprintf(key, sizeof key, "gpu.*.%s", field);
-    v = lookup(key);
-  }
-  return v;
-}
-
-static long long to_ll(const char* v, long long def) {
-  if (v == NULL || *v == '\0')
-    return def;
-  char* end;
-  long long x = strtoll(v, &end, 0);
-  return end == v ? def : x;
-}
-
-static long long gpu_ll(unsigned idx, const char* field, long long def) {
-  return to_ll(gpu_lookup(idx, field), def);
-}
-
-static const char* gpu_str(unsigned idx, const char* field, const char* def) {
+/* CUDA has no per-field error: a value asking for one (`unsupported`, any `err:...`, even
+ * err:0) reads as the default, like an unset one. */
+static const char* gpu_str_or_default(unsigned idx, const char* field, const char* def) {
   const char* v = gpu_lookup(idx, field);
-  return v != NULL && strcmp(v, "unsupported") != 0 && strncmp(v, "err:", 4) != 0 ? v : def;
+  return v != NULL && !is_error_value(v) ? v : def;
 }
 
 /* ---- state ---------------------------------------------------------------------- */
@@ -174,7 +102,7 @@ static CUresult trace(const char* fn, CUresult rc) {
 #define RETURN(rc) return trace(__func__, (rc))
 
 static void enumerate(void) {
-  long long n = to_ll(lookup("gpu.count"), 1);
+  long long n = global_ll("gpu.count", 1);
   unsigned count = n < 0 ? 0 : n > MAX_GPUS ? MAX_GPUS : (unsigned)n;
   g_ndevs = 0;
   for (unsigned i = 0; i < count; i++) {
@@ -188,7 +116,7 @@ static void enumerate(void) {
       g_ndevs++;
       continue;
     }
-    long long m = gpu_ll(i, "mig_devices", 0);
+    long long m = gpu_ll(i, "mig_devices", 0, NULL);
     for (long long j = 0; j < m && j < MAX_MIG; j++) {
       g_devs[g_ndevs].gpu = i;
       g_devs[g_ndevs].mig = (int)j;
@@ -232,12 +160,12 @@ EXPORT CUresult cuInit(unsigned int flags) {
     RETURN(CUDA_ERROR_INVALID_VALUE);
   if (!g_have_scenario)
     RETURN(CUDA_ERROR_NO_DEVICE);
-  if (to_ll(lookup("cuda.hang"), 0) != 0) {
+  if (global_ll("cuda.hang", 0) != 0) {
     trace(__func__, -1);
     for (;;)
       pause();
   }
-  CUresult rc = (CUresult)to_ll(lookup("cuda.init"), 0);
+  CUresult rc = (CUresult)global_ll("cuda.init", 0);
   pthread_mutex_lock(&g_mu);
   if (rc == CUDA_SUCCESS && !g_initialized) {
     enumerate();
@@ -273,11 +201,11 @@ EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
   GET_DEV(dev);
   if (name == NULL || len <= 0)
     RETURN(CUDA_ERROR_INVALID_VALUE);
-  const char* n = gpu_str(d->gpu, "name", "NVIDIA H100 80GB HBM3");
+  const char* n = gpu_str_or_default(d->gpu, "name", "NVIDIA H100 80GB HBM3");
   if (d->mig < 0)
     snprintf(name, (size_t)len, "%s", n);
   else
-    snprintf(name, (size_t)len, "%s MIG %s", n, gpu_str(d->gpu, "mig_profile", "1g.10gb"));
+    snprintf(name, (size_t)len, "%s MIG %s", n, gpu_str_or_default(d->gpu, "mig_profile", "1g.10gb"));
   RETURN(CUDA_SUCCESS);
 }
 
@@ -290,17 +218,17 @@ EXPORT CUresult cuDeviceGetAttribute(int* pi, int attrib, CUdevice dev) {
   switch (attrib) {
   case ATTR_COMPUTE_CAPABILITY_MAJOR:
   case ATTR_COMPUTE_CAPABILITY_MINOR:
-    if (sscanf(gpu_str(d->gpu, "cc", "9.0"), "%d.%d", &major, &minor) < 1)
+    if (sscanf(gpu_str_or_default(d->gpu, "cc", "9.0"), "%d.%d", &major, &minor) < 1)
       major = 9, minor = 0;
     *pi = attrib == ATTR_COMPUTE_CAPABILITY_MAJOR ? major : minor;
     break;
   case ATTR_MULTIPROCESSOR_COUNT:
-    *pi = d->mig < 0 ? (int)gpu_ll(d->gpu, "sm_count", 132) : (int)gpu_ll(d->gpu, "mig_sm_count", 14);
+    *pi = d->mig < 0 ? (int)gpu_ll(d->gpu, "sm_count", 132, NULL) : (int)gpu_ll(d->gpu, "mig_sm_count", 14, NULL);
     break;
   case ATTR_PCI_DOMAIN_ID:
   case ATTR_PCI_BUS_ID:
   case ATTR_PCI_DEVICE_ID: {
-    const char* s = gpu_str(d->gpu, "pci", NULL);
+    const char* s = gpu_str_or_default(d->gpu, "pci", NULL);
     if (s == NULL || sscanf(s, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4) {
       dom = slot = 0;
       bus = d->gpu & 0xffu;
@@ -318,7 +246,7 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   GET_DEV(dev);
   if (bytes == NULL)
     RETURN(CUDA_ERROR_INVALID_VALUE);
-  long long mib = d->mig < 0 ? gpu_ll(d->gpu, "memory_mib", 81559) : gpu_ll(d->gpu, "mig_memory_mib", 9728);
+  long long mib = d->mig < 0 ? gpu_ll(d->gpu, "memory_mib", 81559, NULL) : gpu_ll(d->gpu, "mig_memory_mib", 9728, NULL);
   *bytes = (size_t)mib << 20;
   RETURN(CUDA_SUCCESS);
 }
@@ -330,7 +258,7 @@ EXPORT CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
     RETURN(CUDA_ERROR_INVALID_VALUE);
   char def[64];
   snprintf(def, sizeof def, "GPU-00000000-0000-0000-0000-%012u", d->gpu);
-  const char* s = gpu_str(d->gpu, "uuid", def);
+  const char* s = gpu_str_or_default(d->gpu, "uuid", def);
   if (strncmp(s, "GPU-", 4) == 0)
     s += 4;
   memset(uuid->bytes, 0, sizeof uuid->bytes);

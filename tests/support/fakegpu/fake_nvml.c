@@ -1,6 +1,6 @@
 /* Fake libnvidia-ml.so.1 for GPU-less tests of `paddle-image doctor`.
  *
- * Build:
+ * Build (includes scenario.h from this directory):
  *   gcc -shared -fPIC -O1 -Wall -Wl,-soname,libnvidia-ml.so.1 -o libnvidia-ml.so.X fake_nvml.c
  *
  * Everything it answers comes from the scenario file named by $PI_FAKE_GPU_SCENARIO,
@@ -8,8 +8,9 @@
  * variable, or when the file cannot be read, the library acts like NVML on a host whose
  * kernel driver is not loaded: nvmlInit*() returns 9 (NVML_ERROR_DRIVER_NOT_LOADED).
  *
- * Scenario format: `key = value` lines; `#` starts a comment (at the start of a line or
- * after white space); a later line for the same key wins. Keys read here (default in []):
+ * Scenario format (parsed by scenario.h, shared with fake_cuda.c): `key = value` lines;
+ * `#` starts a comment (at the start of a line or after white space); a later line for the
+ * same key wins. Keys read here (default in []):
  *   nvml.init        nvmlReturn_t of nvmlInit_v2/nvmlInitWithFlags        [0]
  *   nvml.hang        1: nvmlInit* never returns                           [0]
  *   driver           nvmlSystemGetDriverVersion                           [550.54.15]
@@ -89,124 +90,11 @@ enum {
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
 };
 
-/* ---- scenario file -------------------------------------------------------------- */
+/* ---- scenario file (scenario.h) ------------------------------------------------- */
 
-#define MAX_ENTRIES 4096
-#define MAX_GPUS 64
-#define MAX_MIG 8
+#include "scenario.h"
 
-struct entry {
-  char key[96];
-  char val[224];
-};
-static struct entry g_kv[MAX_ENTRIES];
-static int g_nkv;
-static int g_have_scenario;
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static char* trim(char* s) {
-  while (*s == ' ' || *s == '\t')
-    s++;
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
-    s[--n] = '\0';
-  return s;
-}
-
-static void load_scenario(void) {
-  g_nkv = 0;
-  g_have_scenario = 0;
-  const char* path = getenv("PI_FAKE_GPU_SCENARIO");
-  if (path == NULL || *path == '\0')
-    return;
-  FILE* f = fopen(path, "r");
-  if (f == NULL)
-    return;
-  char line[1024];
-  while (fgets(line, sizeof line, f) != NULL) {
-    for (char* p = line; *p; p++)
-      if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {
-        *p = '\0';
-        break;
-      }
-    char* eq = strchr(line, '=');
-    if (eq == NULL)
-      continue;
-    *eq = '\0';
-    char *k = trim(line), *v = trim(eq + 1);
-    if (*k == '\0' || g_nkv == MAX_ENTRIES)
-      continue;
-    snprintf(g_kv[g_nkv].key, sizeof g_kv[g_nkv].key, "%s", k);
-    snprintf(g_kv[g_nkv].val, sizeof g_kv[g_nkv].val, "%s", v);
-    g_nkv++;
-  }
-  fclose(f);
-  g_have_scenario = 1;
-}
-
-static const char* lookup(const char* key) {
-  for (int i = g_nkv - 1; i >= 0; i--)
-    if (strcmp(g_kv[i].key, key) == 0)
-      return g_kv[i].val;
-  return NULL;
-}
-
-static const char* gpu_lookup(unsigned idx, const char* field) {
-  char key[128];
-  snprintf(key, sizeof key, "gpu.%u.%s", idx, field);
-  const char* v = lookup(key);
-  if (v == NULL) {
-    snprintf(key, sizeof key, "gpu.*.%s", field);
-    v = lookup(key);
-  }
-  return v;
-}
-
-/* The return code a value asks for: `unsupported` -> 3, `err:N` -> N, else 0. */
-static nvmlReturn_t value_rc(const char* v) {
-  if (v == NULL)
-    return NVML_SUCCESS;
-  if (strcmp(v, "unsupported") == 0)
-    return NVML_ERROR_NOT_SUPPORTED;
-  if (strncmp(v, "err:", 4) == 0)
-    return (nvmlReturn_t)strtol(v + 4, NULL, 0);
-  return NVML_SUCCESS;
-}
-
-static long long to_ll(const char* v, long long def) {
-  if (v == NULL || *v == '\0')
-    return def;
-  char* end;
-  long long x = strtoll(v, &end, 0);
-  return end == v ? def : x;
-}
-
-static long long global_ll(const char* key, long long def) {
-  return to_ll(lookup(key), def);
-}
-
-/* Integer field of GPU idx; *rc gets the field's error code if it asks for one. */
-static long long gpu_ll(unsigned idx, const char* field, long long def, nvmlReturn_t* rc) {
-  const char* v = gpu_lookup(idx, field);
-  nvmlReturn_t r = value_rc(v);
-  if (r != NVML_SUCCESS) {
-    if (rc != NULL && *rc == NVML_SUCCESS)
-      *rc = r;
-    return def;
-  }
-  return to_ll(v, def);
-}
-
-static const char* gpu_str(unsigned idx, const char* field, const char* def, nvmlReturn_t* rc) {
-  const char* v = gpu_lookup(idx, field);
-  nvmlReturn_t r = value_rc(v);
-  if (r != NVML_SUCCESS) {
-    if (rc != NULL && *rc == NVML_SUCCESS)
-      *rc = r;
-    return def;
-  }
-  return v != NULL ? v : def;
-}
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* init/shutdown; guards the reload */
 
 /* ---- state ---------------------------------------------------------------------- */
 
