@@ -468,21 +468,13 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
     set_label("io.paddle-image.paddle.version", rb.paddle);
     set_label("io.paddle-image.driver.min", rb.driver_full);
     set_label("io.paddle-image.driver.min-compat", rb.driver_minor);
-    std::string shipped;
-    for (const auto& a : rb.archs) {
-      shipped += (shipped.empty() ? "" : ",") + a;
-    }
-    set_label("io.paddle-image.gpu.archs", shipped);
+    set_label("io.paddle-image.gpu.archs", util::join(rb.archs, ","));
   }
   set_label("io.paddle-image.cuda.version", req.cuda);
   set_label("io.paddle-image.cudnn.version", req.cudnn);
   set_label("io.paddle-image.paddle.version", req.paddle);
   set_label("io.paddle-image.driver.min", req.driver_min);
-  std::string archs;
-  for (const auto& a : req.gpu_archs) {
-    archs += (archs.empty() ? "" : ",") + a;
-  }
-  set_label("io.paddle-image.gpu.archs", archs);
+  set_label("io.paddle-image.gpu.archs", util::join(req.gpu_archs, ","));
   if (py) {
     set_label("io.paddle-image.python.version", "3." + std::to_string(py->minor));
   }

@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "compat_matrix/resolver.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 
 #include <memory>
@@ -58,12 +59,8 @@ struct MatrixArgs {
   bool json = false;
 };
 
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string s;
-  for (const auto& x : v) {
-    s += (s.empty() ? "" : sep) + x;
-  }
-  return s;
+std::string join(const std::vector<std::string>& v, std::string_view sep = ", ") {
+  return util::join(v, sep);
 }
 
 std::string join_ints(const std::vector<int>& v) {

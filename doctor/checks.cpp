@@ -3,6 +3,7 @@
 #include "compat_matrix/version.hpp"
 #include "doctor/parse.hpp"
 #include "doctor/probe.hpp"
+#include "util/encoding.hpp"
 
 #include <algorithm>
 #include <regex>
@@ -123,12 +124,8 @@ struct Ctx {
   }
 };
 
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string s;
-  for (const auto& x : v) {
-    s += (s.empty() ? "" : sep) + x;
-  }
-  return s;
+std::string join(const std::vector<std::string>& v, std::string_view sep = ", ") {
+  return util::join(v, sep);
 }
 
 // Follows symlinks inside the root (absolute targets are host paths).

@@ -5,6 +5,7 @@
 #include "layers/tar.hpp"
 #include "oci/layout.hpp"
 #include "oci/reference.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -294,25 +295,10 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
     }
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    add(
-        "image.gpu-arch", "Image ships code for these GPUs", missing.empty() ? Status::pass : Status::fail,
-        "image ships " +
-            [&] {
-              std::string s;
-              for (const auto& a : n.archs) {
-                s += (s.empty() ? "" : ",") + a;
-              }
-              return s;
-            }() +
+    add("image.gpu-arch", "Image ships code for these GPUs", missing.empty() ? Status::pass : Status::fail,
+        "image ships " + util::join(n.archs, ",") +
             (missing.empty() ? ""
-                             : "; not served: " +
-                                   [&] {
-                                     std::string s;
-                                     for (const auto& x : missing) {
-                                       s += (s.empty() ? "" : ", ") + x;
-                                     }
-                                     return s;
-                                   }() +
+                             : "; not served: " + util::join(missing, ", ") +
                                    " (no kernel image is available for execution on the device, CUDA error 209)"),
         missing.empty()
             ? ""
@@ -323,17 +309,9 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
     add("image.forward-compat", "Forward-compat libraries usable", Status::skip, "layers not scanned (--scan-layers)");
     return;
   }
-  add(
-      "image.driver-files", "Image does not ship driver files", n.driver_files.empty() ? Status::pass : Status::fail,
+  add("image.driver-files", "Image does not ship driver files", n.driver_files.empty() ? Status::pass : Status::fail,
       n.driver_files.empty() ? "no libcuda/libnvidia-ml/nvidia-smi in the image"
-                             : "the image contains " +
-                                   [&] {
-                                     std::string s;
-                                     for (const auto& x : n.driver_files) {
-                                       s += (s.empty() ? "" : ", ") + x;
-                                     }
-                                     return s;
-                                   }(),
+                             : "the image contains " + util::join(n.driver_files, ", "),
       n.driver_files.empty() ? ""
                              : "remove them: the container toolkit mounts the host's driver files; shipped ones shadow "
                                "them (803/NVML mismatch)");

@@ -58,6 +58,17 @@ std::size_t levenshtein(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) {
+      out += sep;
+    }
+    out += p;
+  }
+  return out;
+}
+
 std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = std::string::npos;

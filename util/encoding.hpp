@@ -12,6 +12,8 @@ std::string base64url_nopad(std::span<const std::uint8_t> data);
 std::string hex_to_base64url_nopad(std::string_view hex);
 // Edit distance, for "did you mean" suggestions.
 std::size_t levenshtein(std::string_view a, std::string_view b);
+// The strings joined with `sep` between them.
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // The candidate closest to `word` when it is plausibly a typo of it, else "".
 std::string closest(std::string_view word, const std::vector<std::string>& candidates);
 // RFC 3339 UTC time ("2024-01-02T03:04:05Z") for a Unix time.
