@@ -797,8 +797,7 @@ void check_cdi(Ctx& c, const std::optional<std::string>& driver) {
                         "driver upgrade)");
 }
 
-void check_cgroup_pitfall(Ctx& c, const RuntimeFacts& rf, const json& nvml,
-                          const std::vector<std::map<std::string, std::string>>& proc_gpus) {
+void check_cgroup_pitfall(Ctx& c, const RuntimeFacts& rf, const json& nvml) {
   if (!rf.systemd_cgroup) {
     c.add("runtime.cgroup-devices", "Device access survives systemd reloads", Status::skip,
           "no runtime uses the systemd cgroup driver");
@@ -818,7 +817,6 @@ void check_cgroup_pitfall(Ctx& c, const RuntimeFacts& rf, const json& nvml,
   } else {
     c.add("runtime.cgroup-devices", "Device access survives systemd reloads", Status::pass, ev);
   }
-  (void)proc_gpus;
 }
 
 void check_xid(Ctx& c) {
@@ -870,7 +868,7 @@ Report check_host(const Host& host, const Options& options) {
   check_crio(c, rf);
   check_toolkit(c, rf);
   check_cdi(c, driver);
-  check_cgroup_pitfall(c, rf, nvml, proc_gpus);
+  check_cgroup_pitfall(c, rf, nvml);
   check_xid(c);
   return report;
 }

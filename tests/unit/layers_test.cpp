@@ -31,7 +31,7 @@ using test_support::error_of;
 namespace {
 
 util::TempDir make_temp() {
-  return util::TempDir(fs::temp_directory_path(), "pi-layers-test-");
+  return test_support::make_temp("pi-layers-test-");
 }
 
 void write(const fs::path& p, const std::string& content, mode_t mode = 0644) {

@@ -21,7 +21,7 @@ using test_support::error_of;
 namespace {
 
 util::TempDir make_temp() {
-  return util::TempDir(fs::temp_directory_path(), "pi-oci-test-");
+  return test_support::make_temp("pi-oci-test-");
 }
 
 const std::string k_hex_a = util::sha256_hex("a");

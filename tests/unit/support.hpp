@@ -1,8 +1,10 @@
 #pragma once
 // Helpers shared by the unit tests.
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 #include <doctest/doctest.h>
+#include <filesystem>
 #include <string>
 
 namespace test_support {
@@ -20,6 +22,11 @@ template <typename F> util::Error error_of(F&& f) {
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+// A fresh directory under the system temp dir, removed at scope exit.
+inline util::TempDir make_temp(const char* prefix) {
+  return util::TempDir(std::filesystem::temp_directory_path(), prefix);
 }
 
 } // namespace test_support

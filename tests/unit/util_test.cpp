@@ -27,7 +27,7 @@ using test_support::error_of;
 namespace {
 
 util::TempDir make_temp() {
-  return util::TempDir(fs::temp_directory_path(), "pi-util-test-");
+  return test_support::make_temp("pi-util-test-");
 }
 
 std::vector<std::string> list_dir(const fs::path& dir) {

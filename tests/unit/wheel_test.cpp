@@ -26,7 +26,7 @@ using test_support::error_of;
 namespace {
 
 util::TempDir make_temp() {
-  return util::TempDir(fs::temp_directory_path(), "pi-wheel-test-");
+  return test_support::make_temp("pi-wheel-test-");
 }
 
 layers::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> glibc = std::pair{2, 36},
