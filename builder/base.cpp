@@ -17,16 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Opens the oci: layout `ref` (manifest by tag, config) and checks its blobs.
-void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref) {
-  auto slash = s.platform.find('/');
-  b.layout = oci::OciLayout::open_existing(ref.path);
-  oci::Descriptor d = b.layout->resolve(ref.tag);
-  b.digest = d.digest;
-  b.manifest = b.layout->read_manifest(d);
-  b.config = b.layout->read_config(b.manifest);
-  std::string want_os = s.platform.substr(0, slash);
-  std::string want_arch = s.platform.substr(slash + 1);
+void check_base(const Base& b, const spec::BuildSpec& s) {
+  std::string want_os = s.platform.substr(0, s.platform.find('/'));
+  std::string want_arch = s.platform.substr(s.platform.find('/') + 1);
   if (b.config.os != want_os || b.config.architecture != want_arch) {
     throw Error(ErrorKind::input,
                 "base is " + b.config.os + "/" + b.config.architecture + " but the spec builds " + s.platform,
@@ -37,6 +30,17 @@ void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& re
                                       " layers but its config lists " + std::to_string(b.config.diff_ids.size()) +
                                       " diff_ids");
   }
+}
+
+// Opens the oci: layout `ref` (manifest by tag, config) and checks its blobs.
+void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref) {
+  b.layout = oci::OciLayout::open_existing(ref.path);
+  b.local_blob = [blobs = b.layout->blobs()](const oci::Descriptor& d) { return blobs.blob_path(d.digest); };
+  oci::Descriptor d = b.layout->resolve(ref.tag);
+  b.digest = d.digest;
+  b.manifest = b.layout->read_manifest(d);
+  b.config = b.layout->read_config(b.manifest);
+  check_base(b, s);
   for (const auto& l : b.manifest.layers) {
     std::error_code ec;
     auto size = fs::file_size(b.layout->blobs().blob_path(l.digest), ec);
@@ -46,6 +50,41 @@ void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& re
                   "copy the base image again");
     }
   }
+}
+
+// Docker schema 2 layer types become their OCI equivalents (same bytes).
+std::string oci_layer_type(const std::string& t) {
+  if (t == oci::media::k_docker_layer_gzip) {
+    return oci::media::k_layer_gzip;
+  }
+  if (t == "application/vnd.docker.image.rootfs.diff.tar") {
+    return oci::media::k_layer_tar;
+  }
+  return t;
+}
+
+// A registry base: the platform's manifest and the config, nothing else.
+void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref, const Connect& connect,
+                        const std::string& where) {
+  if (!connect) {
+    throw Error(ErrorKind::usage, where + ": base " + ref.str() + " is in a registry, which this command cannot reach",
+                "use paddle-image build, or copy the base into a local layout");
+  }
+  auto reg = connect(ref.registry);
+  registry::ImageSource src = registry::registry_source(reg, ref);
+  auto slash = s.platform.find('/');
+  oci::Platform want{s.platform.substr(slash + 1), s.platform.substr(0, slash), ""};
+  registry::ManifestData m = registry::select_platform(src, src.root, want);
+  b.digest = m.digest;
+  b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + ref.str()));
+  for (auto& l : b.manifest.layers) {
+    l.media_type = oci_layer_type(l.media_type);
+  }
+  b.config = oci::config_from_json(
+      oci::parse_json(reg->read_blob(ref.repository, b.manifest.config), "config of " + ref.str()));
+  b.remote = reg;
+  b.remote_repo = ref.repository;
+  check_base(b, s);
 }
 
 ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix) {
@@ -102,7 +141,7 @@ ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::strin
 
 } // namespace
 
-Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix) {
+Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix, const Connect& connect) {
   Base b;
   b.name = s.base;
   auto slash = s.platform.find('/');
@@ -115,13 +154,14 @@ Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_m
   if (s.base == "auto") {
     ResolvedBase rb = resolve_auto(s, extra_matrix);
     std::string tag = rb.reference.substr(rb.reference.rfind(':') + 1);
-    if (!s.resolve || s.resolve->layout.empty()) {
-      throw Error(ErrorKind::usage,
-                  where + ": base: auto chose " + rb.reference + ", and pulling from a registry is not supported yet",
-                  "copy it into a local layout under its tag (skopeo copy docker://" + rb.reference +
-                      " oci:bases:" + tag + ") and set resolve.layout: oci:bases");
-    }
     b.name = rb.reference;
+    if (!s.resolve || s.resolve->layout.empty()) {
+      oci::ImageRef ref = oci::ImageRef::parse(rb.reference);
+      util::with_context("base " + rb.reference + " (chosen by base: auto)",
+                         [&] { open_registry_base(b, s, ref, connect, where); });
+      b.resolved = rb;
+      return b;
+    }
     util::with_context("base " + rb.reference + " (chosen by base: auto) in " + s.resolve->layout, [&] {
       oci::ImageRef ref;
       ref.kind = oci::ImageRef::Kind::oci_layout;
@@ -134,9 +174,8 @@ Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_m
   }
   oci::ImageRef ref = oci::ImageRef::parse(s.base_resolved.empty() ? s.base : s.base_resolved);
   if (ref.kind == oci::ImageRef::Kind::registry) {
-    throw Error(ErrorKind::usage, where + ": base: pulling '" + ref.str() + "' from a registry is not supported yet",
-                "copy the base into a local layout first (skopeo copy docker://" + ref.str() +
-                    " oci:base:TAG) and use base: oci:base:TAG");
+    util::with_context("base " + ref.str(), [&] { open_registry_base(b, s, ref, connect, where); });
+    return b;
   }
   util::with_context("base " + s.base, [&] { open_layout_base(b, s, ref); });
   return b;
@@ -152,7 +191,7 @@ struct Scan {
 
 Scan scan_base(const Base& base, const fs::path& cache_dir) {
   Scan sc;
-  if (!base.layout) {
+  if (!base.local_blob) {
     return sc;
   }
   fs::path cached = cache_dir / "base-info" / (base.digest->hex + ".json");
@@ -173,7 +212,7 @@ Scan scan_base(const Base& base, const fs::path& cache_dir) {
   static const std::regex py_re("(usr/bin|usr/local/bin)/python3\\.([0-9]+)");
   for (const auto& layer : base.manifest.layers) {
     layers::scan_tar(
-        base.layout->blobs().blob_path(layer.digest),
+        base.local_blob(layer),
         [&](const layers::TarMember& m) {
           std::smatch mm;
           if (std::regex_match(m.path, mm, py_re)) {
@@ -230,7 +269,7 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
   bool need_scan = !s.python || s.python->glibc.empty() || s.python->interpreter.empty();
   Scan sc;
-  if (need_scan && base.layout) {
+  if (need_scan && base.local_blob) {
     sc = util::with_context("reading Python facts from base " + base.name, [&] { return scan_base(base, cache_dir); });
   }
   if (s.python) {

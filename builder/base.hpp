@@ -3,6 +3,7 @@
 // what the wheel installer needs to know about its Python.
 #include "layers/wheel.hpp"
 #include "oci/layout.hpp"
+#include "registry/transfer.hpp"
 
 #include "spec/spec.hpp"
 #include <nlohmann/json.hpp>
@@ -32,16 +33,28 @@ struct Base {
   std::optional<oci::Digest> digest; // manifest digest (none for scratch)
   oci::Manifest manifest;            // empty layers for scratch
   oci::ImageConfig config;
-  std::optional<oci::OciLayout> layout; // where the base blobs are
+  std::optional<oci::OciLayout> layout;       // where the base blobs are (a local layout)
+  std::shared_ptr<registry::Registry> remote; // or a registry repository
+  std::string remote_repo;
   std::optional<ResolvedBase> resolved; // base: auto
+  // A local file for one of the base's blobs: the layout's blob, or for a registry
+  // base the blob pulled once into the layer cache (set by the build once the cache
+  // is open). Empty for scratch.
+  std::function<std::filesystem::path(const oci::Descriptor&)> local_blob;
 };
 
-// Opens the base named by the spec. Registry and "auto" bases are refused with an
-// explanation (they come with the registry and compatibility-matrix work).
-// `base: auto` is resolved with the compatibility matrix (built-in data, then the
-// spec's resolve.matrix files, then extra_matrix); the chosen image is read from
-// resolve.layout under its tag until registry pulls exist.
-Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix = {});
+// Opens a registry host for the build (with the command's credentials, TLS and retry
+// settings); null refuses registry bases.
+using Connect = std::function<std::shared_ptr<registry::Registry>(const std::string& host)>;
+
+// Opens the base named by the spec: scratch, an oci: layout, or a registry image
+// (only its manifest and config are fetched; layers stay in the registry until a
+// local output or a Python scan needs them). `base: auto` is resolved with the
+// compatibility matrix (built-in data, then the spec's resolve.matrix files, then
+// extra_matrix); the chosen image is read from resolve.layout under its tag when
+// that is set, else pulled from the registry the matrix names.
+Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix = {},
+               const Connect& connect = {});
 
 // What the spec says about Python, completed from the base's layers when needed
 // (interpreter, site-packages, glibc). Results of base scans are cached in

@@ -329,6 +329,7 @@ json BuildReport::to_json() const {
       {"wheels", wheels},
       {"resolution", resolution},
       {"outputs", outputs},
+      {"pushed", pushed},
       {"revision", revision},
       {"source_date_epoch", source_date_epoch},
       {"seconds", seconds}};
@@ -342,7 +343,33 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   layers::LayerCache cache(o.cache_dir);
   auto cache_use = cache.use();
 
-  Base base = open_base(s, o.matrix_files);
+  Base base = open_base(s, o.matrix_files, o.connect);
+  if (base.remote) {
+    // Base layers are pulled into the layer cache only when something local needs
+    // them (a layout or archive output, a Python scan); pushes mount or skip them.
+    base.local_blob = [&cache, &base, &ev, &o](const oci::Descriptor& d) {
+      std::size_t i = 0;
+      while (i < base.manifest.layers.size() && base.manifest.layers[i].digest != d.digest) {
+        ++i;
+      }
+      bool rebuilt = false;
+      json extra;
+      cache.get_or_build(
+          "base-" + d.digest.hex,
+          [&](util::AtomicFile& tmp, json&) {
+            ev.info("pulling base layer " + d.digest.str() + " (" + std::to_string(d.size) + " bytes) into the cache");
+            base.remote->download_into(base.remote_repo, d, tmp, o.transfer.progress);
+            layers::BlobInfo info;
+            info.digest = d.digest;
+            info.size = d.size;
+            info.media_type = d.media_type;
+            info.diff_id = i < base.config.diff_ids.size() ? base.config.diff_ids[i] : d.digest;
+            return info;
+          },
+          rebuilt, extra);
+      return cache.blobs().blob_path(d.digest);
+    };
+  }
   if (base.resolved) {
     rep.resolution = base.resolved->report;
     ev.info("base: auto chose " + base.resolved->reference + " (" + base.resolved->driver_level +
@@ -498,11 +525,15 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   rep.config_digest = config_desc.digest;
 
   auto blob_file = [&](std::size_t i) -> fs::path {
-    return i < base.manifest.layers.size() ? base.layout->blobs().blob_path(layer_descs[i].digest)
+    return i < base.manifest.layers.size() ? base.local_blob(layer_descs[i])
                                            : cache.blobs().blob_path(layer_descs[i].digest);
   };
-  std::vector<oci::ImageRef> outputs = o.outputs;
-  if (outputs.empty()) {
+  std::vector<oci::ImageRef> outputs;
+  std::vector<oci::ImageRef> pushes;
+  for (const auto& out : o.outputs) {
+    (out.kind == oci::ImageRef::Kind::registry ? pushes : outputs).push_back(out);
+  }
+  if (outputs.empty() && pushes.empty()) {
     std::string leaf = s.name.empty() ? "image" : s.name.substr(s.name.rfind('/') + 1);
     leaf = leaf.substr(0, leaf.find(':'));
     outputs.push_back(oci::ImageRef::parse("oci:out/" + leaf));
@@ -545,9 +576,57 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
         layers::write_docker_archive(out.path, config_bytes, config_desc.digest, al, repo_tags, o.source_date_epoch);
       });
       rep.outputs.push_back(out.str());
-    } else {
-      throw Error(ErrorKind::usage, "output " + out.str() + ": pushing to a registry is not supported yet",
-                  "write oci:DIR and copy it with skopeo for now");
+    }
+  }
+  if (!pushes.empty()) {
+    if (!o.connect) {
+      throw Error(ErrorKind::usage, "this command cannot push to a registry");
+    }
+    // The image as a transfer source: our layers and the config from the cache,
+    // base layers from wherever the base lives (a registry base is never downloaded
+    // for a push: its blobs are found, mounted or streamed across).
+    oci::Descriptor cfg_blob = cache.blobs().put_bytes(oci::media::k_config, config_bytes);
+    registry::ImageSource src;
+    src.name = s.name.empty() ? std::string("the built image") : s.name;
+    src.root = registry::ManifestData{oci::media::k_manifest, manifest_bytes, rep.manifest.digest};
+    src.manifest = [](const oci::Descriptor& d) -> registry::ManifestData {
+      throw Error(ErrorKind::internal, "no child manifest " + d.digest.str());
+    };
+    std::size_t n_base = base.manifest.layers.size();
+    src.locate = [&](const oci::Descriptor& d) {
+      registry::BlobLocation loc;
+      if (d.digest == cfg_blob.digest) {
+        loc.file = cache.blobs().blob_path(d.digest);
+        return loc;
+      }
+      for (std::size_t i = 0; i < layer_descs.size(); ++i) {
+        if (layer_descs[i].digest != d.digest) {
+          continue;
+        }
+        if (i < n_base && base.remote) {
+          loc.registry = base.remote;
+          loc.repo = base.remote_repo;
+        } else {
+          loc.file = blob_file(i);
+        }
+        return loc;
+      }
+      throw Error(ErrorKind::internal, "no blob " + d.digest.str() + " in the built image");
+    };
+    for (const auto& out : pushes) {
+      if (!out.digest.empty()) {
+        throw Error(ErrorKind::usage, "--push " + out.str() + ": a push target takes a tag, not a digest",
+                    "drop the @sha256:... part");
+      }
+      std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
+      auto reg = o.connect(out.registry);
+      ev.info("pushing to " + out.registry + "/" + out.repository + " (" + util::join(tags, ", ") + ")");
+      registry::TransferResult tr = util::with_context("pushing to " + out.registry + "/" + out.repository, [&] {
+        return registry::push_image(src, reg, out.repository, tags, o.transfer);
+      });
+      for (const auto& r : tr.refs) {
+        rep.pushed.push_back(r);
+      }
     }
   }
   rep.seconds = o.clock() - t0;

@@ -2,6 +2,7 @@
 // The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
 #include "layers/compress.hpp"
 #include "oci/reference.hpp"
+#include "registry/transfer.hpp"
 #include "spec/spec.hpp"
 
 #include <functional>
@@ -31,6 +32,9 @@ struct BuildOptions {
   std::vector<std::string> matrix_files;              // --matrix: extra compatibility data
   std::string source;                                 // overrides image.source
   std::function<double()> clock = [] { return 0.0; }; // seconds, for timings only
+  // Registry access for registry bases and registry outputs (pushes); null refuses them.
+  std::function<std::shared_ptr<registry::Registry>(const std::string& host)> connect;
+  registry::TransferOptions transfer; // jobs, progress and messages of pulls and pushes
 };
 
 struct LayerReport {
@@ -51,6 +55,7 @@ struct BuildReport {
   nlohmann::json wheels = nlohmann::json::array();
   nlohmann::json resolution;        // base: auto: the resolver's report (null otherwise)
   std::vector<std::string> outputs; // as written, with the tags they got
+  std::vector<std::string> pushed;  // registry references written, "host/repo:tag@digest"
   std::string revision;
   std::int64_t source_date_epoch = 0;
   double seconds = 0;

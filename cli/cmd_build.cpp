@@ -1,6 +1,7 @@
 #include "builder/build.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/registry_flags.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -28,8 +29,11 @@ struct BuildArgs {
   std::vector<std::string> matrix_files;
   std::string digest_file;
   std::string metadata_file;
+  std::vector<std::string> pushes;
+  std::string image_refs;
   bool json = false;
   bool quiet = false;
+  RegistryFlags flags;
 };
 
 std::string git_revision(const std::filesystem::path& dir) {
@@ -67,14 +71,26 @@ int run_build(const BuildArgs& a) {
   spec::BuildSpec s = spec::load(a.spec_file);
   builder::BuildOptions o;
   o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
+  std::string push_host;
   for (const auto& r : a.outputs) {
-    auto ref = util::with_context("--output", [&] { return oci::ImageRef::parse(r); });
-    if (ref.kind == oci::ImageRef::Kind::registry) {
-      throw util::Error(util::ErrorKind::usage, "--output " + r + ": pushing to a registry is not supported yet",
-                        "write --output oci:DIR (or docker-archive:FILE) and copy it with skopeo");
+    o.outputs.push_back(util::with_context("--output", [&] { return oci::ImageRef::parse(r); }));
+  }
+  for (const auto& r : a.pushes) {
+    auto ref = util::with_context("--push", [&] { return oci::ImageRef::parse(r); });
+    if (ref.kind != oci::ImageRef::Kind::registry) {
+      throw util::Error(util::ErrorKind::usage, "--push " + r + ": not a registry reference",
+                        "e.g. --push registry.example.com/team/ocr:1.4.0 (use --output for oci: and docker-archive:)");
     }
     o.outputs.push_back(ref);
   }
+  for (const auto& ref : o.outputs) {
+    if (ref.kind == oci::ImageRef::Kind::registry && push_host.empty()) {
+      push_host = ref.registry;
+    }
+  }
+  RegistrySession sess(a.flags, out, push_host);
+  o.connect = [&sess](const std::string& host) { return sess.connect(host); };
+  o.transfer = sess.transfer_options();
   for (const auto& t : a.tags) {
     if (!oci::is_valid_tag(t)) {
       throw util::Error(util::ErrorKind::usage, "--tag '" + t + "' is not a valid tag",
@@ -107,7 +123,9 @@ int run_build(const BuildArgs& a) {
   };
 
   builder::BuildReport rep = builder::build(s, o, ev);
+  sess.finish();
   nlohmann::json meta = rep.to_json();
+  meta["registry"] = sess.stats_json();
   if (!a.digest_file.empty()) {
     util::write_file_atomic(a.digest_file, rep.manifest.digest.str() + "\n");
   }
@@ -127,6 +145,17 @@ int run_build(const BuildArgs& a) {
   for (const auto& o2 : rep.outputs) {
     text += o2 + "@" + rep.manifest.digest.str() + "\n";
   }
+  for (const auto& p : rep.pushed) {
+    text += p + "\n";
+  }
+  if (!a.image_refs.empty()) {
+    util::write_file_atomic(a.image_refs, text);
+  }
+  if (!rep.pushed.empty()) {
+    const auto& st = sess.stats();
+    out.info("pushed: " + human_size(st.bytes_uploaded) + " uploaded, " + human_size(st.bytes_mounted) + " mounted, " +
+             human_size(st.bytes_skipped) + " already there, " + std::to_string(st.retries.load()) + " retries");
+  }
   out.result(meta, text);
   return 0;
 }
@@ -138,7 +167,10 @@ Action add_build(CLI::App& app) {
   CLI::App* c = app.add_subcommand("build", "Build a layered, reproducible OCI image from a spec.yaml");
   c->add_option("spec", a->spec_file, "Path to spec.yaml")->required();
   c->add_option("-o,--output", a->outputs,
-                "Where to write: oci:DIR[:TAG] or docker-archive:FILE (repeatable; default oci:out/NAME)");
+                "Where to write: oci:DIR[:TAG], docker-archive:FILE or a registry (repeatable; default oci:out/NAME "
+                "unless --push is given)");
+  c->add_option("--push", a->pushes, "Push to this registry reference (repeatable; tags from it or --tag)");
+  c->add_option("--image-refs", a->image_refs, "Write the written references (one per line) to this file");
   c->add_option("-t,--tag", a->tags, "Tag(s) for outputs without their own tag (replace image.tags)");
   c->add_option("--cache-dir", a->cache_dir,
                 "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");
@@ -155,6 +187,7 @@ Action add_build(CLI::App& app) {
   c->add_option("--metadata-file", a->metadata_file, "Write build metadata (JSON) to this file");
   c->add_flag("--json", a->json, "Print the build metadata as JSON on stdout");
   c->add_flag("-q,--quiet", a->quiet, "No progress output");
+  a->flags.add(c, true, false);
   return [a] { return run_build(*a); };
 }
 

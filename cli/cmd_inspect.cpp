@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/registry_flags.hpp"
 #include "oci/layout.hpp"
 #include "oci/reference.hpp"
 #include "util/error.hpp"
@@ -14,26 +15,45 @@ namespace {
 struct InspectArgs {
   std::string ref;
   bool json = false;
+  RegistryFlags flags;
 };
 
 int run_inspect(const InspectArgs& a) {
   Output out = Output::detect(a.json, false);
   oci::ImageRef ref = oci::ImageRef::parse(a.ref);
-  if (ref.kind != oci::ImageRef::Kind::oci_layout) {
-    throw util::Error(util::ErrorKind::usage, "inspect reads oci:DIR[:TAG] references only in this version",
-                      "e.g. paddle-image inspect oci:out/image:latest");
+  if (ref.kind == oci::ImageRef::Kind::docker_archive) {
+    throw util::Error(util::ErrorKind::usage, "inspect reads oci:DIR[:TAG] and registry references",
+                      "e.g. paddle-image inspect oci:out/image:latest or registry.example.com/team/app:1.0");
   }
-  auto layout = oci::OciLayout::open_existing(ref.path);
-  oci::Descriptor d = layout.resolve(ref.tag);
-  oci::Manifest m = layout.read_manifest(d);
-  std::string config_bytes = layout.blobs().read_small(m.config.digest);
-  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(config_bytes, "config"));
-  nlohmann::json j = {{"reference", ref.str()},
-                      {"digest", d.digest.str()},
-                      {"manifest", oci::to_json(m)},
-                      {"config", oci::parse_json(config_bytes, "config")}};
+  RegistrySession sess(a.flags, out, ref.registry);
+  registry::ImageSource src = ref.kind == oci::ImageRef::Kind::registry
+                                  ? registry::registry_source(sess.connect(ref.registry), ref)
+                                  : registry::layout_source(ref);
+  nlohmann::json j = {{"reference", ref.str()}};
   std::ostringstream t;
   t << "Reference:    " << ref.str() << "\n";
+  if (src.root.is_index()) {
+    j["index"] = {{"digest", src.root.digest.str()},
+                  {"media_type", src.root.media_type},
+                  {"manifests", oci::parse_json(src.root.bytes, "index")["manifests"]}};
+    t << "Index:        " << src.root.digest.str() << "\n";
+    for (const auto& c : oci::index_from_json(oci::parse_json(src.root.bytes, "index")).manifests) {
+      if (c.platform) {
+        t << "  Platform:   " << c.platform->os << "/" << c.platform->architecture
+          << (c.platform->variant.empty() ? "" : "/" + c.platform->variant) << "  " << c.digest.str() << "\n";
+      }
+    }
+  }
+  registry::ManifestData md = registry::select_platform(src, src.root, parse_platform(a.flags.platform));
+  oci::Manifest m = oci::manifest_from_json(oci::parse_json(md.bytes, "manifest of " + ref.str()));
+  registry::BlobLocation loc = src.locate(m.config);
+  std::string config_bytes = loc.registry ? loc.registry->read_blob(loc.repo, m.config) : util::read_file(loc.file);
+  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(config_bytes, "config"));
+  oci::Descriptor d = md.descriptor();
+  j["digest"] = d.digest.str();
+  j["media_type"] = md.media_type;
+  j["manifest"] = oci::parse_json(md.bytes, "manifest");
+  j["config"] = oci::parse_json(config_bytes, "config");
   t << "Digest:       " << d.digest.str() << "\n";
   t << "Platform:     " << cfg.os << "/" << cfg.architecture << "\n";
   t << "Created:      " << cfg.created << "\n";
@@ -91,8 +111,9 @@ int run_inspect(const InspectArgs& a) {
 Action add_inspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
   CLI::App* c = app.add_subcommand("inspect", "Show an image's manifest, config and layers");
-  c->add_option("reference", a->ref, "oci:DIR[:TAG]")->required();
+  c->add_option("reference", a->ref, "oci:DIR[:TAG] or a registry reference")->required();
   c->add_flag("--json", a->json, "Print manifest and config as JSON");
+  a->flags.add(c, false);
   return [a] { return run_inspect(*a); };
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <utility>
+#include <vector>
 
 namespace cli {
 
@@ -12,5 +14,7 @@ Action add_cache(CLI::App& app);
 Action add_resolve(CLI::App& app);
 Action add_matrix(CLI::App& app);
 Action add_doctor(CLI::App& app);
+// push, pull, copy, tags, login, logout.
+void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
 
 } // namespace cli

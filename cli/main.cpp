@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   cli::Action resolve = cli::add_resolve(app);
   cli::Action matrix = cli::add_matrix(app);
   cli::Action doctor = cli::add_doctor(app);
+  cli::add_registry_commands(app, actions);
   bool want_json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") {
@@ -46,6 +47,11 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("doctor")) {
       return doctor();
+    }
+    for (const auto& [sub, action] : actions) {
+      if (sub->parsed()) {
+        return action();
+      }
     }
     return util::exit_code(util::ErrorKind::usage);
   } catch (const CLI::ParseError& e) {

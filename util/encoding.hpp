@@ -10,6 +10,10 @@ namespace util {
 // RFC 4648 base64 with the URL-safe alphabet and no padding (as wheel RECORD files use).
 std::string base64url_nopad(std::span<const std::uint8_t> data);
 std::string hex_to_base64url_nopad(std::string_view hex);
+// RFC 4648 base64, standard alphabet with padding (HTTP Basic auth, docker config).
+std::string base64_encode(std::string_view data);
+// Decodes standard or URL-safe base64 (padding optional) into out; false on bad input.
+bool base64_decode(std::string_view text, std::string& out);
 // Edit distance, for "did you mean" suggestions.
 std::size_t levenshtein(std::string_view a, std::string_view b);
 // The strings joined with `sep` between them.

@@ -1,0 +1,256 @@
+#include "cli/registry_flags.hpp"
+
+#include "util/error.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <unistd.h>
+
+namespace cli {
+
+namespace {
+
+double steady_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string env_or(const char* name, const std::string& fallback = {}) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+std::string short_digest(const std::string& d) {
+  return d.substr(0, std::min<std::size_t>(d.size(), 19));
+}
+
+std::string bar(std::int64_t done, std::int64_t total, int width) {
+  int fill = total > 0 ? static_cast<int>(done * width / total) : width;
+  return "[" + std::string(static_cast<std::size_t>(fill), '#') +
+         std::string(static_cast<std::size_t>(width - fill), ' ') + "]";
+}
+
+} // namespace
+
+void RegistryFlags::add(CLI::App* c, bool transfer, bool select) {
+  c->add_flag("--insecure", insecure,
+              "Allow plain HTTP or unverified TLS for the registries of this command (local test registries only)");
+  c->add_option("--insecure-registry", insecure_hosts, "Allow plain HTTP or unverified TLS for this host only");
+  c->add_option("--ca-file", ca_file, "Trust this CA (PEM) in addition to the system's")->check(CLI::ExistingFile);
+  c->add_option("-u,--username", username, "Registry user (with --password-stdin)");
+  c->add_flag("--password-stdin", password_stdin, "Read the password or token from stdin");
+  c->add_option("--retries", retries, "Attempts per request after the first (default 5)")->check(CLI::Range(0, 50));
+  c->add_option("--timeout", timeout, "Seconds a stalled transfer may wait before it is retried (default 30)")
+      ->check(CLI::Range(1, 3600));
+  c->add_option("--log-level", log_level, "error, warn, info, debug or trace (trace shows redacted HTTP headers)")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug", "trace"}));
+  c->add_flag("-v,--verbose", verbose, "More log output (-v info, -vv debug, -vvv trace)");
+  if (transfer) {
+    c->add_option("--jobs", jobs, "Blobs transferred in parallel (default 4)")->check(CLI::Range(1, 64));
+    c->add_option("--chunk-size", chunk_size, "Upload in chunks of this size (e.g. 16M; default: one stream)");
+  }
+  if (select) {
+    c->add_option("--platform", platform, "Image of an index to use (default linux/amd64)");
+  }
+  if (transfer && select) {
+    c->add_flag("--all", all_platforms, "Copy every image of an index");
+  }
+}
+
+registry::AuthFiles auth_files_from_env() {
+  registry::AuthFiles f;
+  std::string home = env_or("HOME", "/root");
+  f.docker_config_dir = env_or("DOCKER_CONFIG", home + "/.docker");
+  f.registry_auth_file = env_or("REGISTRY_AUTH_FILE");
+  std::string xdg = env_or("XDG_RUNTIME_DIR");
+  if (!xdg.empty()) {
+    f.podman_auth_file = std::filesystem::path(xdg) / "containers" / "auth.json";
+  }
+  return f;
+}
+
+oci::Platform parse_platform(const std::string& text) {
+  auto a = text.find('/');
+  if (a == std::string::npos || a == 0 || a + 1 >= text.size()) {
+    throw util::Error(util::ErrorKind::usage, "--platform '" + text + "' is not OS/ARCH[/VARIANT]",
+                      "e.g. linux/amd64 or linux/arm64/v8");
+  }
+  oci::Platform p;
+  p.os = text.substr(0, a);
+  auto b = text.find('/', a + 1);
+  p.architecture = text.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  if (b != std::string::npos) {
+    p.variant = text.substr(b + 1);
+  }
+  return p;
+}
+
+void ProgressView::update(const oci::Digest& d, std::int64_t done, std::int64_t total) {
+  if (m_out.quiet) {
+    return;
+  }
+  std::lock_guard<std::mutex> g(m_mutex);
+  std::string key = d.str();
+  auto [it, inserted] = m_items.try_emplace(key);
+  if (inserted) {
+    m_order.push_back(key);
+  }
+  it->second.done = done;
+  it->second.total = total;
+  if (m_out.tty) {
+    draw(done >= total);
+    return;
+  }
+  // Plain lines: start, each quarter, done.
+  int quarter = total > 0 ? static_cast<int>(done * 4 / total) : 4;
+  if (quarter != it->second.reported_quarter) {
+    it->second.reported_quarter = quarter;
+    std::cerr << "  " << short_digest(key) << " " << quarter * 25 << "% (" << human_size(done) << " / "
+              << human_size(total) << ")" << std::endl;
+  }
+}
+
+void ProgressView::draw(bool force) {
+  double now = steady_now();
+  if (!force && now - m_last_draw < 0.1) {
+    return;
+  }
+  m_last_draw = now;
+  std::string s;
+  if (m_lines > 0) {
+    s += "\033[" + std::to_string(m_lines) + "F";
+  }
+  std::int64_t done = 0, total = 0;
+  int lines = 0;
+  int finished = 0;
+  for (const auto& k : m_order) {
+    const Item& i = m_items[k];
+    done += i.done;
+    total += i.total;
+    if (i.done >= i.total) {
+      ++finished;
+      continue;
+    }
+    if (lines < 8) {
+      s += "\033[K  " + short_digest(k) + " " + bar(i.done, i.total, 24) + " " + human_size(i.done) + " / " +
+           human_size(i.total) + "\n";
+      ++lines;
+    }
+  }
+  s += "\033[K  total " + bar(done, total, 24) + " " + human_size(done) + " / " + human_size(total) + " (" +
+       std::to_string(finished) + "/" + std::to_string(m_order.size()) + " blobs)\n";
+  ++lines;
+  // Clear lines left over from a taller previous frame.
+  for (int i = lines; i < m_lines; ++i) {
+    s += "\033[K\n";
+  }
+  if (m_lines > lines) {
+    s += "\033[" + std::to_string(m_lines - lines) + "F";
+  }
+  m_lines = lines;
+  std::cerr << s << std::flush;
+}
+
+void ProgressView::finish() {
+  std::lock_guard<std::mutex> g(m_mutex);
+  if (m_out.tty && !m_order.empty()) {
+    draw(true);
+  }
+}
+
+RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, const std::string& explicit_host)
+    : m_flags(flags), m_out(out), m_creds(auth_files_from_env()), m_progress(out) {
+  static const std::map<std::string, int> levels = {
+      {"error", -1}, {"warn", 0}, {"info", 1}, {"debug", 2}, {"trace", 3}};
+  m_level = std::max(levels.at(flags.log_level), flags.verbose);
+  m_client.ca_file = flags.ca_file;
+  m_client.max_attempts = flags.retries + 1;
+  m_client.stall_timeout_s = flags.timeout;
+  if (!flags.chunk_size.empty()) {
+    m_client.chunk_size = parse_size(flags.chunk_size);
+  }
+  for (const auto& h : flags.insecure_hosts) {
+    m_client.insecure.insert(h);
+  }
+  if (m_level >= 1) {
+    m_client.log = [this](int level, const std::string& line) { log(level, line); };
+  }
+  registry::HttpOptions ho;
+  ho.stall_timeout_s = flags.timeout;
+  if (m_level >= 3) {
+    ho.log = m_client.log;
+  }
+  m_http = std::make_shared<registry::Http>(ho);
+  if (!flags.username.empty() || flags.password_stdin) {
+    if (flags.username.empty() || !flags.password_stdin) {
+      throw util::Error(util::ErrorKind::usage, "--username and --password-stdin go together",
+                        "echo \"$TOKEN\" | paddle-image ... --username USER --password-stdin");
+    }
+    std::string pw((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    while (!pw.empty() && (pw.back() == '\n' || pw.back() == '\r')) {
+      pw.pop_back();
+    }
+    if (pw.empty()) {
+      throw util::Error(util::ErrorKind::usage, "--password-stdin: nothing was read from stdin",
+                        "pipe the password in: echo \"$PASSWORD\" | paddle-image ...");
+    }
+    registry::Credential c;
+    c.username = flags.username;
+    c.password = pw;
+    c.source = "--username/--password-stdin";
+    m_creds.set_explicit(explicit_host, c);
+  }
+}
+
+void RegistrySession::log(int level, const std::string& line) const {
+  if (level > m_level) {
+    return;
+  }
+  static std::mutex m;
+  std::lock_guard<std::mutex> g(m);
+  static const char* names[] = {"warn", "info", "debug", "trace"};
+  std::cerr << (m_out.tty ? "\r\033[K" : "") << "paddle-image: [" << names[std::clamp(level, 0, 3)] << "] " << line
+            << std::endl;
+}
+
+std::shared_ptr<registry::Registry> RegistrySession::connect(const std::string& host) {
+  std::lock_guard<std::mutex> g(m_mutex);
+  auto it = m_registries.find(host);
+  if (it != m_registries.end()) {
+    return it->second;
+  }
+  registry::ClientOptions opt = m_client;
+  if (m_flags.insecure) {
+    opt.insecure.insert(host);
+  }
+  registry::Credential cred = m_creds.lookup(host);
+  if (m_level >= 2) {
+    log(2, host + ": credentials " + (cred.anonymous() ? std::string("none (anonymous)") : "from " + cred.source));
+  }
+  auto reg = std::make_shared<registry::Registry>(host, m_http, opt, cred, m_stats);
+  m_registries[host] = reg;
+  return reg;
+}
+
+registry::TransferOptions RegistrySession::transfer_options() {
+  registry::TransferOptions t;
+  t.jobs = m_flags.jobs;
+  t.platform = parse_platform(m_flags.platform);
+  t.all_platforms = m_flags.all_platforms;
+  t.progress = [this](const oci::Digest& d, std::int64_t done, std::int64_t total) {
+    m_progress.update(d, done, total);
+  };
+  t.info = [this](const std::string& line) { m_out.info(line); };
+  return t;
+}
+
+nlohmann::json RegistrySession::stats_json() const {
+  const auto& s = m_stats;
+  return {{"bytes_uploaded", s.bytes_uploaded.load()}, {"bytes_mounted", s.bytes_mounted.load()},
+          {"bytes_skipped", s.bytes_skipped.load()},   {"bytes_downloaded", s.bytes_downloaded.load()},
+          {"blobs_uploaded", s.blobs_uploaded.load()}, {"blobs_mounted", s.blobs_mounted.load()},
+          {"blobs_skipped", s.blobs_skipped.load()},   {"blobs_downloaded", s.blobs_downloaded.load()},
+          {"manifests_put", s.manifests_put.load()},   {"retries", s.retries.load()}};
+}
+
+} // namespace cli

@@ -1,0 +1,87 @@
+#pragma once
+// What every registry-facing command shares: the flags (TLS, credentials, retries,
+// parallelism, logging), the credential files from the environment, one HTTP layer
+// and one client per host, progress display and the transfer counters.
+#include "cli/output.hpp"
+#include "registry/transfer.hpp"
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+struct RegistryFlags {
+  bool insecure = false;                   // every registry of this command
+  std::vector<std::string> insecure_hosts; // just these
+  std::string ca_file;
+  std::string username;
+  bool password_stdin = false;
+  int jobs = 4;
+  int retries = 5;
+  long timeout = 30;
+  std::string chunk_size;
+  std::string platform = "linux/amd64";
+  bool all_platforms = false;
+  std::string log_level = "warn";
+  int verbose = 0;
+  // Adds the flags; `transfer` adds --jobs, --chunk-size, --platform, --all.
+  // `select` adds --platform and --all (commands that read an index).
+  void add(CLI::App* c, bool transfer, bool select = true);
+};
+
+// Draws per-blob and total progress: bars on a terminal, plain lines otherwise.
+class ProgressView {
+public:
+  explicit ProgressView(const Output& out) : m_out(out) {}
+  void update(const oci::Digest& d, std::int64_t done, std::int64_t total);
+  void finish();
+
+private:
+  void draw(bool force);
+  const Output& m_out;
+  std::mutex m_mutex;
+  struct Item {
+    std::int64_t done = 0, total = 0;
+    int reported_quarter = -1;
+  };
+  std::map<std::string, Item> m_items;
+  std::vector<std::string> m_order;
+  int m_lines = 0;
+  double m_last_draw = 0;
+};
+
+class RegistrySession {
+public:
+  // `explicit_host` receives --username/--password-stdin credentials.
+  RegistrySession(const RegistryFlags& flags, const Output& out, const std::string& explicit_host = {});
+  std::shared_ptr<registry::Registry> connect(const std::string& host);
+  registry::TransferOptions transfer_options();
+  nlohmann::json stats_json() const;
+  registry::Stats& stats() { return m_stats; }
+  void finish() { m_progress.finish(); }
+  registry::CredentialStore& credentials() { return m_creds; }
+  const registry::ClientOptions& client_options() const { return m_client; }
+  void log(int level, const std::string& line) const;
+
+private:
+  const RegistryFlags& m_flags;
+  const Output& m_out;
+  int m_level = 0;
+  registry::Stats m_stats;
+  registry::ClientOptions m_client;
+  registry::CredentialStore m_creds;
+  std::shared_ptr<registry::Http> m_http;
+  std::mutex m_mutex;
+  std::map<std::string, std::shared_ptr<registry::Registry>> m_registries;
+  ProgressView m_progress;
+};
+
+registry::AuthFiles auth_files_from_env();
+oci::Platform parse_platform(const std::string& text);
+
+} // namespace cli

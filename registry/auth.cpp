@@ -1,0 +1,375 @@
+#include "registry/auth.hpp"
+
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace registry {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+std::optional<nlohmann::json> read_json_file(const fs::path& p) {
+  std::error_code ec;
+  if (p.empty() || !fs::exists(p, ec)) {
+    return std::nullopt;
+  }
+  std::string text = util::read_file(p);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return nlohmann::json::object();
+  }
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (!j.is_object()) {
+      throw Error(ErrorKind::input, p.string() + ": expected a JSON object", "fix or remove the file");
+    }
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    // The parser's message names the byte offset, never the content.
+    throw Error(ErrorKind::input, p.string() + ": not valid JSON (" + std::string(e.what()) + ")",
+                "fix or remove the file, or run `paddle-image login` again");
+  }
+}
+
+std::string strip_key(std::string key) {
+  for (const char* scheme : {"https://", "http://"}) {
+    if (key.rfind(scheme, 0) == 0) {
+      key = key.substr(std::string(scheme).size());
+    }
+  }
+  auto slash = key.find('/');
+  if (slash != std::string::npos) {
+    key = key.substr(0, slash);
+  }
+  return key;
+}
+
+bool is_docker_hub(const std::string& host) {
+  return host == "docker.io" || host == "index.docker.io" || host == "registry-1.docker.io";
+}
+
+// Reads one "auths" entry.
+std::optional<Credential> from_entry(const nlohmann::json& e, const std::string& source) {
+  if (!e.is_object()) {
+    return std::nullopt;
+  }
+  Credential c;
+  c.source = source;
+  auto str = [&](const char* k) { return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : ""; };
+  std::string auth = str("auth");
+  if (!auth.empty()) {
+    std::string decoded;
+    auto colon = std::string::npos;
+    if (util::base64_decode(auth, decoded)) {
+      colon = decoded.find(':');
+    }
+    if (colon == std::string::npos) {
+      throw Error(ErrorKind::input, source + ": the \"auth\" field is not base64 of user:password",
+                  "run `paddle-image login` again");
+    }
+    c.username = decoded.substr(0, colon);
+    c.password = decoded.substr(colon + 1);
+  }
+  if (c.username.empty()) {
+    c.username = str("username");
+    c.password = str("password");
+  }
+  c.identity_token = str("identitytoken");
+  c.registry_token = str("registrytoken");
+  if (c.anonymous()) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+std::optional<Credential> from_auths(const nlohmann::json& cfg, const std::string& host, const std::string& file) {
+  if (!cfg.contains("auths") || !cfg["auths"].is_object()) {
+    return std::nullopt;
+  }
+  for (const auto& [key, entry] : cfg["auths"].items()) {
+    if (key_matches(key, host)) {
+      if (auto c = from_entry(entry, file + " (auths)")) {
+        return c;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Credential> from_helper(const std::string& helper, const std::string& host, const std::string& what) {
+  int status = 0;
+  std::string out = run_credential_helper(helper, "get", config_key(host), &status);
+  if (status != 0) {
+    // Helpers say "credentials not found in native keychain" and exit 1 for unknown hosts.
+    return std::nullopt;
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(out);
+  } catch (const nlohmann::json::parse_error&) {
+    throw Error(ErrorKind::auth, "docker-credential-" + helper + " get printed something that is not JSON",
+                "check the credential helper named by " + what);
+  }
+  Credential c;
+  c.source = "docker-credential-" + helper + " (" + what + ")";
+  std::string user = j.value("Username", "");
+  std::string secret = j.value("Secret", "");
+  if (user == "<token>") {
+    c.identity_token = secret;
+  } else {
+    c.username = user;
+    c.password = secret;
+  }
+  if (c.anonymous()) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+void write_private_json(const fs::path& file, const nlohmann::json& j) {
+  fs::create_directories(file.parent_path());
+  util::AtomicFile out(file);
+  if (::fchmod(out.fd(), 0600) != 0) {
+    util::throw_errno("chmod " + out.temp_path().string());
+  }
+  out.write(j.dump(1, '\t') + "\n");
+  out.commit();
+}
+
+} // namespace
+
+std::string config_key(const std::string& host) {
+  return is_docker_hub(host) ? "https://index.docker.io/v1/" : host;
+}
+
+bool key_matches(const std::string& key, const std::string& host) {
+  std::string k = strip_key(key);
+  if (is_docker_hub(host)) {
+    return is_docker_hub(k);
+  }
+  return k == host;
+}
+
+CredentialStore::CredentialStore(AuthFiles files) : m_files(std::move(files)) {}
+
+void CredentialStore::set_explicit(const std::string& host, Credential c) {
+  m_explicit[host] = std::move(c);
+}
+
+Credential CredentialStore::lookup(const std::string& host) const {
+  if (auto it = m_explicit.find(host); it != m_explicit.end()) {
+    return it->second;
+  }
+  if (auto j = read_json_file(m_files.registry_auth_file)) {
+    if (auto c = from_auths(*j, host, m_files.registry_auth_file.string() + " ($REGISTRY_AUTH_FILE)")) {
+      return *c;
+    }
+  }
+  fs::path docker = docker_config_file();
+  if (auto j = read_json_file(docker)) {
+    if (j->contains("credHelpers") && (*j)["credHelpers"].is_object()) {
+      for (const auto& [key, helper] : (*j)["credHelpers"].items()) {
+        if (key_matches(key, host) && helper.is_string()) {
+          if (auto c = from_helper(helper.get<std::string>(), host, docker.string() + " credHelpers")) {
+            return *c;
+          }
+        }
+      }
+    }
+    if (auto c = from_auths(*j, host, docker.string())) {
+      return *c;
+    }
+    if (j->contains("credsStore") && (*j)["credsStore"].is_string()) {
+      if (auto c = from_helper((*j)["credsStore"].get<std::string>(), host, docker.string() + " credsStore")) {
+        return *c;
+      }
+    }
+  }
+  if (auto j = read_json_file(m_files.podman_auth_file)) {
+    if (auto c = from_auths(*j, host, m_files.podman_auth_file.string())) {
+      return *c;
+    }
+  }
+  return Credential{};
+}
+
+std::string CredentialStore::store(const std::string& host, const std::string& username,
+                                   const std::string& password) const {
+  fs::path file = docker_config_file();
+  nlohmann::json cfg = read_json_file(file).value_or(nlohmann::json::object());
+  std::string key = config_key(host);
+  if (cfg.contains("credsStore") && cfg["credsStore"].is_string()) {
+    std::string helper = cfg["credsStore"].get<std::string>();
+    nlohmann::json in = {{"ServerURL", key}, {"Username", username}, {"Secret", password}};
+    int status = 0;
+    run_credential_helper(helper, "store", in.dump(), &status);
+    if (status != 0) {
+      throw Error(ErrorKind::auth, "docker-credential-" + helper + " store failed for " + host,
+                  "check the credential helper named by credsStore in " + file.string());
+    }
+    cfg["auths"][key] = nlohmann::json::object();
+    write_private_json(file, cfg);
+    return "docker-credential-" + helper;
+  }
+  cfg["auths"][key] = {{"auth", util::base64_encode(username + ":" + password)}};
+  write_private_json(file, cfg);
+  return file.string();
+}
+
+bool CredentialStore::erase(const std::string& host) const {
+  bool found = false;
+  for (const fs::path& file : {docker_config_file(), m_files.registry_auth_file, m_files.podman_auth_file}) {
+    auto cfg = read_json_file(file);
+    if (!cfg || !cfg->contains("auths") || !(*cfg)["auths"].is_object()) {
+      continue;
+    }
+    std::vector<std::string> keys;
+    for (const auto& [key, entry] : (*cfg)["auths"].items()) {
+      if (key_matches(key, host)) {
+        keys.push_back(key);
+      }
+    }
+    for (const auto& k : keys) {
+      (*cfg)["auths"].erase(k);
+    }
+    if (file == docker_config_file() && cfg->contains("credsStore") && (*cfg)["credsStore"].is_string()) {
+      int status = 0;
+      run_credential_helper((*cfg)["credsStore"].get<std::string>(), "erase", config_key(host), &status);
+      found = found || status == 0;
+    }
+    if (!keys.empty()) {
+      write_private_json(file, *cfg);
+      found = true;
+    }
+  }
+  return found;
+}
+
+std::vector<Challenge> parse_challenges(const std::string& header) {
+  // scheme param="value", param=value, ... [, scheme2 ...]
+  std::vector<Challenge> out;
+  std::size_t i = 0;
+  auto skip_ws = [&] {
+    while (i < header.size() && (header[i] == ' ' || header[i] == '\t' || header[i] == ',')) {
+      ++i;
+    }
+  };
+  while (true) {
+    skip_ws();
+    if (i >= header.size()) {
+      break;
+    }
+    std::size_t start = i;
+    while (i < header.size() && header[i] != ' ' && header[i] != '=' && header[i] != ',') {
+      ++i;
+    }
+    std::string token = header.substr(start, i - start);
+    if (i < header.size() && header[i] == '=' && !out.empty()) {
+      // A parameter of the current challenge.
+      ++i;
+      std::string value;
+      if (i < header.size() && header[i] == '"') {
+        ++i;
+        while (i < header.size() && header[i] != '"') {
+          if (header[i] == '\\' && i + 1 < header.size()) {
+            ++i;
+          }
+          value += header[i++];
+        }
+        ++i;
+      } else {
+        while (i < header.size() && header[i] != ',') {
+          value += header[i++];
+        }
+      }
+      std::string key;
+      for (char ch : token) {
+        key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      }
+      out.back().params[key] = value;
+    } else {
+      Challenge c;
+      for (char ch : token) {
+        c.scheme += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      }
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string run_credential_helper(const std::string& name, const std::string& action, const std::string& input,
+                                  int* exit_status) {
+  std::string prog = "docker-credential-" + name;
+  int in_pipe[2], out_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    util::throw_errno("pipe");
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  // The helper's stderr may echo what it was given; it never reaches our output.
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv = {prog.data(), const_cast<char*>(action.c_str()), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, prog.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  if (rc != 0) {
+    ::close(in_pipe[1]);
+    ::close(out_pipe[0]);
+    throw Error(ErrorKind::auth, "cannot run credential helper " + prog + ": " + std::strerror(rc),
+                "install " + prog + " on PATH or remove it from the docker config");
+  }
+  std::size_t off = 0;
+  while (off < input.size()) {
+    ssize_t n = ::write(in_pipe[1], input.data() + off, input.size() - off);
+    if (n <= 0) {
+      break;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  ::close(in_pipe[1]);
+  std::string out;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out_pipe[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  if (exit_status) {
+    *exit_status = code;
+  } else if (code != 0) {
+    throw Error(ErrorKind::auth, prog + " " + action + " failed (exit " + std::to_string(code) + ")",
+                "check the credential helper");
+  }
+  return out;
+}
+
+} // namespace registry

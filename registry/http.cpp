@@ -1,0 +1,341 @@
+#include "registry/http.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <curl/curl.h>
+#include <exception>
+
+namespace registry {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) {
+    s.pop_back();
+  }
+  std::size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
+    ++i;
+  }
+  return s.substr(i);
+}
+
+struct Transfer {
+  const Request* req = nullptr;
+  Response* resp = nullptr;
+  std::size_t body_offset = 0; // for string bodies
+  std::exception_ptr error;
+  bool sink_stopped = false;
+  bool body_started = false;
+  const Logger* log = nullptr;
+};
+
+std::size_t on_write(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::size_t len = size * n;
+  try {
+    // Error statuses keep their (small) body for the message, whatever the sink.
+    if (t->req->sink && t->resp->status >= 200 && t->resp->status < 300) {
+      if (!t->body_started) {
+        t->body_started = true;
+        if (t->req->on_body_start) {
+          t->req->on_body_start(t->resp->status);
+        }
+      }
+      if (!t->req->sink(data, len)) {
+        t->sink_stopped = true;
+        return 0;
+      }
+      return len;
+    }
+    std::size_t room = t->req->max_body > t->resp->body.size() ? t->req->max_body - t->resp->body.size() : 0;
+    t->resp->body.append(data, std::min(room, len));
+    return len;
+  } catch (...) {
+    t->error = std::current_exception();
+    return 0;
+  }
+}
+
+std::size_t on_read(char* buf, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::size_t len = size * n;
+  try {
+    if (t->req->reader) {
+      return t->req->reader(buf, len);
+    }
+    std::size_t left = t->req->body.size() - t->body_offset;
+    std::size_t k = std::min(left, len);
+    std::memcpy(buf, t->req->body.data() + t->body_offset, k);
+    t->body_offset += k;
+    return k;
+  } catch (...) {
+    t->error = std::current_exception();
+    return CURL_READFUNC_ABORT;
+  }
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::size_t len = size * n;
+  std::string line(data, len);
+  if (line.rfind("HTTP/", 0) == 0) {
+    // A new response (after 100-continue or a redirect): start over.
+    t->resp->headers.items.clear();
+    auto sp = line.find(' ');
+    if (sp != std::string::npos) {
+      t->resp->status = std::atol(line.c_str() + sp + 1);
+    }
+    return len;
+  }
+  auto colon = line.find(':');
+  if (colon != std::string::npos) {
+    t->resp->headers.items.emplace_back(lower(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  }
+  return len;
+}
+
+// curl's verbose output with credentials removed: header lines naming
+// Authorization (or a cookie) are redacted; bodies are never logged.
+int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  if (!t->log || !*t->log) {
+    return 0;
+  }
+  if (type != CURLINFO_TEXT && type != CURLINFO_HEADER_IN && type != CURLINFO_HEADER_OUT) {
+    return 0;
+  }
+  std::string text(data, size);
+  const char* dir = type == CURLINFO_HEADER_OUT ? "> " : type == CURLINFO_HEADER_IN ? "< " : "* ";
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    std::string line = trim(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    start = end == std::string::npos ? text.size() : end + 1;
+    if (line.empty()) {
+      continue;
+    }
+    std::string l = lower(line);
+    if (l.rfind("authorization:", 0) == 0 || l.rfind("proxy-authorization:", 0) == 0 || l.rfind("cookie:", 0) == 0 ||
+        l.rfind("set-cookie:", 0) == 0) {
+      line = line.substr(0, line.find(':') + 1) + " [redacted]";
+    }
+    (*t->log)(3, dir + line);
+  }
+  return 0;
+}
+
+struct ShareLocksImpl {
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<std::mutex*>(user)[static_cast<int>(data) % 8].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<std::mutex*>(user)[static_cast<int>(data) % 8].unlock();
+  }
+};
+
+bool retryable_code(CURLcode c) {
+  switch (c) {
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_GOT_NOTHING:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_READ_ERROR:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool tls_code(CURLcode c) {
+  switch (c) {
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_PEER_FAILED_VERIFICATION:
+  case CURLE_SSL_CERTPROBLEM:
+  case CURLE_SSL_CIPHER:
+  case CURLE_SSL_CACERT_BADFILE:
+  case CURLE_SSL_ISSUER_ERROR:
+  case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+  case CURLE_SSL_INVALIDCERTSTATUS:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+std::string Headers::get(const std::string& name) const {
+  std::string n = lower(name);
+  for (const auto& [k, v] : items) {
+    if (k == n) {
+      return v;
+    }
+  }
+  return {};
+}
+
+bool Headers::has(const std::string& name) const {
+  std::string n = lower(name);
+  return std::any_of(items.begin(), items.end(), [&](const auto& kv) { return kv.first == n; });
+}
+
+std::string url_escape(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+Http::Http(HttpOptions options) : m_options(std::move(options)) {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  CURLSH* sh = curl_share_init();
+  curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, ShareLocksImpl::lock);
+  curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, ShareLocksImpl::unlock);
+  curl_share_setopt(sh, CURLSHOPT_USERDATA, static_cast<void*>(m_share_mutex));
+  curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  m_share = sh;
+}
+
+Http::~Http() {
+  for (void* h : m_pool) {
+    curl_easy_cleanup(static_cast<CURL*>(h));
+  }
+  curl_share_cleanup(static_cast<CURLSH*>(m_share));
+}
+
+void* Http::take_handle() {
+  {
+    std::lock_guard<std::mutex> g(m_pool_mutex);
+    if (!m_pool.empty()) {
+      void* h = m_pool.back();
+      m_pool.pop_back();
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
+void Http::give_handle(void* h) {
+  std::lock_guard<std::mutex> g(m_pool_mutex);
+  m_pool.push_back(h);
+}
+
+Response Http::perform(const Request& req, const TlsPolicy& tls) {
+  CURL* c = static_cast<CURL*>(take_handle());
+  struct Give {
+    Http* self;
+    CURL* c;
+    ~Give() { self->give_handle(c); }
+  } give{this, c};
+  // Reset drops the options but keeps the handle's live connections for reuse.
+  curl_easy_reset(c);
+  Response resp;
+  Transfer t;
+  t.req = &req;
+  t.resp = &resp;
+  t.log = &m_options.log;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(c, CURLOPT_SHARE, m_share);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, m_options.connect_timeout_s);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, m_options.stall_timeout_s);
+  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "paddle-image/0.1");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
+  if (!tls.ca_file.empty()) {
+    curl_easy_setopt(c, CURLOPT_CAINFO, tls.ca_file.c_str());
+    curl_easy_setopt(c, CURLOPT_CAPATH, "/etc/ssl/certs");
+  }
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
+  if (m_options.log) {
+    curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_debug);
+    curl_easy_setopt(c, CURLOPT_DEBUGDATA, &t);
+  }
+  struct curl_slist* hdrs = nullptr;
+  for (const auto& h : req.headers) {
+    hdrs = curl_slist_append(hdrs, h.c_str());
+  }
+  hdrs = curl_slist_append(hdrs, "Expect:");
+  bool has_body =
+      req.reader || !req.body.empty() || req.method == "PUT" || req.method == "PATCH" || req.method == "POST";
+  if (req.method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else if (has_body) {
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(c, CURLOPT_READDATA, &t);
+    curl_off_t size = req.reader ? static_cast<curl_off_t>(req.body_size) : static_cast<curl_off_t>(req.body.size());
+    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
+  } else if (req.method != "GET") {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  CURLcode rc = curl_easy_perform(c);
+  curl_slist_free_all(hdrs);
+  if (t.error) {
+    std::rethrow_exception(t.error);
+  }
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  if (status != 0) {
+    resp.status = status;
+  }
+  long ver = 0;
+  curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &ver);
+  resp.http_version = ver == CURL_HTTP_VERSION_2_0 ? "2" : ver == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1";
+  char* eff = nullptr;
+  curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &eff);
+  if (eff) {
+    resp.effective_url = eff;
+  }
+  if (rc != CURLE_OK) {
+    TransportFailure f;
+    f.curl_code = static_cast<int>(rc);
+    f.retryable = retryable_code(rc);
+    f.tls = tls_code(rc);
+    f.aborted_by_sink = t.sink_stopped;
+    f.message = errbuf[0] ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+    while (!f.message.empty() && f.message.back() == '\n') {
+      f.message.pop_back();
+    }
+    throw f;
+  }
+  return resp;
+}
+
+} // namespace registry

@@ -1,0 +1,100 @@
+#pragma once
+// A small HTTP layer over libcurl for the registry client: pooled easy handles that
+// share connections, DNS and TLS sessions (connection reuse, HTTP/2 over TLS where the
+// server offers it), streaming request and response bodies, TLS options per host, and
+// a debug log that never shows credentials (Authorization headers are redacted and no
+// body is ever logged).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace registry {
+
+// Log sink: level 1 = info (retries, fallbacks), 2 = debug (requests), 3 = trace
+// (curl's connection and header traffic, redacted).
+using Logger = std::function<void(int level, const std::string& line)>;
+
+struct Headers {
+  std::vector<std::pair<std::string, std::string>> items; // names lower-cased
+  // First value of a header (case-insensitive name), empty when absent.
+  std::string get(const std::string& name) const;
+  bool has(const std::string& name) const;
+};
+
+struct Request {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::string> headers; // "Name: value"
+  // Request body: a string, or a reader that fills buf and returns the byte count
+  // (0 at the end) with body_size known in advance (-1: unknown, sent chunked).
+  std::string body;
+  std::function<std::size_t(char* buf, std::size_t len)> reader;
+  std::int64_t body_size = -1;
+  // Response body: streamed to sink (return false to abort) or, without a sink,
+  // kept in Response::body up to max_body bytes.
+  std::function<bool(const char* data, std::size_t len)> sink;
+  std::size_t max_body = 8u << 20;
+  // Called with the status before the first body byte of a 2xx response reaches sink.
+  std::function<void(long status)> on_body_start;
+  bool follow_redirects = true;
+};
+
+struct Response {
+  long status = 0;
+  Headers headers;
+  std::string body;
+  std::string http_version; // "1.1", "2"
+  std::string effective_url;
+};
+
+struct TlsPolicy {
+  bool verify = true;  // false only for --insecure registries
+  std::string ca_file; // extra CA bundle (added to the system store)
+};
+
+struct HttpOptions {
+  long connect_timeout_s = 15;
+  long stall_timeout_s = 30; // abort when no byte moves for this long
+  Logger log;
+};
+
+// Thrown when the transfer itself failed (no HTTP status): connection refused or
+// cut, DNS, TLS, stall. `retryable` tells whether trying again can help.
+struct TransportFailure {
+  int curl_code = 0;
+  bool retryable = false;
+  bool tls = false;
+  bool aborted_by_sink = false;
+  std::string message;
+};
+
+class Http {
+public:
+  explicit Http(HttpOptions options);
+  ~Http();
+  Http(const Http&) = delete;
+  Http& operator=(const Http&) = delete;
+  // Performs one request; throws TransportFailure (never util::Error) on transport
+  // errors so the caller decides about retries.
+  Response perform(const Request& req, const TlsPolicy& tls);
+  const HttpOptions& options() const { return m_options; }
+
+private:
+  void* take_handle();
+  void give_handle(void* h);
+  HttpOptions m_options;
+  void* m_share = nullptr;
+  std::mutex m_pool_mutex;
+  std::vector<void*> m_pool;
+  std::mutex m_share_mutex[8];
+  friend struct ShareLocks;
+};
+
+// Percent-encodes a query value.
+std::string url_escape(const std::string& s);
+
+} // namespace registry
