@@ -618,7 +618,20 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
         throw Error(ErrorKind::usage, "--push " + out.str() + ": a push target takes a tag, not a digest",
                     "drop the @sha256:... part");
       }
-      std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
+      // A push gets the reference's own tag plus every --tag; a reference without
+      // a tag gets --tag, else the spec's tags, else latest.
+      std::vector<std::string> tags;
+      if (!out.tag_defaulted) {
+        tags.push_back(out.tag);
+      }
+      for (const auto& t : o.tags) {
+        if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
+          tags.push_back(t);
+        }
+      }
+      if (tags.empty()) {
+        tags = s.tags.empty() ? std::vector<std::string>{"latest"} : s.tags;
+      }
       auto reg = o.connect(out.registry);
       ev.info("pushing to " + out.registry + "/" + out.repository + " (" + util::join(tags, ", ") + ")");
       registry::TransferResult tr = util::with_context("pushing to " + out.registry + "/" + out.repository, [&] {

@@ -76,6 +76,7 @@ ImageRef parse_registry(std::string_view full, std::string_view text) {
   }
   if (r.tag.empty() && r.digest.empty()) {
     r.tag = "latest";
+    r.tag_defaulted = true;
   }
   return r;
 }

@@ -18,6 +18,7 @@ struct ImageRef {
   std::string registry;   // registry: host[:port], normalised
   std::string repository; // registry: path
   std::string digest;     // registry: "sha256:..." when pinned
+  bool tag_defaulted = false; // registry: no tag was written, "latest" was assumed
 
   static ImageRef parse(std::string_view text); // throws util::Error(usage/input)
   std::string str() const;

@@ -93,6 +93,6 @@ sed -i 's/535.104.05/470.82.01/' spec.yaml
 expect_fail "base: auto refusal in a build names spec positions (exit 9)" 9 "spec.yaml:[0-9]+:[0-9]+: resolve.drivers" "$PI" build spec.yaml -q -o oci:img:v2
 sed -i 's/470.82.01/535.104.05/; s/gpus: \[A100, H100\]/gpus: [A100, H1OO]/' spec.yaml
 expect_fail "unknown GPU in the spec names its position" 3 "spec.yaml:[0-9]+:[0-9]+: resolve.gpus\[1\]: unknown GPU 'H1OO'" "$PI" build spec.yaml -q -o oci:img:v3
-sed -i 's/H1OO/H100/; /layout: oci:bases/d' spec.yaml
-expect_fail "without a local layout the chosen registry image cannot be pulled yet" 2 "base: auto chose docker.io/paddlepaddle/paddle:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5" "$PI" build spec.yaml -q -o oci:img:v4
+# Without resolve.layout the chosen image is pulled from its registry: tested in
+# registry.sh against the local test registry (no test contacts Docker Hub).
 finish
