@@ -162,9 +162,9 @@ void Registry::backoff(int attempt, const Response* r, const std::string& why) {
   }
   ++m_stats.retries;
   if (m_opt.log) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", delay);
-    m_opt.log(1, "retrying in " + std::string(buf) + " s (attempt " + std::to_string(attempt + 1) + " of " +
+    std::string secs =
+        std::to_string(std::lround(delay * 10) / 10) + "." + std::to_string(std::lround(delay * 10) % 10);
+    m_opt.log(1, "retrying in " + secs + " s (attempt " + std::to_string(attempt + 1) + " of " +
                      std::to_string(m_opt.max_attempts) + "): " + why);
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(delay));
@@ -236,12 +236,17 @@ void Registry::ping() {
     for (int attempt = 1;; ++attempt) {
       Request req;
       req.url = scheme + "://" + m_host + "/v2/";
+      if (si + 1 < schemes.size()) {
+        // Probing TLS on a host that may speak plain HTTP: a server that never
+        // answers a TLS hello should not cost the full connect timeout.
+        req.connect_timeout_s = 3;
+      }
       Response r;
       try {
         r = m_http->perform(req, tls());
       } catch (const TransportFailure& f) {
-        bool try_http = si + 1 < schemes.size() &&
-                        (f.tls || f.curl_code == 35 || f.curl_code == 52 || f.curl_code == 56 || f.curl_code == 55);
+        bool try_http = si + 1 < schemes.size() && (f.tls || f.curl_code == 35 || f.curl_code == 52 ||
+                                                    f.curl_code == 56 || f.curl_code == 55 || f.curl_code == 28);
         if (try_http) {
           if (m_opt.log) {
             m_opt.log(1, m_host + ": no TLS (" + f.message + "); using plain HTTP (--insecure)");
@@ -432,6 +437,9 @@ Response Registry::send(const std::function<Request()>& make, const std::string&
       return r;
     }
     if (r.status == 401 && !refreshed) {
+      if (m_opt.log) {
+        m_opt.log(1, what + ": " + m_host + " answered 401; authenticating again");
+      }
       // Expired or missing token (or a repository that needs auth after an
       // anonymous ping): read the challenge again and get a fresh token once.
       refreshed = true;
@@ -667,7 +675,7 @@ Reader verifying(Reader inner, const oci::Descriptor& d, std::int64_t offset, st
 } // namespace
 
 bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, const BlobOpener& open,
-                           const Progress& progress, std::string& failure) {
+                           const Progress& progress, UploadFailure& failure) {
   const std::string scope = push_scope(repo);
   Response start = send(
       [&] {
@@ -690,7 +698,11 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
     return m_http->perform(q, tls());
   };
   auto note_status = [&](const Response& r) {
+    failure.response = r;
     if (r.status == 401) {
+      if (m_opt.log) {
+        m_opt.log(1, m_host + " refused the token for " + scope + " (401); getting a new one");
+      }
       std::lock_guard<std::mutex> g(m_mutex);
       m_tokens.erase(scope);
     }
@@ -709,7 +721,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
       if (!f.retryable) {
         fail_transport(f, "uploading " + d.digest.str());
       }
-      failure = f.message;
+      failure.message = f.message;
       return false;
     }
     if (r.status == 201) {
@@ -729,7 +741,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
     }
     note_status(r);
     if (retryable_status(r.status) || r.status == 401 || r.status == 404) {
-      failure = "HTTP " + std::to_string(r.status) + " " + error_summary(r);
+      failure.message = "HTTP " + std::to_string(r.status) + " " + error_summary(r);
       return false;
     }
     fail_status(r, "uploading " + d.digest.str() + " to " + repo, scope);
@@ -759,9 +771,9 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
         return true;
       }
       note_status(r);
-      failure = "upload session lost (HTTP " + std::to_string(r.status) + ")";
+      failure.message = "upload session lost (HTTP " + std::to_string(r.status) + ")";
     } catch (const TransportFailure& f) {
-      failure = f.message;
+      failure.message = f.message;
     }
     return false;
   };
@@ -783,7 +795,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
       if (!f.retryable) {
         fail_transport(f, "uploading " + d.digest.str());
       }
-      failure = f.message;
+      failure.message = f.message;
     }
     if (ok && r.status == 202) {
       std::string nl = r.headers.get("location");
@@ -806,12 +818,12 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
       if (!retryable_status(r.status) && r.status != 401 && r.status != 416 && r.status != 404) {
         fail_status(r, "uploading " + d.digest.str() + " to " + repo, scope);
       }
-      failure = "HTTP " + std::to_string(r.status) + " " + error_summary(r);
+      failure.message = "HTTP " + std::to_string(r.status) + " " + error_summary(r);
     }
     if (++faults >= m_opt.max_attempts) {
       return false;
     }
-    backoff(faults, ok ? &r : nullptr, "uploading " + d.digest.str() + ": " + failure);
+    backoff(faults, ok ? &r : nullptr, "uploading " + d.digest.str() + ": " + failure.message);
     if (!resync()) {
       return false; // the session is gone: start a new one
     }
@@ -830,9 +842,9 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
     if (!retryable_status(r.status) && r.status != 401 && r.status != 404) {
       fail_status(r, "completing the upload of " + d.digest.str(), scope);
     }
-    failure = "HTTP " + std::to_string(r.status);
+    failure.message = "HTTP " + std::to_string(r.status);
   } catch (const TransportFailure& f) {
-    failure = f.message;
+    failure.message = f.message;
   }
   return false;
 }
@@ -841,18 +853,19 @@ void Registry::upload_blob(const std::string& repo, const oci::Descriptor& d, co
                            const Progress& progress) {
   ping();
   for (int attempt = 1;; ++attempt) {
-    std::string failure;
+    UploadFailure failure;
     if (upload_once(repo, d, open, progress, failure)) {
       ++m_stats.blobs_uploaded;
       return;
     }
     if (attempt >= m_opt.max_attempts) {
-      throw Error(ErrorKind::network,
+      throw Error(failure.response ? ErrorKind::registry : ErrorKind::network,
                   "uploading " + d.digest.str() + " to " + m_host + "/" + repo + " failed after " +
-                      std::to_string(attempt) + " attempts: " + failure,
+                      std::to_string(attempt) + " attempts: " + failure.message,
                   "check the network and the registry; --retries sets how often to try");
     }
-    backoff(attempt, nullptr, "uploading " + d.digest.str() + " again with a new session: " + failure);
+    backoff(attempt, failure.response ? &*failure.response : nullptr,
+            "uploading " + d.digest.str() + " again with a new session: " + failure.message);
   }
 }
 

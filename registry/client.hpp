@@ -128,8 +128,12 @@ private:
   void backoff(int attempt, const Response* r, const std::string& why);
   TlsPolicy tls() const;
   std::string absolute(const std::string& location) const;
+  struct UploadFailure {
+    std::string message;
+    std::optional<Response> response; // the last refusal (for Retry-After)
+  };
   bool upload_once(const std::string& repo, const oci::Descriptor& d, const BlobOpener& open, const Progress& progress,
-                   std::string& failure);
+                   UploadFailure& failure);
 
   std::string m_host;
   std::shared_ptr<Http> m_http;

@@ -262,7 +262,8 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   curl_easy_setopt(c, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, m_options.connect_timeout_s);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
+                   req.connect_timeout_s > 0 ? req.connect_timeout_s : m_options.connect_timeout_s);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, m_options.stall_timeout_s);
   curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);

@@ -41,6 +41,7 @@ struct Request {
   // Called with the status before the first body byte of a 2xx response reaches sink.
   std::function<void(long status)> on_body_start;
   bool follow_redirects = true;
+  long connect_timeout_s = 0; // 0: HttpOptions::connect_timeout_s (covers the TLS handshake)
 };
 
 struct Response {
