@@ -49,7 +49,8 @@ expect_fail "lock hash mismatch" 8 "wheels.lock:[0-9]+: sha256 of purepkg-1.0-py
 mkdir -p notalayout && echo hi >notalayout/file
 expect_fail "output directory that is not a layout" 3 "is a non-empty directory that is not an OCI image layout" build p/spec.yaml -o oci:notalayout
 expect_fail "bad output reference" 3 "invalid image reference" build p/spec.yaml -o "Bad Ref"
-expect_fail "registry output not yet supported" 2 "pushing to a registry is not supported yet" build p/spec.yaml -o localhost:5000/x:y
+expect_fail "a push to a registry that does not answer (exit 6)" 6 "pushing to 127.0.0.1:1/x.*127.0.0.1:1" build p/spec.yaml --push 127.0.0.1:1/x:y --retries 0
+expect_fail "--push takes a registry reference" 2 "--push oci:x: not a registry reference" build p/spec.yaml --push oci:x
 expect_fail "unknown flag is a usage error" 2 "" "$PI" build p/spec.yaml --no-such-flag
 expect_fail "missing spec file" 3 "spec file 'nope.yaml' does not exist" build nope.yaml
 printf 'layers: [\n' >p/broken.yaml

@@ -1,0 +1,172 @@
+#include <doctest/doctest.h>
+
+#include "tests/unit/support.hpp"
+
+#include "registry/auth.hpp"
+#include "registry/client.hpp"
+#include "registry/transfer.hpp"
+#include "util/encoding.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <sys/stat.h>
+#include <thread>
+
+using test_support::contains;
+using test_support::error_of;
+using test_support::make_temp;
+namespace fs = std::filesystem;
+
+TEST_CASE("base64 round trip and the docker config alphabet") {
+  CHECK(util::base64_encode("") == "");
+  CHECK(util::base64_encode("f") == "Zg==");
+  CHECK(util::base64_encode("fo") == "Zm8=");
+  CHECK(util::base64_encode("foo") == "Zm9v");
+  CHECK(util::base64_encode("alice:s3cr3t") == "YWxpY2U6czNjcjN0");
+  std::string out;
+  CHECK(util::base64_decode("YWxpY2U6czNjcjN0", out));
+  CHECK(out == "alice:s3cr3t");
+  CHECK(util::base64_decode("Zg", out)); // padding optional
+  CHECK(out == "f");
+  CHECK_FALSE(util::base64_decode("not base64!", out));
+}
+
+TEST_CASE("WWW-Authenticate challenges") {
+  auto cs = registry::parse_challenges(
+      R"(Bearer realm="https://auth.example.com/token",service="registry.example.com",scope="repository:a/b:pull,push")");
+  REQUIRE(cs.size() == 1);
+  CHECK(cs[0].scheme == "bearer");
+  CHECK(cs[0].params["realm"] == "https://auth.example.com/token");
+  CHECK(cs[0].params["service"] == "registry.example.com");
+  CHECK(cs[0].params["scope"] == "repository:a/b:pull,push");
+  auto two = registry::parse_challenges(R"(Basic realm="Registry Realm", Bearer realm="x",error="invalid_token")");
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].scheme == "basic");
+  CHECK(two[0].params["realm"] == "Registry Realm");
+  CHECK(two[1].params["error"] == "invalid_token");
+  CHECK(registry::parse_challenges("").empty());
+}
+
+TEST_CASE("config keys match hosts with or without a scheme; Docker Hub has its own key") {
+  CHECK(registry::key_matches("https://127.0.0.1:5000/v1/", "127.0.0.1:5000"));
+  CHECK(registry::key_matches("http://127.0.0.1:5000", "127.0.0.1:5000"));
+  CHECK_FALSE(registry::key_matches("127.0.0.1:5001", "127.0.0.1:5000"));
+  CHECK(registry::key_matches("https://index.docker.io/v1/", "docker.io"));
+  CHECK(registry::config_key("docker.io") == "https://index.docker.io/v1/");
+  CHECK(registry::config_key("ghcr.io") == "ghcr.io");
+}
+
+TEST_CASE("credential lookup order and every entry form") {
+  auto tmp = make_temp("pi-cred-");
+  registry::AuthFiles f;
+  f.docker_config_dir = tmp.path() / "docker";
+  f.registry_auth_file = tmp.path() / "regauth.json";
+  f.podman_auth_file = tmp.path() / "podman.json";
+  fs::create_directories(f.docker_config_dir);
+  registry::CredentialStore store(f);
+
+  CHECK(store.lookup("r.example.com").anonymous());
+
+  util::write_file_atomic(f.podman_auth_file, R"({"auths":{"r.example.com":{"auth":"cG9kOnB3"}}})");
+  auto c = store.lookup("r.example.com");
+  CHECK(c.username == "pod");
+  CHECK(c.password == "pw");
+  CHECK(contains(c.source, "podman.json"));
+
+  util::write_file_atomic(f.docker_config_dir / "config.json",
+                          R"({"auths":{"https://r.example.com":{"username":"dock","password":"pw2"},
+                               "id.example.com":{"identitytoken":"refresh-me"}}})");
+  c = store.lookup("r.example.com");
+  CHECK(c.username == "dock");
+  CHECK(contains(c.source, "config.json"));
+  CHECK(store.lookup("id.example.com").identity_token == "refresh-me");
+
+  util::write_file_atomic(f.registry_auth_file, R"({"auths":{"r.example.com":{"auth":"cmVnOnB3Mw=="}}})");
+  c = store.lookup("r.example.com");
+  CHECK(c.username == "reg");
+  CHECK(contains(c.source, "$REGISTRY_AUTH_FILE"));
+
+  registry::Credential flag;
+  flag.username = "flag";
+  flag.password = "pw4";
+  flag.source = "--username/--password-stdin";
+  store.set_explicit("r.example.com", flag);
+  CHECK(store.lookup("r.example.com").username == "flag");
+  CHECK(store.lookup("other.example.com").anonymous());
+}
+
+TEST_CASE("a broken auth entry or file is an input error naming the file, not the secret") {
+  auto tmp = make_temp("pi-cred-");
+  registry::AuthFiles f;
+  f.docker_config_dir = tmp.path();
+  util::write_file_atomic(tmp.path() / "config.json", R"({"auths":{"h":{"auth":"bm9jb2xvbg=="}}})"); // "nocolon"
+  registry::CredentialStore store(f);
+  auto e = error_of([&] { store.lookup("h"); });
+  CHECK(e.kind() == util::ErrorKind::input);
+  CHECK(contains(e.what(), "config.json"));
+  CHECK_FALSE(contains(e.what(), "nocolon"));
+  util::write_file_atomic(tmp.path() / "config.json", R"({"auths": )");
+  e = error_of([&] { store.lookup("h"); });
+  CHECK(contains(e.what(), "not valid JSON"));
+}
+
+TEST_CASE("login stores base64 user:password with mode 0600; logout removes it") {
+  auto tmp = make_temp("pi-cred-");
+  registry::AuthFiles f;
+  f.docker_config_dir = tmp.path() / "d";
+  registry::CredentialStore store(f);
+  std::string where = store.store("127.0.0.1:5000", "alice", "s3cr3t");
+  CHECK(where == (f.docker_config_dir / "config.json").string());
+  struct stat st {};
+  REQUIRE(::stat(where.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(contains(util::read_file(where), "YWxpY2U6czNjcjN0"));
+  CHECK(store.lookup("127.0.0.1:5000").password == "s3cr3t");
+  CHECK(store.erase("127.0.0.1:5000"));
+  CHECK(store.lookup("127.0.0.1:5000").anonymous());
+  CHECK_FALSE(store.erase("127.0.0.1:5000"));
+}
+
+TEST_CASE("a missing credential helper is an auth error naming the helper") {
+  auto e = error_of([] { registry::run_credential_helper("pi-no-such-helper", "get", "h"); });
+  CHECK(e.kind() == util::ErrorKind::auth);
+  CHECK(contains(e.what(), "docker-credential-pi-no-such-helper"));
+}
+
+TEST_CASE("manifest media types are sniffed from the bytes") {
+  CHECK(registry::sniff_media_type(R"({"mediaType":"application/vnd.docker.distribution.manifest.v2+json"})") ==
+        "application/vnd.docker.distribution.manifest.v2+json");
+  CHECK(registry::sniff_media_type(R"({"schemaVersion":2,"manifests":[]})") == oci::media::k_index);
+  CHECK(registry::sniff_media_type(R"({"schemaVersion":2,"config":{},"layers":[]})") == oci::media::k_manifest);
+  registry::ManifestData m;
+  m.media_type = "application/vnd.docker.distribution.manifest.list.v2+json";
+  CHECK(m.is_index());
+}
+
+TEST_CASE("parallel_for runs every item once and rethrows the first error") {
+  std::atomic<int> sum{0};
+  registry::parallel_for(100, 4, [&](std::size_t i) { sum += static_cast<int>(i); });
+  CHECK(sum == 4950);
+  std::atomic<int> ran{0};
+  auto e = error_of([&] {
+    registry::parallel_for(50, 3, [&](std::size_t i) {
+      ++ran;
+      if (i == 0) {
+        throw util::Error(util::ErrorKind::network, "item 0 failed");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+  });
+  CHECK(contains(e.what(), "item 0 failed"));
+  CHECK(ran < 50); // the others stop taking new items
+}
+
+TEST_CASE("file_reader reads from an offset") {
+  auto tmp = make_temp("pi-reader-");
+  util::write_file_atomic(tmp.path() / "b", "0123456789");
+  auto r = registry::file_reader(tmp.path() / "b", 4);
+  char buf[16];
+  std::size_t n = r(buf, sizeof buf);
+  CHECK(std::string(buf, n) == "456789");
+  CHECK(r(buf, sizeof buf) == 0);
+}
