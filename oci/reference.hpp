@@ -24,7 +24,11 @@ struct ImageRef {
   std::string str() const;
   // "registry/repository" for registries.
   std::string name() const;
-  bool operator==(const ImageRef&) const = default;
+  // Equal when they name the same thing (how the tag came about does not matter).
+  bool operator==(const ImageRef& o) const {
+    return kind == o.kind && path == o.path && tag == o.tag && registry == o.registry && repository == o.repository &&
+           digest == o.digest;
+  }
 };
 
 bool is_valid_tag(std::string_view tag);

@@ -149,6 +149,21 @@ faster_than() { # SECONDS: the last timed command took less than SECONDS
   [[ $(echo "$ELAPSED < $1" | bc) == 1 ]] || { echo "took $ELAPSED s, wanted < $1 s"; return 1; }
 }
 
+# stall_noticed_within BLOB_HEX SECONDS: the proxy log has the stall of BLOB's
+# response and, within SECONDS, the next (resumed) request for BLOB completed.
+stall_noticed_within() {
+  python3 - "$FP_PLOG" "$1" "$2" <<'PY'
+import datetime, sys
+log, blob, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
+t = lambda l: datetime.datetime.strptime(l.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
+lines = [l for l in open(log) if "/blobs/sha256:" + blob in l]
+i = max(n for n, l in enumerate(lines) if " stalled " in l)
+assert i + 1 < len(lines), "no request for the blob after the stall"
+took = (t(lines[i + 1]) - t(lines[i])).total_seconds()
+assert took <= limit, "the next request for the blob came %.1f s after the stall began (limit %g s)" % (took, limit)
+PY
+}
+
 BLOB_PUT='/blobs/uploads/.*[?&]digest='
 START=$SECONDS
 
@@ -226,9 +241,11 @@ check "7: ... blobs intact, same image" pulled_ok p7
 
 # 8. Pull: a layer's response stalls 1 MiB in for 10 s; --timeout 2.
 proxy_rules fp "{\"method\":\"GET\",\"path\":\"/blobs/sha256:$L2\",\"action\":\"stall\",\"after_bytes\":1048576,\"seconds\":10}"
-check "8: blob response stalls, --timeout 2: the pull completes" timed run_pull p8 --timeout 2
-check "8: ... without waiting out the stall" faster_than 9
-check "8: ... retrying, resuming with Range" log_has p8 "resuming download of sha256:$L2 at byte [1-9][0-9]*"
+check "8: blob response stalls, --timeout 2: the pull completes" run_pull p8 --timeout 2
+check "8: ... the stall was noticed (not waited out until the proxy hung up)" \
+  log_has p8 "retrying in [0-9.]+ s \(attempt 2 of 6\): downloading sha256:$L2 .*(too slow|timed out|stalled)"
+check "8: ... and given up within --timeout 2 (+ 2.5 s for backoff and slack)" stall_noticed_within "$L2" 4.5
+check "8: ... resuming with Range" log_has p8 "resuming download of sha256:$L2 at byte [1-9][0-9]*"
 check "8: ... blobs intact, same image" pulled_ok p8
 
 # 9. Pull: one byte of a layer flipped on the way.
@@ -255,6 +272,7 @@ proxy_rules fp '{"method":"GET","path":"^/v2/$","action":"stall","after_bytes":0
 expect_fail "11: push whose registry stalls at the first answer fails with exit 6" 6 \
   "$FP_HOST.*(stalled|timed out)" timed "$PI" push oci:img:v1 "$FP_HOST/faults/s11:v1" --insecure --timeout 2 --retries 0
 check "11: ... within seconds" faster_than 10
+echo "# took $ELAPSED s"
 # A registry that stops reading an upload body and never answers (a tarpit:
 # GET /v2/, HEAD, POST answered; PUT/PATCH bodies never read).
 cat >tarpit.py <<'PY'
@@ -308,6 +326,7 @@ TARPIT_HOST=127.0.0.1:$(cat tarpit.port)
 expect_fail "11: push whose upload body stalls fails with exit 6" 6 "$TARPIT_HOST.*(stalled|timed out)" \
   timed "$PI" push oci:img:v1 "$TARPIT_HOST/faults/s11:v1" --insecure --timeout 2 --retries 0
 check "11: ... within seconds" faster_than 10
+echo "# took $ELAPSED s"
 
 echo "# $((SECONDS - START)) s"
 finish
