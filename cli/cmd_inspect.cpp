@@ -15,6 +15,7 @@ namespace {
 struct InspectArgs {
   std::string ref;
   bool json = false;
+  bool referrers = false;
   RegistryFlags flags;
 };
 
@@ -26,6 +27,28 @@ int run_inspect(const InspectArgs& a) {
                       "e.g. paddle-image inspect oci:out/image:latest or registry.example.com/team/app:1.0");
   }
   RegistrySession sess(a.flags, out, ref.registry);
+  if (a.referrers) {
+    if (ref.kind != oci::ImageRef::Kind::registry) {
+      throw util::Error(util::ErrorKind::usage, "--referrers lists what a registry holds about an image",
+                        "give a registry reference");
+    }
+    auto reg = sess.connect(ref.registry);
+    oci::Digest subject =
+        ref.digest.empty() ? reg->get_manifest(ref.repository, ref.tag).digest : oci::Digest::parse(ref.digest);
+    bool fallback = false;
+    oci::Index idx = reg->referrers(ref.repository, subject, &fallback);
+    nlohmann::json list = nlohmann::json::array();
+    std::ostringstream t;
+    for (const auto& d : idx.manifests) {
+      list.push_back(oci::to_json(d));
+      t << d.digest.str() << "  " << d.media_type << "\n";
+    }
+    out.result({{"subject", subject.str()},
+                {"referrers", list},
+                {"source", fallback ? "fallback tag " + subject.algorithm + "-" + subject.hex : "referrers API"}},
+               t.str());
+    return 0;
+  }
   registry::ImageSource src = ref.kind == oci::ImageRef::Kind::registry
                                   ? registry::registry_source(sess.connect(ref.registry), ref)
                                   : registry::layout_source(ref);
@@ -113,6 +136,8 @@ Action add_inspect(CLI::App& app) {
   CLI::App* c = app.add_subcommand("inspect", "Show an image's manifest, config and layers");
   c->add_option("reference", a->ref, "oci:DIR[:TAG] or a registry reference")->required();
   c->add_flag("--json", a->json, "Print manifest and config as JSON");
+  c->add_flag("--referrers", a->referrers,
+              "List the image's referrers (signatures, SBOMs): the referrers API, else the sha256-<hex> tag");
   a->flags.add(c, false);
   return [a] { return run_inspect(*a); };
 }

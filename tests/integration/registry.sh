@@ -123,6 +123,38 @@ check "base: auto pulls the chosen image from the registry the matrix names" \
   "$PI" build auto.yaml --matrix mirror.yaml --push "$R/team/auto:v1" --insecure -q --metadata-file auto.json
 check "the resolver's choice is the base" js auto.json 'assert j["base"]["name"].endswith("/paddlepaddle/paddle:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5"), j["base"]; assert j["registry"]["blobs_mounted"]==1, j["registry"]'
 
+# --- referrers: distribution 2.8 has no referrers API, so the fallback tag is read ----
+subject=$("$PI" inspect "$R/team/ocr:1.1" --insecure --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"])')
+/usr/bin/python3 - "$subject" <<'PY'
+import hashlib, json, os, sys
+subject = sys.argv[1]
+os.makedirs("art/blobs/sha256", exist_ok=True)
+def blob(b):
+    d = hashlib.sha256(b).hexdigest()
+    open("art/blobs/sha256/" + d, "wb").write(b)
+    return {"digest": "sha256:" + d, "size": len(b)}
+cfg = dict(blob(b"{}"), mediaType="application/vnd.oci.empty.v1+json")
+layer = dict(blob(b'{"sbom": "stand-in"}'), mediaType="application/spdx+json")
+man = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+       "artifactType": "application/spdx+json", "config": cfg, "layers": [layer],
+       "subject": {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": subject, "size": 1}}
+m = dict(blob(json.dumps(man).encode()), mediaType=man["mediaType"])
+open("art/oci-layout", "w").write('{"imageLayoutVersion":"1.0.0"}')
+json.dump({"schemaVersion": 2, "manifests": [dict(m, annotations={"org.opencontainers.image.ref.name": "sbom"})]},
+          open("art/index.json", "w"))
+fallback = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": [dict(m, artifactType="application/spdx+json")]}
+open("fallback.json", "w").write(json.dumps(fallback))
+open("artifact.digest", "w").write(m["digest"])
+PY
+check "an artifact with a subject pushes" "$PI" push oci:art:sbom "$R/team/ocr:sbom-artifact" --insecure -q
+check "its fallback referrers tag is written" curl -sf -X PUT -H 'Content-Type: application/vnd.oci.image.index.v1+json' \
+  --data-binary @fallback.json "http://$R/v2/team/ocr/manifests/sha256-${subject#sha256:}"
+has_referrer() { "$PI" inspect "$R/team/ocr:1.1" --referrers --insecure --json >refs.json && grep -q "$(cat artifact.digest)" refs.json && grep -q 'fallback tag sha256-' refs.json; }
+check "inspect --referrers finds it through the fallback tag" has_referrer
+no_referrers() { "$PI" inspect "$R/team/ocr:1.0" --referrers --insecure --json | /usr/bin/python3 -c 'import json,sys; assert json.load(sys.stdin)["referrers"]==[]'; }
+check "an image without referrers has none" no_referrers
+
 # --- copy between registries and layouts ----------------------------------------
 check "registry to registry copy mounts within one registry" bash -c "'$PI' copy $R/team/ocr:1.1 $R/mirror/ocr:1.1 --insecure -q --json >copy.json"
 check "copy moved no bytes" js copy.json 'assert j["stats"]["bytes_uploaded"]==0 and j["stats"]["blobs_mounted"]==3, j["stats"]'
