@@ -190,7 +190,8 @@ storage_fs=$(df --output=fstype "$storage" | tail -1)
 source "$root/tests/support/registry/registry.sh"
 cleanup() {
   registry_stop_all
-  if [[ -n ${BENCH_STORAGE:-} ]]; then rm -rf "$storage"/reg-* "$storage"/pull-*; fi
+  # blobs go, registry logs (reg-*/NAME/registry.log) stay for a look after a failure
+  rm -rf "$storage"/reg-*/*/storage "$storage"/pull-*
   return 0
 }
 trap cleanup EXIT
@@ -472,16 +473,19 @@ report() {
   echo
   echo "goals:"
   goal() { printf '  [%s] %s: %s\n' "$( [[ $1 == 1 ]] && echo PASS || echo MISS )" "$2" "$3"; }
-  local v ok
-  v=$(ratio "${SECS[ingest]}" "${SECS[pi_push]}")
-  goal "$(awk -v v="$v" 'BEGIN{print (v >= 0.90)}')" "push >= 0.90 x registry ingest limit" "$v"
-  v=$(ratio "${SECS[skopeo_push]}" "${SECS[pi_push]}")
-  goal "$(awk -v v="$v" 'BEGIN{print (v >= 1.0)}')" "push >= 1.0 x skopeo push" "$v"
-  v=$(ratio "${SECS[skopeo_pull]}" "${SECS[pi_pull]}")
-  goal "$(awk -v v="$v" 'BEGIN{print (v >= 2.0)}')" "pull >= 2.0 x skopeo pull" "$v"
+  # speed goals: A seconds / B seconds >= MIN, decided on the unrounded ratio
+  speed_goal() { # A B MIN TEXT
+    local v
+    v=$(awk -v a="$1" -v b="$2" 'BEGIN{ if (b <= 0) b = 0.001; printf "%.3f", a/b }')
+    goal "$(awk -v a="$1" -v b="$2" -v m="$3" 'BEGIN{ if (b <= 0) b = 0.001; print (a / b >= m) ? 1 : 0 }')" "$4" "$v"
+  }
+  local ok
+  speed_goal "${SECS[ingest]}" "${SECS[pi_push]}" 0.90 "push >= 0.90 x registry ingest limit"
+  speed_goal "${SECS[skopeo_push]}" "${SECS[pi_push]}" 1.0 "push >= 1.0 x skopeo push"
+  speed_goal "${SECS[skopeo_pull]}" "${SECS[pi_pull]}" 2.0 "pull >= 2.0 x skopeo pull"
   ok=$((RSS[pi_push] < 100 * 1024)); goal "$ok" "push peak RSS < 100 MB" "$(rssmb "${RSS[pi_push]}") MB"
   ok=$((RSS[pi_pull] < 100 * 1024)); goal "$ok" "pull peak RSS < 100 MB" "$(rssmb "${RSS[pi_pull]}") MB"
-  goal "$(awk -v v="${SECS[pi_repush]}" 'BEGIN{print (v < 1.0)}')" "repeated push < 1 s" "${SECS[pi_repush]} s"
+  goal "$(awk -v v="${SECS[pi_repush]}" 'BEGIN{print (v < 1.0) ? 1 : 0}')" "repeated push < 1 s" "${SECS[pi_repush]} s"
   if ((${#WARN[@]})); then
     echo; echo "warnings:"; printf '  %s\n' "${WARN[@]}"
   fi

@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
+#include "layers/cache.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -31,6 +32,7 @@ struct BuildArgs {
   std::string metadata_file;
   std::vector<std::string> pushes;
   std::string image_refs;
+  std::string cache_max;
   bool json = false;
   bool quiet = false;
   RegistryFlags flags;
@@ -124,6 +126,19 @@ int run_build(const BuildArgs& a) {
 
   builder::BuildReport rep = builder::build(s, o, ev);
   sess.finish();
+  std::string cache_max = a.cache_max;
+  if (cache_max.empty()) {
+    if (const char* env = std::getenv("PADDLE_IMAGE_CACHE_MAX_SIZE"); env != nullptr && *env != '\0') {
+      cache_max = env;
+    }
+  }
+  if (!cache_max.empty()) {
+    // Least recently used first: what this build just used is kept longest.
+    auto pr = layers::LayerCache(o.cache_dir).prune(parse_size(cache_max));
+    if (pr.layers_removed > 0 || pr.blobs_removed > 0) {
+      out.info("cache: pruned to " + human_size(pr.bytes_after) + " (limit " + cache_max + ")");
+    }
+  }
   nlohmann::json meta = rep.to_json();
   meta["registry"] = sess.stats_json();
   if (!a.digest_file.empty()) {
@@ -171,6 +186,9 @@ Action add_build(CLI::App& app) {
                 "unless --push is given)");
   c->add_option("--push", a->pushes, "Push to this registry reference (repeatable; tags from it or --tag)");
   c->add_option("--image-refs", a->image_refs, "Write the written references (one per line) to this file");
+  c->add_option("--cache-max-size", a->cache_max,
+                "After the build, prune the layer cache to this size, least recently used first "
+                "(default $PADDLE_IMAGE_CACHE_MAX_SIZE; none)");
   c->add_option("-t,--tag", a->tags, "Tag(s) for outputs without their own tag (replace image.tags)");
   c->add_option("--cache-dir", a->cache_dir,
                 "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");

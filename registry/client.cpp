@@ -444,6 +444,7 @@ Response Registry::send(const std::function<Request()>& make, const std::string&
       // anonymous ping): read the challenge again and get a fresh token once.
       refreshed = true;
       auto cs = parse_challenges(r.headers.get("www-authenticate"));
+      bool can_answer = false;
       {
         std::lock_guard<std::mutex> g(m_mutex);
         for (const auto& c : cs) {
@@ -453,8 +454,9 @@ Response Registry::send(const std::function<Request()>& make, const std::string&
           }
         }
         m_tokens.erase(scope);
+        can_answer = m_challenge && !(m_challenge->scheme == "basic" && m_cred.username.empty());
       }
-      if (m_challenge && !(m_challenge->scheme == "basic" && m_cred.username.empty())) {
+      if (can_answer) {
         --attempt;
         continue;
       }
@@ -722,6 +724,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
         fail_transport(f, "uploading " + d.digest.str());
       }
       failure.message = f.message;
+      failure.curl_code = f.curl_code;
       return false;
     }
     if (r.status == 201) {
@@ -774,6 +777,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
       failure.message = "upload session lost (HTTP " + std::to_string(r.status) + ")";
     } catch (const TransportFailure& f) {
       failure.message = f.message;
+      failure.curl_code = f.curl_code;
     }
     return false;
   };
@@ -796,6 +800,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
         fail_transport(f, "uploading " + d.digest.str());
       }
       failure.message = f.message;
+      failure.curl_code = f.curl_code;
     }
     if (ok && r.status == 202) {
       std::string nl = r.headers.get("location");
@@ -845,6 +850,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
     failure.message = "HTTP " + std::to_string(r.status);
   } catch (const TransportFailure& f) {
     failure.message = f.message;
+    failure.curl_code = f.curl_code;
   }
   return false;
 }
@@ -859,9 +865,14 @@ void Registry::upload_blob(const std::string& repo, const oci::Descriptor& d, co
       return;
     }
     if (attempt >= m_opt.max_attempts) {
+      std::string where = "uploading " + d.digest.str() + " to " + m_host + "/" + repo;
+      std::string tries = attempt == 1 ? "1 attempt" : std::to_string(attempt) + " attempts";
+      if (failure.curl_code == 28) {
+        throw Error(ErrorKind::network, where + ": timed out or stalled after " + tries + " (" + failure.message + ")",
+                    "check the network; --timeout sets how long a stalled transfer may wait");
+      }
       throw Error(failure.response ? ErrorKind::registry : ErrorKind::network,
-                  "uploading " + d.digest.str() + " to " + m_host + "/" + repo + " failed after " +
-                      std::to_string(attempt) + " attempts: " + failure.message,
+                  where + " failed after " + tries + ": " + failure.message,
                   "check the network and the registry; --retries sets how often to try");
     }
     backoff(attempt, failure.response ? &*failure.response : nullptr,

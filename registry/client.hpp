@@ -131,6 +131,7 @@ private:
   struct UploadFailure {
     std::string message;
     std::optional<Response> response; // the last refusal (for Retry-After)
+    int curl_code = 0;                // the last transport failure
   };
   bool upload_once(const std::string& repo, const oci::Descriptor& d, const BlobOpener& open, const Progress& progress,
                    UploadFailure& failure);

@@ -1,6 +1,8 @@
 #include "registry/http.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio> // SEEK_SET
 #include <cstring>
 #include <curl/curl.h>
 #include <exception>
@@ -32,6 +34,10 @@ struct Transfer {
   std::exception_ptr error;
   bool sink_stopped = false;
   bool body_started = false;
+  bool stalled = false;
+  long stall_timeout_s = 30;
+  curl_off_t last_dl = -1, last_ul = -1;
+  std::chrono::steady_clock::time_point last_move = std::chrono::steady_clock::now();
   const Logger* log = nullptr;
 };
 
@@ -78,6 +84,35 @@ std::size_t on_read(char* buf, std::size_t size, std::size_t n, void* user) {
     t->error = std::current_exception();
     return CURL_READFUNC_ABORT;
   }
+}
+
+// Rewinds a string body when curl resends it on a fresh connection; a streamed body
+// cannot rewind (the caller's own retry reopens it at the right offset).
+int on_seek(void* user, curl_off_t offset, int origin) {
+  auto* t = static_cast<Transfer*>(user);
+  if (t->req->reader || origin != SEEK_SET || offset < 0 || static_cast<std::size_t>(offset) > t->req->body.size()) {
+    return CURL_SEEKFUNC_CANTSEEK;
+  }
+  t->body_offset = static_cast<std::size_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+// Stall detection: no byte up or down for stall_timeout_s seconds aborts the
+// transfer (curl's own low-speed check averages over seconds and reacts late).
+int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+  auto* t = static_cast<Transfer*>(user);
+  auto now = std::chrono::steady_clock::now();
+  if (dlnow != t->last_dl || ulnow != t->last_ul) {
+    t->last_dl = dlnow;
+    t->last_ul = ulnow;
+    t->last_move = now;
+    return 0;
+  }
+  if (now - t->last_move > std::chrono::seconds(t->stall_timeout_s)) {
+    t->stalled = true;
+    return 1;
+  }
+  return 0;
 }
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
@@ -150,6 +185,7 @@ bool retryable_code(CURLcode c) {
   case CURLE_HTTP2:
   case CURLE_HTTP2_STREAM:
   case CURLE_READ_ERROR:
+  case CURLE_SEND_FAIL_REWIND: // a reused connection died after the body was handed over
     return true;
   default:
     return false;
@@ -264,8 +300,10 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
                    req.connect_timeout_s > 0 ? req.connect_timeout_s : m_options.connect_timeout_s);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, m_options.stall_timeout_s);
+  t.stall_timeout_s = m_options.stall_timeout_s;
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
   curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
   curl_easy_setopt(c, CURLOPT_USERAGENT, "paddle-image/0.1");
@@ -300,6 +338,8 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
     curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
     curl_easy_setopt(c, CURLOPT_READDATA, &t);
+    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+    curl_easy_setopt(c, CURLOPT_SEEKDATA, &t);
     curl_off_t size = req.reader ? static_cast<curl_off_t>(req.body_size) : static_cast<curl_off_t>(req.body.size());
     curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
   } else if (req.method != "GET") {
@@ -326,11 +366,16 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   }
   if (rc != CURLE_OK) {
     TransportFailure f;
+    if (t.stalled) {
+      rc = CURLE_OPERATION_TIMEDOUT;
+    }
     f.curl_code = static_cast<int>(rc);
     f.retryable = retryable_code(rc);
     f.tls = tls_code(rc);
     f.aborted_by_sink = t.sink_stopped;
-    f.message = errbuf[0] ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+    f.message = t.stalled   ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
+                : errbuf[0] ? std::string(errbuf)
+                            : std::string(curl_easy_strerror(rc));
     while (!f.message.empty() && f.message.back() == '\n') {
       f.message.pop_back();
     }

@@ -15,13 +15,18 @@ mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 "$ROOT/scripts/build.sh" "$ROOT/build"
 "$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON
 
-echo "== unit tests and bad-input tests (ASan+UBSan build)"
+echo "== unit, bad-input, repro and registry tests (ASan+UBSan build)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 "$ROOT/build-asan/tests/unit_tests"
 PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/bad_input" \
   bash "$ROOT/tests/integration/bad_input.sh"
 PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/repro" \
   bash "$ROOT/tests/integration/repro.sh"
+# The registry client's threads, retries and error paths under the sanitizers.
+for t in registry registry_faults; do
+  PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/$t" \
+    bash "$ROOT/tests/integration/$t.sh"
+done
 echo "== all tests"
 cd "$ROOT/build"
 ctest --output-on-failure --timeout 1800
