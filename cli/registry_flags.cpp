@@ -123,19 +123,27 @@ void ProgressView::draw(bool force) {
   std::int64_t done = 0, total = 0;
   int lines = 0;
   int finished = 0;
-  for (const auto& k : m_order) {
-    const Item& i = m_items[k];
-    done += i.done;
-    total += i.total;
-    if (i.done >= i.total) {
-      ++finished;
-      continue;
+  // Active blobs first, then finished ones, at most 8 lines.
+  std::vector<const std::string*> shown;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& k : m_order) {
+      const Item& i = m_items[k];
+      bool active = i.done < i.total;
+      if (pass == 0) {
+        done += i.done;
+        total += i.total;
+        finished += active ? 0 : 1;
+      }
+      if (active == (pass == 0) && shown.size() < 8) {
+        shown.push_back(&k);
+      }
     }
-    if (lines < 8) {
-      s += "\033[K  " + short_digest(k) + " " + bar(i.done, i.total, 24) + " " + human_size(i.done) + " / " +
-           human_size(i.total) + "\n";
-      ++lines;
-    }
+  }
+  for (const std::string* k : shown) {
+    const Item& i = m_items[*k];
+    s += "\033[K  " + short_digest(*k) + " " + bar(i.done, i.total, 24) + " " + human_size(i.done) + " / " +
+         human_size(i.total) + (i.done >= i.total ? " done" : "") + "\n";
+    ++lines;
   }
   s += "\033[K  total " + bar(done, total, 24) + " " + human_size(done) + " / " + human_size(total) + " (" +
        std::to_string(finished) + "/" + std::to_string(m_order.size()) + " blobs)\n";

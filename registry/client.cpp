@@ -118,8 +118,8 @@ std::string push_scope(const std::string& repo) {
 
 Registry::Registry(std::string host, std::shared_ptr<Http> http, ClientOptions options, Credential credential,
                    Stats& stats)
-    : m_host(std::move(host)), m_http(std::move(http)), m_opt(std::move(options)), m_cred(std::move(credential)),
-      m_stats(stats) {}
+    : m_host(std::move(host)), m_endpoint(m_host == "docker.io" ? "registry-1.docker.io" : m_host),
+      m_http(std::move(http)), m_opt(std::move(options)), m_cred(std::move(credential)), m_stats(stats) {}
 
 TlsPolicy Registry::tls() const {
   TlsPolicy p;
@@ -129,14 +129,14 @@ TlsPolicy Registry::tls() const {
 }
 
 std::string Registry::repo_url(const std::string& repo) const {
-  return m_scheme + "://" + m_host + "/v2/" + repo;
+  return m_scheme + "://" + m_endpoint + "/v2/" + repo;
 }
 
 std::string Registry::absolute(const std::string& location) const {
   if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) {
     return location;
   }
-  return m_scheme + "://" + m_host + (location.empty() || location[0] != '/' ? "/" : "") + location;
+  return m_scheme + "://" + m_endpoint + (location.empty() || location[0] != '/' ? "/" : "") + location;
 }
 
 void Registry::backoff(int attempt, const Response* r, const std::string& why) {
@@ -235,7 +235,7 @@ void Registry::ping() {
     const std::string& scheme = schemes[si];
     for (int attempt = 1;; ++attempt) {
       Request req;
-      req.url = scheme + "://" + m_host + "/v2/";
+      req.url = scheme + "://" + m_endpoint + "/v2/";
       if (si + 1 < schemes.size()) {
         // Probing TLS on a host that may speak plain HTTP: a server that never
         // answers a TLS hello should not cost the full connect timeout.
@@ -296,7 +296,7 @@ void Registry::verify_login() {
   send(
       [&] {
         Request q;
-        q.url = m_scheme + "://" + m_host + "/v2/";
+        q.url = m_scheme + "://" + m_endpoint + "/v2/";
         return q;
       },
       "", "checking the credentials", {200});
@@ -561,6 +561,15 @@ void Registry::download_into(const std::string& repo, const oci::Descriptor& d, 
   util::AtomicFile* tmp = &tmp_file;
   auto hash = std::make_unique<util::Sha256>();
   std::int64_t n = 0;
+  // libcurl hands over a few KiB at a time; hashing and writing go in 1 MiB batches.
+  constexpr std::size_t k_batch = 1u << 20;
+  std::string batch;
+  batch.reserve(k_batch);
+  auto flush = [&] {
+    hash->update(batch.data(), batch.size());
+    tmp->write(batch.data(), batch.size());
+    batch.clear();
+  };
   fetch_blob(
       repo, d, 0,
       [&](const char* data, std::size_t len) {
@@ -569,10 +578,13 @@ void Registry::download_into(const std::string& repo, const oci::Descriptor& d, 
           throw Error(ErrorKind::integrity, m_host + "/" + repo + " served more than the " + std::to_string(d.size) +
                                                 " bytes of " + d.digest.str());
         }
-        tmp->write(data, len);
-        hash->update(data, len);
+        batch.append(data, len);
+        if (batch.size() >= k_batch) {
+          flush();
+        }
       },
       [&] {
+        batch.clear();
         if (::ftruncate(tmp->fd(), 0) != 0 || ::lseek(tmp->fd(), 0, SEEK_SET) != 0) {
           util::throw_errno("truncating " + tmp->temp_path().string());
         }
@@ -580,6 +592,7 @@ void Registry::download_into(const std::string& repo, const oci::Descriptor& d, 
         n = 0;
       },
       progress);
+  flush();
   std::string got = hash->finish_hex();
   if (n != d.size || got != d.digest.hex) {
     throw Error(ErrorKind::integrity,

@@ -137,6 +137,7 @@ private:
                    UploadFailure& failure);
 
   std::string m_host;
+  std::string m_endpoint; // where the API lives: Docker Hub's is registry-1.docker.io
   std::shared_ptr<Http> m_http;
   ClientOptions m_opt;
   Credential m_cred;

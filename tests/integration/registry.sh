@@ -47,6 +47,11 @@ check "pull to a docker-archive that podman loads" bash -c "'$PI' pull $R/from/s
 check "inspect a registry reference" bash -c "'$PI' inspect $R/from/skopeo:s1 --insecure | grep -q 'Platform:     linux/amd64'"
 check "tags lists the repository" bash -c "'$PI' tags $R/paddlepaddle/paddle --insecure | grep -qx 3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5"
 
+# --- progress: bars on a terminal, plain lines otherwise -------------------------
+check "on a terminal, a bar per blob and a total" bash -c "env -u CI script -qec \"'$PI' push oci:bases:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5 $R/progress/tty:v1 --insecure\" /dev/null >tty.txt && grep -q 'total \[#' tty.txt && grep -q 'sha256:[0-9a-f]\{12\} \[#' tty.txt"
+check "in CI, plain lines per blob" bash -c "CI=true '$PI' push oci:bases:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5 $R/progress/ci:v1 --insecure 2>ci.txt && grep -qE '^  sha256:[0-9a-f]{12} 100% \(' ci.txt && ! grep -q \$'\\033' ci.txt"
+check "--quiet prints nothing on stderr" bash -c "'$PI' push oci:bases:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5 $R/progress/q:v1 --insecure -q 2>q.txt && test ! -s q.txt"
+
 # --- build --push on a registry base: base layers mounted, never downloaded --------
 mkdir -p app
 echo 'echo hello from the app' >app/run.sh
