@@ -23,7 +23,7 @@ PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/bad
 PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/repro" \
   bash "$ROOT/tests/integration/repro.sh"
 # The registry client's threads, retries and error paths under the sanitizers.
-for t in registry registry_faults; do
+for t in registry registry_auth registry_faults; do
   PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/$t" \
     bash "$ROOT/tests/integration/$t.sh"
 done
