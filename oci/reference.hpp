@@ -13,11 +13,11 @@ namespace oci {
 struct ImageRef {
   enum class Kind { oci_layout, docker_archive, registry };
   Kind kind = Kind::registry;
-  std::string path;       // oci_layout / docker_archive
-  std::string tag;        // optional for oci_layout; registry: tag (may be empty with a digest)
-  std::string registry;   // registry: host[:port], normalised
-  std::string repository; // registry: path
-  std::string digest;     // registry: "sha256:..." when pinned
+  std::string path;           // oci_layout / docker_archive
+  std::string tag;            // optional for oci_layout; registry: tag (may be empty with a digest)
+  std::string registry;       // registry: host[:port], normalised
+  std::string repository;     // registry: path
+  std::string digest;         // registry: "sha256:..." when pinned
   bool tag_defaulted = false; // registry: no tag was written, "latest" was assumed
 
   static ImageRef parse(std::string_view text); // throws util::Error(usage/input)
