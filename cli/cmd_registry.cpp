@@ -32,7 +32,9 @@ struct CopyArgs {
 
 enum class Mode { push, pull, copy };
 
-registry::ImageSource open_source(const oci::ImageRef& ref, RegistrySession& sess) {
+// A docker-archive source is read once into a scratch layout (kept alive by `scratch`).
+registry::ImageSource open_source(const oci::ImageRef& ref, RegistrySession& sess,
+                                  const std::filesystem::path& cache_dir, std::unique_ptr<util::TempDir>& scratch) {
   switch (ref.kind) {
   case oci::ImageRef::Kind::registry:
     return registry::registry_source(sess.connect(ref.registry), ref);
@@ -41,8 +43,17 @@ registry::ImageSource open_source(const oci::ImageRef& ref, RegistrySession& ses
   case oci::ImageRef::Kind::docker_archive:
     break;
   }
-  throw Error(ErrorKind::usage, ref.str() + ": docker-archive files are written, not read, by paddle-image",
-              "load it with `podman load -i FILE` or convert it with `skopeo copy docker-archive:FILE oci:DIR`");
+  std::filesystem::create_directories(cache_dir);
+  scratch = std::make_unique<util::TempDir>(cache_dir, "archive-");
+  auto layout = oci::OciLayout::open_or_create(scratch->path() / "layout");
+  util::with_context("reading " + ref.str(), [&] { layers::import_docker_archive(ref.path, layout, "image"); });
+  oci::ImageRef lr;
+  lr.kind = oci::ImageRef::Kind::oci_layout;
+  lr.path = (scratch->path() / "layout").string();
+  lr.tag = "image";
+  registry::ImageSource src = registry::layout_source(lr);
+  src.name = ref.str();
+  return src;
 }
 
 // Writes a docker-archive through a temporary layout (blobs verified on the way).
@@ -54,6 +65,7 @@ std::vector<std::string> write_archive(const registry::ImageSource& src, const o
     throw Error(ErrorKind::usage, dst.str() + ": a docker-archive holds one platform; drop --all");
   }
   std::filesystem::create_directories(cache_dir);
+  // (315532800 = 1980-01-01, the build's default SOURCE_DATE_EPOCH: never the wall clock)
   util::TempDir tmp(cache_dir, "copy-");
   registry::TransferResult r = registry::write_layout(src, tmp.path() / "layout", {"image"}, topt);
   written = r.manifest;
@@ -105,7 +117,9 @@ int run_copy(const CopyArgs& a, Mode mode) {
   }
   std::string cred_host = dst.kind == oci::ImageRef::Kind::registry ? dst.registry : src.registry;
   RegistrySession sess(a.flags, out, cred_host);
-  registry::ImageSource source = open_source(src, sess);
+  std::filesystem::path cache = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
+  std::unique_ptr<util::TempDir> scratch;
+  registry::ImageSource source = open_source(src, sess, cache, scratch);
   registry::TransferOptions topt = sess.transfer_options();
   std::vector<std::string> tags;
   if (!dst.tag.empty()) {
@@ -131,7 +145,6 @@ int run_copy(const CopyArgs& a, Mode mode) {
                              [&] { return registry::write_layout(source, dst.path, tags, topt); });
     break;
   case oci::ImageRef::Kind::docker_archive: {
-    std::filesystem::path cache = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
     res.refs = util::with_context("writing " + dst.str(),
                                   [&] { return write_archive(source, src, dst, tags, topt, cache, res.manifest); });
     break;
@@ -172,7 +185,7 @@ CLI::App* add_copy_flags(CLI::App* c, const std::shared_ptr<CopyArgs>& a) {
   c->add_option("--digest-file", a->digest_file, "Write the manifest digest to this file");
   c->add_option("--image-refs", a->image_refs, "Write the written references (one per line) to this file");
   c->add_option("--metadata-file", a->metadata_file, "Write transfer metadata (JSON) to this file");
-  c->add_option("--cache-dir", a->cache_dir, "Scratch space for docker-archive outputs (default: the layer cache)");
+  c->add_option("--cache-dir", a->cache_dir, "Scratch space for docker-archive files (default: the layer cache)");
   c->add_flag("--json", a->json, "Print the transfer metadata as JSON on stdout");
   c->add_flag("-q,--quiet", a->quiet, "No progress output");
   a->flags.add(c, true);
@@ -255,7 +268,7 @@ int run_tags(const TagsArgs& a) {
 void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
   auto push = std::make_shared<CopyArgs>();
   CLI::App* c = app.add_subcommand("push", "Push an OCI layout image to a registry");
-  c->add_option("source", push->src, "oci:DIR[:TAG]")->required();
+  c->add_option("source", push->src, "oci:DIR[:TAG], docker-archive:FILE or a registry reference")->required();
   c->add_option("destination", push->dst, "REGISTRY/REPO[:TAG]")->required();
   add_copy_flags(c, push);
   actions.emplace_back(c, [push] { return run_copy(*push, Mode::push); });
@@ -269,7 +282,7 @@ void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
 
   auto copy = std::make_shared<CopyArgs>();
   c = app.add_subcommand("copy", "Copy an image between registries, OCI layouts and docker-archive files");
-  c->add_option("source", copy->src, "registry reference or oci:DIR[:TAG]")->required();
+  c->add_option("source", copy->src, "registry reference, oci:DIR[:TAG] or docker-archive:FILE")->required();
   c->add_option("destination", copy->dst, "registry reference, oci:DIR[:TAG] or docker-archive:FILE")->required();
   add_copy_flags(c, copy);
   actions.emplace_back(c, [copy] { return run_copy(*copy, Mode::copy); });

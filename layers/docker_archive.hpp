@@ -3,6 +3,7 @@
 // uncompressed <diff_id-hex>.tar per layer (as skopeo writes them). Written
 // atomically; each layer's diff_id is verified while streaming.
 #include "oci/digest.hpp"
+#include "oci/layout.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +19,13 @@ struct ArchiveLayer {
   oci::Digest diff_id;
   std::optional<std::int64_t> uncompressed_size; // computed by a first pass when unknown
 };
+
+// Reads a docker-archive (from `docker save`, skopeo or write_docker_archive) into
+// an OCI layout: the config and each layer become blobs, stored as they are in the
+// archive (tar, or gzip/zstd when compressed), streamed and hashed; the first image of
+// manifest.json becomes an OCI manifest under `tag`. Returns its descriptor.
+oci::Descriptor import_docker_archive(const std::filesystem::path& file, oci::OciLayout& layout,
+                                      const std::string& tag);
 
 void write_docker_archive(const std::filesystem::path& out, const std::string& config_bytes,
                           const oci::Digest& config_digest, const std::vector<ArchiveLayer>& layers,

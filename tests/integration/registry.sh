@@ -44,6 +44,13 @@ check "pulled layout has only verified blobs" blobs_intact fromsk
 check "pull records bytes downloaded" bash -c "'$PI' pull $R/from/skopeo:s1 -o oci:fromsk2 --insecure --json -q >pull.json"
 check "pull metadata counts the downloaded blobs" js pull.json 'assert j["stats"]["blobs_downloaded"]==2 and j["stats"]["bytes_downloaded"]>100000, j'
 check "pull to a docker-archive that podman loads" bash -c "'$PI' pull $R/from/skopeo:s1 -o docker-archive:arch.tar --insecure -q && skopeo inspect docker-archive:arch.tar >/dev/null"
+check "a docker-archive is a source too: copy it to a registry" "$PI" copy docker-archive:arch.tar "$R/from/archive:a1" --insecure -q
+diff_ids() { skopeo inspect --config --tls-verify=false "$1" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["rootfs"]["diff_ids"])'; }
+same_content() { [[ "$(diff_ids "docker://$R/from/archive:a1")" == "$(diff_ids "docker://$R/from/skopeo:s1")" ]]; }
+check "skopeo reads the copy: the same layer contents (diff_ids) as the original" same_content
+check "a docker-archive written by skopeo copies to a layout that umoci unpacks" bash -c "skopeo copy -q oci:bases:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5 docker-archive:sk.tar:x/y:z && '$PI' copy docker-archive:sk.tar oci:fromskarch:z -q && umoci unpack --image fromskarch:z fsa >/dev/null && test -f fsa/rootfs/etc/paddle-stand-in"
+check "and it unpacks after a pull" bash -c "'$PI' pull $R/from/archive:a1 -o oci:fromarch --insecure -q && umoci unpack --image fromarch:a1 fab >/dev/null && test -x fab/rootfs/bin/busybox"
+expect_fail "a file that is not a docker-archive (exit 3)" 3 "no manifest.json" "$PI" copy docker-archive:stand.yaml oci:bad:x -q
 check "inspect a registry reference" bash -c "'$PI' inspect $R/from/skopeo:s1 --insecure | grep -q 'Platform:     linux/amd64'"
 check "tags lists the repository" bash -c "'$PI' tags $R/paddlepaddle/paddle --insecure | grep -qx 3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5"
 
