@@ -280,7 +280,6 @@ void Registry::ping() {
         m_opt.log(2, m_host + ": no Docker-Distribution-API-Version: registry/2.0 header; continuing");
       }
       m_scheme = scheme;
-      m_http_version = r.http_version;
       m_pinged = true;
       if (m_opt.log) {
         m_opt.log(2, m_host + ": " + scheme + ", HTTP/" + r.http_version + ", auth " +
@@ -300,12 +299,6 @@ void Registry::verify_login() {
         return q;
       },
       "", "checking the credentials", {200});
-}
-
-std::string Registry::negotiated_http_version() {
-  ping();
-  std::lock_guard<std::mutex> g(m_mutex);
-  return m_http_version;
 }
 
 std::string Registry::fetch_token(const std::string& scope) {

@@ -66,14 +66,12 @@ public:
   Registry(std::string host, std::shared_ptr<Http> http, ClientOptions options, Credential credential, Stats& stats);
   const std::string& host() const { return m_host; }
   Stats& stats() { return m_stats; }
-  const Credential& credential() const { return m_cred; }
 
   // GET /v2/: reachability, scheme (https, or http for --insecure hosts), the auth
   // challenge and the API version header. Throws network/TLS/registry errors.
   void ping();
   // Checks the credentials with an authenticated GET /v2/ (for `login`).
   void verify_login();
-  std::string negotiated_http_version();
 
   std::optional<std::int64_t> blob_size(const std::string& repo, const oci::Digest& d);
   // Streams a blob into sink from offset on; transport failures resume with a Range
@@ -113,7 +111,6 @@ private:
     std::string value;
     double expires_at = 0; // steady seconds
   };
-  struct Attempt; // retry state for one logical request
 
   // Sends a request built by make() (called again for each attempt) with auth for
   // scope, retrying transport errors and 408/429/5xx with backoff and Retry-After and
@@ -147,7 +144,6 @@ private:
   std::string m_scheme = "https";
   std::optional<Challenge> m_challenge;
   std::map<std::string, Token> m_tokens;
-  std::string m_http_version;
   std::atomic<bool> m_chunked{false};
   std::atomic<std::int64_t> m_chunk_min{0};
 };

@@ -314,9 +314,6 @@ TransferResult push_image(const ImageSource& src, const std::shared_ptr<Registry
   Stats& st = reg->stats();
   for (const ManifestData& img : plan.images) {
     std::vector<oci::Descriptor> blobs = image_blobs(img, src.name);
-    for (const auto& b : blobs) {
-      res.total_bytes += b.size;
-    }
     if (reg->head_manifest(repo, img.digest.str())) {
       // The registry holds this manifest, so it holds all its blobs.
       for (const auto& b : blobs) {
@@ -390,9 +387,6 @@ TransferResult write_layout(const ImageSource& src, const fs::path& dir, const s
   layout.blobs().remove_stale_temps();
   for (const ManifestData& img : plan.images) {
     std::vector<oci::Descriptor> blobs = image_blobs(img, src.name);
-    for (const auto& b : blobs) {
-      res.total_bytes += b.size;
-    }
     parallel_for(blobs.size(), opt.jobs, [&](std::size_t i) {
       const oci::Descriptor& d = blobs[i];
       if (layout.blobs().has(d.digest)) {

@@ -45,7 +45,6 @@ struct TransferOptions {
 struct TransferResult {
   ManifestData manifest;         // what was written (the platform's manifest, or the index)
   std::vector<std::string> refs; // written references ("host/repo:tag@sha256:..")
-  std::int64_t total_bytes = 0;  // blob bytes of the image
 };
 
 // Picks the platform's manifest from an index (or returns an image manifest as is).
