@@ -165,7 +165,8 @@ void EntrySet::add(const CopyRule& rule) {
       } else {
         // Resolve lexically against the link's own directory inside the source tree.
         std::string parent = rel.find('/') == std::string::npos ? "" : rel.substr(0, rel.rfind('/'));
-        std::string probe = "/" + join(parent, e.link_target);
+        std::string probe(1, '/'); // appended: GCC 12 -O3 gives a false -Wrestrict for "/" + string
+        probe.append(join(parent, e.link_target));
         try {
           (void)normalize_image_path(probe, rule.origin);
         } catch (const Error&) {

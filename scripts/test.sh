@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start, part 2: install dependencies (including the test tools), build
-# paddle-image twice (release and ASan+UBSan), prepare the cached test fixtures
+# paddle-image twice (Release with -Werror, and ASan+UBSan), prepare the cached test fixtures
 # (a Debian base rootfs via debootstrap, offline-built wheels), and run every test.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -12,8 +12,10 @@ mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 "$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
 "$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
 
-"$ROOT/scripts/build.sh" "$ROOT/build"
-"$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON
+# The main test build is Release (-O3), warnings as errors, so it stays warning-clean
+# where users and packagers build; the second build adds the sanitizers.
+"$ROOT/scripts/build.sh" "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_WERROR=ON
+"$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON -DPADDLE_IMAGE_WERROR=ON
 
 echo "== unit, bad-input, repro and registry tests (ASan+UBSan build)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

@@ -16,8 +16,11 @@ namespace util {
 namespace {
 
 fs::path make_temp_name(const fs::path& final_path) {
-  std::string pattern = (final_path.parent_path() / ("." + final_path.filename().string() + ".tmp-XXXXXX")).string();
-  return pattern;
+  // Built by appending: GCC 12 at -O3 reports a false -Wrestrict for `"." + string`.
+  std::string name(1, '.');
+  name.append(final_path.filename().string());
+  name.append(".tmp-XXXXXX");
+  return final_path.parent_path() / name;
 }
 
 } // namespace
