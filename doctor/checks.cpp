@@ -36,8 +36,12 @@ int Report::count(Status s) const {
 json to_json(const Report& r) {
   json checks = json::array();
   for (const auto& c : r.checks) {
-    checks.push_back(
-        {{"id", c.id}, {"title", c.title}, {"status", to_string(c.status)}, {"evidence", c.evidence}, {"fix", c.fix}});
+    json j = {
+        {"id", c.id}, {"title", c.title}, {"status", to_string(c.status)}, {"evidence", c.evidence}, {"fix", c.fix}};
+    if (!c.derived_from.empty()) {
+      j["derived_from"] = c.derived_from;
+    }
+    checks.push_back(std::move(j));
   }
   return {{"checks", checks},
           {"summary",
@@ -120,7 +124,7 @@ struct Ctx {
   const Host& host;
   Report& report;
   void add(std::string id, std::string title, Status s, std::string evidence, std::string fix = {}) {
-    report.checks.push_back({std::move(id), std::move(title), s, std::move(evidence), std::move(fix)});
+    report.checks.push_back({std::move(id), std::move(title), s, std::move(evidence), std::move(fix), {}});
   }
 };
 

@@ -19,6 +19,9 @@ struct CheckResult {
   Status status = Status::skip;
   std::string evidence;
   std::string fix;
+  // Set when the check rests on a fact the image does not state, derived from the
+  // compatibility matrix: names the rows. Such a check never PASSes.
+  std::string derived_from;
 };
 
 struct Options {

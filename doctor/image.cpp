@@ -9,6 +9,7 @@
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <regex>
 
 namespace doctor {
@@ -19,23 +20,69 @@ using util::ErrorKind;
 
 namespace {
 
+// "sm_90", "sm_90a", "90" or "9.0" -> "sm_90" / "sm_90a"; anything else: nullopt.
+std::optional<std::string> normalise_arch(const std::string& s) {
+  static const std::regex sm("(?:sm_)?([1-9][0-9]{1,2}a?)");
+  static const std::regex cc("([1-9][0-9]?)\\.([0-9])");
+  std::smatch m;
+  if (std::regex_match(s, m, sm)) {
+    return "sm_" + m[1].str();
+  }
+  if (std::regex_match(s, m, cc)) {
+    return "sm_" + m[1].str() + m[2].str();
+  }
+  return std::nullopt;
+}
+
+// Versions the doctor compares: dotted numbers of bounded size (a stated fact that does
+// not parse is an error naming where it came from, never a silent skip or a crash).
+bool plain_version(const std::string& s) {
+  static const std::regex re("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}");
+  return std::regex_match(s, re);
+}
+
+bool paddle_version(const std::string& s) {
+  static const std::regex re("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}((a|b|rc)[0-9]{1,9})?");
+  return std::regex_match(s, re);
+}
+
+const char* const arch_forms = "sm_90, 90 or 9.0 (an SM architecture or compute capability)";
+
+void check_label(const std::string& key, const std::string& value, bool ok, const std::string& expected) {
+  if (!ok) {
+    throw Error(ErrorKind::input, "label " + key + "='" + value + "' is not " + expected,
+                "fix the label when building the image (docs/labels.md), or give the needs with --requires");
+  }
+}
+
 void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
   const auto& l = cfg.config.labels;
   auto label = [&](const char* k) {
     auto it = l.find(k);
     return it == l.end() ? std::string{} : it->second;
   };
+  const char* version_forms = "a version (dotted numbers, e.g. 12.6 or 560.28.03)";
+  for (const char* k :
+       {"io.paddle-image.cuda.version", "io.paddle-image.driver.min", "io.paddle-image.driver.min-compat"}) {
+    std::string v = label(k);
+    check_label(k, v, v.empty() || plain_version(v), version_forms);
+  }
   n.cuda = label("io.paddle-image.cuda.version");
   n.driver_min = label("io.paddle-image.driver.min");
   n.driver_min_compat = label("io.paddle-image.driver.min-compat");
   n.paddle = label("io.paddle-image.paddle.version");
+  check_label("io.paddle-image.paddle.version", n.paddle, n.paddle.empty() || paddle_version(n.paddle),
+              "a Paddle version (e.g. 3.0.0 or 3.0.0b1)");
   std::string archs = label("io.paddle-image.gpu.archs");
   std::size_t i = 0;
   while (!archs.empty() && i <= archs.size()) {
     auto j = archs.find(',', i);
     std::string a = archs.substr(i, j == std::string::npos ? std::string::npos : j - i);
     if (!a.empty()) {
-      n.archs.push_back(a);
+      auto norm = normalise_arch(a);
+      check_label("io.paddle-image.gpu.archs", archs, norm.has_value(),
+                  "a comma-separated list of architectures: '" + a + "' is not one of the forms " + arch_forms);
+      n.archs.push_back(*norm);
     }
     if (j == std::string::npos) {
       break;
@@ -44,7 +91,7 @@ void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
   }
   if (n.cuda.empty()) {
     if (auto v = cfg.get_env("CUDA_VERSION")) {
-      static const std::regex re("([0-9]+\\.[0-9]+).*");
+      static const std::regex re("([0-9]{1,9}\\.[0-9]{1,9}).*");
       std::smatch m;
       if (std::regex_match(*v, m, re)) {
         n.cuda = m[1];
@@ -53,6 +100,12 @@ void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
   }
   if (auto req = cfg.get_env("NVIDIA_REQUIRE_CUDA")) {
     n.require_cuda = parse_require_cuda(*req).value_or("");
+    if (!n.require_cuda.empty() && !plain_version(n.require_cuda)) {
+      throw Error(ErrorKind::input,
+                  "environment NVIDIA_REQUIRE_CUDA='" + *req + "': cuda>=" + n.require_cuda +
+                      " is not a version (dotted numbers, e.g. 12.6)",
+                  "fix NVIDIA_REQUIRE_CUDA in the image config, or give the needs with --requires");
+    }
   }
   if (auto ld = cfg.get_env("LD_LIBRARY_PATH"); ld && ld->find("compat") != std::string::npos) {
     n.compat_forced = true;
@@ -140,15 +193,62 @@ ImageNeeds read_image_needs(const std::string& reference, bool scan_layers) {
 ImageNeeds needs_from_requires(const std::string& text) {
   ImageNeeds n;
   n.source = "--requires " + text;
-  auto kv = parse_requires(text);
-  for (const auto& [k, vs] : kv) {
-    if (k != "cuda" && k != "sm" && k != "driver" && k != "driver_compat" && k != "require_cuda" && k != "paddle") {
-      throw Error(ErrorKind::usage, "--requires: unknown key '" + k + "'",
-                  "use cuda=12.6, sm=90 (repeatable), driver=..., driver_compat=..., require_cuda=..., paddle=...");
+  const std::string forms = "KEY=VALUE items separated by commas: cuda=12.6, driver=560.28.03, "
+                            "driver_compat=525.60.13, require_cuda=12.6 (dotted numbers), paddle=3.0.0 (or 3.0.0b1), "
+                            "sm=90 (repeatable; also sm_90 or 9.0)";
+  auto usage = [&](const std::string& what) {
+    throw Error(ErrorKind::usage, "--requires '" + text + "': " + what, "use " + forms);
+  };
+  // Every item is checked: an item without '=' or with an empty value is an error, not skipped.
+  std::map<std::string, std::vector<std::string>> kv;
+  std::size_t i = 0;
+  while (i <= text.size()) {
+    auto j = text.find(',', i);
+    std::string item = text.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    auto b0 = item.find_first_not_of(" \t");
+    auto e0 = item.find_last_not_of(" \t");
+    item = b0 == std::string::npos ? std::string{} : item.substr(b0, e0 - b0 + 1);
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      usage("'" + item + "' is not KEY=VALUE");
     }
+    std::string k = item.substr(0, eq);
+    std::string v = item.substr(eq + 1);
+    auto trim = [](std::string x) {
+      auto b = x.find_first_not_of(" \t");
+      auto e = x.find_last_not_of(" \t");
+      return b == std::string::npos ? std::string{} : x.substr(b, e - b + 1);
+    };
+    k = trim(k);
+    v = trim(v);
+    if (k.empty() || v.empty()) {
+      usage("'" + item + "' is not KEY=VALUE");
+    }
+    kv[k].push_back(v);
+    if (j == std::string::npos) {
+      break;
+    }
+    i = j + 1;
   }
-  if (kv.empty()) {
-    throw Error(ErrorKind::usage, "--requires: '" + text + "' names nothing", "e.g. --requires cuda=12.6,sm=90");
+  for (const auto& [k, vs] : kv) {
+    bool versioned = k == "cuda" || k == "driver" || k == "driver_compat" || k == "require_cuda";
+    if (!versioned && k != "sm" && k != "paddle") {
+      throw Error(ErrorKind::usage, "--requires: unknown key '" + k + "'", "use " + forms);
+    }
+    if (k != "sm" && vs.size() > 1) {
+      usage(k + " is given " + std::to_string(vs.size()) + " times (only sm repeats)");
+    }
+    for (const auto& v : vs) {
+      if (versioned && !plain_version(v)) {
+        usage(k + "=" + v + " is not a version (dotted numbers, e.g. 12.6 or 560.28.03)");
+      }
+      if (k == "paddle" && !paddle_version(v)) {
+        usage("paddle=" + v + " is not a Paddle version (e.g. 3.0.0 or 3.0.0b1)");
+      }
+      if (k == "sm" && !normalise_arch(v)) {
+        usage("sm=" + v + " is not an architecture: accepted forms are " + arch_forms);
+      }
+    }
   }
   auto one = [&](const char* k) { return kv.count(k) ? kv[k].back() : std::string{}; };
   n.cuda = one("cuda");
@@ -157,14 +257,7 @@ ImageNeeds needs_from_requires(const std::string& text) {
   n.require_cuda = one("require_cuda");
   n.paddle = one("paddle");
   for (const auto& s : kv["sm"]) {
-    n.archs.push_back(s.rfind("sm_", 0) == 0 ? s : "sm_" + s);
-  }
-  for (const auto& [k, vs] : kv) {
-    for (const auto& v : vs) {
-      if ((k == "cuda" || k == "driver" || k == "driver_compat" || k == "require_cuda") && !compat::Version::valid(v)) {
-        throw Error(ErrorKind::usage, "--requires: " + k + "=" + v + " is not a version");
-      }
-    }
+    n.archs.push_back(*normalise_arch(s));
   }
   return n;
 }
@@ -178,11 +271,81 @@ std::optional<compat::Version> host_driver(const Report& r) {
   return std::nullopt;
 }
 
+// "sm_90" / "sm_90a" -> 90.
+std::vector<int> arch_numbers(const std::vector<std::string>& archs) {
+  std::vector<int> out;
+  for (const auto& a : archs) {
+    std::string d = a.rfind("sm_", 0) == 0 ? a.substr(3) : a;
+    if (!d.empty() && d.back() == 'a') {
+      d.pop_back();
+    }
+    if (!d.empty() && d.size() <= 3 && std::all_of(d.begin(), d.end(), ::isdigit)) {
+      out.push_back(std::stoi(d));
+    }
+  }
+  return out;
+}
+
+std::string sm_list(const std::vector<int>& archs) {
+  std::vector<std::string> s;
+  for (int a : archs) {
+    s.push_back("sm_" + std::to_string(a));
+  }
+  return util::join(s, ",");
+}
+
+struct HostGpu {
+  std::string name;
+  int major = 0;
+  int minor = 0;
+  int sm() const { return major * 10 + minor; }
+  std::string label() const { return name + " (sm_" + std::to_string(sm()) + ")"; }
+};
+
+// Binary compatibility within a major version (docs/resolve.md).
+bool serves(const std::vector<int>& archs, const HostGpu& g) {
+  return std::any_of(archs.begin(), archs.end(), [&](int a) { return a / 10 == g.major && a % 10 <= g.minor; });
+}
+
+const compat::ReleaseRow* find_release(const compat::Matrix& m, const std::string& paddle) {
+  if (paddle.empty() || !compat::Version::valid(paddle)) {
+    return nullptr;
+  }
+  auto want = compat::Version::parse(paddle);
+  for (const auto& r : m.paddle) {
+    if (compat::Version::valid(r.version) && compat::Version::parse(r.version) == want) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+// The published image of `release` with CUDA `cuda` (runtime before dev); nullptr if none.
+const compat::ImageRow* find_published(const compat::ReleaseRow& release, const std::string& cuda) {
+  const compat::ImageRow* best = nullptr;
+  for (const auto& img : release.images) {
+    if (img.cuda == cuda && (best == nullptr || (best->kind != "runtime" && img.kind == "runtime"))) {
+      best = &img;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> release_cudas(const compat::ReleaseRow& release) {
+  std::vector<std::string> out;
+  for (const auto& img : release.images) {
+    if (std::find(out.begin(), out.end(), img.cuda) == out.end()) {
+      out.push_back(img.cuda);
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
   auto add = [&](std::string id, std::string title, Status s, std::string ev, std::string fix = {}) {
-    report.checks.push_back({std::move(id), std::move(title), s, std::move(ev), std::move(fix)});
+    report.checks.push_back({std::move(id), std::move(title), s, std::move(ev), std::move(fix), {}});
   };
   report.facts["image"] = {{"source", n.source},
                            {"cuda", n.cuda},
@@ -209,6 +372,37 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
   }
   bool all_datacenter = !gpu_classes.empty() && std::all_of(gpu_classes.begin(), gpu_classes.end(),
                                                             [](const std::string& c) { return c == "datacenter"; });
+  // Facts the image does not state are derived from the matrix (docs/doctor.md,
+  // "Derived facts"); a check that rests on one never PASSes, only FAILs or WARNs.
+  const compat::ReleaseRow* release = find_release(m, n.paddle);
+  std::vector<std::string> paddle_cudas; // CUDA candidates when only Paddle is stated
+  const compat::ImageRow* published = nullptr;
+  if (release != nullptr) {
+    if (!n.cuda.empty()) {
+      published = find_published(*release, n.cuda);
+    } else {
+      paddle_cudas = release_cudas(*release);
+      if (paddle_cudas.size() == 1) {
+        published = find_published(*release, paddle_cudas.front());
+      }
+    }
+  }
+  json derived = json::object();
+  auto derive = [&](CheckResult& c, const std::string& fact, const json& value, const std::string& from) {
+    c.derived_from = from;
+    derived[fact] = {{"value", value}, {"from", from}};
+  };
+  auto add_derived = [&](std::string id, std::string title, Status s, std::string ev, std::string fix,
+                         const std::string& fact, const json& value, const std::string& from) {
+    CheckResult c{std::move(id),
+                  std::move(title),
+                  s == Status::pass ? Status::warn : s,
+                  "derived from the compatibility matrix (" + from + "): " + std::move(ev),
+                  std::move(fix),
+                  {}};
+    derive(c, fact, value, from);
+    report.checks.push_back(std::move(c));
+  };
   // CUDA vs driver.
   std::string full = n.driver_min;
   std::string minor = n.driver_min_compat;
@@ -218,10 +412,53 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
       minor = minor.empty() ? row->driver_minor : minor;
     }
   }
+  const char* driver_title = "Image CUDA runs on this driver";
   if (!driver) {
-    add("image.cuda-driver", "Image CUDA runs on this driver", Status::skip, "host driver version unknown");
+    add("image.cuda-driver", driver_title, Status::skip, "host driver version unknown");
+  } else if (full.empty() && release != nullptr && !paddle_cudas.empty()) {
+    // Only Paddle is stated: the CUDAs it was published with. Below the lowest minimum
+    // of every candidate nothing can run; above it, which CUDA the image has decides.
+    std::string lowest;
+    std::string lowest_cuda;
+    std::vector<std::string> needs;
+    for (const auto& c : paddle_cudas) {
+      const auto* row = m.find_cuda(c);
+      if (row == nullptr) {
+        continue;
+      }
+      std::string floor = row->driver_minor.empty() ? row->driver_full : row->driver_minor;
+      needs.push_back("CUDA " + c + " needs " + row->driver_full +
+                      (row->driver_minor.empty() ? "" : " (" + row->driver_minor + " minor-version)"));
+      if (lowest.empty() || compat::Version::parse(floor) < compat::Version::parse(lowest)) {
+        lowest = floor;
+        lowest_cuda = c;
+      }
+    }
+    std::string from = "Paddle " + n.paddle + " was published with CUDA " + util::join(paddle_cudas, ", ") + " (" +
+                       release->origin + ")";
+    std::string ev = "the image states Paddle " + n.paddle + " but no CUDA; " + util::join(needs, "; ") +
+                     "; host driver " + driver->text;
+    if (lowest.empty()) {
+      add("image.cuda-driver", driver_title, Status::skip, ev + ": no CUDA row in the matrix");
+    } else if (*driver < compat::Version::parse(lowest)) {
+      add_derived("image.cuda-driver", driver_title, Status::fail,
+                  ev + ": below " + lowest + ", the lowest any of them accepts (CUDA " + lowest_cuda +
+                      "), so whichever CUDA the image has, the job would fail (CUDA driver version is insufficient "
+                      "for CUDA runtime version)",
+                  "upgrade the driver to " + lowest +
+                      " or newer, or choose an image this driver runs: "
+                      "paddle-image resolve --driver " +
+                      driver->text,
+                  "cuda", paddle_cudas, from);
+    } else {
+      add_derived("image.cuda-driver", driver_title, Status::warn,
+                  ev + ": at least one of them runs on this driver; which one the image has is not stated",
+                  "label the image with io.paddle-image.cuda.version (paddle-image build does) or check with "
+                  "--requires cuda=X.Y",
+                  "cuda", paddle_cudas, from);
+    }
   } else if (full.empty()) {
-    add("image.cuda-driver", "Image CUDA runs on this driver", Status::skip,
+    add("image.cuda-driver", driver_title, Status::skip,
         "the image states no CUDA version or minimum driver (no io.paddle-image.cuda.version, CUDA_VERSION or driver "
         "label)");
   } else {
@@ -229,17 +466,17 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
                        (minor.empty() ? "" : " (" + minor + " under minor-version compatibility)") + "; host driver " +
                        driver->text;
     if (*driver >= compat::Version::parse(full)) {
-      add("image.cuda-driver", "Image CUDA runs on this driver", Status::pass, what);
+      add("image.cuda-driver", driver_title, Status::pass, what);
     } else if (!minor.empty() && *driver >= compat::Version::parse(minor)) {
-      add("image.cuda-driver", "Image CUDA runs on this driver", Status::warn,
+      add("image.cuda-driver", driver_title, Status::warn,
           what + ": runs under minor-version compatibility; PTX JIT of newer code may fail (CUDA error 222)",
           "upgrade the driver to " + full + " to remove this caveat");
     } else if (n.compat_forced && all_datacenter) {
-      add("image.cuda-driver", "Image CUDA runs on this driver", Status::warn,
+      add("image.cuda-driver", driver_title, Status::warn,
           what + ": relies on the image's forward-compat libcuda (" + n.compat_evidence + ")",
           "forward compatibility needs a supported data-center driver branch; upgrade to " + full + " to be safe");
     } else {
-      add("image.cuda-driver", "Image CUDA runs on this driver", Status::fail,
+      add("image.cuda-driver", driver_title, Status::fail,
           what + " (the job would fail: CUDA driver version is insufficient for CUDA runtime version)",
           "upgrade the driver to " + (minor.empty() ? full : minor) +
               " or newer, or choose an image this driver runs: "
@@ -271,38 +508,101 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
            : "upgrade the driver, or (only if minor-version compatibility is enough) set NVIDIA_DISABLE_REQUIRE=1");
   }
   // Architectures.
-  if (n.archs.empty()) {
-    add("image.gpu-arch", "Image ships code for these GPUs", Status::skip,
-        "the image states no GPU architectures (io.paddle-image.gpu.archs)");
-  } else if (gpus.empty()) {
-    add("image.gpu-arch", "Image ships code for these GPUs", Status::skip, "no GPU facts (NVML unavailable)");
-  } else {
-    std::vector<int> archs;
-    for (const auto& a : n.archs) {
-      std::string d = a.rfind("sm_", 0) == 0 ? a.substr(3) : a;
-      if (!d.empty() && std::all_of(d.begin(), d.end(), ::isdigit)) {
-        archs.push_back(std::stoi(d));
+  std::vector<HostGpu> host_gpus;
+  for (const auto& [name, cc] : gpus) {
+    host_gpus.push_back(
+        {name, static_cast<int>(cc.parts.at(0)), cc.parts.size() > 1 ? static_cast<int>(cc.parts[1]) : 0});
+  }
+  auto unserved = [&](const std::function<bool(const HostGpu&)>& ok) {
+    std::vector<std::string> out;
+    for (const auto& g : host_gpus) {
+      if (!ok(g)) {
+        out.push_back(g.label());
       }
     }
-    std::vector<std::string> missing;
-    for (const auto& [name, cc] : gpus) {
-      int major = static_cast<int>(cc.parts.at(0));
-      int minor_cc = cc.parts.size() > 1 ? static_cast<int>(cc.parts[1]) : 0;
-      bool ok = std::any_of(archs.begin(), archs.end(), [&](int a) { return a / 10 == major && a % 10 <= minor_cc; });
-      if (!ok) {
-        missing.push_back(name + " (sm_" + std::to_string(major) + std::to_string(minor_cc) + ")");
-      }
-    }
-    std::sort(missing.begin(), missing.end());
-    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    add("image.gpu-arch", "Image ships code for these GPUs", missing.empty() ? Status::pass : Status::fail,
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  const char* arch_title = "Image ships code for these GPUs";
+  const std::string err209 = " (no kernel image is available for execution on the device, CUDA error 209)";
+  const std::string arch_fix =
+      "use a build that ships these architectures: paddle-image resolve --gpu <model> --driver <version>";
+  const std::string state_fix =
+      "label the image with io.paddle-image.gpu.archs (paddle-image build does) or check with "
+      "--requires sm=XY";
+  if (gpus.empty()) {
+    add("image.gpu-arch", arch_title, Status::skip,
+        n.archs.empty() ? "the image states no GPU architectures (io.paddle-image.gpu.archs)"
+                        : "no GPU facts (NVML unavailable)");
+  } else if (!n.archs.empty()) {
+    auto archs = arch_numbers(n.archs);
+    auto missing = unserved([&](const HostGpu& g) { return serves(archs, g); });
+    add("image.gpu-arch", arch_title, missing.empty() ? Status::pass : Status::fail,
         "image ships " + util::join(n.archs, ",") +
-            (missing.empty() ? ""
-                             : "; not served: " + util::join(missing, ", ") +
-                                   " (no kernel image is available for execution on the device, CUDA error 209)"),
-        missing.empty()
-            ? ""
-            : "use a build that ships these architectures: paddle-image resolve --gpu <model> --driver <version>");
+            (missing.empty() ? "" : "; not served: " + util::join(missing, ", ") + err209),
+        missing.empty() ? "" : arch_fix);
+  } else if (published != nullptr) {
+    // Paddle + CUDA (stated, or the only CUDA the release was published with): that image's row.
+    auto missing = unserved([&](const HostGpu& g) { return serves(published->archs, g); });
+    std::string from = "Paddle " + release->version + " image " + published->tag + " (" + published->origin +
+                       (published->archs_confirmed ? "" : ", architectures inferred, unconfirmed") + ")";
+    add_derived("image.gpu-arch", arch_title, missing.empty() ? Status::warn : Status::fail,
+                "the image states no architectures; the published image ships " + sm_list(published->archs) +
+                    (missing.empty() ? "; the GPUs are served if the image is that build"
+                                     : "; not served: " + util::join(missing, ", ") + err209),
+                missing.empty() ? state_fix : arch_fix, "archs", sm_list(published->archs), from);
+  } else if (release != nullptr && n.cuda.empty() && !release->images.empty()) {
+    // Paddle alone, several CUDAs: FAIL only when no published build serves a GPU.
+    auto served_by_any = [&](const HostGpu& g) {
+      if (!release->min_cc.empty() && compat::Version::valid(release->min_cc) &&
+          compat::Version::parse(std::to_string(g.major) + "." + std::to_string(g.minor)) <
+              compat::Version::parse(release->min_cc)) {
+        return false;
+      }
+      return std::any_of(release->images.begin(), release->images.end(),
+                         [&](const compat::ImageRow& img) { return serves(img.archs, g); });
+    };
+    auto missing = unserved(served_by_any);
+    std::vector<std::string> tags;
+    for (const auto& img : release->images) {
+      tags.push_back(img.tag + " ships " + sm_list(img.archs));
+    }
+    std::string from = "Paddle " + release->version + " images (" + release->origin + ")";
+    add_derived("image.gpu-arch", arch_title, missing.empty() ? Status::warn : Status::fail,
+                "the image states Paddle " + release->version + " but neither CUDA nor architectures; " +
+                    util::join(tags, "; ") +
+                    (missing.empty() ? "; which build the image is is not stated"
+                                     : "; no published build serves " + util::join(missing, ", ") + err209),
+                missing.empty() ? state_fix : arch_fix, "archs", tags, from);
+  } else if (const auto* row = n.cuda.empty() ? nullptr : m.find_cuda(n.cuda); row != nullptr && !row->sm.empty()) {
+    // CUDA alone: the architectures that CUDA can build kernels for.
+    int newest = *std::max_element(row->sm.begin(), row->sm.end());
+    auto beyond = unserved([&](const HostGpu& g) { return g.sm() <= newest; });
+    auto untargeted = unserved([&](const HostGpu& g) { return serves(row->sm, g); });
+    std::string from = "CUDA " + row->version + " can target " + sm_list(row->sm) + " (" + row->origin + ")";
+    std::string ev = "the image states CUDA " + n.cuda + " but no architectures; CUDA " + row->version +
+                     " builds kernels up to sm_" + std::to_string(newest);
+    if (!beyond.empty()) {
+      add_derived("image.gpu-arch", arch_title, Status::fail,
+                  ev + "; " + util::join(beyond, ", ") + " is newer than anything it can target" + err209,
+                  "use an image built with a CUDA that supports these GPUs: paddle-image resolve --gpu <model>",
+                  "archs", sm_list(row->sm), from);
+    } else {
+      add_derived("image.gpu-arch", arch_title, Status::warn,
+                  ev + (untargeted.empty() ? "; whether the image ships code for these GPUs is not stated"
+                                           : "; it cannot target " + util::join(untargeted, ", ")),
+                  state_fix, "archs", sm_list(row->sm), from);
+    }
+  } else {
+    add("image.gpu-arch", arch_title, Status::skip,
+        "the image states no GPU architectures (io.paddle-image.gpu.archs)" +
+            std::string(n.paddle.empty()     ? ""
+                        : release == nullptr ? "; Paddle " + n.paddle + " is not in the matrix"
+                                             : ""));
+  }
+  if (!derived.empty()) {
+    report.facts["image"]["derived"] = derived;
   }
   if (!n.scanned) {
     add("image.driver-files", "Image does not ship driver files", Status::skip, "layers not scanned (--scan-layers)");

@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include "compat_matrix/matrix.hpp"
 #include "doctor/checks.hpp"
+#include "doctor/image.hpp"
 #include "doctor/parse.hpp"
+#include "util/error.hpp"
 #include "util/fs.hpp"
 
 #include <filesystem>
@@ -80,4 +83,101 @@ TEST_CASE("doctor: an empty root is a clean report, never a crash") {
   auto j = doctor::to_json(r);
   CHECK(j["summary"]["fail"] == 1);
   CHECK(j["checks"].size() == r.checks.size());
+}
+
+namespace {
+
+// A host report as check_host leaves it: driver and NVML GPUs.
+doctor::Report host_with(const std::string& driver, const std::string& gpu, const std::string& cc) {
+  doctor::Report r;
+  r.facts["driver"] = driver;
+  r.facts["nvml"] = {{"gpus", nlohmann::json::array({{{"name", gpu}, {"cc", cc}}})}};
+  return r;
+}
+
+const doctor::CheckResult& check_of(const doctor::Report& r, const std::string& id) {
+  for (const auto& c : r.checks) {
+    if (c.id == id) {
+      return c;
+    }
+  }
+  FAIL("no check " << id);
+  return r.checks.front();
+}
+
+util::ErrorKind kind_of(const std::string& requires_text) {
+  try {
+    doctor::needs_from_requires(requires_text);
+  } catch (const util::Error& e) {
+    return e.kind();
+  }
+  return util::ErrorKind::internal;
+}
+
+} // namespace
+
+TEST_CASE("doctor --requires: every key and value is validated") {
+  auto n = doctor::needs_from_requires("cuda=12.6, sm=90,sm=sm_80,sm=8.6,paddle=3.0.0b1");
+  CHECK(n.cuda == "12.6");
+  CHECK(n.archs == std::vector<std::string>{"sm_90", "sm_80", "sm_86"});
+  CHECK(n.paddle == "3.0.0b1");
+  for (const char* bad :
+       {"sm=abc", "sm=sm_abc", "sm=9", "sm=", "cuda=12.6,bogus", "cuda=banana", "driver=5x", "paddle=three",
+        "cuda=12.6,cuda=12.4", "cudaa=12", "=12", "cuda=99999999999999999999", "sm=90,,cuda=12.6"}) {
+    INFO(bad);
+    CHECK(kind_of(bad) == util::ErrorKind::usage);
+  }
+  try {
+    doctor::needs_from_requires("sm=abc");
+  } catch (const util::Error& e) {
+    CHECK(std::string(e.what()).find("sm_90, 90 or 9.0") != std::string::npos);
+  }
+}
+
+TEST_CASE("doctor image checks: facts derived from the matrix never PASS and say where they came from") {
+  auto m = compat::Matrix::builtin();
+  auto run = [&](doctor::Report r, const std::string& req) {
+    doctor::check_image(r, doctor::needs_from_requires(req), m);
+    return r;
+  };
+  SUBCASE("stated architectures: PASS, nothing derived") {
+    auto r = run(host_with("550.54.15", "NVIDIA H100 80GB HBM3", "9.0"), "cuda=12.4,sm=90");
+    CHECK(check_of(r, "image.gpu-arch").status == doctor::Status::pass);
+    CHECK(check_of(r, "image.gpu-arch").derived_from.empty());
+    CHECK_FALSE(r.facts["image"].contains("derived"));
+  }
+  SUBCASE("CUDA alone: FAIL when the GPU is beyond every target of that CUDA") {
+    auto r = run(host_with("550.54.15", "NVIDIA H100 80GB HBM3", "9.0"), "cuda=11.7");
+    const auto& c = check_of(r, "image.gpu-arch");
+    CHECK(c.status == doctor::Status::fail);
+    CHECK(c.derived_from.find("CUDA 11.7 can target") != std::string::npos);
+    CHECK(r.facts["image"]["derived"]["archs"]["from"] == c.derived_from);
+    CHECK(doctor::to_json(r)["checks"].back().dump().find("derived_from") == std::string::npos); // layer skip
+  }
+  SUBCASE("CUDA alone: WARN (not PASS) when the CUDA can target the GPU") {
+    auto r = run(host_with("550.54.15", "NVIDIA H100 80GB HBM3", "9.0"), "cuda=12.6");
+    CHECK(check_of(r, "image.gpu-arch").status == doctor::Status::warn);
+    CHECK_FALSE(check_of(r, "image.gpu-arch").derived_from.empty());
+  }
+  SUBCASE("Paddle + CUDA: the published image's architecture row") {
+    auto r = run(host_with("550.54.15", "NVIDIA H100 80GB HBM3", "9.0"), "paddle=3.0.0,cuda=11.8");
+    const auto& c = check_of(r, "image.gpu-arch");
+    CHECK(c.status == doctor::Status::fail); // the cu118 build ships up to sm_89
+    CHECK(c.derived_from.find("3.0.0-gpu-cuda11.8") != std::string::npos);
+    auto ok = run(host_with("550.54.15", "NVIDIA H100 80GB HBM3", "9.0"), "paddle=3.0.0,cuda=12.6");
+    CHECK(check_of(ok, "image.gpu-arch").status == doctor::Status::warn);
+  }
+  SUBCASE("Paddle alone: FAIL below the lowest candidate driver, else WARN") {
+    auto r = run(host_with("470.82.01", "A100-PCIE-40GB", "8.0"), "paddle=3.3.0");
+    const auto& c = check_of(r, "image.cuda-driver");
+    CHECK(c.status == doctor::Status::fail); // 3.3.0: CUDA 12.6+ only, 525.60.13 at least
+    CHECK(c.evidence.find("525.60.13") != std::string::npos);
+    CHECK(c.derived_from.find("Paddle 3.3.0 was published with CUDA") != std::string::npos);
+    CHECK(r.facts["image"]["derived"].contains("cuda"));
+    auto w = run(host_with("580.65.06", "NVIDIA H100 80GB HBM3", "9.0"), "paddle=3.0.0");
+    CHECK(check_of(w, "image.cuda-driver").status == doctor::Status::warn); // never PASS from a derived CUDA
+    CHECK(check_of(w, "image.gpu-arch").status == doctor::Status::warn);
+    auto t = run(host_with("580.65.06", "Tesla K80", "3.7"), "paddle=3.0.0");
+    CHECK(check_of(t, "image.gpu-arch").status == doctor::Status::fail); // no 3.0.0 build serves sm_37
+  }
 }
