@@ -3,6 +3,7 @@
 #include "compat_matrix/matrix.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/image.hpp"
+#include "oci/reference.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -10,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <unistd.h>
 
@@ -30,7 +32,7 @@ struct DoctorArgs {
   bool json = false;
   bool strict = false;
   std::string render;
-  std::string doctor_image = "registry.example.com/tools/paddle-image-doctor:latest";
+  std::string doctor_image; // required with --render
   std::vector<std::string> node_selector;
   std::string ns = "kube-system";
   std::vector<std::string> aggregate_files;
@@ -67,25 +69,113 @@ std::string render_text(const doctor::Report& r, bool colour) {
   return t.str();
 }
 
+// A YAML double-quoted scalar: quotes, backslashes and every control character escaped,
+// so no value can end the scalar or start a new line.
 std::string yaml_quote(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
   std::string out = "\"";
-  for (char c : s) {
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
     if (c == '"' || c == '\\') {
       out.push_back('\\');
+      out.push_back(ch);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    } else {
+      out.push_back(ch);
     }
-    out.push_back(c);
   }
   return out + "\"";
+}
+
+bool dns1123_label(const std::string& s) {
+  static const std::regex re("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  return s.size() <= 63 && std::regex_match(s, re);
+}
+
+// Kubernetes label keys: [DNS-1123 subdomain/]name; values: empty or a name (63 chars).
+bool label_name(const std::string& s) {
+  static const std::regex re("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
+  return s.size() <= 63 && std::regex_match(s, re);
+}
+
+bool label_key(const std::string& s) {
+  auto slash = s.find('/');
+  if (slash == std::string::npos) {
+    return label_name(s);
+  }
+  static const std::regex sub("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  std::string prefix = s.substr(0, slash);
+  return prefix.size() <= 253 && std::regex_match(prefix, sub) && label_name(s.substr(slash + 1));
+}
+
+// Everything --render puts into the manifest is checked here (usage errors, exit 2)
+// and quoted when written.
+void validate_render(const DoctorArgs& a) {
+  using util::Error;
+  using util::ErrorKind;
+  if (a.render != "daemonset") {
+    throw Error(ErrorKind::usage, "--render " + a.render + ": only 'daemonset' can be rendered");
+  }
+  if (a.doctor_image.empty()) {
+    throw Error(ErrorKind::usage, "--render daemonset needs --doctor-image",
+                "build the doctor image from examples/doctor/ and push it, then pass --doctor-image "
+                "REGISTRY/paddle-image-doctor:TAG");
+  }
+  oci::ImageRef ref;
+  try {
+    ref = oci::ImageRef::parse(a.doctor_image);
+  } catch (const util::Error& e) {
+    throw Error(ErrorKind::usage, "--doctor-image '" + a.doctor_image + "' is not an image reference: " + e.what(),
+                "e.g. registry.example.com/tools/paddle-image-doctor:1.0");
+  }
+  if (ref.kind != oci::ImageRef::Kind::registry || a.doctor_image.rfind("docker://", 0) == 0) {
+    throw Error(ErrorKind::usage,
+                "--doctor-image '" + a.doctor_image + "' must be a registry reference (the kubelet pulls it)",
+                "e.g. registry.example.com/tools/paddle-image-doctor:1.0");
+  }
+  if (!dns1123_label(a.ns)) {
+    throw Error(ErrorKind::usage,
+                "--namespace '" + a.ns +
+                    "' is not a Kubernetes namespace (a DNS-1123 label: lower-case letters, "
+                    "digits and '-', starting and ending with a letter or digit, at most 63)",
+                "e.g. --namespace kube-system");
+  }
+  for (const auto& kv : a.node_selector) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw Error(ErrorKind::usage, "--node-selector '" + kv + "' is not KEY=VALUE",
+                  "e.g. nvidia.com/gpu.present=true");
+    }
+    std::string k = kv.substr(0, eq);
+    std::string v = kv.substr(eq + 1);
+    if (!label_key(k)) {
+      throw Error(ErrorKind::usage,
+                  "--node-selector '" + kv + "': '" + k +
+                      "' is not a Kubernetes label key ([PREFIX/]NAME: the prefix a "
+                      "DNS subdomain, the name at most 63 of A-Z a-z 0-9 - _ .)",
+                  "e.g. nvidia.com/gpu.present=true");
+    }
+    if (!v.empty() && !label_name(v)) {
+      throw Error(ErrorKind::usage,
+                  "--node-selector '" + kv + "': '" + v +
+                      "' is not a Kubernetes label value (at most 63 of A-Z "
+                      "a-z 0-9 - _ ., starting and ending with a letter or digit)",
+                  "e.g. nvidia.com/gpu.present=true");
+    }
+  }
 }
 
 std::string render_daemonset(const DoctorArgs& a, const std::string& requires_arg) {
   std::ostringstream y;
   y << "# paddle-image doctor on every GPU node: read-only host mounts, JSON report on stdout.\n"
        "# Collect with: kubectl logs -n "
-    << a.ns
+    << a.ns // a validated DNS-1123 label: safe in a comment
     << " -l app=paddle-image-doctor --prefix=false > nodes.jsonl\n"
        "# then: paddle-image doctor aggregate nodes.jsonl\n";
-  y << "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: paddle-image-doctor\n  namespace: " << a.ns
+  y << "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: paddle-image-doctor\n  namespace: " << yaml_quote(a.ns)
     << "\n  labels:\n    app: paddle-image-doctor\nspec:\n  selector:\n    matchLabels:\n      app: "
        "paddle-image-doctor\n"
        "  template:\n    metadata:\n      labels:\n        app: paddle-image-doctor\n    spec:\n";
@@ -93,7 +183,7 @@ std::string render_daemonset(const DoctorArgs& a, const std::string& requires_ar
     y << "      nodeSelector:\n";
     for (const auto& kv : a.node_selector) {
       auto eq = kv.find('=');
-      y << "        " << kv.substr(0, eq) << ": " << yaml_quote(kv.substr(eq + 1)) << "\n";
+      y << "        " << yaml_quote(kv.substr(0, eq)) << ": " << yaml_quote(kv.substr(eq + 1)) << "\n";
     }
   }
   y << "      hostPID: true  # to see nv-fabricmanager in /proc\n"
@@ -143,6 +233,9 @@ int run_doctor(const DoctorArgs& a) {
   if (!a.image.empty() && !a.requires_.empty()) {
     throw util::Error(util::ErrorKind::usage, "--image and --requires exclude each other", "give one of them");
   }
+  if (!a.render.empty()) {
+    validate_render(a); // before the image is read
+  }
   doctor::ImageNeeds needs;
   bool have_needs = false;
   if (!a.image.empty()) {
@@ -153,15 +246,6 @@ int run_doctor(const DoctorArgs& a) {
     have_needs = true;
   }
   if (!a.render.empty()) {
-    if (a.render != "daemonset") {
-      throw util::Error(util::ErrorKind::usage, "--render " + a.render + ": only 'daemonset' can be rendered");
-    }
-    for (const auto& kv : a.node_selector) {
-      if (kv.find('=') == std::string::npos || kv.front() == '=') {
-        throw util::Error(util::ErrorKind::usage, "--node-selector '" + kv + "' is not KEY=VALUE",
-                          "e.g. nvidia.com/gpu.present=true");
-      }
-    }
     std::cout << render_daemonset(a, have_needs ? needs_as_requires(needs) : std::string{});
     return 0;
   }
@@ -286,7 +370,8 @@ Action add_doctor(CLI::App& app) {
   d->add_flag("--json", a->json, "JSON with every check");
   d->add_flag("--strict", a->strict, "Warnings fail too");
   d->add_option("--render", a->render, "Print a manifest instead of checking: daemonset");
-  d->add_option("--doctor-image", a->doctor_image, "Image the DaemonSet runs (build it from examples/doctor)");
+  d->add_option("--doctor-image", a->doctor_image,
+                "Image the DaemonSet runs (required with --render; build it from examples/doctor)");
   d->add_option("--node-selector", a->node_selector, "KEY=VALUE node selector for the DaemonSet (repeatable)");
   d->add_option("--namespace", a->ns, "Namespace of the DaemonSet");
   CLI::App* agg = d->add_subcommand("aggregate", "Merge many nodes' doctor --json reports into one table");
