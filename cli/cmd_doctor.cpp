@@ -1,8 +1,10 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/registry_flags.hpp"
 #include "compat_matrix/matrix.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/image.hpp"
+#include "oci/layout.hpp"
 #include "oci/reference.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -36,6 +38,7 @@ struct DoctorArgs {
   std::vector<std::string> node_selector;
   std::string ns = "kube-system";
   std::vector<std::string> aggregate_files;
+  RegistryFlags flags; // for a registry --image
 };
 
 bool use_colour(const Output& out) {
@@ -228,6 +231,51 @@ std::string needs_as_requires(const doctor::ImageNeeds& n) {
   return s;
 }
 
+// A registry image: the manifest (an index resolved to --platform) and the config only;
+// with --scan-layers the platform's image is pulled (verified) into a temporary layout
+// under the cache directory and its layer files are scanned like a local image's.
+doctor::ImageNeeds registry_needs(const DoctorArgs& a, const oci::ImageRef& ref, const Output& out) {
+  RegistrySession sess(a.flags, out, ref.registry);
+  registry::ImageSource src = registry::registry_source(sess.connect(ref.registry), ref);
+  oci::Platform platform = parse_platform(a.flags.platform);
+  registry::ManifestData md = registry::select_platform(src, src.root, platform);
+  std::string source = ref.str() + "@" + md.digest.str();
+  if (a.scan_layers) {
+    std::filesystem::path cache = default_cache_dir();
+    std::filesystem::create_directories(cache);
+    util::TempDir tmp(cache, "doctor-");
+    registry::TransferOptions topt = sess.transfer_options();
+    topt.platform = platform;
+    topt.all_platforms = false;
+    registry::write_layout(src, tmp.path() / "layout", {"image"}, topt);
+    sess.finish();
+    auto layout = oci::OciLayout::open_existing(tmp.path() / "layout");
+    oci::Manifest m = layout.read_manifest(layout.resolve("image"));
+    doctor::ImageNeeds n = doctor::needs_from_config(source, layout.read_config(m));
+    std::vector<std::filesystem::path> files;
+    for (const auto& l : m.layers) {
+      files.push_back(layout.blobs().blob_path(l.digest));
+    }
+    doctor::scan_layer_files(n, files);
+    return n;
+  }
+  oci::Manifest m = oci::manifest_from_json(oci::parse_json(md.bytes, "manifest of " + source));
+  registry::BlobLocation loc = src.locate(m.config);
+  std::string config_bytes = loc.registry->read_blob(loc.repo, m.config);
+  return doctor::needs_from_config(source, oci::config_from_json(oci::parse_json(
+                                               config_bytes, "config " + m.config.digest.str() + " of " + source)));
+}
+
+doctor::ImageNeeds image_needs(const DoctorArgs& a, const Output& out) {
+  return util::with_context("--image " + a.image, [&] {
+    oci::ImageRef ref = oci::ImageRef::parse(a.image);
+    if (ref.kind == oci::ImageRef::Kind::registry) {
+      return registry_needs(a, ref, out);
+    }
+    return doctor::read_image_needs(a.image, a.scan_layers);
+  });
+}
+
 int run_doctor(const DoctorArgs& a) {
   Output out = Output::detect(a.json, false);
   if (!a.image.empty() && !a.requires_.empty()) {
@@ -239,7 +287,7 @@ int run_doctor(const DoctorArgs& a) {
   doctor::ImageNeeds needs;
   bool have_needs = false;
   if (!a.image.empty()) {
-    needs = util::with_context("--image " + a.image, [&] { return doctor::read_image_needs(a.image, a.scan_layers); });
+    needs = image_needs(a, out);
     have_needs = true;
   } else if (!a.requires_.empty()) {
     needs = doctor::needs_from_requires(a.requires_);
@@ -358,9 +406,12 @@ Action add_doctor(CLI::App& app) {
   auto a = std::make_shared<DoctorArgs>();
   CLI::App* d = app.add_subcommand("doctor", "Check a GPU node, and whether an image will see and use its GPUs");
   d->add_option("--root", a->root, "Read host files under this directory (default /)");
-  d->add_option("--image", a->image, "Image to check against this host: oci:DIR[:TAG] or docker-archive:FILE");
+  d->add_option("--image", a->image,
+                "Image to check against this host: oci:DIR[:TAG], docker-archive:FILE or a registry reference");
   d->add_option("--requires", a->requires_, "Image needs instead of --image, e.g. cuda=12.6,sm=90,driver=560.28.03");
-  d->add_flag("--scan-layers", a->scan_layers, "Also look inside the image's layers (driver files, cuda-compat)");
+  d->add_flag("--scan-layers", a->scan_layers,
+              "Also look inside the image's layers (driver files, cuda-compat); a registry image's layers are then "
+              "downloaded");
   d->add_option("--nvml-lib", a->nvml_lib, "Load this libnvidia-ml.so instead of looking it up under --root");
   d->add_option("--cuda-lib", a->cuda_lib, "Load this libcuda.so instead of looking it up under --root");
   d->add_option("--timeout", a->timeout, "Seconds NVML/CUDA probes may take (they run in a child process)")
@@ -374,6 +425,23 @@ Action add_doctor(CLI::App& app) {
                 "Image the DaemonSet runs (required with --render; build it from examples/doctor)");
   d->add_option("--node-selector", a->node_selector, "KEY=VALUE node selector for the DaemonSet (repeatable)");
   d->add_option("--namespace", a->ns, "Namespace of the DaemonSet");
+  // Registry flags for a registry --image (docs/registry.md); the doctor's own --timeout
+  // is the probe timeout, so the registry's is --registry-timeout.
+  RegistryFlags& f = a->flags;
+  d->add_flag("--insecure", f.insecure,
+              "Allow plain HTTP or unverified TLS for the --image registry (local test "
+              "registries only)");
+  d->add_option("--insecure-registry", f.insecure_hosts, "Allow plain HTTP or unverified TLS for this host only");
+  d->add_option("--ca-file", f.ca_file, "Trust this CA (PEM) in addition to the system's")->check(CLI::ExistingFile);
+  d->add_option("-u,--username", f.username, "Registry user (with --password-stdin)");
+  d->add_flag("--password-stdin", f.password_stdin, "Read the registry password or token from stdin");
+  d->add_option("--retries", f.retries, "Registry attempts per request after the first (default 5)")
+      ->check(CLI::Range(0, 50));
+  d->add_option("--registry-timeout", f.timeout, "Seconds a stalled registry transfer may wait (default 30)")
+      ->check(CLI::Range(1, 3600));
+  d->add_option("--log-level", f.log_level, "Registry log: error, warn, info, debug or trace")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug", "trace"}));
+  d->add_option("--platform", f.platform, "Image of an index to check (default linux/amd64)");
   CLI::App* agg = d->add_subcommand("aggregate", "Merge many nodes' doctor --json reports into one table");
   agg->add_option("files", a->aggregate_files, "Report files (JSON, or JSON lines); - or none for stdin");
   agg->add_flag("--json", a->json, "JSON output");

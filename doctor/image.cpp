@@ -139,15 +139,23 @@ void scan(ImageNeeds& n, const std::vector<std::filesystem::path>& layer_files) 
 
 } // namespace
 
+ImageNeeds needs_from_config(const std::string& source, const oci::ImageConfig& config) {
+  ImageNeeds n;
+  n.source = source;
+  from_config(n, config);
+  return n;
+}
+
+void scan_layer_files(ImageNeeds& needs, const std::vector<std::filesystem::path>& layer_files) {
+  scan(needs, layer_files);
+}
+
 ImageNeeds read_image_needs(const std::string& reference, bool scan_layers) {
   ImageNeeds n;
   n.source = reference;
   oci::ImageRef ref = oci::ImageRef::parse(reference);
   if (ref.kind == oci::ImageRef::Kind::registry) {
-    throw Error(ErrorKind::usage, "--image " + reference + ": reading a registry image is not supported yet",
-                "copy it locally first (skopeo copy docker://" + ref.str() +
-                    " oci:img:TAG) and pass --image oci:img:TAG, "
-                    "or give the needs with --requires");
+    throw Error(ErrorKind::internal, reference + ": registry images are read by the caller (needs_from_config)");
   }
   if (ref.kind == oci::ImageRef::Kind::oci_layout) {
     auto layout = oci::OciLayout::open_existing(ref.path);
