@@ -42,7 +42,8 @@ bool plain_version(const std::string& s) {
 }
 
 bool paddle_version(const std::string& s) {
-  static const std::regex re("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}((a|b|rc)[0-9]{1,9})?");
+  // Pre-releases (3.0.0b1) and pip's local builds (2.6.1.post117).
+  static const std::regex re("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}((a|b|rc)[0-9]{1,9})?(\\.post[0-9]{1,9})?");
   return std::regex_match(s, re);
 }
 
@@ -72,7 +73,7 @@ void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
   n.driver_min_compat = label("io.paddle-image.driver.min-compat");
   n.paddle = label("io.paddle-image.paddle.version");
   check_label("io.paddle-image.paddle.version", n.paddle, n.paddle.empty() || paddle_version(n.paddle),
-              "a Paddle version (e.g. 3.0.0 or 3.0.0b1)");
+              "a Paddle version (e.g. 3.0.0, 3.0.0b1 or 2.6.1.post117)");
   std::string archs = label("io.paddle-image.gpu.archs");
   std::size_t i = 0;
   while (!archs.empty() && i <= archs.size()) {
@@ -201,9 +202,10 @@ ImageNeeds read_image_needs(const std::string& reference, bool scan_layers) {
 ImageNeeds needs_from_requires(const std::string& text) {
   ImageNeeds n;
   n.source = "--requires " + text;
-  const std::string forms = "KEY=VALUE items separated by commas: cuda=12.6, driver=560.28.03, "
-                            "driver_compat=525.60.13, require_cuda=12.6 (dotted numbers), paddle=3.0.0 (or 3.0.0b1), "
-                            "sm=90 (repeatable; also sm_90 or 9.0)";
+  const std::string forms =
+      "KEY=VALUE items separated by commas: cuda=12.6, driver=560.28.03, "
+      "driver_compat=525.60.13, require_cuda=12.6 (dotted numbers), paddle=3.0.0 (or 3.0.0b1, 2.6.1.post117), "
+      "sm=90 (repeatable; also sm_90 or 9.0)";
   auto usage = [&](const std::string& what) {
     throw Error(ErrorKind::usage, "--requires '" + text + "': " + what, "use " + forms);
   };
@@ -251,7 +253,7 @@ ImageNeeds needs_from_requires(const std::string& text) {
         usage(k + "=" + v + " is not a version (dotted numbers, e.g. 12.6 or 560.28.03)");
       }
       if (k == "paddle" && !paddle_version(v)) {
-        usage("paddle=" + v + " is not a Paddle version (e.g. 3.0.0 or 3.0.0b1)");
+        usage("paddle=" + v + " is not a Paddle version (e.g. 3.0.0, 3.0.0b1 or 2.6.1.post117)");
       }
       if (k == "sm" && !normalise_arch(v)) {
         usage("sm=" + v + " is not an architecture: accepted forms are " + arch_forms);
@@ -315,7 +317,8 @@ bool serves(const std::vector<int>& archs, const HostGpu& g) {
   return std::any_of(archs.begin(), archs.end(), [&](int a) { return a / 10 == g.major && a % 10 <= g.minor; });
 }
 
-const compat::ReleaseRow* find_release(const compat::Matrix& m, const std::string& paddle) {
+const compat::ReleaseRow* find_release(const compat::Matrix& m, const std::string& stated) {
+  std::string paddle = stated.substr(0, stated.find(".post")); // 2.6.1.post117 is release 2.6.1
   if (paddle.empty() || !compat::Version::valid(paddle)) {
     return nullptr;
   }

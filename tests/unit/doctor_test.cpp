@@ -118,6 +118,7 @@ util::ErrorKind kind_of(const std::string& requires_text) {
 
 TEST_CASE("doctor --requires: every key and value is validated") {
   auto n = doctor::needs_from_requires("cuda=12.6, sm=90,sm=sm_80,sm=8.6,paddle=3.0.0b1");
+  CHECK(doctor::needs_from_requires("paddle=2.6.1.post117").paddle == "2.6.1.post117");
   CHECK(n.cuda == "12.6");
   CHECK(n.archs == std::vector<std::string>{"sm_90", "sm_80", "sm_86"});
   CHECK(n.paddle == "3.0.0b1");
@@ -179,5 +180,7 @@ TEST_CASE("doctor image checks: facts derived from the matrix never PASS and say
     CHECK(check_of(w, "image.gpu-arch").status == doctor::Status::warn);
     auto t = run(host_with("580.65.06", "Tesla K80", "3.7"), "paddle=3.0.0");
     CHECK(check_of(t, "image.gpu-arch").status == doctor::Status::fail); // no 3.0.0 build serves sm_37
+    auto post = run(host_with("470.82.01", "A100-PCIE-40GB", "8.0"), "paddle=3.3.0.post126");
+    CHECK(check_of(post, "image.cuda-driver").status == doctor::Status::fail); // pip's local build of 3.3.0
   }
 }
