@@ -1,5 +1,7 @@
 #include "layers/tree.hpp"
 
+#include <tuple>
+
 #include "util/error.hpp"
 
 #include <cerrno>
@@ -322,13 +324,18 @@ void EntrySet::finalize(const Owner& parent_owner) {
     d.owner = parent_owner;
     m_entries.try_emplace(d.path, d);
   }
-  // The first path (in sorted order) of an inode holds the data; later ones link to it.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> seen;
+  // The first path (in sorted order) of an inode holds the data; later ones link to it,
+  // but only when everything the header carries is the same: a hard link shares the
+  // inode, so a link with another mode or owner would unpack with the first one's.
+  using LinkKey =
+      std::tuple<std::uint64_t, std::uint64_t, std::uint32_t, std::int64_t, std::int64_t, std::string, std::string>;
+  std::map<LinkKey, std::string> seen;
   for (auto& [path, e] : m_entries) {
     if (e.type != Entry::Type::file || e.ino == 0) {
       continue;
     }
-    auto [it, inserted] = seen.try_emplace({e.dev, e.ino}, path);
+    auto [it, inserted] =
+        seen.try_emplace(LinkKey{e.dev, e.ino, e.mode, e.owner.uid, e.owner.gid, e.owner.uname, e.owner.gname}, path);
     if (!inserted) {
       e.type = Entry::Type::hardlink;
       e.link_target = it->second;

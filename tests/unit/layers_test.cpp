@@ -405,6 +405,33 @@ TEST_SUITE("layers") {
     CHECK(set.total_size() == 36);
   }
 
+  TEST_CASE("EntrySet: one file copied to two paths with other metadata is not a hard link") {
+    auto tmp = make_temp();
+    fs::path src = tmp.path() / "src";
+    write(src / "train.py", "print('train')\n");
+    layers::EntrySet set;
+    set.add(rule(src, "/app/"));
+    auto entry_point = rule(src / "train.py", "/usr/local/bin/train");
+    entry_point.file_mode = 0755;
+    entry_point.owner.uid = 1000;
+    entry_point.owner.gid = 1000;
+    set.add(entry_point);
+    auto same = rule(src / "train.py", "/srv/train.py"); // same mode and owner as /app/train.py
+    set.add(same);
+    set.finalize({});
+    const auto& app = set.entries().at("app/train.py");
+    const auto& bin = set.entries().at("usr/local/bin/train");
+    const auto& srv = set.entries().at("srv/train.py");
+    CHECK(app.type == Entry::Type::file);
+    CHECK(app.mode == 0644);
+    REQUIRE(bin.type == Entry::Type::file); // its own data and header, not a link to app/train.py
+    CHECK(bin.mode == 0755);
+    CHECK(bin.owner.uid == 1000);
+    CHECK(bin.size == app.size);
+    CHECK(srv.type == Entry::Type::hardlink); // identical metadata: a link is still fine
+    CHECK(srv.link_target == "app/train.py");
+  }
+
   TEST_CASE("EntrySet: errors") {
     auto tmp = make_temp();
     write(tmp.path() / "src" / "f", "x");
