@@ -212,7 +212,7 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
          {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
     layers::EntrySet stat_set;
     for (const auto& w : wheels) {
-      stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin});
+      stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}});
     }
     add_entries_to_key(key, stat_set);
     blob = cache.get_or_build(
@@ -234,7 +234,7 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
           }
           check_lock(l, wheels, inventory);
           layers::EntrySet set;
-          set.add(layers::CopyRule{staging.path(), "/", {}, {}, {}, to_owner(l.owner), false, l.origin});
+          set.add(layers::CopyRule{staging.path(), "/", {}, {}, {}, to_owner(l.owner), false, l.origin, {}, {}});
           // The install roots and their ancestors (usr/, usr/local/lib/...) stay root's;
           // the layer's owner applies to what the wheels install.
           for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
@@ -262,11 +262,14 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
     set.set_threads(o.threads);
     for (const auto& c : l.copies) {
       layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
-      set.add(
-          layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin});
+      set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin,
+                               c.ignore, c.ignore_prefix});
     }
     set.finalize(layers::Owner{});
     key.add({{"kind", "copy"}});
+    for (const auto& c : l.copies) { // what was left out is part of the inputs too
+      key.add({{"ignore", c.ignore}, {"ignore_prefix", c.ignore_prefix}});
+    }
     add_entries_to_key(key, set);
     blob = cache.get_or_build(
         key.finish(),

@@ -3,6 +3,7 @@
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
 #include "layers/cache.hpp"
+#include "spec/spec.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -59,12 +60,14 @@ std::int64_t parse_epoch(const std::string& text, const std::string& where) {
   try {
     std::size_t pos = 0;
     long long v = std::stoll(text, &pos);
-    if (pos == text.size() && v >= 0) {
+    if (pos == text.size() && v >= 0 && v <= spec::k_max_epoch) {
       return v;
     }
-  } catch (const std::exception&) {
+  } catch (const std::exception&) { // not a number at all, or out of long long's range: the error below
   }
-  throw util::Error(util::ErrorKind::usage, where + ": '" + text + "' is not a Unix time in seconds",
+  throw util::Error(util::ErrorKind::usage,
+                    where + ": '" + text + "' is not a Unix time in seconds from 0 to " +
+                        std::to_string(spec::k_max_epoch) + " (9999-12-31T23:59:59Z)",
                     "e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)");
 }
 

@@ -1,7 +1,6 @@
 #include "layers/tree.hpp"
 
-#include <tuple>
-
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 
 #include <cerrno>
@@ -15,6 +14,7 @@
 #include <mutex>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace layers {
@@ -70,8 +70,42 @@ std::string normalize_image_path(const std::string& path, const std::string& ori
   return out;
 }
 
+namespace {
+
+bool matches(const std::string& pattern, const std::string& rel_path, const std::string& base) {
+  std::string p = pattern;
+  while (!p.empty() && p.back() == '/') {
+    p.pop_back();
+  }
+  if (p.find('/') == std::string::npos) {
+    return ::fnmatch(p.c_str(), base.c_str(), FNM_PERIOD) == 0 || p == base;
+  }
+  if (p.front() == '/') {
+    p.erase(0, 1);
+  }
+  return ::fnmatch(p.c_str(), rel_path.c_str(), 0) == 0;
+}
+
+std::string base_name(const std::string& rel_path) {
+  return rel_path.substr(rel_path.rfind('/') == std::string::npos ? 0 : rel_path.rfind('/') + 1);
+}
+
+} // namespace
+
+bool ignored(const std::vector<std::string>& patterns, const std::string& rel_path) {
+  std::string base = base_name(rel_path);
+  bool out = false;
+  for (const auto& pat : patterns) {
+    bool negated = !pat.empty() && pat.front() == '!';
+    if (matches(negated ? pat.substr(1) : pat, rel_path, base)) {
+      out = !negated;
+    }
+  }
+  return out;
+}
+
 bool excluded(const std::vector<std::string>& patterns, const std::string& rel_path) {
-  std::string base = rel_path.substr(rel_path.rfind('/') == std::string::npos ? 0 : rel_path.rfind('/') + 1);
+  std::string base = base_name(rel_path);
   for (const auto& pat : patterns) {
     std::string p = pat;
     while (!p.empty() && p.back() == '/') {
@@ -232,8 +266,17 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
         continue;
       }
       std::string rel = dir.rel.empty() ? name : dir.rel + "/" + name;
-      if (excluded(rule.exclude, rel)) {
+      if (excluded(rule.exclude, rel) ||
+          (!rule.ignore.empty() &&
+           ignored(rule.ignore, rule.ignore_prefix.empty() ? rel : rule.ignore_prefix + "/" + rel))) {
         continue;
+      }
+      if (!util::is_valid_utf8(name)) {
+        // Tar headers (PAX) carry UTF-8 names; anything else cannot be written faithfully.
+        throw Error(ErrorKind::input,
+                    rule.origin + ": file name '" + util::escape_bytes(dir.host + "/" + name) + "' is not valid UTF-8",
+                    "rename it, or leave it out with an exclude: or .paddleimageignore pattern that matches it "
+                    "(a glob with '?' or '*' in place of the odd bytes); image file names must be UTF-8");
       }
       struct stat st {};
       if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {

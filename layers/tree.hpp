@@ -50,6 +50,11 @@ struct CopyRule {
   Owner owner;
   bool allow_absolute_symlinks = false;
   std::string origin; // "spec.yaml:12:5" for error messages
+  // .paddleimageignore patterns (gitignore syntax, later ones win, '!' re-includes),
+  // matched against ignore_prefix/REL for everything beneath `from` (never `from` itself:
+  // naming a path in a rule asks for it).
+  std::vector<std::string> ignore;
+  std::string ignore_prefix;
 };
 
 class EntrySet {
@@ -83,5 +88,7 @@ std::string normalize_image_path(const std::string& path, const std::string& ori
 // True when name matches an exclude pattern (no '/' in pattern: any path component's
 // name; with '/': the path relative to the source root; '*' matches across '/').
 bool excluded(const std::vector<std::string>& patterns, const std::string& rel_path);
+// gitignore-style: the last pattern that matches decides; "!pattern" re-includes.
+bool ignored(const std::vector<std::string>& patterns, const std::string& rel_path);
 
 } // namespace layers

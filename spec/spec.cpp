@@ -6,7 +6,10 @@
 #include "util/fs.hpp"
 
 #include <algorithm>
+#include <map>
+#include <regex>
 #include <set>
+#include <tuple>
 #include <yaml-cpp/yaml.h>
 
 namespace spec {
@@ -139,6 +142,10 @@ public:
     if (o.uid < 0 || o.gid < 0) {
       fail(n, field, "uid and gid must not be negative");
     }
+    if (o.uid > k_max_id || o.gid > k_max_id) {
+      fail(n, field, "uid and gid must be at most " + std::to_string(k_max_id),
+           "tar headers and container runtimes take ids 0-" + std::to_string(k_max_id));
+    }
     return o;
   }
 
@@ -148,7 +155,18 @@ private:
   fs::path m_file;
 };
 
+bool has_control(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char ch) {
+    auto u = static_cast<unsigned char>(ch);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
 void check_image_path(const Ctx& c, const YAML::Node& n, const std::string& field, const std::string& p) {
+  if (has_control(p)) {
+    c.fail(n, field, "'" + util::escape_bytes(p) + "' holds a control character (NUL, newline, ...)",
+           "image paths are plain text; remove the escape from the YAML string");
+  }
   if (p.empty() || p.front() != '/') {
     c.fail(n, field, "'" + p + "' must be an absolute path inside the image", "e.g. /app/ or /opt/models/");
   }
@@ -173,6 +191,10 @@ void check_image_path(const Ctx& c, const YAML::Node& n, const std::string& fiel
 
 fs::path source_path(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir) {
   std::string s = c.str(n, field);
+  if (has_control(s)) {
+    c.fail(n, field, "'" + util::escape_bytes(s) + "' holds a control character (NUL, newline, ...)",
+           "remove the escape from the YAML string");
+  }
   fs::path p = fs::path(s).is_absolute() ? fs::path(s) : dir / s;
   p = p.lexically_normal();
   std::error_code ec;
@@ -212,7 +234,32 @@ CompressionSpec compression(const Ctx& c, const YAML::Node& n, const std::string
   return cs;
 }
 
-std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir) {
+bool boolean(const Ctx& c, const YAML::Node& v, const std::string& field) {
+  if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
+    c.fail(v, field, "must be true or false");
+  }
+  return v.Scalar() == "true";
+}
+
+fs::path resolved(const fs::path& p) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(p, ec);
+  return ec ? p : r;
+}
+
+// Where `from` really is (symlinks resolved) relative to the spec directory (also
+// resolved); nullopt when it lies outside.
+std::optional<std::string> inside_spec_dir(const fs::path& from, const fs::path& dir) {
+  fs::path rel = resolved(from).lexically_relative(resolved(dir));
+  if (rel.empty() || *rel.begin() == "..") {
+    return std::nullopt;
+  }
+  std::string r = rel.generic_string();
+  return r == "." ? std::string{} : r;
+}
+
+std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
+                             const std::vector<std::string>& ignore) {
   if (!n.IsSequence() || n.size() == 0) {
     c.fail(n, field, "must be a non-empty list of {from, to}");
   }
@@ -220,7 +267,8 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
   for (std::size_t i = 0; i < n.size(); ++i) {
     std::string f = field + "[" + std::to_string(i) + "]";
     const YAML::Node& item = n[i];
-    c.check_keys(item, f, {"from", "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks"});
+    c.check_keys(item, f,
+                 {"from", "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
     if (!item["from"]) {
       c.fail(item, f, "missing 'from'", "name a file or directory relative to the spec");
     }
@@ -245,11 +293,21 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
       cs.owner = c.owner(item["owner"], f + ".owner");
     }
     if (item["allow_absolute_symlinks"]) {
-      const YAML::Node& v = item["allow_absolute_symlinks"];
-      if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
-        c.fail(v, f + ".allow_absolute_symlinks", "must be true or false");
-      }
-      cs.allow_absolute_symlinks = v.Scalar() == "true";
+      cs.allow_absolute_symlinks = boolean(c, item["allow_absolute_symlinks"], f + ".allow_absolute_symlinks");
+    }
+    if (item["allow_outside"]) {
+      cs.allow_outside = boolean(c, item["allow_outside"], f + ".allow_outside");
+    }
+    if (auto rel = inside_spec_dir(cs.from, dir)) {
+      cs.ignore = ignore;
+      cs.ignore_prefix = *rel;
+    } else if (!cs.allow_outside) {
+      c.fail(item["from"], f + ".from",
+             "source '" + item["from"].Scalar() + "' lies outside the spec's directory " + dir.string() +
+                 " (it resolves to " + resolved(cs.from).string() + ")",
+             "move it next to the spec, or set allow_outside: true on this rule if it really belongs in the image");
+    } else {
+      cs.ignore = {".git"}; // .paddleimageignore speaks of the spec's directory only
     }
     out.push_back(cs);
   }
@@ -257,7 +315,7 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
 }
 
 LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
-                const CompressionSpec& top) {
+                const CompressionSpec& top, const std::vector<std::string>& ignore) {
   c.check_keys(n, field, {"name", "wheels", "files", "data", "compression", "owner"});
   LayerSpec l;
   l.origin = c.where(n);
@@ -292,7 +350,7 @@ LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, con
   } else {
     l.kind = n["files"] ? LayerSpec::Kind::files : LayerSpec::Kind::data;
     std::string key = n["files"] ? "files" : "data";
-    l.copies = copies(c, n[key], field + "." + key, dir);
+    l.copies = copies(c, n[key], field + "." + key, dir, ignore);
   }
   if (n["compression"]) {
     l.compression = compression(c, n["compression"], field + ".compression", &top);
@@ -361,7 +419,97 @@ void config(const Ctx& c, const YAML::Node& n, ConfigSpec& cfg) {
   }
 }
 
+// yaml-cpp keeps every pair of a mapping but `node[key]` sees only the first, so a
+// repeated key would drop a value silently: refuse it, naming both places.
+void check_duplicate_keys(const Ctx& c, const YAML::Node& n, const std::string& field) {
+  if (n.IsMap()) {
+    std::map<std::string, YAML::Node> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string{};
+      std::string f = Ctx::join(field, key);
+      if (it->first.IsScalar()) {
+        auto [prev, inserted] = seen.emplace(key, it->first);
+        if (!inserted) {
+          c.fail(it->first, f, "key '" + key + "' appears twice (first at " + c.where(prev->second) + ")",
+                 "keep one of them; a repeated key would silently drop one value");
+        }
+      }
+      check_duplicate_keys(c, it->second, f);
+    }
+  } else if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      check_duplicate_keys(c, n[i], field + "[" + std::to_string(i) + "]");
+    }
+  }
+}
+
+// The forms the doctor reads back from the labels (docs/labels.md).
+void check_requires(const Ctx& c, const YAML::Node& r, const RequiresSpec& q) {
+  static const std::regex version("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}");
+  static const std::regex paddle("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}((a|b|rc)[0-9]{1,9})?(\\.post[0-9]{1,9})?");
+  static const std::regex arch("(sm_)?[1-9][0-9]{1,2}a?|[1-9][0-9]?\\.[0-9]");
+  for (auto [key, value, re, forms] :
+       {std::tuple{"cuda", &q.cuda, &version, "a CUDA version, e.g. \"12.6\""},
+        std::tuple{"cudnn", &q.cudnn, &version, "a cuDNN version, e.g. \"9.5\""},
+        std::tuple{"driver_min", &q.driver_min, &version, "a driver version, e.g. \"560.28.03\" or \"535\""},
+        std::tuple{"paddle", &q.paddle, &paddle, "a Paddle version, e.g. \"3.0.0\" or \"2.6.1.post117\""}}) {
+    if (!value->empty() && !std::regex_match(*value, *re)) {
+      c.fail(r[key], std::string("requires.") + key, "'" + util::escape_bytes(*value) + "' is not " + forms,
+             "write it quoted; the doctor compares it with the GPU host's");
+    }
+  }
+  for (std::size_t i = 0; i < q.gpu_archs.size(); ++i) {
+    if (!std::regex_match(q.gpu_archs[i], arch)) {
+      c.fail(r["gpu_archs"].IsSequence() ? r["gpu_archs"][i] : r["gpu_archs"],
+             "requires.gpu_archs[" + std::to_string(i) + "]",
+             "'" + util::escape_bytes(q.gpu_archs[i]) + "' is not a GPU architecture",
+             "use an SM architecture or compute capability: sm_80, 80 or \"8.0\" (not a family name like ampere)");
+    }
+  }
+}
+
 } // namespace
+
+std::vector<std::string> read_ignore_file(const fs::path& file) {
+  std::vector<std::string> out;
+  std::string text = util::read_file(file);
+  std::size_t line_no = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto j = text.find('\n', i);
+    std::string line = text.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    i = j == std::string::npos ? text.size() : j + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) {
+      line.pop_back();
+    }
+    std::size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') {
+      continue;
+    }
+    line = line.substr(start);
+    if (has_control(line)) {
+      throw Error(ErrorKind::input,
+                  file.string() + ":" + std::to_string(line_no) + ": pattern '" + util::escape_bytes(line) +
+                      "' holds a control character",
+                  "remove it");
+    }
+    std::string body = line.front() == '!' ? line.substr(1) : line;
+    while (!body.empty() && body.back() == '/') {
+      body.pop_back();
+    }
+    if (body.empty() || body == "/" || body.find("..") != std::string::npos) {
+      throw Error(ErrorKind::input,
+                  file.string() + ":" + std::to_string(line_no) + ": '" + line + "' is not a usable pattern",
+                  "patterns name paths inside the spec's directory, e.g. *.ckpt, /data/raw or !keep.txt");
+    }
+    out.push_back(line);
+  }
+  return out;
+}
 
 BuildSpec parse(const std::string& text, const fs::path& file) {
   Ctx c(file);
@@ -381,7 +529,13 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
   BuildSpec s;
   s.file = file;
   s.dir = file.has_parent_path() ? fs::absolute(file).parent_path() : fs::current_path();
+  s.ignore = {".git"};
+  if (fs::path ignore = s.dir / ".paddleimageignore"; fs::is_regular_file(ignore)) {
+    auto patterns = read_ignore_file(ignore);
+    s.ignore.insert(s.ignore.end(), patterns.begin(), patterns.end());
+  }
   try {
+    check_duplicate_keys(c, root, "");
     c.check_keys(root, "",
                  {"image", "base", "platform", "python", "requires", "resolve", "layers", "compression", "config",
                   "source_date_epoch"});
@@ -534,14 +688,16 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
       if (r["gpu_archs"]) {
         s.requires_.gpu_archs = c.str_list(r["gpu_archs"], "requires.gpu_archs");
       }
+      check_requires(c, r, s.requires_);
     }
     if (auto cm = root["compression"]) {
       s.compression = compression(c, cm, "compression");
     }
     if (auto e = root["source_date_epoch"]) {
       s.source_date_epoch = c.integer(e, "source_date_epoch");
-      if (*s.source_date_epoch < 0) {
-        c.fail(e, "source_date_epoch", "must not be negative");
+      if (*s.source_date_epoch < 0 || *s.source_date_epoch > k_max_epoch) {
+        c.fail(e, "source_date_epoch", "must be between 0 and " + std::to_string(k_max_epoch),
+               "the latest date an image's `created` can hold is 9999-12-31T23:59:59Z");
       }
     }
     if (auto ls = root["layers"]) {
@@ -551,7 +707,7 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
       std::set<std::string> names;
       for (std::size_t i = 0; i < ls.size(); ++i) {
         std::string f = "layers[" + std::to_string(i) + "]";
-        LayerSpec l = layer(c, ls[i], f, s.dir, s.compression);
+        LayerSpec l = layer(c, ls[i], f, s.dir, s.compression, s.ignore);
         if (!names.insert(l.name).second) {
           c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice",
                  "give each layer its own name");
@@ -571,6 +727,10 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
 
 BuildSpec load(const fs::path& file) {
   std::error_code ec;
+  if (fs::is_directory(file, ec)) {
+    throw Error(ErrorKind::input, "spec file '" + file.string() + "' is a directory",
+                "pass the spec file itself, e.g. " + (file / "spec.yaml").string());
+  }
   if (!fs::is_regular_file(file, ec)) {
     throw Error(ErrorKind::input, "spec file '" + file.string() + "' does not exist",
                 "pass the path to your spec.yaml (see docs/spec.md)");

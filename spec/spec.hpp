@@ -27,7 +27,12 @@ struct CopySpec {
   std::optional<std::uint32_t> dir_mode;
   std::optional<OwnerSpec> owner;
   bool allow_absolute_symlinks = false;
-  std::string origin; // "spec.yaml:12:7"
+  bool allow_outside = false; // `from` may lie outside the spec's directory (after symlinks)
+  // .paddleimageignore patterns for what lies beneath `from` (relative to `from`'s
+  // place in the spec directory, see ignore_prefix); '!' re-includes.
+  std::vector<std::string> ignore;
+  std::string ignore_prefix; // `from` relative to the spec's directory ("" for the directory itself)
+  std::string origin;        // "spec.yaml:12:7"
 };
 
 struct CompressionSpec {
@@ -114,7 +119,21 @@ struct BuildSpec {
   CompressionSpec compression;
   ConfigSpec config;
   std::optional<std::int64_t> source_date_epoch;
+  // .paddleimageignore of the spec's directory, with the implicit leading ".git"
+  // (gitignore syntax; later lines win; "!.git" brings .git back).
+  std::vector<std::string> ignore;
 };
+
+// Largest timestamp accepted anywhere (9999-12-31T23:59:59Z): later dates do not fit the
+// RFC 3339 `created` field that skopeo and umoci parse.
+inline constexpr std::int64_t k_max_epoch = 253402300799;
+// Largest uid/gid written into a layer (4294967295 is (uid_t)-1, "no id").
+inline constexpr std::int64_t k_max_id = 4294967294;
+
+// Reads a .paddleimageignore (gitignore syntax: '#' comments, blank lines, '!' negation,
+// trailing '/' for directories). Returns the patterns in order; throws Error(input)
+// with file:line for a line it cannot use.
+std::vector<std::string> read_ignore_file(const fs::path& file);
 
 BuildSpec load(const fs::path& file);
 BuildSpec parse(const std::string& text, const fs::path& file);

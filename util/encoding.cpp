@@ -152,4 +152,61 @@ bool base64_decode(std::string_view text, std::string& out) {
   return true;
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  if (c < 0x80) {
+    return 1;
+  }
+  std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) {
+    return 0;
+  }
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xc0) != 0x80) {
+      return 0;
+    }
+  }
+  unsigned char c1 = b(i + 1);
+  if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f)) {
+    return 0; // overlong, surrogate, or beyond U+10FFFF
+  }
+  return n;
+}
+
+} // namespace
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+std::string escape_bytes(std::string_view s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_sequence(s, i);
+    auto c = static_cast<unsigned char>(s[i]);
+    if (n == 0 || c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 } // namespace util

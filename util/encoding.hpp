@@ -23,5 +23,9 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
 // RFC 3339 UTC time ("2024-01-02T03:04:05Z") for a Unix time.
 std::string rfc3339_utc(std::int64_t seconds);
 bool is_lower_hex(std::string_view s);
+// Well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF).
+bool is_valid_utf8(std::string_view s);
+// The text with control bytes and bytes that are not valid UTF-8 written as \xNN.
+std::string escape_bytes(std::string_view s);
 
 } // namespace util

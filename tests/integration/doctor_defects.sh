@@ -142,7 +142,7 @@ layers:
   - name: files
     files: [{from: root/, to: /}]
   - name: app
-    files: [{from: ../app/, to: /app/}]
+    files: [{from: ../app/, to: /app/, allow_outside: true}]
 YAML
 check "build and push the test image" "$PI" build bad/spec.yaml -q --push "$R/team/gpu-app:v1" --insecure
 blob_gets() { registry_access_count "$OPEN_LOG" GET '/v2/team/gpu-app/blobs/sha256:' '20[06]'; }

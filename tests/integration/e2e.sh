@@ -16,6 +16,7 @@ layers:
       - from: $BASE_ROOTFS
         to: /
         allow_absolute_symlinks: true
+        allow_outside: true   # the cached Debian rootfs lives outside the test dir
 config:
   env: {PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
   cmd: [/bin/sh]

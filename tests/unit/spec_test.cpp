@@ -469,11 +469,87 @@ TEST_SUITE("spec") {
     CHECK(contains(p.error("platform: windows/amd64\n").what(), "unsupported platform 'windows/amd64'"));
     CHECK(contains(p.error("python:\n  version: \"2.7\"\n").what(), "'2.7' is not a Python 3 version"));
     CHECK(contains(p.error("python:\n  glibc: \"2.36\"\n").what(), "python: missing 'version'"));
-    CHECK(contains(p.error("source_date_epoch: -5\n").what(), "source_date_epoch: must not be negative"));
+    CHECK(contains(p.error("source_date_epoch: -5\n").what(), "source_date_epoch: must be between 0 and 253402300799"));
+    CHECK(contains(p.error("source_date_epoch: 253402300800\n").what(),
+                   "source_date_epoch: must be between 0 and 253402300799"));
+    CHECK(p.parse("source_date_epoch: 253402300799\n").source_date_epoch == 253402300799);
     CHECK(contains(p.error("source_date_epoch: soon\n").what(), "'soon' is not an integer"));
     CHECK(contains(p.error("image:\n  tags: [\"-bad\"]\n").what(), "image.tags[0]: '-bad' is not a valid tag"));
     CHECK(contains(p.error("config:\n  env: [A=1]\n").what(), "config.env: must be a mapping"));
     CHECK(contains(p.error("config:\n  labels:\n    k: [1, 2]\n").what(), "config.labels.k: must be a string"));
+  }
+
+  TEST_CASE("duplicate keys are refused with both positions") {
+    Project p;
+    auto e = p.error("layers:\n  - name: a\n    files:\n      - from: src\n        to: /a/\n"
+                     "layers:\n  - name: b\n    files:\n      - from: src\n        to: /b/\n");
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), p.at(6, 1) + ": layers: key 'layers' appears twice (first at " + p.at(1, 1) + ")"));
+    auto nested = p.error("config:\n  env:\n    A: \"1\"\n    A: \"2\"\n");
+    CHECK(contains(nested.what(), p.at(4, 5) + ": config.env.A: key 'A' appears twice (first at " + p.at(3, 5)));
+    auto in_list = p.error(files_spec("        to: /app/\n        to: /srv/\n"));
+    CHECK(contains(in_list.what(), "layers[0].files[0].to: key 'to' appears twice"));
+  }
+
+  TEST_CASE("control characters, ids out of range and bad requires are refused") {
+    Project p;
+    auto nul = p.error(files_spec("        to: \"/app/\\0x\"\n"));
+    CHECK(contains(nul.what(), "layers[0].files[0].to: '/app/\\x00x' holds a control character"));
+    auto newline = p.error(files_spec("        to: \"/app/a\\nb\"\n"));
+    CHECK(contains(newline.what(), "'/app/a\\x0ab' holds a control character"));
+    auto big = p.error(files_spec("        to: /app/\n        owner: \"4294967296:0\"\n"));
+    CHECK(contains(big.what(), "layers[0].files[0].owner: uid and gid must be at most 4294967294"));
+    auto big_gid = p.error(files_spec("        to: /app/\n        owner: {uid: 1, gid: 4294967295}\n"));
+    CHECK(contains(big_gid.what(), "uid and gid must be at most 4294967294"));
+    CHECK(p.parse(files_spec("        to: /app/\n        owner: \"4294967294:0\"\n")).layers[0].copies[0].owner->uid ==
+          4294967294);
+    CHECK(contains(p.error("requires:\n  cuda: banana\n").what(),
+                   p.at(2, 9) + ": requires.cuda: 'banana' is not a CUDA version"));
+    CHECK(contains(p.error("requires:\n  driver_min: x.y\n").what(), "requires.driver_min: 'x.y' is not a driver"));
+    CHECK(contains(p.error("requires:\n  paddle: three\n").what(), "requires.paddle: 'three' is not a Paddle"));
+    CHECK(contains(p.error("requires:\n  gpu_archs: [sm_80, ampere]\n").what(),
+                   p.at(2, 22) + ": requires.gpu_archs[1]: 'ampere' is not a GPU architecture"));
+    auto ok = p.parse("requires:\n  cuda: \"12.6\"\n  driver_min: \"535\"\n  paddle: 2.6.1.post117\n"
+                      "  gpu_archs: [sm_80, \"90\", \"8.9\", sm_90a]\n");
+    CHECK(ok.requires_.gpu_archs.size() == 4);
+  }
+
+  TEST_CASE("sources outside the spec's directory need allow_outside") {
+    Project p;
+    util::TempDir outside{fs::temp_directory_path(), "pi-spec-outside-"};
+    util::write_file_atomic(outside.path() / "secret.txt", "x");
+    std::string yaml = "layers:\n  - name: app\n    files:\n      - from: " + (outside.path() / "secret.txt").string() +
+                       "\n        to: /app/\n";
+    auto e = p.error(yaml);
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), p.at(4, 15) + ": layers[0].files[0].from: source"));
+    CHECK(contains(e.what(), "lies outside the spec's directory"));
+    CHECK(contains(e.hint(), "allow_outside: true"));
+    // A relative path that climbs out, and a symlink inside that points out.
+    auto up = p.error("layers:\n  - name: app\n    files:\n      - from: ../" + outside.path().filename().string() +
+                      "\n        to: /app/\n");
+    CHECK(contains(up.what(), "lies outside the spec's directory"));
+    fs::create_symlink(outside.path(), p.tmp.path() / "link");
+    auto via_link = p.error("layers:\n  - name: app\n    files:\n      - from: link/secret.txt\n        to: /app/\n");
+    CHECK(contains(via_link.what(), "lies outside the spec's directory"));
+    auto allowed = p.parse(yaml.substr(0, yaml.size()) + "        allow_outside: true\n");
+    CHECK(allowed.layers[0].copies[0].allow_outside);
+    CHECK(allowed.layers[0].copies[0].ignore == std::vector<std::string>{".git"});
+    auto inside = p.parse("layers:\n  - name: app\n    files:\n      - from: src/pkg\n        to: /app/\n");
+    CHECK(inside.layers[0].copies[0].ignore_prefix == "src/pkg");
+  }
+
+  TEST_CASE(".paddleimageignore is read from the spec's directory") {
+    Project p;
+    util::write_file_atomic(p.tmp.path() / ".paddleimageignore",
+                            "# comment\n\n*.ckpt\n/data/raw/\n!keep.ckpt\n!.git\n");
+    auto s = p.parse(files_spec("        to: /app/\n"));
+    CHECK(s.ignore == std::vector<std::string>{".git", "*.ckpt", "/data/raw/", "!keep.ckpt", "!.git"});
+    CHECK(s.layers[0].copies[0].ignore == s.ignore);
+    CHECK(s.layers[0].copies[0].ignore_prefix == "src");
+    util::write_file_atomic(p.tmp.path() / ".paddleimageignore", "ok\n../up\n");
+    auto e = p.error(files_spec("        to: /app/\n"));
+    CHECK(contains(e.what(), ".paddleimageignore:2: '../up' is not a usable pattern"));
   }
 
   TEST_CASE("spec::load") {
@@ -481,6 +557,9 @@ TEST_SUITE("spec") {
     auto e = error_of([&] { spec::load(p.tmp.path() / "missing.yaml"); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "does not exist"));
+    auto dir = error_of([&] { spec::load(p.tmp.path()); });
+    CHECK(contains(dir.what(), "is a directory"));
+    CHECK(contains(dir.hint(), (p.tmp.path() / "spec.yaml").string()));
     util::write_file_atomic(p.spec_file, "image:\n  name: app\n");
     CHECK(spec::load(p.spec_file).name == "app");
   }
