@@ -283,6 +283,91 @@ std::string normalize_project_name(const std::string& name) {
   return out;
 }
 
+std::string normalize_version(const std::string& version) {
+  std::string v;
+  for (char c : version) {
+    v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  std::string local;
+  if (auto plus = v.find('+'); plus != std::string::npos) {
+    local = v.substr(plus + 1);
+    std::replace(local.begin(), local.end(), '-', '.');
+    std::replace(local.begin(), local.end(), '_', '.');
+    v.resize(plus);
+  }
+  std::size_t i = 0;
+  if (i < v.size() && v[i] == 'v') {
+    ++i;
+  }
+  std::string epoch;
+  if (auto bang = v.find('!'); bang != std::string::npos) {
+    epoch = v.substr(i, bang - i);
+    i = bang + 1;
+  }
+  // Release: dot-separated numbers.
+  std::vector<std::string> release;
+  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) != 0) {
+    std::size_t j = i;
+    while (j < v.size() && std::isdigit(static_cast<unsigned char>(v[j])) != 0) {
+      ++j;
+    }
+    std::string num = v.substr(i, j - i);
+    num.erase(0, std::min(num.find_first_not_of('0'), num.size() - 1));
+    release.push_back(num);
+    i = j;
+    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1])) != 0) {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  while (release.size() > 1 && release.back() == "0") {
+    release.pop_back();
+  }
+  std::string out = epoch.empty() || epoch == "0" ? "" : epoch + "!";
+  for (std::size_t k = 0; k < release.size(); ++k) {
+    out += (k == 0 ? "" : ".") + release[k];
+  }
+  // Suffixes: [sep](a|alpha|b|beta|c|rc|pre|preview)[sep]N, [sep](post|rev|r)[sep]N or -N, [sep]dev[sep]N.
+  static const std::vector<std::pair<std::string, std::string>> spellings = {
+      {"alpha", "a"}, {"beta", "b"}, {"preview", "rc"}, {"pre", "rc"},    {"rc", "rc"},   {"c", "rc"},
+      {"a", "a"},     {"b", "b"},    {"post", ".post"}, {"rev", ".post"}, {"r", ".post"}, {"dev", ".dev"}};
+  while (i < v.size()) {
+    bool dash = v[i] == '-';
+    if (v[i] == '.' || v[i] == '-' || v[i] == '_') {
+      ++i;
+    }
+    std::string tag;
+    for (const auto& [spelling, canon] : spellings) {
+      if (v.compare(i, spelling.size(), spelling) == 0) {
+        tag = canon;
+        i += spelling.size();
+        break;
+      }
+    }
+    if (tag.empty()) {
+      if (dash && i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) != 0) {
+        tag = ".post"; // "1.0-1" is an implicit post-release
+      } else {
+        out += v.substr(i); // not PEP 440: compared as written
+        break;
+      }
+    }
+    if (i < v.size() && (v[i] == '.' || v[i] == '-' || v[i] == '_')) {
+      ++i;
+    }
+    std::size_t j = i;
+    while (j < v.size() && std::isdigit(static_cast<unsigned char>(v[j])) != 0) {
+      ++j;
+    }
+    std::string num = j > i ? v.substr(i, j - i) : "0";
+    num.erase(0, std::min(num.find_first_not_of('0'), num.size() - 1));
+    out += tag + num;
+    i = j;
+  }
+  return local.empty() ? out : out + "+" + local;
+}
+
 std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
   std::string text = util::read_file(path);
   std::map<std::string, LockEntry> out;
@@ -298,7 +383,14 @@ std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
       return;
     }
     if (l.front() == '-') {
-      return; // pip options (--index-url, --find-links ...) carry no pins
+      // Index options need the package-index support that is not built yet; ignoring
+      // them would install from the wrong place without saying so.
+      std::string opt = l.substr(0, l.find_first_of(" \t="));
+      throw Error(ErrorKind::input,
+                  path.string() + ":" + std::to_string(logical_start) + ": pip option '" + opt +
+                      "' is not supported in a wheels lock",
+                  "remove the line: the wheels come from the layer's directory, and every line must be "
+                  "NAME==VERSION --hash=sha256:HEX");
     }
     std::istringstream words(l);
     std::string req;
@@ -413,6 +505,15 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
     check_member_path(member, wheel);
     if (archive_entry_filetype(e) == AE_IFDIR || member.back() == '/') {
       continue;
+    }
+    if (archive_entry_filetype(e) != AE_IFREG) {
+      // pip writes a symlink member as a plain file holding the target; a member beneath
+      // it could then land anywhere. Wheels have no business holding links.
+      throw Error(ErrorKind::input,
+                  "wheel " + fname + ": member '" + member + "' is a " +
+                      (archive_entry_filetype(e) == AE_IFLNK ? "symbolic link" : "special file") +
+                      ", which is unsafe in a wheel",
+                  "rebuild the wheel with regular files only");
     }
     members.insert(member);
     std::string first = member.substr(0, member.find('/'));
@@ -539,6 +640,14 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
   std::string di = dist_info.substr(0, dist_info.size() - std::string(".dist-info").size());
   info.name = di.substr(0, di.rfind('-'));
   info.version = di.substr(di.rfind('-') + 1);
+  // pip refuses a wheel whose file name and .dist-info disagree: so do we.
+  if (normalize_project_name(info.name) != normalize_project_name(name.distribution) ||
+      normalize_version(info.version) != normalize_version(name.version)) {
+    throw Error(ErrorKind::input,
+                "wheel " + fname + " names " + name.distribution + " " + name.version + " but its " + dist_info +
+                    " says " + info.name + " " + info.version,
+                "the file was renamed or built wrongly; use the wheel under its original name");
+  }
 
   // Console and GUI script launchers.
   std::string section;

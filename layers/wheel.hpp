@@ -40,6 +40,10 @@ std::optional<std::string> incompatibility(const WheelName& wheel, const PythonT
 
 // PEP 503 normalised project name.
 std::string normalize_project_name(const std::string& name);
+// A PEP 440 version in a form where equal versions are equal strings: lowercase, no
+// leading "v", release without trailing ".0" parts or leading zeros, pre/post/dev
+// spellings unified ("1.0" == "1.0.0", "1.0-RC1" == "1.0rc1", "1.0-1" == "1.0.post1").
+std::string normalize_version(const std::string& version);
 
 struct LockEntry {
   std::string name; // normalised

@@ -266,18 +266,27 @@ TEST_SUITE("wheel") {
       CHECK(f.sha256 == std::vector<std::string>{"cccc"});
       CHECK(f.line == 7);
     }
-    SUBCASE("extras, environment markers, pip options and uppercase hashes") {
-      util::write_file_atomic(lock, "--index-url https://pypi.example.com/simple\n"
-                                    "Celery[redis,sqs]==5.3.4 \\\n"
+    SUBCASE("extras, environment markers and uppercase hashes") {
+      util::write_file_atomic(lock, "Celery[redis,sqs]==5.3.4 \\\n"
                                     "    --hash=sha256:ABCDEF\n"
                                     "typing-extensions==4.9.0 ; python_version < \"3.12\" --hash=sha256:0123\n");
       auto entries = layers::parse_lock_file(lock);
       REQUIRE(entries.size() == 2);
       CHECK(entries.at("celery").version == "5.3.4");
       CHECK(entries.at("celery").sha256 == std::vector<std::string>{"abcdef"});
-      CHECK(entries.at("celery").line == 2);
+      CHECK(entries.at("celery").line == 1);
       CHECK(entries.at("typing-extensions").version == "4.9.0");
       CHECK(entries.at("typing-extensions").sha256 == std::vector<std::string>{"0123"});
+    }
+    SUBCASE("pip index options are refused with their line") {
+      for (const char* opt : {"--index-url https://pypi.example.com/simple", "-i https://mirror/simple",
+                              "--extra-index-url=https://x/simple", "-f https://x/links.html", "-r other.txt"}) {
+        util::write_file_atomic(lock, std::string("# header\n") + opt + "\nrequests==2.31.0 --hash=sha256:aa\n");
+        auto e = error_of([&] { layers::parse_lock_file(lock); });
+        CHECK(e.kind() == util::ErrorKind::input);
+        CHECK(contains(e.what(), lock.string() + ":2: pip option '"));
+        CHECK(contains(e.what(), "is not supported in a wheels lock"));
+      }
     }
     SUBCASE("unpinned line") {
       util::write_file_atomic(lock, "# header\nrequests>=2.0 --hash=sha256:aa\n");
@@ -420,6 +429,68 @@ TEST_SUITE("wheel") {
       CHECK(e2.kind() == util::ErrorKind::input);
       CHECK(contains(e2.what(), "unsafe member path"));
     }
+  }
+
+  TEST_CASE("normalize_version follows PEP 440 equality") {
+    CHECK(layers::normalize_version("1.0") == layers::normalize_version("1.0.0"));
+    CHECK(layers::normalize_version("1.0") == layers::normalize_version("v1.00.0"));
+    CHECK(layers::normalize_version("1.0-RC1") == layers::normalize_version("1.0rc1"));
+    CHECK(layers::normalize_version("1.0.alpha.2") == layers::normalize_version("1.0a2"));
+    CHECK(layers::normalize_version("1.0-1") == layers::normalize_version("1.0.post1"));
+    CHECK(layers::normalize_version("2.6.1.post117") == "2.6.1.post117");
+    CHECK(layers::normalize_version("1.0") != layers::normalize_version("1.0.1"));
+    CHECK(layers::normalize_version("1.0a1") != layers::normalize_version("1.0b1"));
+    CHECK(layers::normalize_version("1.0+local_1") == layers::normalize_version("1.0.0+local.1"));
+  }
+
+  TEST_CASE("install_wheel refuses a wheel whose file name disagrees with its .dist-info") {
+    auto tmp = make_temp();
+    fs::path root = tmp.path() / "staging";
+    fs::create_directories(root);
+    std::map<std::string, std::string> owners;
+    fs::path renamed = make_wheel(tmp.path(), "requests-2.0-py3-none-any.whl", "evil-2.0.dist-info",
+                                  {{"evil/__init__.py", "x = 1\n"}});
+    auto e = error_of([&] { layers::install_wheel(renamed, target(), root, owners); });
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "names requests 2.0 but its evil-2.0.dist-info says evil 2.0"));
+    fs::path version = make_wheel(tmp.path(), "pkg-2.0-py3-none-any.whl", "pkg-1.0.dist-info", {{"pkg/a.py", "\n"}});
+    CHECK(contains(error_of([&] { layers::install_wheel(version, target(), root, owners); }).what(), "says pkg 1.0"));
+    // Equal after normalisation: PEP 503 names and PEP 440 versions.
+    fs::path same =
+        make_wheel(tmp.path(), "Foo_Bar-1.0-py3-none-any.whl", "foo.bar-1.0.0.dist-info", {{"foo_bar/a.py", "\n"}});
+    CHECK_NOTHROW(layers::install_wheel(same, target(), root, owners));
+  }
+
+  TEST_CASE("install_wheel refuses symlink members (exit 3, not an I/O error)") {
+    auto tmp = make_temp();
+    fs::path whl = tmp.path() / "link-1.0-py3-none-any.whl";
+    {
+      struct archive* a = archive_write_new();
+      REQUIRE(archive_write_set_format_zip(a) == ARCHIVE_OK);
+      REQUIRE(archive_write_open_filename(a, whl.c_str()) == ARCHIVE_OK);
+      archive_entry* e = archive_entry_new();
+      archive_entry_set_pathname(e, "link/esc");
+      archive_entry_set_filetype(e, AE_IFLNK);
+      archive_entry_set_symlink(e, "/etc");
+      archive_entry_set_perm(e, 0777);
+      REQUIRE(archive_write_header(a, e) == ARCHIVE_OK);
+      archive_entry_clear(e);
+      archive_entry_set_pathname(e, "link/esc/passwd");
+      archive_entry_set_filetype(e, AE_IFREG);
+      archive_entry_set_perm(e, 0644);
+      archive_entry_set_size(e, 2);
+      REQUIRE(archive_write_header(a, e) == ARCHIVE_OK);
+      REQUIRE(archive_write_data(a, "x\n", 2) == 2);
+      archive_entry_free(e);
+      REQUIRE(archive_write_close(a) == ARCHIVE_OK);
+      archive_write_free(a);
+    }
+    fs::path root = tmp.path() / "staging";
+    fs::create_directories(root);
+    std::map<std::string, std::string> owners;
+    auto err = error_of([&] { layers::install_wheel(whl, target(), root, owners); });
+    CHECK(err.kind() == util::ErrorKind::input);
+    CHECK(contains(err.what(), "member 'link/esc' is a symbolic link, which is unsafe in a wheel"));
   }
 
   TEST_CASE("install_wheel checks members against the wheel's RECORD") {
