@@ -5,6 +5,10 @@
 #include "layers/tar.hpp"
 #include "oci/reference.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <sys/stat.h>
 
 #include <regex>
 #include <sstream>
@@ -50,6 +54,16 @@ void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& re
                   "copy the base image again");
     }
   }
+}
+
+// The stat fields that change whenever a file's bytes can have changed.
+nlohmann::json stat_key(const struct stat& st) {
+  auto ns = [](const struct timespec& ts) { return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; };
+  return {{"dev", static_cast<std::uint64_t>(st.st_dev)},
+          {"ino", static_cast<std::uint64_t>(st.st_ino)},
+          {"size", static_cast<std::int64_t>(st.st_size)},
+          {"mtime_ns", ns(st.st_mtim)},
+          {"ctime_ns", ns(st.st_ctim)}};
 }
 
 // Docker schema 2 layer types become their OCI equivalents (same bytes).
@@ -179,6 +193,73 @@ Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_m
   }
   util::with_context("base " + s.base, [&] { open_layout_base(b, s, ref); });
   return b;
+}
+
+std::size_t verify_local_base(const Base& base, const fs::path& cache_dir) {
+  if (!base.layout) {
+    return 0;
+  }
+  fs::path dir = cache_dir / "base-info" / "blobs";
+  std::error_code mk;
+  fs::create_directories(dir, mk);
+  if (mk) {
+    throw Error(ErrorKind::io, "cannot create " + dir.string() + ": " + mk.message());
+  }
+  std::size_t hashed = 0;
+  for (const auto& layer : base.manifest.layers) {
+    fs::path blob = base.layout->blobs().blob_path(layer.digest);
+    struct stat st {};
+    if (::stat(blob.c_str(), &st) != 0) {
+      throw Error(ErrorKind::integrity, "base layer " + layer.digest.str() + " is missing from " + base.name,
+                  "copy the base image again");
+    }
+    nlohmann::json key = stat_key(st);
+    fs::path record = dir / (layer.digest.hex + ".json");
+    std::error_code ec;
+    if (fs::exists(record, ec)) {
+      try {
+        if (nlohmann::json::parse(util::read_file(record)) == key) {
+          continue; // verified before and untouched since
+        }
+      } catch (const nlohmann::json::exception&) {
+        // A damaged record (an interrupted write of an old version) only costs a re-hash.
+      }
+    }
+    ++hashed;
+    std::string actual = util::sha256_file_hex(blob);
+    if (actual != layer.digest.hex) {
+      throw Error(ErrorKind::integrity,
+                  "base layer " + layer.digest.str() + " in " + base.name +
+                      " is corrupt: its bytes hash to sha256:" + actual,
+                  "the file " + blob.string() + " was changed in place; copy or pull the base image again");
+    }
+    util::write_file_atomic(record, key.dump());
+  }
+  return hashed;
+}
+
+void refresh_local_base_records(const Base& base, const fs::path& cache_dir) {
+  if (!base.layout) {
+    return;
+  }
+  fs::path dir = cache_dir / "base-info" / "blobs";
+  for (const auto& layer : base.manifest.layers) {
+    fs::path record = dir / (layer.digest.hex + ".json");
+    struct stat st {};
+    if (::stat(base.layout->blobs().blob_path(layer.digest).c_str(), &st) != 0) {
+      continue;
+    }
+    nlohmann::json now = stat_key(st);
+    try {
+      nlohmann::json was = nlohmann::json::parse(util::read_file(record));
+      if (was != now && was.at("dev") == now["dev"] && was.at("ino") == now["ino"] && was.at("size") == now["size"] &&
+          was.at("mtime_ns") == now["mtime_ns"]) {
+        util::write_file_atomic(record, now.dump());
+      }
+    } catch (const std::exception&) {
+      // No record (or an unreadable one): the next build hashes this blob again, which is safe.
+    }
+  }
 }
 
 namespace {

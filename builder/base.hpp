@@ -56,6 +56,17 @@ using Connect = std::function<std::shared_ptr<registry::Registry>(const std::str
 Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix = {},
                const Connect& connect = {});
 
+// Checks that every layer blob of a local (layout) base still has its digest, so a
+// blob corrupted in place never reaches an output. A blob is hashed on first use and
+// again only when its (dev, inode, size, mtime_ns, ctime_ns) changes; that stat of a
+// verified blob is kept in cache_dir/base-info/blobs. Returns how many blobs were
+// hashed. Throws Error(integrity) naming the blob and the base.
+std::size_t verify_local_base(const Base& base, const std::filesystem::path& cache_dir);
+// After the build linked the base blobs into its outputs (a new hard link changes a
+// file's ctime, not its bytes): records the new ctime of every verified blob whose
+// dev, inode, size and mtime are unchanged, so the next build does not hash it again.
+void refresh_local_base_records(const Base& base, const std::filesystem::path& cache_dir);
+
 // What the spec says about Python, completed from the base's layers when needed
 // (interpreter, site-packages, glibc). Results of base scans are cached in
 // cache_dir/base-info.

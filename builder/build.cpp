@@ -347,6 +347,9 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   auto cache_use = cache.use();
 
   Base base = open_base(s, o.matrix_files, o.connect);
+  if (std::size_t hashed = verify_local_base(base, o.cache_dir); hashed > 0) {
+    ev.info("verified " + std::to_string(hashed) + " base layer blob(s) of " + base.name + " against their digests");
+  }
   if (base.remote) {
     // Base layers are pulled into the layer cache only when something local needs
     // them (a layout or archive output, a Python scan); pushes mount or skip them.
@@ -645,6 +648,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
       }
     }
   }
+  refresh_local_base_records(base, o.cache_dir);
   rep.seconds = o.clock() - t0;
   return rep;
 }

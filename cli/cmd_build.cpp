@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 
 namespace cli {
@@ -39,21 +40,45 @@ struct BuildArgs {
   RegistryFlags flags;
 };
 
-std::string git_revision(const std::filesystem::path& dir) {
-  std::string cmd = "git -C '" + dir.string() + "' rev-parse HEAD 2>/dev/null";
-  std::unique_ptr<FILE, decltype(&pclose)> p(popen(cmd.c_str(), "r"), pclose);
-  if (!p) {
-    return {};
+// Runs `git -C DIR ARGS` (no shell expansion of DIR) and returns its stdout, or nullopt
+// when git fails or is missing.
+std::optional<std::string> run_git(const std::filesystem::path& dir, const std::string& args) {
+  std::string quoted = "'";
+  for (char c : dir.string()) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   }
-  std::array<char, 128> buf{};
+  quoted += "'";
+  std::string cmd = "git -C " + quoted + " " + args + " 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) {
+    return std::nullopt;
+  }
+  std::array<char, 256> buf{};
   std::string out;
-  while (fgets(buf.data(), buf.size(), p.get()) != nullptr) {
+  while (fgets(buf.data(), buf.size(), f) != nullptr) {
     out += buf.data();
   }
+  if (pclose(f) != 0) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// HEAD of the spec directory's work tree, with "-dirty" appended (as `git describe
+// --dirty` does) when tracked files have uncommitted changes; "" outside a work tree.
+std::string git_revision(const std::filesystem::path& dir) {
+  std::string out = run_git(dir, "rev-parse HEAD").value_or("");
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) {
     out.pop_back();
   }
-  return out.size() == 40 || out.size() == 64 ? out : std::string{};
+  if (out.size() != 40 && out.size() != 64) {
+    return {};
+  }
+  auto status = run_git(dir, "status --porcelain --untracked-files=no");
+  if (status && !status->empty()) {
+    out += "-dirty";
+  }
+  return out;
 }
 
 std::int64_t parse_epoch(const std::string& text, const std::string& where) {
@@ -127,19 +152,20 @@ int run_build(const BuildArgs& a) {
     out.progress(layer, done, total);
   };
 
+  // Checked before the build, so a bad value does not waste one.
+  std::optional<std::int64_t> cache_max;
+  if (!a.cache_max.empty()) {
+    cache_max = parse_size(a.cache_max, "--cache-max-size");
+  } else if (const char* env = std::getenv("PADDLE_IMAGE_CACHE_MAX_SIZE"); env != nullptr && *env != '\0') {
+    cache_max = parse_size(env, "PADDLE_IMAGE_CACHE_MAX_SIZE");
+  }
   builder::BuildReport rep = builder::build(s, o, ev);
   sess.finish();
-  std::string cache_max = a.cache_max;
-  if (cache_max.empty()) {
-    if (const char* env = std::getenv("PADDLE_IMAGE_CACHE_MAX_SIZE"); env != nullptr && *env != '\0') {
-      cache_max = env;
-    }
-  }
-  if (!cache_max.empty()) {
+  if (cache_max) {
     // Least recently used first: what this build just used is kept longest.
-    auto pr = layers::LayerCache(o.cache_dir).prune(parse_size(cache_max));
+    auto pr = layers::LayerCache(o.cache_dir).prune(*cache_max);
     if (pr.layers_removed > 0 || pr.blobs_removed > 0) {
-      out.info("cache: pruned to " + human_size(pr.bytes_after) + " (limit " + cache_max + ")");
+      out.info("cache: pruned to " + human_size(pr.bytes_after) + " (limit " + human_size(*cache_max) + ")");
     }
   }
   nlohmann::json meta = rep.to_json();

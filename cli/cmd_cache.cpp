@@ -39,7 +39,7 @@ Action add_cache(CLI::App& app) {
       if (a->max_size.empty() && !a->all) {
         throw util::Error(util::ErrorKind::usage, "cache prune needs --max-size SIZE or --all");
       }
-      std::int64_t limit = a->all ? 0 : parse_size(a->max_size);
+      std::int64_t limit = a->all ? 0 : parse_size(a->max_size, "--max-size");
       auto r = cache.prune(limit);
       nlohmann::json j = {{"cache_dir", cache.dir().string()},
                           {"bytes_before", r.bytes_before},

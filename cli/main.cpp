@@ -10,6 +10,28 @@ namespace {
 constexpr const char* k_version = "0.1.0";
 }
 
+namespace {
+
+// Prints an error on stderr (and, with --json, as {"error": {...}} on stdout); returns
+// its exit code.
+int report(bool json, util::ErrorKind kind, const std::string& message, const std::string& hint) {
+  std::cerr << "paddle-image: error: " << message << "\n";
+  if (!hint.empty()) {
+    std::cerr << "  hint: " << hint << "\n";
+  }
+  if (json) {
+    nlohmann::json j = {{"error",
+                         {{"kind", std::string(util::kind_name(kind))},
+                          {"message", message},
+                          {"hint", hint},
+                          {"exit_code", util::exit_code(kind)}}}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  }
+  return util::exit_code(kind);
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"paddle-image: build, ship and check PaddlePaddle GPU images"};
   app.set_version_flag("--version", k_version);
@@ -66,24 +88,19 @@ int main(int argc, char** argv) {
     }
     return rc == 0 ? 0 : util::exit_code(util::ErrorKind::usage);
   } catch (const util::Error& e) {
-    std::cerr << "paddle-image: error: " << e.what() << "\n";
-    if (!e.hint().empty()) {
-      std::cerr << "  hint: " << e.hint() << "\n";
-    }
-    if (want_json) {
-      nlohmann::json j = {{"error",
-                           {{"kind", std::string(util::kind_name(e.kind()))},
-                            {"message", e.what()},
-                            {"hint", e.hint()},
-                            {"exit_code", util::exit_code(e.kind())}}}};
-      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
-    }
-    return util::exit_code(e.kind());
+    return report(want_json, e.kind(), e.what(), e.hint());
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "paddle-image: error: " << e.what() << "\n  hint: check the path and its permissions\n";
-    return util::exit_code(util::ErrorKind::io);
+    // A file-system call that no module turned into a util::Error: still an I/O error
+    // naming the path, and the JSON object the README promises.
+    std::string msg = e.code().message();
+    for (const auto& p : {e.path1(), e.path2()}) {
+      if (!p.empty()) {
+        msg += ": " + p.string();
+      }
+    }
+    return report(want_json, util::ErrorKind::io, msg, "check the path and its permissions");
   } catch (const std::exception& e) {
-    std::cerr << "paddle-image: internal error: " << e.what() << "\n";
-    return util::exit_code(util::ErrorKind::internal);
+    return report(want_json, util::ErrorKind::internal, std::string("internal error: ") + e.what(),
+                  "this is a bug: please report it with the command line");
   }
 }

@@ -49,7 +49,8 @@ std::filesystem::path default_cache_dir() {
   if (const char* d = std::getenv("PADDLE_IMAGE_CACHE"); d != nullptr && *d != '\0') {
     return d;
   }
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+  // The XDG Base Directory spec: a relative XDG_CACHE_HOME is invalid and ignored.
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') {
     return std::filesystem::path(x) / "paddle-image";
   }
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
@@ -58,13 +59,13 @@ std::filesystem::path default_cache_dir() {
   return std::filesystem::temp_directory_path() / "paddle-image-cache";
 }
 
-std::int64_t parse_size(const std::string& text) {
+std::int64_t parse_size(const std::string& text, const std::string& flag) {
   std::size_t pos = 0;
   double v = 0;
   try {
     v = std::stod(text, &pos);
-  } catch (const std::exception&) {
-    throw util::Error(util::ErrorKind::usage, "'" + text + "' is not a size", "e.g. 500M, 10G or 1048576");
+  } catch (const std::exception&) { // std::invalid_argument / out_of_range: not a number
+    throw util::Error(util::ErrorKind::usage, flag + ": '" + text + "' is not a size", "e.g. 500M, 10G or 1048576");
   }
   std::string unit = text.substr(pos);
   double mult = 1;
@@ -80,10 +81,10 @@ std::int64_t parse_size(const std::string& text) {
   } else if (unit == "T" || unit == "TIB" || unit == "TB") {
     mult = 1024.0 * 1024 * 1024 * 1024;
   } else if (!unit.empty() && unit != "B") {
-    throw util::Error(util::ErrorKind::usage, "'" + text + "' has an unknown unit", "use K, M, G or T");
+    throw util::Error(util::ErrorKind::usage, flag + ": '" + text + "' has an unknown unit", "use K, M, G or T");
   }
   if (v < 0) {
-    throw util::Error(util::ErrorKind::usage, "a size must not be negative");
+    throw util::Error(util::ErrorKind::usage, flag + ": a size must not be negative");
   }
   return static_cast<std::int64_t>(v * mult);
 }

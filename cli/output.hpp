@@ -20,7 +20,8 @@ struct Output {
 };
 
 std::filesystem::path default_cache_dir();
-std::int64_t parse_size(const std::string& text); // "10G", "500M", "1024"
+// "10G", "500M", "1024"; errors name `flag` (usage, exit 2).
+std::int64_t parse_size(const std::string& text, const std::string& flag);
 std::string human_size(std::int64_t bytes);
 
 } // namespace cli

@@ -175,7 +175,14 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
   m_client.max_attempts = flags.retries + 1;
   m_client.stall_timeout_s = flags.timeout;
   if (!flags.chunk_size.empty()) {
-    m_client.chunk_size = parse_size(flags.chunk_size);
+    m_client.chunk_size = parse_size(flags.chunk_size, "--chunk-size");
+    // Each chunk is a request: tiny ones turn a push into minutes of round trips.
+    constexpr std::int64_t k_min_chunk = 64 * 1024;
+    if (m_client.chunk_size < k_min_chunk) {
+      throw util::Error(util::ErrorKind::usage,
+                        "--chunk-size: '" + flags.chunk_size + "' is below the minimum of 64K (65536 bytes)",
+                        "use 64K or more; 16M suits most registries");
+    }
   }
   for (const auto& h : flags.insecure_hosts) {
     m_client.insecure.insert(h);
