@@ -6,6 +6,7 @@
 #include "layers/docker_archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 
 #include <chrono>
 #include <memory>
@@ -25,6 +26,7 @@ struct CopyArgs {
   std::string image_refs;
   std::string metadata_file;
   std::string cache_dir;
+  std::string name; // repository for a docker-archive destination's RepoTags
   bool json = false;
   bool quiet = false;
   RegistryFlags flags;
@@ -34,7 +36,8 @@ enum class Mode { push, pull, copy };
 
 // A docker-archive source is read once into a scratch layout (kept alive by `scratch`).
 registry::ImageSource open_source(const oci::ImageRef& ref, RegistrySession& sess,
-                                  const std::filesystem::path& cache_dir, std::unique_ptr<util::TempDir>& scratch) {
+                                  const std::filesystem::path& cache_dir, std::unique_ptr<util::TempDir>& scratch,
+                                  std::vector<std::string>& archive_repo_tags) {
   switch (ref.kind) {
   case oci::ImageRef::Kind::registry:
     return registry::registry_source(sess.connect(ref.registry), ref);
@@ -46,7 +49,8 @@ registry::ImageSource open_source(const oci::ImageRef& ref, RegistrySession& ses
   std::filesystem::create_directories(cache_dir);
   scratch = std::make_unique<util::TempDir>(cache_dir, "archive-");
   auto layout = oci::OciLayout::open_or_create(scratch->path() / "layout");
-  util::with_context("reading " + ref.str(), [&] { layers::import_docker_archive(ref.path, layout, "image"); });
+  util::with_context("reading " + ref.str(),
+                     [&] { layers::import_docker_archive(ref.path, layout, "image", &archive_repo_tags); });
   oci::ImageRef lr;
   lr.kind = oci::ImageRef::Kind::oci_layout;
   lr.path = (scratch->path() / "layout").string();
@@ -57,7 +61,53 @@ registry::ImageSource open_source(const oci::ImageRef& ref, RegistrySession& ses
 }
 
 // Writes a docker-archive through a temporary layout (blobs verified on the way).
+// The archive members' mtime: the build's default SOURCE_DATE_EPOCH (1980-01-01), never
+// the wall clock, so the same image gives the same archive.
+constexpr std::int64_t builder_default_epoch = 315532800;
+
+// "host/path" as a docker-archive's RepoTags spell it ("team/app" for Docker Hub).
+std::string repo_tag_name(const oci::ImageRef& ref) {
+  return ref.registry == "docker.io" ? ref.repository : ref.registry + "/" + ref.repository;
+}
+
+// The repository of a docker-archive destination: the source registry reference, else
+// the source archive's own RepoTags, else the image's org.opencontainers.image.title,
+// else --name; none of them is a usage error.
+std::string archive_repository(const oci::ImageRef& src_ref, const std::string& archive_repo, const oci::Manifest& m,
+                               const oci::ImageConfig& cfg, const std::string& name_flag) {
+  auto parse_name = [](const std::string& text, const std::string& what) {
+    oci::ImageRef r = util::with_context(what, [&] { return oci::ImageRef::parse(text); });
+    if (r.kind != oci::ImageRef::Kind::registry) {
+      throw Error(ErrorKind::usage, what + ": '" + text + "' is not a repository name", "e.g. team/ocr-train");
+    }
+    return repo_tag_name(r);
+  };
+  if (!name_flag.empty()) {
+    return parse_name(name_flag, "--name");
+  }
+  if (src_ref.kind == oci::ImageRef::Kind::registry) {
+    return repo_tag_name(src_ref);
+  }
+  if (!archive_repo.empty()) {
+    return archive_repo;
+  }
+  std::string title;
+  if (auto it = m.annotations.find("org.opencontainers.image.title"); it != m.annotations.end()) {
+    title = it->second;
+  } else if (auto lt = cfg.config.labels.find("org.opencontainers.image.title"); lt != cfg.config.labels.end()) {
+    title = lt->second;
+  }
+  if (!title.empty()) {
+    return parse_name(title, "org.opencontainers.image.title");
+  }
+  throw Error(ErrorKind::usage,
+              "the docker-archive needs a repository name for its RepoTags, and " + src_ref.str() +
+                  " names none (no registry reference, no RepoTags, no org.opencontainers.image.title)",
+              "pass --name REPOSITORY, e.g. --name team/ocr-train");
+}
+
 std::vector<std::string> write_archive(const registry::ImageSource& src, const oci::ImageRef& src_ref,
+                                       const std::string& archive_repo, const std::string& name_flag,
                                        const oci::ImageRef& dst, const std::vector<std::string>& tags,
                                        registry::TransferOptions topt, const std::filesystem::path& cache_dir,
                                        registry::ManifestData& written) {
@@ -65,7 +115,6 @@ std::vector<std::string> write_archive(const registry::ImageSource& src, const o
     throw Error(ErrorKind::usage, dst.str() + ": a docker-archive holds one platform; drop --all");
   }
   std::filesystem::create_directories(cache_dir);
-  // (315532800 = 1980-01-01, the build's default SOURCE_DATE_EPOCH: never the wall clock)
   util::TempDir tmp(cache_dir, "copy-");
   registry::TransferResult r = registry::write_layout(src, tmp.path() / "layout", {"image"}, topt);
   written = r.manifest;
@@ -81,16 +130,42 @@ std::vector<std::string> write_archive(const registry::ImageSource& src, const o
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     al.push_back({layout.blobs().blob_path(m.layers[i].digest), m.layers[i].media_type, cfg.diff_ids[i], std::nullopt});
   }
+  std::string repo = archive_repository(src_ref, archive_repo, m, cfg, name_flag);
   std::vector<std::string> repo_tags;
-  if (src_ref.kind == oci::ImageRef::Kind::registry) {
-    std::string name =
-        src_ref.registry == "docker.io" ? src_ref.repository : src_ref.registry + "/" + src_ref.repository;
-    for (const auto& t : tags) {
-      repo_tags.push_back(name + ":" + t);
-    }
+  for (const auto& t : tags) {
+    repo_tags.push_back(repo + ":" + t);
   }
-  layers::write_docker_archive(dst.path, config_bytes, m.config.digest, al, repo_tags, 315532800);
+  layers::write_docker_archive(dst.path, config_bytes, m.config.digest, al, repo_tags, builder_default_epoch);
   return {dst.str() + "@" + r.manifest.digest.str()};
+}
+
+// An explicit --platform also applies to a single-platform image: a mismatch is
+// refused like an index without that platform (exit 9), before anything is copied.
+void check_single_platform(const registry::ImageSource& src, const std::string& flag) {
+  if (flag.empty() || src.root.is_index()) {
+    return;
+  }
+  oci::Platform want = parse_platform(flag);
+  oci::Manifest m = oci::manifest_from_json(oci::parse_json(src.root.bytes, src.name));
+  registry::BlobLocation loc = src.locate(m.config);
+  std::string bytes;
+  if (!loc.file.empty()) {
+    bytes = util::read_file(loc.file);
+    if (util::sha256_hex(bytes) != m.config.digest.hex) {
+      throw Error(ErrorKind::integrity, src.name + ": config " + m.config.digest.str() + " does not match its digest");
+    }
+  } else {
+    bytes = loc.registry->read_blob(loc.repo, m.config);
+  }
+  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(bytes, "config of " + src.name));
+  bool same = cfg.os == want.os && cfg.architecture == want.architecture &&
+              (want.variant.empty() || cfg.variant == want.variant);
+  if (!same) {
+    std::string have = cfg.os + "/" + cfg.architecture + (cfg.variant.empty() ? "" : "/" + cfg.variant);
+    throw Error(ErrorKind::incompatible,
+                src.name + " has no image for " + flag + " (it is a single-platform image for " + have + ")",
+                "drop --platform, or use --platform " + have);
+  }
 }
 
 int run_copy(const CopyArgs& a, Mode mode) {
@@ -119,17 +194,45 @@ int run_copy(const CopyArgs& a, Mode mode) {
   RegistrySession sess(a.flags, out, cred_host);
   std::filesystem::path cache = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
   std::unique_ptr<util::TempDir> scratch;
-  registry::ImageSource source = open_source(src, sess, cache, scratch);
+  std::vector<std::string> archive_repo_tags;
+  registry::ImageSource source = open_source(src, sess, cache, scratch, archive_repo_tags);
+  check_single_platform(source, a.flags.platform);
   registry::TransferOptions topt = sess.transfer_options();
-  std::vector<std::string> tags;
-  if (!dst.tag.empty()) {
-    tags.push_back(dst.tag);
-  } else if (dst.kind != oci::ImageRef::Kind::registry) {
-    tags.push_back(!src.tag.empty() ? src.tag : "latest");
+  // A source archive's "repo:tag" entries: its repository, and its tags.
+  std::string archive_repo;
+  std::vector<std::string> archive_tags;
+  for (const auto& rt : archive_repo_tags) {
+    auto colon = rt.rfind(':');
+    if (colon != std::string::npos && rt.find('/', colon) == std::string::npos) {
+      if (archive_repo.empty()) {
+        archive_repo = rt.substr(0, colon);
+      }
+      if (rt.substr(0, colon) == archive_repo) {
+        archive_tags.push_back(rt.substr(colon + 1));
+      }
+    }
   }
-  for (const auto& t : a.tags) {
-    if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
-      tags.push_back(t);
+  std::vector<std::string> tags;
+  if (dst.kind == oci::ImageRef::Kind::docker_archive) {
+    // docs/references.md, tag precedence: an archive has no tag of its own, so --tag
+    // (all of them), else the source's tag(s), else latest.
+    if (!a.tags.empty()) {
+      tags = a.tags;
+    } else if (!archive_tags.empty()) {
+      tags = archive_tags;
+    } else {
+      tags.push_back(!src.tag.empty() ? src.tag : "latest");
+    }
+  } else {
+    if (!dst.tag.empty()) {
+      tags.push_back(dst.tag);
+    } else if (dst.kind != oci::ImageRef::Kind::registry) {
+      tags.push_back(!src.tag.empty() ? src.tag : !archive_tags.empty() ? archive_tags.front() : "latest");
+    }
+    for (const auto& t : a.tags) {
+      if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
+        tags.push_back(t);
+      }
     }
   }
   out.info("copying " + source.name + " (" + source.root.digest.str() + ") to " + dst.str());
@@ -145,8 +248,9 @@ int run_copy(const CopyArgs& a, Mode mode) {
                              [&] { return registry::write_layout(source, dst.path, tags, topt); });
     break;
   case oci::ImageRef::Kind::docker_archive: {
-    res.refs = util::with_context("writing " + dst.str(),
-                                  [&] { return write_archive(source, src, dst, tags, topt, cache, res.manifest); });
+    res.refs = util::with_context("writing " + dst.str(), [&] {
+      return write_archive(source, src, archive_repo, a.name, dst, tags, topt, cache, res.manifest);
+    });
     break;
   }
   }
@@ -186,6 +290,8 @@ CLI::App* add_copy_flags(CLI::App* c, const std::shared_ptr<CopyArgs>& a) {
   c->add_option("--image-refs", a->image_refs, "Write the written references (one per line) to this file");
   c->add_option("--metadata-file", a->metadata_file, "Write transfer metadata (JSON) to this file");
   c->add_option("--cache-dir", a->cache_dir, "Scratch space for docker-archive files (default: the layer cache)");
+  c->add_option("--name", a->name,
+                "Repository for a docker-archive destination's RepoTags when the source names none (e.g. team/app)");
   c->add_flag("--json", a->json, "Print the transfer metadata as JSON on stdout");
   c->add_flag("-q,--quiet", a->quiet, "No progress output");
   a->flags.add(c, true);
@@ -265,6 +371,41 @@ int run_tags(const TagsArgs& a) {
 
 } // namespace
 
+struct GcArgs {
+  std::string layout;
+  bool dry_run = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+int run_gc(const GcArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  oci::ImageRef ref = util::with_context("gc", [&] { return oci::ImageRef::parse(a.layout); });
+  if (ref.kind != oci::ImageRef::Kind::oci_layout || !ref.tag.empty()) {
+    throw Error(ErrorKind::usage, "gc: '" + a.layout + "' is not an oci:DIR layout",
+                "e.g. paddle-image gc oci:out/app");
+  }
+  auto lock = oci::OciLayout::lock_dir(ref.path);
+  auto layout = oci::OciLayout::open_existing(ref.path);
+  oci::OciLayout::GcResult r = layout.gc(a.dry_run);
+  nlohmann::json removed = nlohmann::json::array();
+  std::string text;
+  for (const auto& d : r.removed) {
+    removed.push_back(d.str());
+    text += (a.dry_run ? "would remove " : "removed ") + d.str() + "\n";
+  }
+  text += std::string(a.dry_run ? "would free " : "freed ") + human_size(r.bytes) + " (" +
+          std::to_string(r.removed.size()) + " blob(s)); " + std::to_string(r.kept) + " blob(s) kept\n";
+  out.result({{"layout", ref.path},
+              {"dry_run", a.dry_run},
+              {"removed", removed},
+              {"bytes_freed", a.dry_run ? 0 : r.bytes},
+              {"bytes_unreferenced", r.bytes},
+              {"kept", r.kept}},
+             text);
+  return 0;
+}
+
 void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
   auto push = std::make_shared<CopyArgs>();
   CLI::App* c = app.add_subcommand("push", "Push an OCI layout image to a registry");
@@ -300,6 +441,14 @@ void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   c->add_flag("--json", login->json, "JSON output");
   login->flags.add(c, false);
   actions.emplace_back(c, [login] { return run_login(*login); });
+
+  auto gc = std::make_shared<GcArgs>();
+  c = app.add_subcommand("gc", "Remove blobs that no tag, manifest or signature of an OCI layout refers to");
+  c->add_option("layout", gc->layout, "oci:DIR")->required();
+  c->add_flag("--dry-run", gc->dry_run, "Only list what would be removed");
+  c->add_flag("--json", gc->json, "JSON output");
+  c->add_flag("-q,--quiet", gc->quiet, "No progress output");
+  actions.emplace_back(c, [gc] { return run_gc(*gc); });
 
   auto logout = std::make_shared<LoginArgs>();
   c = app.add_subcommand("logout", "Remove stored credentials for a registry");

@@ -50,7 +50,8 @@ void RegistryFlags::add(CLI::App* c, bool transfer, bool select) {
     c->add_option("--chunk-size", chunk_size, "Upload in chunks of this size (e.g. 16M; default: one stream)");
   }
   if (select) {
-    c->add_option("--platform", platform, "Image of an index to use (default linux/amd64)");
+    c->add_option("--platform", platform,
+                  "Image of an index to use (default linux/amd64); a single-platform image must match it when given");
   }
   if (transfer && select) {
     c->add_flag("--all", all_platforms, "Copy every image of an index");
@@ -70,6 +71,9 @@ registry::AuthFiles auth_files_from_env() {
 }
 
 oci::Platform parse_platform(const std::string& text) {
+  if (text.empty()) {
+    return oci::Platform{"amd64", "linux", ""}; // --platform not given
+  }
   auto a = text.find('/');
   if (a == std::string::npos || a == 0 || a + 1 >= text.size()) {
     throw util::Error(util::ErrorKind::usage, "--platform '" + text + "' is not OS/ARCH[/VARIANT]",
@@ -105,8 +109,11 @@ void ProgressView::update(const oci::Digest& d, std::int64_t done, std::int64_t 
   int quarter = total > 0 ? static_cast<int>(done * 4 / total) : 4;
   if (quarter != it->second.reported_quarter) {
     it->second.reported_quarter = quarter;
-    std::cerr << "  " << short_digest(key) << " " << quarter * 25 << "% (" << human_size(done) << " / "
-              << human_size(total) << ")" << std::endl;
+    // The percentage of the bytes moved (a line is printed at each quarter, but the
+    // figure is the real one: "23% (2.0 MiB / 8.7 MiB)", never "0%" beside 2 MiB).
+    int pct = total > 0 ? static_cast<int>(done * 100 / total) : 100;
+    std::cerr << "  " << short_digest(key) << " " << pct << "% (" << human_size(done) << " / " << human_size(total)
+              << ")" << std::endl;
   }
 }
 

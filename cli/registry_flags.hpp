@@ -25,7 +25,7 @@ struct RegistryFlags {
   int retries = 5;
   long timeout = 30;
   std::string chunk_size;
-  std::string platform = "linux/amd64";
+  std::string platform; // "" = not given: linux/amd64 from an index, any single-platform image
   bool all_platforms = false;
   std::string log_level = "warn";
   int verbose = 0;

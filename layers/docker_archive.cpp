@@ -8,10 +8,13 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <array>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
 
 namespace layers {
 
@@ -101,10 +104,20 @@ std::string sniff_layer_type(const unsigned char* b, std::size_t n) {
   return oci::media::k_layer_tar;
 }
 
+// The first 512-byte header block carries the POSIX/GNU "ustar" magic at offset 257.
+bool looks_like_tar(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::array<char, 512> block{};
+  if (!in.read(block.data(), block.size())) {
+    return false;
+  }
+  return std::string_view(block.data() + 257, 5) == "ustar";
+}
+
 } // namespace
 
-oci::Descriptor import_docker_archive(const std::filesystem::path& file, oci::OciLayout& layout,
-                                      const std::string& tag) {
+oci::Descriptor import_docker_archive(const std::filesystem::path& file, oci::OciLayout& layout, const std::string& tag,
+                                      std::vector<std::string>* repo_tags) {
   using util::Error;
   using util::ErrorKind;
   std::string what = "docker-archive " + file.string();
@@ -113,8 +126,15 @@ oci::Descriptor import_docker_archive(const std::filesystem::path& file, oci::Oc
     scan_tar(
         file, [](const TarMember& m) { return m.path == "manifest.json"; },
         [&](const TarMember&, const std::string& c) { manifest_text = c; });
-  } catch (const Error&) {
-    manifest_text.clear(); // not a tar at all: reported below
+  } catch (const Error& e) {
+    // A tar that breaks off (a copy or download cut short) fails mid-way: say so rather
+    // than "no manifest.json". Anything that is not a tar at all is reported below.
+    if (looks_like_tar(file)) {
+      throw Error(
+          ErrorKind::input, what + " is truncated or corrupt (" + std::string(e.what()).substr(0, 200) + ")",
+          "copy or save the archive again (`docker save`, `podman save`, paddle-image pull -o docker-archive:FILE)");
+    }
+    manifest_text.clear();
   }
   if (manifest_text.empty()) {
     throw Error(ErrorKind::input, what + ": no manifest.json, so not a docker-archive",
@@ -126,6 +146,11 @@ oci::Descriptor import_docker_archive(const std::filesystem::path& file, oci::Oc
     auto j = nlohmann::json::parse(manifest_text);
     const auto& first = j.at(0);
     config_name = clean_member(first.at("Config").get<std::string>());
+    if (repo_tags != nullptr && first.contains("RepoTags") && first["RepoTags"].is_array()) {
+      for (const auto& t : first["RepoTags"]) {
+        repo_tags->push_back(t.get<std::string>());
+      }
+    }
     for (const auto& l : first.at("Layers")) {
       layer_names.push_back(clean_member(l.get<std::string>()));
     }

@@ -1,8 +1,12 @@
 #include "oci/layout.hpp"
 
+#include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/sha256.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 namespace oci {
@@ -155,7 +159,11 @@ void OciLayout::add_manifest(const Descriptor& manifest, const std::vector<std::
 Descriptor OciLayout::resolve(const std::string& tag) const {
   Index index = read_index();
   if (tag.empty()) {
-    if (index.manifests.size() == 1) {
+    // One image under several tags is still one image.
+    bool one_digest = !index.manifests.empty() &&
+                      std::all_of(index.manifests.begin(), index.manifests.end(),
+                                  [&](const Descriptor& m) { return m.digest == index.manifests.front().digest; });
+    if (one_digest) {
       return index.manifests.front();
     }
     std::string names;
@@ -200,17 +208,146 @@ ImageConfig OciLayout::read_config(const Manifest& m) const {
   });
 }
 
-std::unique_ptr<util::FileLock> OciLayout::lock_dir(const fs::path& dir) {
+OciLayout::DirLock::DirLock(fs::path dir, bool created_dir)
+    : m_dir(std::move(dir)), m_created_dir(created_dir),
+      m_lock(m_dir / ".paddle-image.lock", util::FileLock::Mode::exclusive) {}
+
+OciLayout::DirLock::~DirLock() {
+  std::error_code ec;
+  if (fs::exists(m_dir / "oci-layout", ec)) {
+    return; // a layout: the lock file stays, as every writer expects it
+  }
+  // Still holding the lock: nobody else can be turning this directory into a layout.
+  fs::remove(m_dir / ".paddle-image.lock", ec);
+  if (m_created_dir) {
+    fs::remove(m_dir / "blobs" / "sha256", ec); // what an interrupted creation leaves, if empty
+    fs::remove(m_dir / "blobs", ec);
+    fs::remove(m_dir, ec); // only if empty
+  }
+}
+
+std::unique_ptr<OciLayout::DirLock> OciLayout::lock_dir(const fs::path& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
     throw Error(ErrorKind::input, "output '" + dir.string() + "' exists and is not a directory",
                 "choose another path for oci:DIR");
   }
-  fs::create_directories(dir, ec);
+  bool created = fs::create_directories(dir, ec);
   if (ec) {
     throw Error(ErrorKind::io, "cannot create " + dir.string() + ": " + ec.message());
   }
-  return std::make_unique<util::FileLock>(dir / ".paddle-image.lock", util::FileLock::Mode::exclusive);
+  return std::make_unique<DirLock>(dir, created);
+}
+
+namespace {
+
+// Digests a manifest-like JSON document refers to: an index's manifests, an image
+// manifest's config and layers, an artifact's blobs (never its subject: a referrer
+// keeps its subject alive, not the other way round).
+std::vector<Digest> children_of(const nlohmann::json& j) {
+  std::vector<Digest> out;
+  auto take = [&](const nlohmann::json& d) {
+    if (d.is_object() && d.contains("digest") && d["digest"].is_string()) {
+      try {
+        out.push_back(Digest::parse(d["digest"].get<std::string>()));
+      } catch (const Error&) {
+        // Not a digest this tool can address: nothing to keep for it.
+      }
+    }
+  };
+  for (const char* list : {"manifests", "layers", "blobs"}) {
+    if (j.contains(list) && j[list].is_array()) {
+      for (const auto& d : j[list]) {
+        take(d);
+      }
+    }
+  }
+  if (j.contains("config")) {
+    take(j["config"]);
+  }
+  return out;
+}
+
+std::optional<nlohmann::json> small_json(const BlobStore& blobs, const Digest& d) {
+  std::error_code ec;
+  auto size = fs::file_size(blobs.blob_path(d), ec);
+  if (ec || size > (4u << 20)) {
+    return std::nullopt;
+  }
+  try {
+    auto j = nlohmann::json::parse(util::read_file(blobs.blob_path(d)));
+    return j.is_object() ? std::optional<nlohmann::json>(j) : std::nullopt;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt; // a layer or other binary blob
+  }
+}
+
+} // namespace
+
+OciLayout::GcResult OciLayout::gc(bool dry_run) {
+  Index index = read_index();
+  std::set<std::string> reached;
+  std::vector<Digest> todo;
+  for (const auto& m : index.manifests) {
+    todo.push_back(m.digest);
+  }
+  auto walk = [&] {
+    while (!todo.empty()) {
+      Digest d = todo.back();
+      todo.pop_back();
+      if (!reached.insert(d.str()).second) {
+        continue;
+      }
+      if (auto j = small_json(m_blobs, d)) {
+        for (auto& c : children_of(*j)) {
+          todo.push_back(c);
+        }
+      }
+    }
+  };
+  walk();
+  // Every blob on disk, then referrers (signatures, attestations, SBOMs) whose subject
+  // is kept, until nothing new is reached.
+  std::vector<Digest> all;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(m_dir / "blobs" / "sha256", ec)) {
+    std::string hex = e.path().filename().string();
+    if (util::is_lower_hex(hex) && hex.size() == 64) {
+      all.push_back(Digest::parse("sha256:" + hex));
+    }
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& d : all) {
+      if (reached.count(d.str()) > 0) {
+        continue;
+      }
+      auto j = small_json(m_blobs, d);
+      if (j && j->contains("subject") && (*j)["subject"].is_object() && (*j)["subject"].contains("digest") &&
+          reached.count((*j)["subject"]["digest"].get<std::string>()) > 0) {
+        todo.push_back(d);
+        walk();
+        grew = true;
+      }
+    }
+  }
+  GcResult r;
+  for (const auto& d : all) {
+    if (reached.count(d.str()) > 0) {
+      ++r.kept;
+      continue;
+    }
+    fs::path p = m_blobs.blob_path(d);
+    r.bytes += static_cast<std::int64_t>(fs::file_size(p, ec));
+    r.removed.push_back(d);
+    if (!dry_run && !fs::remove(p, ec) && ec) {
+      throw Error(ErrorKind::io, "cannot remove " + p.string() + ": " + ec.message());
+    }
+  }
+  if (!dry_run) {
+    m_blobs.remove_stale_temps();
+  }
+  return r;
 }
 
 } // namespace oci

@@ -57,7 +57,32 @@ public:
   // Exclusive lock on the layout directory (file ".paddle-image.lock" inside it),
   // creating the directory if needed. Take it before open_or_create so concurrent
   // writers never see a half-created layout.
-  static std::unique_ptr<util::FileLock> lock_dir(const fs::path& dir);
+  // The lock leaves nothing behind in a directory that did not become a layout (one
+  // the tool refused, or a write that failed first): its lock file goes, and so does
+  // the directory when lock_dir created it and it is still empty.
+  class DirLock {
+  public:
+    DirLock(fs::path dir, bool created_dir);
+    ~DirLock();
+    DirLock(const DirLock&) = delete;
+    DirLock& operator=(const DirLock&) = delete;
+
+  private:
+    fs::path m_dir;
+    bool m_created_dir;
+    util::FileLock m_lock;
+  };
+  static std::unique_ptr<DirLock> lock_dir(const fs::path& dir);
+
+  // Drops blobs that nothing in index.json reaches (manifests, indexes, configs,
+  // layers, recursively, plus manifests whose `subject` is reached: signatures and
+  // attestations). Callers hold lock_dir. dry_run only lists them.
+  struct GcResult {
+    std::vector<Digest> removed;
+    std::int64_t bytes = 0;
+    std::size_t kept = 0;
+  };
+  GcResult gc(bool dry_run);
 
 private:
   explicit OciLayout(fs::path dir);

@@ -85,7 +85,13 @@ std::optional<std::string> ImageConfig::get_env(const std::string& key) const {
 }
 
 json to_json(const Descriptor& d) {
-  json j = {{"mediaType", d.media_type}, {"digest", d.digest.str()}, {"size", d.size}};
+  json j = json::object();
+  for (const auto& [k, v] : d.extra) {
+    j[k] = v;
+  }
+  j["mediaType"] = d.media_type;
+  j["digest"] = d.digest.str();
+  j["size"] = d.size;
   if (!d.annotations.empty()) {
     j["annotations"] = d.annotations;
   }
@@ -116,7 +122,13 @@ json to_json(const Index& i) {
   for (const auto& m : i.manifests) {
     manifests.push_back(to_json(m));
   }
-  json j = {{"schemaVersion", 2}, {"mediaType", media::k_index}, {"manifests", manifests}};
+  json j = json::object();
+  for (const auto& [k, v] : i.extra) {
+    j[k] = v;
+  }
+  j["schemaVersion"] = 2;
+  j["mediaType"] = media::k_index;
+  j["manifests"] = manifests;
   if (!i.annotations.empty()) {
     j["annotations"] = i.annotations;
   }
@@ -205,6 +217,11 @@ Descriptor descriptor_from_json(const json& j) {
   if (auto p = j.find("platform"); p != j.end() && p->is_object()) {
     d.platform = Platform{get_string(*p, "architecture"), get_string(*p, "os"), get_string(*p, "variant")};
   }
+  for (const auto& [k, v] : j.items()) {
+    if (k != "mediaType" && k != "digest" && k != "size" && k != "annotations" && k != "platform") {
+      d.extra[k] = v;
+    }
+  }
   return d;
 }
 
@@ -234,6 +251,11 @@ Index index_from_json(const json& j) {
     i.manifests.push_back(descriptor_from_json(m));
   }
   i.annotations = get_map(j, "annotations");
+  for (const auto& [k, v] : j.items()) {
+    if (k != "schemaVersion" && k != "mediaType" && k != "manifests" && k != "annotations") {
+      i.extra[k] = v;
+    }
+  }
   return i;
 }
 

@@ -42,6 +42,9 @@ struct Descriptor {
   std::int64_t size = 0;
   Annotations annotations;
   std::optional<Platform> platform;
+  // Fields this tool does not model (urls, artifactType, data, ...), kept as read so a
+  // rewrite of index.json or a manifest never drops them.
+  std::map<std::string, nlohmann::json> extra{};
   bool operator==(const Descriptor&) const = default;
 };
 
@@ -56,6 +59,7 @@ struct Manifest {
 struct Index {
   std::vector<Descriptor> manifests;
   Annotations annotations;
+  std::map<std::string, nlohmann::json> extra; // unknown top-level fields (artifactType, subject, ...)
   bool operator==(const Index&) const = default;
 };
 

@@ -925,7 +925,7 @@ ManifestData Registry::get_manifest(const std::string& repo, const std::string& 
       pull_scope(repo), what, {200, 404}, true);
   if (r.status == 404) {
     throw Error(ErrorKind::registry, what + ": not found (" + error_summary(r) + ")",
-                "check the repository and tag; `paddle-image inspect` lists what is there");
+                "check the repository and tag; `paddle-image tags " + m_host + "/" + repo + "` lists the tags there");
   }
   if (r.status != 200) {
     fail_status(r, what, pull_scope(repo));
