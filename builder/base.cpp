@@ -117,6 +117,7 @@ ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::strin
   c.registry = rs.registry;
   c.kind = rs.kind;
   c.strict_driver = rs.strict_driver;
+  c.pre = rs.pre;
   c.allow_forward_compat = rs.allow_forward_compat;
   std::string fallback = rs.origin.empty() ? s.base_origin : rs.origin;
   c.field = [rs, fallback](const std::string& f, int i) {

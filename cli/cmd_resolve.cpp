@@ -24,9 +24,11 @@ struct ResolveArgs {
 Action add_resolve(CLI::App& app) {
   auto a = std::make_shared<ResolveArgs>();
   CLI::App* r = app.add_subcommand("resolve", "Pick a published Paddle GPU base image for your GPUs and drivers");
-  r->add_option("--paddle", a->c.paddle, "Paddle version or range, e.g. 3.0.0 or '>=2.6,<3.1'");
+  r->add_option("--paddle", a->c.paddle, "Paddle version or range, e.g. 3.0.0, 2.6 (the newest 2.6.x) or '>=2.6,<3.1'");
+  r->add_flag("--pre", a->c.pre, "Consider pre-releases (3.0.0b2) too; naming one in --paddle does the same");
   r->add_option("--gpu", a->c.gpus, "GPU model or capability (repeatable: the image must serve all), e.g. A100, sm_90");
-  r->add_option("--driver", a->c.drivers, "Node driver version (repeatable), e.g. 535.104.05");
+  r->add_option("--driver", a->c.drivers,
+                "Node driver version (repeatable), e.g. 535.104.05; a branch (535) is read as 535.0");
   r->add_option("--cuda", a->c.cuda, "CUDA version or major, e.g. 12.6 or 12");
   r->add_option("--cudnn", a->c.cudnn, "cuDNN version or major, e.g. 9.5");
   r->add_flag("--tensorrt", a->c.need_tensorrt, "The image must contain TensorRT");
@@ -71,14 +73,53 @@ std::string join_ints(const std::vector<int>& v) {
   return join(s, " ");
 }
 
+// Rows padded into aligned columns (two spaces between columns; the last one unpadded).
+class Table {
+public:
+  explicit Table(std::vector<std::string> header) { m_rows.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { m_rows.push_back(std::move(row)); }
+  std::string str() const {
+    std::vector<std::size_t> width;
+    for (const auto& r : m_rows) {
+      for (std::size_t i = 0; i + 1 < r.size(); ++i) {
+        width.resize(std::max(width.size(), i + 1));
+        width[i] = std::max(width[i], r[i].size());
+      }
+    }
+    std::string out;
+    for (const auto& r : m_rows) {
+      std::string line;
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        line += r[i];
+        if (i + 1 < r.size()) {
+          line += std::string(width[i] - r[i].size() + 2, ' ');
+        }
+      }
+      while (!line.empty() && line.back() == ' ') {
+        line.pop_back();
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+private:
+  std::vector<std::vector<std::string>> m_rows;
+};
+
 std::string flag(const compat::Row& r) {
   return r.confirmed ? "" : "  (unconfirmed)";
+}
+
+// The last column of a table row, with the unconfirmed mark.
+std::string last_column(const std::string& text, const compat::Row& r) {
+  return text.empty() && !r.confirmed ? "(unconfirmed)" : text + flag(r);
 }
 
 void show(const compat::Matrix& m, const std::string& table, nlohmann::json& j, std::ostringstream& t) {
   if (table.empty() || table == "cuda") {
     j["cuda"] = nlohmann::json::array();
-    t << "CUDA   full driver   minor-compat   SM targets\n";
+    Table tab({"CUDA", "full driver", "minor-compat", "SM targets"});
     for (const auto& c : m.cuda) {
       j["cuda"].push_back({{"version", c.version},
                            {"released", c.released},
@@ -89,12 +130,13 @@ void show(const compat::Matrix& m, const std::string& table, nlohmann::json& j, 
                            {"confirmed", c.confirmed},
                            {"origin", c.origin}});
       if (!c.released) {
-        t << c.version << "   never released" << flag(c) << "\n";
+        tab.add({c.version, "never released" + flag(c)});
         continue;
       }
-      t << c.version << "   " << c.driver_full << "   " << (c.driver_minor.empty() ? "-" : c.driver_minor) << "   "
-        << join_ints(c.sm) << flag(c) << "\n";
+      tab.add(
+          {c.version, c.driver_full, c.driver_minor.empty() ? "-" : c.driver_minor, last_column(join_ints(c.sm), c)});
     }
+    t << tab.str();
     j["forward_compat"] = {{"gpu_classes", m.forward_gpu_classes}, {"branches", nlohmann::json::array()}};
     for (const auto& b : m.forward_branches) {
       j["forward_compat"]["branches"].push_back({{"branch", b.branch},
@@ -108,7 +150,7 @@ void show(const compat::Matrix& m, const std::string& table, nlohmann::json& j, 
   }
   if (table.empty() || table == "gpus") {
     j["gpus"] = nlohmann::json::array();
-    t << "\nGPU   compute capability   class   aliases\n";
+    Table tab({"GPU", "compute capability", "class", "aliases"});
     for (const auto& g : m.gpus) {
       j["gpus"].push_back({{"name", g.name},
                            {"cc", g.cc},
@@ -116,24 +158,27 @@ void show(const compat::Matrix& m, const std::string& table, nlohmann::json& j, 
                            {"aliases", g.aliases},
                            {"source", g.source},
                            {"confirmed", g.confirmed}});
-      t << g.name << "   " << g.cc << "   " << g.gpu_class << "   " << join(g.aliases) << flag(g) << "\n";
+      tab.add({g.name, g.cc, g.gpu_class, last_column(join(g.aliases), g)});
     }
+    t << "\n" << tab.str();
   }
   if (table.empty() || table == "cudnn") {
     j["cudnn"] = nlohmann::json::array();
     j["tensorrt"] = nlohmann::json::array();
-    t << "\ncuDNN   CUDA\n";
+    Table cudnn({"cuDNN", "CUDA"});
     for (const auto& l : m.cudnn) {
       j["cudnn"].push_back(
           {{"version", l.version}, {"cuda", l.cuda}, {"source", l.source}, {"confirmed", l.confirmed}});
-      t << l.version << "   " << join(l.cuda) << flag(l) << "\n";
+      cudnn.add({l.version, last_column(join(l.cuda), l)});
     }
-    t << "\nTensorRT   CUDA\n";
+    t << "\n" << cudnn.str();
+    Table trt({"TensorRT", "CUDA"});
     for (const auto& l : m.tensorrt) {
       j["tensorrt"].push_back(
           {{"version", l.version}, {"cuda", l.cuda}, {"source", l.source}, {"confirmed", l.confirmed}});
-      t << l.version << "   " << join(l.cuda) << flag(l) << "\n";
+      trt.add({l.version, last_column(join(l.cuda), l)});
     }
+    t << "\n" << trt.str();
   }
   if (table.empty() || table == "paddle") {
     j["paddle"] = nlohmann::json::array();

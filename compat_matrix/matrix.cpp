@@ -421,6 +421,11 @@ std::string Gpu::sm() const {
 Gpu find_gpu(const Matrix& m, const std::string& input, const std::string& what) {
   Gpu g;
   g.input = input;
+  if (input.find_first_not_of(" \t") == std::string::npos) {
+    throw Error(ErrorKind::input, what + ": the GPU name is empty",
+                "give a name as nvidia-smi prints it (e.g. 'NVIDIA A100-SXM4-80GB') or a compute capability "
+                "(sm_80 or 8.0)");
+  }
   static const std::regex sm_re("(?:sm_?|SM_?)([0-9]{2,3})");
   static const std::regex cc_re("([0-9]{1,2})\\.([0-9])");
   std::smatch mm;
@@ -489,7 +494,8 @@ Gpu find_gpu(const Matrix& m, const std::string& input, const std::string& what)
     for (const auto& n : names) {
       normalized.push_back(normalize_gpu(n));
     }
-    std::string guess = util::closest(norm, normalized);
+    // A name that is (nearly) all prefix words like "NVIDIA" leaves nothing to match.
+    std::string guess = norm.empty() ? std::string{} : util::closest(norm, normalized);
     std::string suggestion;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (!guess.empty() && normalized[i] == guess) {

@@ -26,12 +26,14 @@ std::string to_string(DriverLevel level) {
 
 namespace {
 
-enum class Kind { paddle, registry, image_kind, cuda, cudnn, tensorrt, python, gpu, driver };
+enum class Kind { paddle, prerelease, registry, image_kind, cuda, cudnn, tensorrt, python, gpu, driver };
 
 const char* kind_field(Kind k) {
   switch (k) {
   case Kind::paddle:
     return "paddle";
+  case Kind::prerelease:
+    return "pre";
   case Kind::registry:
     return "registry";
   case Kind::image_kind:
@@ -111,9 +113,26 @@ Resolution resolve(const Matrix& m, const Constraints& c) {
   Resolution res;
   // --- validate the constraints themselves (input errors, exit 3)
   VersionRange paddle_range = VersionRange::parse(c.paddle, c.field("paddle", -1));
+  if (paddle_range.empty()) {
+    throw Error(ErrorKind::input, c.field("paddle", -1) + ": '" + c.paddle + "' admits no version",
+                "check the bounds, e.g. >=2.6,<3.1");
+  }
+  bool admit_pre = c.pre || paddle_range.admits_prereleases();
   std::optional<Version> want_cuda;
   if (!c.cuda.empty()) {
     want_cuda = Version::parse(c.cuda, c.field("cuda", -1));
+    bool known_major = std::any_of(m.cuda.begin(), m.cuda.end(),
+                                   [&](const CudaRow& r) { return Version::parse(r.version).has_prefix(*want_cuda); });
+    if (!known_major) {
+      std::string list;
+      for (const auto& r : m.cuda) {
+        if (r.released) {
+          list += (list.empty() ? "" : ", ") + r.version;
+        }
+      }
+      throw Error(ErrorKind::input, c.field("cuda", -1) + ": CUDA " + c.cuda + " is not a known CUDA release",
+                  "known: " + list);
+    }
     if (want_cuda->parts.size() >= 2) {
       const CudaRow* row = m.find_cuda(c.cuda);
       if (row == nullptr) {
@@ -156,6 +175,12 @@ Resolution resolve(const Matrix& m, const Constraints& c) {
   for (std::size_t i = 0; i < c.drivers.size(); ++i) {
     const auto& d = c.drivers[i];
     Version v = Version::parse(d, c.field("driver", static_cast<int>(i)));
+    if (v.parts.size() == 1 && v.pre_rank == 3 && v.parts[0] >= 100 && v.parts[0] < 10000) {
+      // A branch number: its first release, so every comparison stays conservative.
+      v = Version::parse(d + ".0");
+      res.notes.push_back("driver " + d + " read as " + v.text + " (the first release of branch " + d +
+                          "); give the full version for an exact answer");
+    }
     if (v.parts.size() < 2 || v.pre_rank != 3 || v.parts[0] < 100) {
       throw Error(ErrorKind::input,
                   c.field("driver", static_cast<int>(i)) + ": '" + d + "' is not an NVIDIA driver version",
@@ -201,6 +226,8 @@ Resolution resolve(const Matrix& m, const Constraints& c) {
       }
       if (!paddle_range.contains(pv)) {
         fail(Kind::paddle, "Paddle " + rel.version + " is outside " + c.paddle);
+      } else if (pv.pre_rank != 3 && !admit_pre) {
+        fail(Kind::prerelease, "Paddle " + rel.version + " is a pre-release");
       }
       std::string repo = repository_for(m, c, pv);
       if (repo.empty()) {
@@ -343,9 +370,28 @@ Resolution resolve(const Matrix& m, const Constraints& c) {
     return std::all_of(ev.failures.begin(), ev.failures.end(),
                        [&](const Failure& f) { return kinds.count(f.kind) > 0; });
   };
+  // Only pre-releases would fit: say so, with the one fix.
+  std::set<std::string> pre_fits;
+  for (const auto& ev : all) {
+    if (!ev.failures.empty() && only(ev, {Kind::prerelease})) {
+      pre_fits.insert(ev.release->version);
+    }
+  }
+  if (!pre_fits.empty()) {
+    std::string list;
+    for (const auto& v : pre_fits) {
+      list += (list.empty() ? "" : ", ") + v;
+    }
+    res.violations.push_back({c.field("pre", -1),
+                              "only pre-releases fit: Paddle " + list,
+                              {"add --pre (resolve.pre: true in the spec) to accept a pre-release, or relax the "
+                               "other constraints for a stable release"}});
+    return res;
+  }
   std::vector<const Evaluated*> relevant;
   for (const auto& ev : all) {
-    if (!has(ev, Kind::paddle) && !has(ev, Kind::registry) && !has(ev, Kind::image_kind)) {
+    if (!has(ev, Kind::paddle) && !has(ev, Kind::prerelease) && !has(ev, Kind::registry) &&
+        !has(ev, Kind::image_kind)) {
       relevant.push_back(&ev);
     }
   }
@@ -510,11 +556,15 @@ nlohmann::json to_json(const Resolution& r, bool all) {
           {"candidates", cands},
           {"candidate_count", r.candidates.size()},
           {"violations", viol},
-          {"gpus", gpus}};
+          {"gpus", gpus},
+          {"notes", r.notes}};
 }
 
 std::string describe(const Resolution& r, bool all) {
   std::ostringstream t;
+  for (const auto& n : r.notes) {
+    t << "note: " << n << "\n";
+  }
   if (r.candidates.empty()) {
     t << "no compatible image:\n";
     for (const auto& v : r.violations) {

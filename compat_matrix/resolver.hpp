@@ -22,6 +22,7 @@ struct Constraints {
   std::string kind = "runtime";       // runtime | dev
   bool strict_driver = false;
   bool allow_forward_compat = false;
+  bool pre = false; // consider pre-releases (also when `paddle` names one)
   // How to name a constraint in errors: field("gpus", 1) -> "--gpu" or "spec.yaml:9:5: resolve.gpus[1]".
   std::function<std::string(const std::string& field, int index)> field = [](const std::string& f, int i) {
     return "--" + f + (i >= 0 ? "[" + std::to_string(i) + "]" : "");
@@ -55,6 +56,7 @@ struct Resolution {
   std::vector<Candidate> candidates; // ranked, best first
   std::vector<Violation> violations; // when nothing fits
   std::vector<Gpu> gpus;
+  std::vector<std::string> notes; // how an input was read ("driver 470 read as 470.0")
 };
 
 // Throws util::Error(input) for malformed or contradictory constraints.

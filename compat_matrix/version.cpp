@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <regex>
 
 namespace compat {
@@ -104,6 +105,45 @@ VersionRange VersionRange::parse(const std::string& text, const std::string& wha
   return r;
 }
 
+bool VersionRange::admits_prereleases() const {
+  return std::any_of(clauses.begin(), clauses.end(), [](const Clause& c) { return c.version.pre_rank != 3; });
+}
+
+bool VersionRange::empty() const {
+  // The tightest lower and upper bound; equal bounds leave a version only when both
+  // include it.
+  const Clause* low = nullptr;
+  const Clause* high = nullptr;
+  for (const auto& c : clauses) {
+    if (c.op == ">=" || c.op == ">") {
+      if (low == nullptr || c.version > low->version || (c.version == low->version && c.op == ">")) {
+        low = &c;
+      }
+    } else if (c.op == "<=" || c.op == "<") {
+      if (high == nullptr || c.version < high->version || (c.version == high->version && c.op == "<")) {
+        high = &c;
+      }
+    }
+  }
+  if (low == nullptr || high == nullptr) {
+    return false;
+  }
+  auto cmp = low->version <=> high->version;
+  return cmp > 0 || (cmp == 0 && (low->op == ">" || high->op == "<"));
+}
+
+// "==2.6" means any 2.6.x (a partial version names the newest patch within it), but
+// "==3.0.0" is not met by its pre-release 3.0.0b2.
+static bool matches_exactly(const Version& v, const Version& want) {
+  if (want.pre_rank != 3) {
+    return v == want;
+  }
+  if (!v.has_prefix(want)) {
+    return v == want; // "2.6" == "2.6.0": padded zeros are equal
+  }
+  return v.pre_rank == 3 || want.parts.size() < v.parts.size();
+}
+
 bool VersionRange::contains(const Version& v) const {
   for (const auto& c : clauses) {
     auto cmp = v <=> c.version;
@@ -111,8 +151,8 @@ bool VersionRange::contains(const Version& v) const {
               : c.op == ">"  ? cmp > 0
               : c.op == "<=" ? cmp <= 0
               : c.op == "<"  ? cmp < 0
-              : c.op == "!=" ? cmp != 0
-                             : cmp == 0;
+              : c.op == "!=" ? !matches_exactly(v, c.version)
+                             : matches_exactly(v, c.version);
     if (!ok) {
       return false;
     }

@@ -30,7 +30,12 @@ struct VersionRange {
   std::vector<Clause> clauses; // all must hold; empty = any
   std::string text;
   static VersionRange parse(const std::string& text, const std::string& what = "version range");
+  // "==" (or a bare version) matches every version it is a prefix of: "2.6" is 2.6.x.
   bool contains(const Version& v) const;
+  // A clause names a pre-release (3.0.0b1): pre-releases are then candidates.
+  bool admits_prereleases() const;
+  // No version can satisfy it (">=3.0,<2.0").
+  bool empty() const;
 };
 
 // "11.0-11.8" or "12.2": inclusive span of major.minor versions.

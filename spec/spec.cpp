@@ -628,7 +628,7 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
     if (auto rs = root["resolve"]) {
       c.check_keys(rs, "resolve",
                    {"paddle", "cuda", "cudnn", "tensorrt", "python", "gpus", "drivers", "registry", "kind",
-                    "strict_driver", "allow_forward_compat", "matrix", "layout"});
+                    "strict_driver", "allow_forward_compat", "pre", "matrix", "layout"});
       ResolveSpec r;
       r.origin = c.where(rs);
       for (auto it = rs.begin(); it != rs.end(); ++it) {
@@ -642,7 +642,7 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
         }
       }
       for (auto [key, field] : {std::pair{"tensorrt", &r.tensorrt}, std::pair{"strict_driver", &r.strict_driver},
-                                std::pair{"allow_forward_compat", &r.allow_forward_compat}}) {
+                                std::pair{"allow_forward_compat", &r.allow_forward_compat}, std::pair{"pre", &r.pre}}) {
         if (rs[key]) {
           const YAML::Node& v = rs[key];
           if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {

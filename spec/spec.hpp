@@ -84,6 +84,7 @@ struct ResolveSpec {
   std::string kind = "runtime";
   bool strict_driver = false;
   bool allow_forward_compat = false;
+  bool pre = false;                           // consider pre-releases
   std::vector<std::string> matrix;            // extra matrix files (absolute)
   std::string layout;                         // oci:DIR holding the chosen image under its tag
   std::map<std::string, std::string> origins; // field -> "spec.yaml:12:5"

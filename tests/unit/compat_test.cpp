@@ -781,3 +781,93 @@ TEST_CASE("compat resolve: describe and to_json") {
     CHECK_FALSE(j["violations"][0]["fixes"].empty());
   }
 }
+
+namespace {
+
+template <class F> Resolution resolve_with(F set) {
+  Constraints c;
+  set(c);
+  return run(c);
+}
+
+} // namespace
+
+TEST_CASE("compat resolve: pre-releases only when asked for, partial versions mean the newest patch") {
+  // The built-in data has 3.0.0b2 images; a stable release wins without --pre.
+  auto stable = resolve_with([](compat::Constraints&) {});
+  REQUIRE_FALSE(stable.candidates.empty());
+  for (const auto& cand : stable.candidates) {
+    CHECK(compat::Version::parse(cand.paddle).pre_rank == 3);
+  }
+  auto with_pre = resolve_with([](compat::Constraints& c) { c.paddle = "3.0.0b2"; });
+  REQUIRE_FALSE(with_pre.candidates.empty());
+  CHECK(with_pre.candidates.front().paddle == "3.0.0b2"); // naming a pre-release admits it
+  auto partial = resolve_with([](compat::Constraints& c) { c.paddle = "2.6"; });
+  REQUIRE_FALSE(partial.candidates.empty());
+  CHECK(partial.candidates.front().paddle == "2.6.2");
+  auto bounded = resolve_with([](compat::Constraints& c) { c.paddle = ">=2.5,<2.6"; });
+  CHECK(bounded.candidates.front().paddle == "2.5.2");
+  // Only a pre-release fits these constraints: exit 9 saying "add --pre".
+  auto only_pre = resolve_with([](compat::Constraints& c) { c.paddle = ">=3.0.0b1,<3.0.0"; });
+  CHECK_FALSE(only_pre.candidates.empty()); // the bound names a pre-release: admitted
+  auto none = resolve_with([](compat::Constraints& c) {
+    c.paddle = "3.0";
+    c.cuda = "12.3";
+  });
+  REQUIRE(none.candidates.empty());
+  {
+    REQUIRE(none.violations.size() == 1);
+    CHECK(none.violations[0].constraint == "--pre");
+    CHECK(contains(none.violations[0].message, "only pre-releases fit: Paddle 3.0.0b"));
+    CHECK(contains(none.violations[0].message, "3.0.0b2"));
+    CHECK(contains(none.violations[0].fixes.at(0), "add --pre"));
+    auto allowed = resolve_with([](compat::Constraints& c) {
+      c.paddle = "3.0";
+      c.cuda = "12.3";
+      c.pre = true;
+    });
+    REQUIRE_FALSE(allowed.candidates.empty());
+    CHECK(allowed.candidates.front().paddle == "3.0.0b2");
+  }
+  compat::VersionRange r = compat::VersionRange::parse("3.0.0");
+  CHECK_FALSE(r.contains(compat::Version::parse("3.0.0b2")));
+  CHECK(compat::VersionRange::parse("2.6").contains(compat::Version::parse("2.6.2")));
+  CHECK_FALSE(compat::VersionRange::parse("2.6").contains(compat::Version::parse("2.7.0")));
+  CHECK(compat::VersionRange::parse(">=3.0,<2.0").empty());
+  CHECK(compat::VersionRange::parse(">2.6,<=2.6").empty());
+  CHECK_FALSE(compat::VersionRange::parse(">=2.6,<=2.6").empty());
+}
+
+TEST_CASE("compat resolve: impossible constraints are input errors of one line") {
+  auto cuda = error_of([] { resolve_with([](compat::Constraints& c) { c.cuda = "99"; }); });
+  CHECK(cuda.kind() == util::ErrorKind::input);
+  CHECK(contains(cuda.what(), "--cuda: CUDA 99 is not a known CUDA release"));
+  CHECK(contains(cuda.hint(), "12.6"));
+  CHECK(std::string(cuda.what()).find('\n') == std::string::npos);
+  auto empty = error_of([] { resolve_with([](compat::Constraints& c) { c.paddle = ">=3.0,<2.0"; }); });
+  CHECK(empty.kind() == util::ErrorKind::input);
+  CHECK(contains(empty.what(), "--paddle: '>=3.0,<2.0' admits no version"));
+}
+
+TEST_CASE("compat resolve: a driver branch number is read as its first release, and said so") {
+  auto r = resolve_with([](compat::Constraints& c) { c.drivers = {"470"}; });
+  REQUIRE(r.notes.size() == 1);
+  CHECK(contains(r.notes[0], "driver 470 read as 470.0"));
+  CHECK(contains(compat::describe(r, false), "note: driver 470 read as 470.0"));
+  auto exact = resolve_with([](compat::Constraints& c) { c.drivers = {"470.0"}; });
+  CHECK(exact.candidates.size() == r.candidates.size());
+}
+
+TEST_CASE("compat matrix: empty and newly listed GPU names") {
+  auto e = error_of([] { (void)compat::find_gpu(builtin(), "", "--gpu[0]"); });
+  CHECK(e.kind() == util::ErrorKind::input);
+  CHECK(contains(e.what(), "--gpu[0]: the GPU name is empty"));
+  CHECK_FALSE(contains(e.hint(), "T4"));
+  CHECK(compat::find_gpu(builtin(), "NVIDIA RTX A6000", "--gpu").cc.text == "8.6");
+  CHECK(compat::find_gpu(builtin(), "Tesla P4", "--gpu").cc.text == "6.1");
+  CHECK(compat::find_gpu(builtin(), "P40", "--gpu").name == "P40");
+  CHECK(compat::find_gpu(builtin(), "NVIDIA L4", "--gpu").name == "L4");
+  CHECK(compat::find_gpu(builtin(), "NVIDIA L40S", "--gpu").name == "L40S");
+  auto unknown = error_of([] { (void)compat::find_gpu(builtin(), "Quadro Zz9", "--gpu"); });
+  CHECK(contains(unknown.what(), "unknown GPU 'Quadro Zz9'"));
+}

@@ -539,6 +539,13 @@ TEST_SUITE("spec") {
     CHECK(inside.layers[0].copies[0].ignore_prefix == "src/pkg");
   }
 
+  TEST_CASE("resolve.pre") {
+    Project p;
+    CHECK(p.parse("resolve:\n  pre: true\n").resolve->pre);
+    CHECK_FALSE(p.parse("resolve:\n  paddle: \"3.0\"\n").resolve->pre);
+    CHECK(contains(p.error("resolve:\n  pre: maybe\n").what(), "resolve.pre: must be true or false"));
+  }
+
   TEST_CASE(".paddleimageignore is read from the spec's directory") {
     Project p;
     util::write_file_atomic(p.tmp.path() / ".paddleimageignore",
