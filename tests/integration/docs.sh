@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Keeps the documentation true where a machine can tell: every command in the README's
+# usage block exists, every flag the flag tables of docs/registry.md and docs/resolve.md
+# list is accepted by the commands they name, and no page still says that a working
+# feature is refused or comes later.
+source "$(dirname "$0")/../support/common.sh"
+cd "$ROOT"
+
+# README usage block: `paddle-image CMD [SUB] ...` lines.
+while read -r cmd sub; do
+  if [[ "$sub" =~ ^[a-z]+$ ]] && "$PI" "$cmd" "$sub" --help >/dev/null 2>&1; then
+    pass "README: paddle-image $cmd $sub exists"
+  elif "$PI" "$cmd" --help >/dev/null 2>&1; then
+    pass "README: paddle-image $cmd exists"
+  else
+    fail "README names 'paddle-image $cmd', which does not exist"
+  fi
+done < <(awk '/^```sh/{on=1; next} /^```/{on=0} on && $1 == "paddle-image" {print $2, $3}' README.md | sort -u)
+
+# Flag tables: | `--flag ...` | cmd, cmd | meaning |
+flag_table() { # FILE DEFAULT_COMMAND
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+path, default = sys.argv[1], sys.argv[2]
+everything = ["push", "pull", "copy", "build", "inspect", "tags", "login"]  # "all" (the page says which)
+for line in open(path):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) < 2 or not cells[0].startswith("`-"):
+        continue
+    flags = re.findall(r"(--[a-z][a-z0-9-]*)", cells[0])
+    where = cells[1] if len(cells) >= 3 and re.fullmatch(r"[a-z, ]+", cells[1]) else default
+    cmds = everything if where == "all" else [c.strip() for c in where.split(",")]
+    for f in flags:
+        for c in cmds:
+            print(c, f)
+PY
+}
+while read -r cmd flag; do
+  if "$PI" "$cmd" --help 2>/dev/null | grep -q -- "$flag\b"; then
+    pass "docs/registry.md: $cmd takes $flag"
+  else
+    fail "docs/registry.md lists $flag for '$cmd', which does not take it"
+  fi
+done < <(flag_table docs/registry.md push)
+while read -r _ flag; do
+  if "$PI" resolve --help 2>/dev/null | grep -q -- "$flag\b"; then
+    pass "docs/resolve.md: resolve takes $flag"
+  else
+    fail "docs/resolve.md lists $flag, which resolve does not take"
+  fi
+done < <(flag_table docs/resolve.md resolve)
+
+# Claims that went stale once the features were built.
+check "no page says a built feature is refused or comes later" bash -c \
+  "! grep -rn -i -E 'refused for now|comes later|not supported yet|pulling comes with|pushing comes with|doctor .*not built' docs README.md"
+
+finish
