@@ -20,7 +20,7 @@ check "the first build on a local base hashes its blob" grep -q 'verified 1 base
 build app/spec.yaml -o oci:out2 >/dev/null 2>build2.log
 check "a second build does not hash the untouched base again (even after linking it into an output)" \
   bash -c "! grep -q 'verified .* base layer blob' build2.log"
-layer=$(layer_digests baseimg v1 | head -1)
+layer=$(layer_digests baseimg v1 | sed -n 1p)
 blob=baseimg/blobs/sha256/${layer#sha256:}
 size_before=$(stat -c %s "$blob")
 printf 'X' | dd of="$blob" bs=1 seek=30 conv=notrunc status=none
