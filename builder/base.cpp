@@ -85,10 +85,10 @@ void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& 
                 "use paddle-image build, or copy the base into a local layout");
   }
   auto reg = connect(ref.registry);
-  registry::ImageSource src = registry::registry_source(reg, ref);
-  auto slash = s.platform.find('/');
-  oci::Platform want{s.platform.substr(slash + 1), s.platform.substr(0, slash), ""};
-  registry::ManifestData m = registry::select_platform(src, src.root, want);
+  b.remote_image = registry::open_registry_image(reg, ref);
+  oci::CopyOptions want;
+  want.platform = oci::parse_platform(s.platform, where + ": platform");
+  oci::ManifestBlob m = oci::select_platform(*b.remote_image, want);
   b.digest = m.digest;
   b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + ref.str()));
   for (auto& l : b.manifest.layers) {

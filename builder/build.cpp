@@ -1,9 +1,11 @@
 #include "builder/build.hpp"
 
 #include "builder/base.hpp"
+#include "builder/built_image.hpp"
 #include "layers/cache.hpp"
 #include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
+#include "oci/layout_image.hpp"
 #include "layers/tree.hpp"
 #include "layers/wheel.hpp"
 #include "util/encoding.hpp"
@@ -285,6 +287,93 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
   return r;
 }
 
+// Layouts and archives named by -o (or the default oci:out/<name>).
+void write_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltImage& img, BuildReport& rep) {
+  std::vector<oci::ImageRef> outputs;
+  bool any_push = false;
+  for (const auto& out : o.outputs) {
+    if (out.kind == oci::ImageRef::Kind::registry) {
+      any_push = true;
+    } else {
+      outputs.push_back(out);
+    }
+  }
+  if (outputs.empty() && !any_push) {
+    std::string leaf = s.name.empty() ? "image" : s.name.substr(s.name.rfind('/') + 1);
+    leaf = leaf.substr(0, leaf.find(':'));
+    outputs.push_back(oci::ImageRef::parse("oci:out/" + leaf));
+  }
+  oci::CopyOptions copt = o.transfer;
+  copt.progress = nullptr; // local copies are links or one streaming pass: no per-blob progress
+  copt.attachments = false;
+  copt.jobs = 1; // links and small writes, in one thread and a fixed order (as the interrupt test expects)
+  for (const auto& out : outputs) {
+    std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
+    if (out.kind == oci::ImageRef::Kind::oci_layout) {
+      util::with_context("writing " + out.str(), [&] { return oci::write_layout(img, out.path, tags, copt); });
+      for (const auto& t : tags) {
+        rep.outputs.push_back("oci:" + out.path + ":" + t);
+      }
+    } else if (out.kind == oci::ImageRef::Kind::docker_archive) {
+      layers::ArchiveOptions ao;
+      ao.mtime = o.source_date_epoch;
+      ao.copy = copt;
+      if (!s.name.empty()) {
+        auto name_ref = oci::ImageRef::parse(s.name);
+        std::string repo = name_ref.registry == "docker.io" ? name_ref.repository : name_ref.name();
+        for (const auto& t : tags) {
+          ao.repo_tags.push_back(repo + ":" + t);
+        }
+      }
+      util::with_context("writing " + out.str(), [&] { return layers::write_docker_archive(img, out.path, ao); });
+      rep.outputs.push_back(out.str());
+    }
+  }
+}
+
+// Tags of a push: the reference's own tag plus every --tag; a reference without a tag
+// gets --tag, else the spec's tags, else latest.
+std::vector<std::string> push_tags(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
+                                   const std::vector<std::string>& spec_tags) {
+  std::vector<std::string> tags;
+  if (!out.tag_defaulted) {
+    tags.push_back(out.tag);
+  }
+  for (const auto& t : cli_tags) {
+    if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
+      tags.push_back(t);
+    }
+  }
+  if (tags.empty()) {
+    tags = spec_tags.empty() ? std::vector<std::string>{"latest"} : spec_tags;
+  }
+  return tags;
+}
+
+// Each --push: a registry base's layers are found, mounted or streamed across.
+void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltImage& img, BuildReport& rep,
+                  const Events& ev) {
+  for (const auto& out : o.outputs) {
+    if (out.kind != oci::ImageRef::Kind::registry) {
+      continue;
+    }
+    if (!o.connect) {
+      throw Error(ErrorKind::usage, "this command cannot push to a registry");
+    }
+    if (!out.digest.empty()) {
+      throw Error(ErrorKind::usage, "--push " + out.str() + ": a push target takes a tag, not a digest",
+                  "drop the @sha256:... part");
+    }
+    std::vector<std::string> tags = push_tags(out, o.tags, s.tags);
+    auto reg = o.connect(out.registry);
+    ev.info("pushing to " + out.registry + "/" + out.repository + " (" + util::join(tags, ", ") + ")");
+    registry::TransferResult tr = util::with_context("pushing to " + out.registry + "/" + out.repository, [&] {
+      return registry::push_image(img, reg, out.repository, tags, o.transfer);
+    });
+    rep.pushed.insert(rep.pushed.end(), tr.refs.begin(), tr.refs.end());
+  }
+}
+
 std::string platform_os(const std::string& p) {
   return p.substr(0, p.find('/'));
 }
@@ -530,124 +619,27 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
                                  oci::Platform{cfg.architecture, cfg.os, cfg.variant}};
   rep.config_digest = config_desc.digest;
 
-  auto blob_file = [&](std::size_t i) -> fs::path {
-    return i < base.manifest.layers.size() ? base.local_blob(layer_descs[i])
-                                           : cache.blobs().blob_path(layer_descs[i].digest);
+  // The image as the writers see it: config and our layers from the cache, base
+  // layers from the base.
+  oci::Descriptor cfg_blob = cache.blobs().put_bytes(oci::media::k_config, config_bytes);
+  std::vector<BuiltLayer> built;
+  for (std::size_t i = 0; i < layer_descs.size(); ++i) {
+    BuiltLayer bl;
+    bl.descriptor = layer_descs[i];
+    bl.from_base = i < base.manifest.layers.size();
+    if (!bl.from_base) {
+      bl.file = cache.blobs().blob_path(layer_descs[i].digest);
+      bl.uncompressed_size = rep.layers[i].blob.uncompressed_size;
+    }
+    built.push_back(bl);
+  }
+  std::string image_name = s.name.empty() ? std::string("the built image") : s.name;
+  oci::ManifestBlob root{oci::media::k_manifest, manifest_bytes, rep.manifest.digest};
+  auto view = [&](BuiltImage::BaseBlobs mode) {
+    return BuiltImage(image_name, root, cfg_blob, cache.blobs().blob_path(cfg_blob.digest), built, base, mode);
   };
-  std::vector<oci::ImageRef> outputs;
-  std::vector<oci::ImageRef> pushes;
-  for (const auto& out : o.outputs) {
-    (out.kind == oci::ImageRef::Kind::registry ? pushes : outputs).push_back(out);
-  }
-  if (outputs.empty() && pushes.empty()) {
-    std::string leaf = s.name.empty() ? "image" : s.name.substr(s.name.rfind('/') + 1);
-    leaf = leaf.substr(0, leaf.find(':'));
-    outputs.push_back(oci::ImageRef::parse("oci:out/" + leaf));
-  }
-  for (const auto& out : outputs) {
-    std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
-    if (out.kind == oci::ImageRef::Kind::oci_layout) {
-      util::with_context("writing " + out.str(), [&] {
-        auto lock = oci::OciLayout::lock_dir(out.path);
-        auto layout = oci::OciLayout::open_or_create(out.path);
-        layout.blobs().remove_stale_temps();
-        for (std::size_t i = 0; i < layer_descs.size(); ++i) {
-          layout.blobs().put_file(layer_descs[i].digest, blob_file(i));
-        }
-        layout.blobs().put_bytes(oci::media::k_config, config_bytes);
-        layout.blobs().put_bytes(oci::media::k_manifest, manifest_bytes);
-        layout.add_manifest(rep.manifest, tags);
-      });
-      for (const auto& t : tags) {
-        rep.outputs.push_back("oci:" + out.path + ":" + t);
-      }
-    } else if (out.kind == oci::ImageRef::Kind::docker_archive) {
-      std::vector<std::string> repo_tags;
-      if (!s.name.empty()) {
-        auto name_ref = oci::ImageRef::parse(s.name);
-        std::string repo = name_ref.registry == "docker.io" ? name_ref.repository : name_ref.name();
-        for (const auto& t : tags) {
-          repo_tags.push_back(repo + ":" + t);
-        }
-      }
-      std::vector<layers::ArchiveLayer> al;
-      for (std::size_t i = 0; i < layer_descs.size(); ++i) {
-        std::optional<std::int64_t> usize;
-        if (i >= base.manifest.layers.size()) {
-          usize = rep.layers[i].blob.uncompressed_size;
-        }
-        al.push_back(layers::ArchiveLayer{blob_file(i), layer_descs[i].media_type, cfg.diff_ids[i], usize});
-      }
-      util::with_context("writing " + out.str(), [&] {
-        layers::write_docker_archive(out.path, config_bytes, config_desc.digest, al, repo_tags, o.source_date_epoch);
-      });
-      rep.outputs.push_back(out.str());
-    }
-  }
-  if (!pushes.empty()) {
-    if (!o.connect) {
-      throw Error(ErrorKind::usage, "this command cannot push to a registry");
-    }
-    // The image as a transfer source: our layers and the config from the cache,
-    // base layers from wherever the base lives (a registry base is never downloaded
-    // for a push: its blobs are found, mounted or streamed across).
-    oci::Descriptor cfg_blob = cache.blobs().put_bytes(oci::media::k_config, config_bytes);
-    registry::ImageSource src;
-    src.name = s.name.empty() ? std::string("the built image") : s.name;
-    src.root = registry::ManifestData{oci::media::k_manifest, manifest_bytes, rep.manifest.digest};
-    src.manifest = [](const oci::Descriptor& d) -> registry::ManifestData {
-      throw Error(ErrorKind::internal, "no child manifest " + d.digest.str());
-    };
-    std::size_t n_base = base.manifest.layers.size();
-    src.locate = [&](const oci::Descriptor& d) {
-      registry::BlobLocation loc;
-      if (d.digest == cfg_blob.digest) {
-        loc.file = cache.blobs().blob_path(d.digest);
-        return loc;
-      }
-      for (std::size_t i = 0; i < layer_descs.size(); ++i) {
-        if (layer_descs[i].digest != d.digest) {
-          continue;
-        }
-        if (i < n_base && base.remote) {
-          loc.registry = base.remote;
-          loc.repo = base.remote_repo;
-        } else {
-          loc.file = blob_file(i);
-        }
-        return loc;
-      }
-      throw Error(ErrorKind::internal, "no blob " + d.digest.str() + " in the built image");
-    };
-    for (const auto& out : pushes) {
-      if (!out.digest.empty()) {
-        throw Error(ErrorKind::usage, "--push " + out.str() + ": a push target takes a tag, not a digest",
-                    "drop the @sha256:... part");
-      }
-      // A push gets the reference's own tag plus every --tag; a reference without
-      // a tag gets --tag, else the spec's tags, else latest.
-      std::vector<std::string> tags;
-      if (!out.tag_defaulted) {
-        tags.push_back(out.tag);
-      }
-      for (const auto& t : o.tags) {
-        if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
-          tags.push_back(t);
-        }
-      }
-      if (tags.empty()) {
-        tags = s.tags.empty() ? std::vector<std::string>{"latest"} : s.tags;
-      }
-      auto reg = o.connect(out.registry);
-      ev.info("pushing to " + out.registry + "/" + out.repository + " (" + util::join(tags, ", ") + ")");
-      registry::TransferResult tr = util::with_context("pushing to " + out.registry + "/" + out.repository, [&] {
-        return registry::push_image(src, reg, out.repository, tags, o.transfer);
-      });
-      for (const auto& r : tr.refs) {
-        rep.pushed.push_back(r);
-      }
-    }
-  }
+  write_outputs(s, o, view(BuiltImage::BaseBlobs::local), rep);
+  push_outputs(s, o, view(BuiltImage::BaseBlobs::remote), rep, ev);
   refresh_local_base_records(base, o.cache_dir);
   rep.seconds = o.clock() - t0;
   return rep;

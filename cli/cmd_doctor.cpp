@@ -5,6 +5,7 @@
 #include "doctor/checks.hpp"
 #include "doctor/image.hpp"
 #include "oci/layout.hpp"
+#include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -236,34 +237,29 @@ std::string needs_as_requires(const doctor::ImageNeeds& n) {
 // under the cache directory and its layer files are scanned like a local image's.
 doctor::ImageNeeds registry_needs(const DoctorArgs& a, const oci::ImageRef& ref, const Output& out) {
   RegistrySession sess(a.flags, out, ref.registry);
-  registry::ImageSource src = registry::registry_source(sess.connect(ref.registry), ref);
-  oci::Platform platform = parse_platform(a.flags.platform);
-  registry::ManifestData md = registry::select_platform(src, src.root, platform);
+  oci::ImagePtr img = open_image(ref, sess);
+  oci::CopyOptions topt = sess.transfer_options();
+  topt.all_platforms = false;
+  topt.attachments = false; // only the image is scanned
+  oci::ManifestBlob md = oci::select_platform(*img, topt);
   std::string source = ref.str() + "@" + md.digest.str();
-  if (a.scan_layers) {
-    std::filesystem::path cache = default_cache_dir();
-    std::filesystem::create_directories(cache);
-    util::TempDir tmp(cache, "doctor-");
-    registry::TransferOptions topt = sess.transfer_options();
-    topt.platform = platform;
-    topt.all_platforms = false;
-    registry::write_layout(src, tmp.path() / "layout", {"image"}, topt);
-    sess.finish();
-    auto layout = oci::OciLayout::open_existing(tmp.path() / "layout");
-    oci::Manifest m = layout.read_manifest(layout.resolve("image"));
-    doctor::ImageNeeds n = doctor::needs_from_config(source, layout.read_config(m));
-    std::vector<std::filesystem::path> files;
-    for (const auto& l : m.layers) {
-      files.push_back(layout.blobs().blob_path(l.digest));
-    }
-    doctor::scan_layer_files(n, files);
-    return n;
-  }
   oci::Manifest m = oci::manifest_from_json(oci::parse_json(md.bytes, "manifest of " + source));
-  registry::BlobLocation loc = src.locate(m.config);
-  std::string config_bytes = loc.registry->read_blob(loc.repo, m.config);
-  return doctor::needs_from_config(source, oci::config_from_json(oci::parse_json(
-                                               config_bytes, "config " + m.config.digest.str() + " of " + source)));
+  if (!a.scan_layers) {
+    return doctor::needs_from_config(source, oci::read_config(*img, m));
+  }
+  std::filesystem::path cache = default_cache_dir();
+  std::filesystem::create_directories(cache);
+  util::TempDir tmp(cache, "doctor-");
+  oci::write_layout(*img, tmp.path() / "layout", {"image"}, topt);
+  sess.finish();
+  auto layout = oci::OciLayout::open_existing(tmp.path() / "layout");
+  doctor::ImageNeeds n = doctor::needs_from_config(source, layout.read_config(m));
+  std::vector<std::filesystem::path> files;
+  for (const auto& l : m.layers) {
+    files.push_back(layout.blobs().blob_path(l.digest));
+  }
+  doctor::scan_layer_files(n, files);
+  return n;
 }
 
 doctor::ImageNeeds image_needs(const DoctorArgs& a, const Output& out) {

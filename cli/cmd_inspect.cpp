@@ -22,10 +22,6 @@ struct InspectArgs {
 int run_inspect(const InspectArgs& a) {
   Output out = Output::detect(a.json, false);
   oci::ImageRef ref = oci::ImageRef::parse(a.ref);
-  if (ref.kind == oci::ImageRef::Kind::docker_archive) {
-    throw util::Error(util::ErrorKind::usage, "inspect reads oci:DIR[:TAG] and registry references",
-                      "e.g. paddle-image inspect oci:out/image:latest or registry.example.com/team/app:1.0");
-  }
   RegistrySession sess(a.flags, out, ref.registry);
   if (a.referrers) {
     if (ref.kind != oci::ImageRef::Kind::registry) {
@@ -49,28 +45,25 @@ int run_inspect(const InspectArgs& a) {
                t.str());
     return 0;
   }
-  registry::ImageSource src = ref.kind == oci::ImageRef::Kind::registry
-                                  ? registry::registry_source(sess.connect(ref.registry), ref)
-                                  : registry::layout_source(ref);
+  oci::ImagePtr img = open_image(ref, sess);
+  const oci::ManifestBlob& root = img->root();
   nlohmann::json j = {{"reference", ref.str()}};
   std::ostringstream t;
   t << "Reference:    " << ref.str() << "\n";
-  if (src.root.is_index()) {
-    j["index"] = {{"digest", src.root.digest.str()},
-                  {"media_type", src.root.media_type},
-                  {"manifests", oci::parse_json(src.root.bytes, "index")["manifests"]}};
-    t << "Index:        " << src.root.digest.str() << "\n";
-    for (const auto& c : oci::index_from_json(oci::parse_json(src.root.bytes, "index")).manifests) {
+  if (root.is_index()) {
+    j["index"] = {{"digest", root.digest.str()},
+                  {"media_type", root.media_type},
+                  {"manifests", oci::parse_json(root.bytes, "index")["manifests"]}};
+    t << "Index:        " << root.digest.str() << "\n";
+    for (const auto& c : oci::index_children(root, img->name())) {
       if (c.platform) {
-        t << "  Platform:   " << c.platform->os << "/" << c.platform->architecture
-          << (c.platform->variant.empty() ? "" : "/" + c.platform->variant) << "  " << c.digest.str() << "\n";
+        t << "  Platform:   " << oci::platform_str(*c.platform) << "  " << c.digest.str() << "\n";
       }
     }
   }
-  registry::ManifestData md = registry::select_platform(src, src.root, parse_platform(a.flags.platform));
+  oci::ManifestBlob md = oci::select_platform(*img, sess.transfer_options());
   oci::Manifest m = oci::manifest_from_json(oci::parse_json(md.bytes, "manifest of " + ref.str()));
-  registry::BlobLocation loc = src.locate(m.config);
-  std::string config_bytes = loc.registry ? loc.registry->read_blob(loc.repo, m.config) : util::read_file(loc.file);
+  std::string config_bytes = oci::read_small_blob(*img, m.config);
   oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(config_bytes, "config"));
   oci::Descriptor d = md.descriptor();
   j["digest"] = d.digest.str();
@@ -134,7 +127,7 @@ int run_inspect(const InspectArgs& a) {
 Action add_inspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
   CLI::App* c = app.add_subcommand("inspect", "Show an image's manifest, config and layers");
-  c->add_option("reference", a->ref, "oci:DIR[:TAG] or a registry reference")->required();
+  c->add_option("reference", a->ref, "oci:DIR[:TAG], docker-archive:FILE or a registry reference")->required();
   c->add_flag("--json", a->json, "Print manifest and config as JSON");
   c->add_flag("--referrers", a->referrers,
               "List the image's referrers (signatures, SBOMs): the referrers API, else the sha256-<hex> tag");

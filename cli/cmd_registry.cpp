@@ -3,7 +3,10 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
+#include "builder/build.hpp"
 #include "layers/docker_archive.hpp"
+#include "oci/layout_image.hpp"
+#include "registry/transfer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -25,7 +28,6 @@ struct CopyArgs {
   std::string digest_file;
   std::string image_refs;
   std::string metadata_file;
-  std::string cache_dir;
   std::string name; // repository for a docker-archive destination's RepoTags
   bool json = false;
   bool quiet = false;
@@ -33,37 +35,6 @@ struct CopyArgs {
 };
 
 enum class Mode { push, pull, copy };
-
-// A docker-archive source is read once into a scratch layout (kept alive by `scratch`).
-registry::ImageSource open_source(const oci::ImageRef& ref, RegistrySession& sess,
-                                  const std::filesystem::path& cache_dir, std::unique_ptr<util::TempDir>& scratch,
-                                  std::vector<std::string>& archive_repo_tags) {
-  switch (ref.kind) {
-  case oci::ImageRef::Kind::registry:
-    return registry::registry_source(sess.connect(ref.registry), ref);
-  case oci::ImageRef::Kind::oci_layout:
-    return registry::layout_source(ref);
-  case oci::ImageRef::Kind::docker_archive:
-    break;
-  }
-  std::filesystem::create_directories(cache_dir);
-  scratch = std::make_unique<util::TempDir>(cache_dir, "archive-");
-  auto layout = oci::OciLayout::open_or_create(scratch->path() / "layout");
-  util::with_context("reading " + ref.str(),
-                     [&] { layers::import_docker_archive(ref.path, layout, "image", &archive_repo_tags); });
-  oci::ImageRef lr;
-  lr.kind = oci::ImageRef::Kind::oci_layout;
-  lr.path = (scratch->path() / "layout").string();
-  lr.tag = "image";
-  registry::ImageSource src = registry::layout_source(lr);
-  src.name = ref.str();
-  return src;
-}
-
-// Writes a docker-archive through a temporary layout (blobs verified on the way).
-// The archive members' mtime: the build's default SOURCE_DATE_EPOCH (1980-01-01), never
-// the wall clock, so the same image gives the same archive.
-constexpr std::int64_t builder_default_epoch = 315532800;
 
 // "host/path" as a docker-archive's RepoTags spell it ("team/app" for Docker Hub).
 std::string repo_tag_name(const oci::ImageRef& ref) {
@@ -106,66 +77,24 @@ std::string archive_repository(const oci::ImageRef& src_ref, const std::string& 
               "pass --name REPOSITORY, e.g. --name team/ocr-train");
 }
 
-std::vector<std::string> write_archive(const registry::ImageSource& src, const oci::ImageRef& src_ref,
-                                       const std::string& archive_repo, const std::string& name_flag,
-                                       const oci::ImageRef& dst, const std::vector<std::string>& tags,
-                                       registry::TransferOptions topt, const std::filesystem::path& cache_dir,
-                                       registry::ManifestData& written) {
+oci::CopyResult write_archive(const oci::Image& src, const oci::ImageRef& src_ref, const std::string& archive_repo,
+                              const std::string& name_flag, const oci::ImageRef& dst,
+                              const std::vector<std::string>& tags, const oci::CopyOptions& topt) {
   if (topt.all_platforms) {
     throw Error(ErrorKind::usage, dst.str() + ": a docker-archive holds one platform; drop --all");
   }
-  std::filesystem::create_directories(cache_dir);
-  util::TempDir tmp(cache_dir, "copy-");
-  registry::TransferResult r = registry::write_layout(src, tmp.path() / "layout", {"image"}, topt);
-  written = r.manifest;
-  auto layout = oci::OciLayout::open_existing(tmp.path() / "layout");
-  oci::Manifest m = oci::manifest_from_json(oci::parse_json(r.manifest.bytes, src.name));
-  std::string config_bytes = layout.blobs().read_small(m.config.digest);
-  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(config_bytes, "config of " + src.name));
-  if (cfg.diff_ids.size() != m.layers.size()) {
-    throw Error(ErrorKind::input, src.name + ": the config lists " + std::to_string(cfg.diff_ids.size()) +
-                                      " diff_ids for " + std::to_string(m.layers.size()) + " layers");
-  }
-  std::vector<layers::ArchiveLayer> al;
-  for (std::size_t i = 0; i < m.layers.size(); ++i) {
-    al.push_back({layout.blobs().blob_path(m.layers[i].digest), m.layers[i].media_type, cfg.diff_ids[i], std::nullopt});
-  }
+  // The repository comes first: a missing name is refused before anything is read.
+  oci::ManifestBlob mb = oci::select_platform(src, topt);
+  oci::Manifest m = oci::manifest_from_json(oci::parse_json(mb.bytes, "manifest of " + src.name()));
+  oci::ImageConfig cfg = oci::read_config(src, m);
   std::string repo = archive_repository(src_ref, archive_repo, m, cfg, name_flag);
-  std::vector<std::string> repo_tags;
+  layers::ArchiveOptions ao;
   for (const auto& t : tags) {
-    repo_tags.push_back(repo + ":" + t);
+    ao.repo_tags.push_back(repo + ":" + t);
   }
-  layers::write_docker_archive(dst.path, config_bytes, m.config.digest, al, repo_tags, builder_default_epoch);
-  return {dst.str() + "@" + r.manifest.digest.str()};
-}
-
-// An explicit --platform also applies to a single-platform image: a mismatch is
-// refused like an index without that platform (exit 9), before anything is copied.
-void check_single_platform(const registry::ImageSource& src, const std::string& flag) {
-  if (flag.empty() || src.root.is_index()) {
-    return;
-  }
-  oci::Platform want = parse_platform(flag);
-  oci::Manifest m = oci::manifest_from_json(oci::parse_json(src.root.bytes, src.name));
-  registry::BlobLocation loc = src.locate(m.config);
-  std::string bytes;
-  if (!loc.file.empty()) {
-    bytes = util::read_file(loc.file);
-    if (util::sha256_hex(bytes) != m.config.digest.hex) {
-      throw Error(ErrorKind::integrity, src.name + ": config " + m.config.digest.str() + " does not match its digest");
-    }
-  } else {
-    bytes = loc.registry->read_blob(loc.repo, m.config);
-  }
-  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(bytes, "config of " + src.name));
-  bool same = cfg.os == want.os && cfg.architecture == want.architecture &&
-              (want.variant.empty() || cfg.variant == want.variant);
-  if (!same) {
-    std::string have = cfg.os + "/" + cfg.architecture + (cfg.variant.empty() ? "" : "/" + cfg.variant);
-    throw Error(ErrorKind::incompatible,
-                src.name + " has no image for " + flag + " (it is a single-platform image for " + have + ")",
-                "drop --platform, or use --platform " + have);
-  }
+  ao.mtime = builder::k_default_epoch; // the archive's member times: never the wall clock
+  ao.copy = topt;
+  return layers::write_docker_archive(src, dst.path, ao);
 }
 
 int run_copy(const CopyArgs& a, Mode mode) {
@@ -192,12 +121,12 @@ int run_copy(const CopyArgs& a, Mode mode) {
   }
   std::string cred_host = dst.kind == oci::ImageRef::Kind::registry ? dst.registry : src.registry;
   RegistrySession sess(a.flags, out, cred_host);
-  std::filesystem::path cache = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
-  std::unique_ptr<util::TempDir> scratch;
   std::vector<std::string> archive_repo_tags;
-  registry::ImageSource source = open_source(src, sess, cache, scratch, archive_repo_tags);
-  check_single_platform(source, a.flags.platform);
-  registry::TransferOptions topt = sess.transfer_options();
+  oci::ImagePtr source = open_image(src, sess, &archive_repo_tags);
+  oci::CopyOptions topt = sess.transfer_options();
+  // An explicit --platform also applies to a single-platform image: a mismatch is
+  // refused (exit 9) before anything is copied.
+  oci::select_platform(*source, topt);
   // A source archive's "repo:tag" entries: its repository, and its tags.
   std::string archive_repo;
   std::vector<std::string> archive_tags;
@@ -235,24 +164,21 @@ int run_copy(const CopyArgs& a, Mode mode) {
       }
     }
   }
-  out.info("copying " + source.name + " (" + source.root.digest.str() + ") to " + dst.str());
-  registry::TransferResult res;
+  out.info("copying " + source->name() + " (" + source->root().digest.str() + ") to " + dst.str());
+  oci::CopyResult res;
   switch (dst.kind) {
   case oci::ImageRef::Kind::registry:
     res = util::with_context("pushing to " + dst.registry + "/" + dst.repository, [&] {
-      return registry::push_image(source, sess.connect(dst.registry), dst.repository, tags, topt);
+      return registry::push_image(*source, sess.connect(dst.registry), dst.repository, tags, topt);
     });
     break;
   case oci::ImageRef::Kind::oci_layout:
+    res = util::with_context("writing " + dst.str(), [&] { return oci::write_layout(*source, dst.path, tags, topt); });
+    break;
+  case oci::ImageRef::Kind::docker_archive:
     res = util::with_context("writing " + dst.str(),
-                             [&] { return registry::write_layout(source, dst.path, tags, topt); });
+                             [&] { return write_archive(*source, src, archive_repo, a.name, dst, tags, topt); });
     break;
-  case oci::ImageRef::Kind::docker_archive: {
-    res.refs = util::with_context("writing " + dst.str(), [&] {
-      return write_archive(source, src, archive_repo, a.name, dst, tags, topt, cache, res.manifest);
-    });
-    break;
-  }
   }
   sess.finish();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -289,7 +215,6 @@ CLI::App* add_copy_flags(CLI::App* c, const std::shared_ptr<CopyArgs>& a) {
   c->add_option("--digest-file", a->digest_file, "Write the manifest digest to this file");
   c->add_option("--image-refs", a->image_refs, "Write the written references (one per line) to this file");
   c->add_option("--metadata-file", a->metadata_file, "Write transfer metadata (JSON) to this file");
-  c->add_option("--cache-dir", a->cache_dir, "Scratch space for docker-archive files (default: the layer cache)");
   c->add_option("--name", a->name,
                 "Repository for a docker-archive destination's RepoTags when the source names none (e.g. team/app)");
   c->add_flag("--json", a->json, "Print the transfer metadata as JSON on stdout");

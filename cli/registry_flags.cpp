@@ -1,4 +1,6 @@
 #include "cli/registry_flags.hpp"
+#include "layers/docker_archive.hpp"
+#include "oci/layout_image.hpp"
 
 #include "util/error.hpp"
 
@@ -55,6 +57,8 @@ void RegistryFlags::add(CLI::App* c, bool transfer, bool select) {
   }
   if (transfer && select) {
     c->add_flag("--all", all_platforms, "Copy every image of an index");
+    c->add_flag("--no-signatures", no_signatures,
+                "Leave signatures, attestations and other referrers of the image behind (they go along by default)");
   }
 }
 
@@ -72,21 +76,25 @@ registry::AuthFiles auth_files_from_env() {
 
 oci::Platform parse_platform(const std::string& text) {
   if (text.empty()) {
-    return oci::Platform{"amd64", "linux", ""}; // --platform not given
+    return oci::default_platform(); // --platform not given
   }
-  auto a = text.find('/');
-  if (a == std::string::npos || a == 0 || a + 1 >= text.size()) {
-    throw util::Error(util::ErrorKind::usage, "--platform '" + text + "' is not OS/ARCH[/VARIANT]",
-                      "e.g. linux/amd64 or linux/arm64/v8");
+  return oci::parse_platform(text, "--platform");
+}
+
+oci::ImagePtr open_image(const oci::ImageRef& ref, RegistrySession& sess, std::vector<std::string>* archive_repo_tags) {
+  switch (ref.kind) {
+  case oci::ImageRef::Kind::registry:
+    return registry::open_registry_image(sess.connect(ref.registry), ref);
+  case oci::ImageRef::Kind::oci_layout:
+    return oci::open_layout_image(ref.path, ref.tag, ref.str());
+  case oci::ImageRef::Kind::docker_archive:
+    break;
   }
-  oci::Platform p;
-  p.os = text.substr(0, a);
-  auto b = text.find('/', a + 1);
-  p.architecture = text.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-  if (b != std::string::npos) {
-    p.variant = text.substr(b + 1);
+  auto img = std::make_shared<layers::ArchiveImage>(ref.path, ref.str());
+  if (archive_repo_tags != nullptr) {
+    *archive_repo_tags = img->repo_tags();
   }
-  return p;
+  return img;
 }
 
 void ProgressView::update(const oci::Digest& d, std::int64_t done, std::int64_t total) {
@@ -258,7 +266,9 @@ registry::TransferOptions RegistrySession::transfer_options() {
   registry::TransferOptions t;
   t.jobs = m_flags.jobs;
   t.platform = parse_platform(m_flags.platform);
+  t.platform_explicit = !m_flags.platform.empty();
   t.all_platforms = m_flags.all_platforms;
+  t.attachments = !m_flags.no_signatures;
   t.progress = [this](const oci::Digest& d, std::int64_t done, std::int64_t total) {
     m_progress.update(d, done, total);
   };

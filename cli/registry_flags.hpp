@@ -27,9 +27,10 @@ struct RegistryFlags {
   std::string chunk_size;
   std::string platform; // "" = not given: linux/amd64 from an index, any single-platform image
   bool all_platforms = false;
+  bool no_signatures = false; // --no-signatures: attachments stay behind
   std::string log_level = "warn";
   int verbose = 0;
-  // Adds the flags; `transfer` adds --jobs, --chunk-size, --platform, --all.
+  // Adds the flags; `transfer` adds --jobs, --chunk-size, --platform, --all, --no-signatures.
   // `select` adds --platform and --all (commands that read an index).
   void add(CLI::App* c, bool transfer, bool select = true);
 };
@@ -83,5 +84,10 @@ private:
 
 registry::AuthFiles auth_files_from_env();
 oci::Platform parse_platform(const std::string& text);
+
+// Any image reference as an image: a registry repository (through sess), an OCI
+// layout, a docker-archive read in place (its RepoTags into *archive_repo_tags).
+oci::ImagePtr open_image(const oci::ImageRef& ref, RegistrySession& sess,
+                         std::vector<std::string>* archive_repo_tags = nullptr);
 
 } // namespace cli

@@ -285,80 +285,110 @@ BlobInfo LayerStream::finish() {
   return m_impl->finish();
 }
 
-void decompress_file(const std::filesystem::path& blob, const std::string& media_type,
-                     const std::function<void(const char*, std::size_t)>& sink) {
-  Compression c = compression_from_media_type(media_type);
-  if (c == Compression::none) {
-    util::read_file_chunks(blob, sink);
-    return;
+struct Decompressor::Impl {
+  Compression kind;
+  std::function<void(const char*, std::size_t)> sink;
+  std::string what;
+  std::vector<char> outbuf = std::vector<char>(1 << 20);
+  z_stream zs{};
+  bool z_ended = false;
+  ZSTD_DCtx* dctx = nullptr;
+  std::size_t last = 0;
+
+  void gzip(const char* d, std::size_t n) {
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(d));
+    zs.avail_in = static_cast<uInt>(n);
+    while (zs.avail_in > 0) {
+      if (z_ended) { // another gzip member follows
+        inflateReset(&zs);
+        z_ended = false;
+      }
+      zs.next_out = reinterpret_cast<Bytef*>(outbuf.data());
+      zs.avail_out = static_cast<uInt>(outbuf.size());
+      int rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        throw Error(ErrorKind::integrity, "corrupt gzip data in " + what);
+      }
+      sink(outbuf.data(), outbuf.size() - zs.avail_out);
+      if (rc == Z_STREAM_END) {
+        z_ended = true;
+      }
+      if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+        break;
+      }
+    }
   }
-  std::vector<char> outbuf(1 << 20);
-  if (c == Compression::gzip) {
-    z_stream zs{};
-    if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+  void zstd(const char* d, std::size_t n) {
+    ZSTD_inBuffer in{d, n, 0};
+    for (;;) {
+      ZSTD_outBuffer o{outbuf.data(), outbuf.size(), 0};
+      last = ZSTD_decompressStream(dctx, &o, &in);
+      if (ZSTD_isError(last)) {
+        throw Error(ErrorKind::integrity, "corrupt zstd data in " + what + ": " + ZSTD_getErrorName(last));
+      }
+      sink(outbuf.data(), o.pos);
+      // All input consumed and the output not full: the decoder holds nothing more.
+      if (in.pos == in.size && o.pos < o.size) {
+        break;
+      }
+    }
+  }
+};
+
+Decompressor::Decompressor(const std::string& media_type, std::function<void(const char*, std::size_t)> sink,
+                           std::string what)
+    : m_impl(std::make_unique<Impl>()) {
+  m_impl->kind = compression_from_media_type(media_type);
+  m_impl->sink = std::move(sink);
+  m_impl->what = std::move(what);
+  if (m_impl->kind == Compression::gzip) {
+    if (inflateInit2(&m_impl->zs, 15 + 32) != Z_OK) {
       throw Error(ErrorKind::internal, "inflateInit2 failed");
     }
-    bool ended = false;
-    try {
-      util::read_file_chunks(blob, [&](const char* d, std::size_t n) {
-        zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(d));
-        zs.avail_in = static_cast<uInt>(n);
-        while (zs.avail_in > 0) {
-          if (ended) { // another gzip member follows
-            inflateReset(&zs);
-            ended = false;
-          }
-          zs.next_out = reinterpret_cast<Bytef*>(outbuf.data());
-          zs.avail_out = static_cast<uInt>(outbuf.size());
-          int rc = inflate(&zs, Z_NO_FLUSH);
-          if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-            throw Error(ErrorKind::integrity, "corrupt gzip data in " + blob.string());
-          }
-          sink(outbuf.data(), outbuf.size() - zs.avail_out);
-          if (rc == Z_STREAM_END) {
-            ended = true;
-          }
-          if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
-            break;
-          }
-        }
-      });
-    } catch (...) {
-      inflateEnd(&zs);
-      throw;
+  } else if (m_impl->kind == Compression::zstd) {
+    m_impl->dctx = ZSTD_createDCtx();
+    if (m_impl->dctx == nullptr) {
+      throw Error(ErrorKind::internal, "ZSTD_createDCtx failed");
     }
-    inflateEnd(&zs);
-    if (!ended) {
-      throw Error(ErrorKind::integrity, "truncated gzip data in " + blob.string());
-    }
-    return;
   }
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  std::size_t last = 0;
-  try {
-    util::read_file_chunks(blob, [&](const char* d, std::size_t n) {
-      ZSTD_inBuffer in{d, n, 0};
-      for (;;) {
-        ZSTD_outBuffer o{outbuf.data(), outbuf.size(), 0};
-        last = ZSTD_decompressStream(dctx, &o, &in);
-        if (ZSTD_isError(last)) {
-          throw Error(ErrorKind::integrity, "corrupt zstd data in " + blob.string() + ": " + ZSTD_getErrorName(last));
-        }
-        sink(outbuf.data(), o.pos);
-        // All input consumed and the output not full: the decoder holds nothing more.
-        if (in.pos == in.size && o.pos < o.size) {
-          break;
-        }
-      }
-    });
-  } catch (...) {
-    ZSTD_freeDCtx(dctx);
-    throw;
+}
+
+Decompressor::~Decompressor() {
+  if (m_impl->kind == Compression::gzip) {
+    inflateEnd(&m_impl->zs);
+  } else if (m_impl->kind == Compression::zstd) {
+    ZSTD_freeDCtx(m_impl->dctx);
   }
-  ZSTD_freeDCtx(dctx);
-  if (last != 0) {
-    throw Error(ErrorKind::integrity, "truncated zstd data in " + blob.string());
+}
+
+void Decompressor::write(const char* data, std::size_t len) {
+  switch (m_impl->kind) {
+  case Compression::none:
+    m_impl->sink(data, len);
+    break;
+  case Compression::gzip:
+    m_impl->gzip(data, len);
+    break;
+  case Compression::zstd:
+    m_impl->zstd(data, len);
+    break;
   }
+}
+
+void Decompressor::finish() {
+  if (m_impl->kind == Compression::gzip && !m_impl->z_ended) {
+    throw Error(ErrorKind::integrity, "truncated gzip data in " + m_impl->what);
+  }
+  if (m_impl->kind == Compression::zstd && m_impl->last != 0) {
+    throw Error(ErrorKind::integrity, "truncated zstd data in " + m_impl->what);
+  }
+}
+
+void decompress_file(const std::filesystem::path& blob, const std::string& media_type,
+                     const std::function<void(const char*, std::size_t)>& sink) {
+  Decompressor d(media_type, sink, blob.string());
+  util::read_file_chunks(blob, [&](const char* p, std::size_t n) { d.write(p, n); });
+  d.finish();
 }
 
 } // namespace layers

@@ -56,6 +56,23 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
+// Push-style decompression of a (gzip, zstd or plain) layer: compressed bytes in,
+// uncompressed bytes out to sink; finish() reports a stream that ends early. `what`
+// names the blob in errors.
+class Decompressor {
+public:
+  Decompressor(const std::string& media_type, std::function<void(const char*, std::size_t)> sink, std::string what);
+  ~Decompressor();
+  Decompressor(const Decompressor&) = delete;
+  Decompressor& operator=(const Decompressor&) = delete;
+  void write(const char* data, std::size_t len);
+  void finish();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
 // Streams the uncompressed content of a (gzip, zstd or plain) tar blob into sink.
 void decompress_file(const std::filesystem::path& blob, const std::string& media_type,
                      const std::function<void(const char*, std::size_t)>& sink);

@@ -6,81 +6,20 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include <algorithm>
 #include <array>
-#include <fstream>
+#include <fcntl.h>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
+#include <unistd.h>
 
 namespace layers {
 
-void write_docker_archive(const std::filesystem::path& out, const std::string& config_bytes,
-                          const oci::Digest& config_digest, const std::vector<ArchiveLayer>& layers,
-                          const std::vector<std::string>& repo_tags, std::int64_t mtime) {
-  std::error_code ec;
-  if (!out.parent_path().empty()) {
-    std::filesystem::create_directories(out.parent_path(), ec);
-  }
-  if (std::filesystem::is_directory(out, ec)) {
-    throw util::Error(util::ErrorKind::input, "docker-archive output '" + out.string() + "' is a directory",
-                      "name a file, e.g. docker-archive:image.tar");
-  }
-  util::AtomicFile file(out);
-  ByteSink sink = [&](const char* d, std::size_t n) { file.write(d, n); };
-  TarBuilder tar(mtime, sink);
-
-  nlohmann::json layer_names = nlohmann::json::array();
-  std::set<std::string> written;
-  tar.add_bytes(config_digest.hex + ".json", config_bytes);
-  for (const auto& l : layers) {
-    std::string name = l.diff_id.hex + ".tar";
-    layer_names.push_back(name);
-    if (!written.insert(name).second) {
-      continue;
-    }
-    std::int64_t size = 0;
-    if (l.uncompressed_size) {
-      size = *l.uncompressed_size;
-    } else {
-      decompress_file(l.blob, l.media_type, [&](const char*, std::size_t n) { size += static_cast<std::int64_t>(n); });
-    }
-    tar.add_stream(name, size, [&](const ByteSink& member) {
-      util::Sha256 h;
-      decompress_file(l.blob, l.media_type, [&](const char* d, std::size_t n) {
-        h.update(d, n);
-        member(d, n);
-      });
-      if (h.finish_hex() != l.diff_id.hex) {
-        throw util::Error(util::ErrorKind::integrity,
-                          "layer " + l.blob.string() + " does not decompress to its diff_id " + l.diff_id.str());
-      }
-    });
-  }
-  nlohmann::json manifest = nlohmann::json::array();
-  nlohmann::json entry = {{"Config", config_digest.hex + ".json"}, {"Layers", layer_names}};
-  entry["RepoTags"] = repo_tags;
-  manifest.push_back(entry);
-  tar.add_bytes("manifest.json", manifest.dump());
-  if (!repo_tags.empty()) {
-    nlohmann::json repos = nlohmann::json::object();
-    for (const auto& t : repo_tags) {
-      auto colon = t.rfind(':');
-      repos[t.substr(0, colon)][t.substr(colon + 1)] =
-          layer_names.empty() ? "" : layer_names.back().get<std::string>().substr(0, 64);
-    }
-    tar.add_bytes("repositories", repos.dump());
-  }
-  tar.finish();
-  file.commit();
-}
-
-} // namespace layers
-
-namespace layers {
+using util::Error;
+using util::ErrorKind;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -94,6 +33,82 @@ std::string clean_member(std::string p) {
   return p;
 }
 
+std::string field(const char* p, std::size_t n) {
+  std::size_t len = 0;
+  while (len < n && p[len] != '\0') {
+    ++len;
+  }
+  return std::string(p, len);
+}
+
+std::int64_t octal(const char* p, std::size_t n, bool& ok) {
+  if ((static_cast<unsigned char>(p[0]) & 0x80) != 0) { // GNU base-256
+    std::int64_t v = static_cast<unsigned char>(p[0]) & 0x3f;
+    for (std::size_t i = 1; i < n; ++i) {
+      v = (v << 8) | static_cast<unsigned char>(p[i]);
+    }
+    return v;
+  }
+  std::int64_t v = 0;
+  std::size_t i = 0;
+  while (i < n && p[i] == ' ') {
+    ++i;
+  }
+  bool any = false;
+  for (; i < n && p[i] >= '0' && p[i] <= '7'; ++i) {
+    v = v * 8 + (p[i] - '0');
+    any = true;
+  }
+  for (; i < n; ++i) {
+    if (p[i] != ' ' && p[i] != '\0') {
+      ok = false;
+    }
+  }
+  if (!any) {
+    ok = ok && (p[0] == '\0' || p[0] == ' ');
+  }
+  return v;
+}
+
+bool checksum_ok(const std::array<char, 512>& h) {
+  bool ok = true;
+  std::int64_t want = octal(h.data() + 148, 8, ok);
+  std::int64_t u = 0;
+  std::int64_t s = 0;
+  for (std::size_t i = 0; i < 512; ++i) {
+    bool in_sum = i >= 148 && i < 156;
+    u += in_sum ? ' ' : static_cast<unsigned char>(h[i]);
+    s += in_sum ? ' ' : static_cast<signed char>(h[i]);
+  }
+  return ok && (want == u || want == s);
+}
+
+// PAX records: "<len> key=value\n".
+void parse_pax(const std::string& data, std::map<std::string, std::string>& out) {
+  std::size_t pos = 0;
+  while (pos < data.size()) {
+    std::size_t sp = data.find(' ', pos);
+    if (sp == std::string::npos) {
+      return;
+    }
+    std::size_t len = 0;
+    try {
+      len = static_cast<std::size_t>(std::stoull(data.substr(pos, sp - pos)));
+    } catch (const std::exception&) {
+      return; // a malformed record ends the list; what was read so far stands
+    }
+    if (len == 0 || pos + len > data.size()) {
+      return;
+    }
+    std::string rec = data.substr(sp + 1, pos + len - sp - 2);
+    auto eq = rec.find('=');
+    if (eq != std::string::npos) {
+      out[rec.substr(0, eq)] = rec.substr(eq + 1);
+    }
+    pos += len;
+  }
+}
+
 std::string sniff_layer_type(const unsigned char* b, std::size_t n) {
   if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
     return oci::media::k_layer_gzip;
@@ -104,141 +119,424 @@ std::string sniff_layer_type(const unsigned char* b, std::size_t n) {
   return oci::media::k_layer_tar;
 }
 
-// The first 512-byte header block carries the POSIX/GNU "ustar" magic at offset 257.
-bool looks_like_tar(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::array<char, 512> block{};
-  if (!in.read(block.data(), block.size())) {
-    return false;
-  }
-  return std::string_view(block.data() + 257, 5) == "ustar";
-}
-
 } // namespace
 
-oci::Descriptor import_docker_archive(const std::filesystem::path& file, oci::OciLayout& layout, const std::string& tag,
-                                      std::vector<std::string>* repo_tags) {
-  using util::Error;
-  using util::ErrorKind;
-  std::string what = "docker-archive " + file.string();
-  std::string manifest_text;
-  try {
-    scan_tar(
-        file, [](const TarMember& m) { return m.path == "manifest.json"; },
-        [&](const TarMember&, const std::string& c) { manifest_text = c; });
-  } catch (const Error& e) {
-    // A tar that breaks off (a copy or download cut short) fails mid-way: say so rather
-    // than "no manifest.json". Anything that is not a tar at all is reported below.
-    if (looks_like_tar(file)) {
-      throw Error(
-          ErrorKind::input, what + " is truncated or corrupt (" + std::string(e.what()).substr(0, 200) + ")",
-          "copy or save the archive again (`docker save`, `podman save`, paddle-image pull -o docker-archive:FILE)");
-    }
-    manifest_text.clear();
+std::vector<TarIndexEntry> index_tar(const fs::path& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    util::throw_errno("open " + file.string());
   }
-  if (manifest_text.empty()) {
-    throw Error(ErrorKind::input, what + ": no manifest.json, so not a docker-archive",
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::error_code ec;
+  auto file_size = static_cast<std::int64_t>(fs::file_size(file, ec));
+  if (ec) {
+    throw Error(ErrorKind::input, "cannot read " + file.string() + ": " + ec.message());
+  }
+  auto pread_all = [&](char* buf, std::size_t n, std::int64_t off) {
+    std::size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd, buf + got, n - got, static_cast<off_t>(off) + static_cast<off_t>(got));
+      if (r < 0 && errno == EINTR) {
+        continue;
+      }
+      if (r < 0) {
+        util::throw_errno("read " + file.string());
+      }
+      if (r == 0) {
+        break;
+      }
+      got += static_cast<std::size_t>(r);
+    }
+    return got;
+  };
+  auto truncated = [&](const std::string& why) {
+    return Error(ErrorKind::input, file.string() + " is truncated or corrupt (" + why + ")",
+                 "copy or save the archive again (`docker save`, `podman save`, paddle-image pull -o "
+                 "docker-archive:FILE)");
+  };
+  std::vector<TarIndexEntry> out;
+  std::map<std::string, std::string> pax;
+  std::string long_name;
+  std::string long_link;
+  std::int64_t pos = 0;
+  std::array<char, 512> h{};
+  for (;;) {
+    std::size_t got = pread_all(h.data(), h.size(), pos);
+    if (got == 0 && !out.empty()) {
+      return out; // no end-of-archive blocks: accepted, as tar does
+    }
+    if (got < h.size()) {
+      if (out.empty()) {
+        throw Error(ErrorKind::input, file.string() + " is not a tar file");
+      }
+      throw truncated("a header breaks off at byte " + std::to_string(pos));
+    }
+    bool zero = std::all_of(h.begin(), h.end(), [](char c) { return c == '\0'; });
+    if (zero) {
+      if (out.empty() && pos == 0) {
+        throw Error(ErrorKind::input, file.string() + " is not a tar file (it starts with a zero block)");
+      }
+      return out;
+    }
+    if (!checksum_ok(h)) {
+      if (out.empty() && pos == 0) {
+        throw Error(ErrorKind::input, file.string() + " is not a tar file");
+      }
+      throw truncated("bad header checksum at byte " + std::to_string(pos));
+    }
+    bool ok = true;
+    std::int64_t size = octal(h.data() + 124, 12, ok);
+    char type = h[156] == '\0' ? '0' : h[156];
+    std::int64_t data = pos + 512;
+    if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
+      if (size > (16 << 20)) {
+        throw truncated("a " + std::string(1, type) + " header of " + std::to_string(size) + " bytes");
+      }
+      std::string body(static_cast<std::size_t>(size), '\0');
+      if (pread_all(body.data(), body.size(), data) < body.size()) {
+        throw truncated("an extended header breaks off");
+      }
+      if (type == 'x') {
+        parse_pax(body, pax);
+      } else if (type == 'L') {
+        long_name = field(body.data(), body.size());
+      } else if (type == 'K') {
+        long_link = field(body.data(), body.size());
+      }
+      pos = data + (size + 511) / 512 * 512;
+      continue;
+    }
+    TarIndexEntry e;
+    std::string name = field(h.data(), 100);
+    std::string_view magic(h.data() + 257, 6);
+    if (magic == std::string_view("ustar\0", 6)) {
+      std::string prefix = field(h.data() + 345, 155);
+      if (!prefix.empty()) {
+        name = prefix + "/" + name;
+      }
+    }
+    e.link_target = field(h.data() + 157, 100);
+    if (!long_name.empty()) {
+      name = long_name;
+    }
+    if (!long_link.empty()) {
+      e.link_target = long_link;
+    }
+    if (auto it = pax.find("path"); it != pax.end()) {
+      name = it->second;
+    }
+    if (auto it = pax.find("linkpath"); it != pax.end()) {
+      e.link_target = it->second;
+    }
+    if (auto it = pax.find("size"); it != pax.end()) {
+      try {
+        size = std::stoll(it->second);
+      } catch (const std::exception&) {
+        throw truncated("a PAX size record '" + it->second + "'");
+      }
+    }
+    if (!ok || size < 0) {
+      throw truncated("a bad size field at byte " + std::to_string(pos));
+    }
+    pax.clear();
+    long_name.clear();
+    long_link.clear();
+    e.path = clean_member(name);
+    e.type = type;
+    e.offset = data;
+    e.size = (type == '1' || type == '2' || type == '5') ? 0 : size;
+    if (e.offset + e.size > file_size) {
+      throw truncated("member " + e.path + " needs " + std::to_string(e.size) + " bytes at byte " +
+                      std::to_string(e.offset) + ", the file has " + std::to_string(file_size));
+    }
+    out.push_back(e);
+    pos = data + (e.size + 511) / 512 * 512;
+  }
+}
+
+ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file), m_name(std::move(name)) {
+  std::vector<TarIndexEntry> members;
+  try {
+    members = index_tar(file);
+  } catch (const Error& e) {
+    // Not a tar at all: reported below as "no manifest.json". Otherwise the message
+    // names the archive the way the user wrote it.
+    std::string msg = e.what();
+    if (msg.find("is not a tar file") == std::string::npos) {
+      if (msg.rfind(file.string() + " ", 0) == 0) {
+        msg = m_name + msg.substr(file.string().size());
+      }
+      throw Error(e.kind(), msg, e.hint());
+    }
+  }
+  std::map<std::string, const TarIndexEntry*> by_path;
+  for (const auto& m : members) {
+    by_path[m.path] = &m;
+  }
+  // Older `docker save` links repeated layers (hard or symbolic).
+  auto find_member = [&](const std::string& wanted) -> const TarIndexEntry& {
+    std::string n = wanted;
+    for (int hops = 0; hops < 8; ++hops) {
+      auto it = by_path.find(n);
+      if (it == by_path.end()) {
+        break;
+      }
+      const TarIndexEntry& e = *it->second;
+      if (e.type == '1') {
+        n = clean_member(e.link_target);
+      } else if (e.type == '2') {
+        n = clean_member((fs::path(n).parent_path() / e.link_target).lexically_normal().string());
+      } else {
+        return e;
+      }
+    }
+    throw Error(ErrorKind::input, m_name + ": manifest.json names " + wanted + ", which the archive lacks");
+  };
+  auto read_member = [&](const TarIndexEntry& e, std::int64_t max) {
+    if (e.size > max) {
+      throw Error(ErrorKind::input, m_name + ": member " + e.path + " is too large (" + std::to_string(e.size) + " bytes)");
+    }
+    std::string bytes(static_cast<std::size_t>(e.size), '\0');
+    auto r = util::file_reader(m_file, e.offset, e.size);
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+      std::size_t n = r(bytes.data() + got, bytes.size() - got);
+      if (n == 0) {
+        break;
+      }
+      got += n;
+    }
+    return bytes;
+  };
+  if (!by_path.count("manifest.json")) {
+    throw Error(ErrorKind::input, m_name + ": no manifest.json, so not a docker-archive",
                 "write one with `docker save`, `podman save` or `paddle-image pull -o docker-archive:FILE`");
   }
   std::string config_name;
   std::vector<std::string> layer_names;
   try {
-    auto j = nlohmann::json::parse(manifest_text);
+    auto j = nlohmann::json::parse(read_member(find_member("manifest.json"), 16 << 20));
     const auto& first = j.at(0);
     config_name = clean_member(first.at("Config").get<std::string>());
-    if (repo_tags != nullptr && first.contains("RepoTags") && first["RepoTags"].is_array()) {
+    if (first.contains("RepoTags") && first["RepoTags"].is_array()) {
       for (const auto& t : first["RepoTags"]) {
-        repo_tags->push_back(t.get<std::string>());
+        m_repo_tags.push_back(t.get<std::string>());
       }
     }
     for (const auto& l : first.at("Layers")) {
       layer_names.push_back(clean_member(l.get<std::string>()));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::input, what + ": manifest.json is not a docker-archive manifest (" + e.what() + ")");
+    throw Error(ErrorKind::input, m_name + ": manifest.json is not a docker-archive manifest (" + e.what() + ")");
   }
-  std::set<std::string> wanted(layer_names.begin(), layer_names.end());
-  wanted.insert(config_name);
-  std::map<std::string, oci::Descriptor> got;
-  std::map<std::string, std::string> links; // older `docker save` links repeated layers
-  struct archive* a = archive_read_new();
-  std::unique_ptr<struct archive, decltype(&archive_read_free)> guard(a, archive_read_free);
-  archive_read_support_format_tar(a);
-  if (archive_read_open_filename(a, file.c_str(), 1 << 20) != ARCHIVE_OK) {
-    throw Error(ErrorKind::input, "cannot read " + what + ": " + archive_error_string(a));
+  const TarIndexEntry& cm = find_member(config_name);
+  m_config_bytes = read_member(cm, 16 << 20);
+  oci::Manifest man;
+  man.config = oci::Descriptor{oci::media::k_config, oci::Digest::sha256(util::sha256_hex(m_config_bytes)),
+                               static_cast<std::int64_t>(m_config_bytes.size()), {}, {}};
+  m_blobs.push_back({man.config.digest, Blob{cm.offset, cm.size, true, -1}});
+  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(m_config_bytes, m_name + ": config " + config_name));
+  if (cfg.diff_ids.size() != layer_names.size()) {
+    throw Error(ErrorKind::input, m_name + ": the config lists " + std::to_string(cfg.diff_ids.size()) +
+                                      " diff_ids for " + std::to_string(layer_names.size()) + " layers");
   }
-  archive_entry* e = nullptr;
-  int rc = 0;
-  std::vector<char> buf(1 << 20);
-  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-    std::string name = clean_member(archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
-    if (!wanted.count(name) || got.count(name)) {
-      continue;
-    }
-    if (archive_entry_hardlink(e) != nullptr || archive_entry_filetype(e) == AE_IFLNK) {
-      const char* target = archive_entry_hardlink(e) ? archive_entry_hardlink(e) : archive_entry_symlink(e);
-      std::string t = target ? std::string(target) : std::string();
-      if (archive_entry_filetype(e) == AE_IFLNK) {
-        t = (std::filesystem::path(name).parent_path() / t).lexically_normal().string();
+  for (std::size_t i = 0; i < layer_names.size(); ++i) {
+    const TarIndexEntry& e = find_member(layer_names[i]);
+    std::array<unsigned char, 4> head{};
+    std::size_t n = util::file_reader(m_file, e.offset, std::min<std::int64_t>(e.size, 4))(
+        reinterpret_cast<char*>(head.data()), head.size());
+    std::string type = sniff_layer_type(head.data(), n);
+    Blob b{e.offset, e.size, false, -1};
+    oci::Digest digest = cfg.diff_ids[i];
+    if (type == oci::media::k_layer_tar) {
+      // Stored uncompressed: its digest is its diff_id, checked by whoever copies it.
+      b.uncompressed_size = e.size;
+    } else {
+      // Compressed in the archive: hashed in place once (read, never copied).
+      util::Sha256 h;
+      auto r = util::file_reader(m_file, e.offset, e.size);
+      std::vector<char> buf(1 << 20);
+      while (std::size_t k = r(buf.data(), buf.size())) {
+        h.update(buf.data(), k);
       }
-      links[name] = clean_member(t);
-      continue;
+      digest = oci::Digest::sha256(h.finish_hex());
+      b.verified = true;
     }
-    auto tmp = layout.blobs().begin_write();
-    util::Sha256 h;
-    std::int64_t size = 0;
-    std::string type;
-    la_ssize_t n = 0;
-    while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) {
-      if (type.empty()) {
-        type = sniff_layer_type(reinterpret_cast<const unsigned char*>(buf.data()), static_cast<std::size_t>(n));
+    man.layers.push_back(oci::Descriptor{type, digest, e.size, {}, {}});
+    m_blobs.push_back({digest, b});
+  }
+  m_root = oci::manifest_blob(oci::canonical(oci::to_json(man)), oci::media::k_manifest);
+}
+
+const ArchiveImage::Blob& ArchiveImage::find(const oci::Descriptor& d) const {
+  for (const auto& [digest, b] : m_blobs) {
+    if (digest == d.digest) {
+      return b;
+    }
+  }
+  throw Error(ErrorKind::input, m_name + " has no blob " + d.digest.str());
+}
+
+oci::ManifestBlob ArchiveImage::manifest(const oci::Descriptor& d) const {
+  if (d.digest != m_root.digest) {
+    throw Error(ErrorKind::input, m_name + " has no manifest " + d.digest.str());
+  }
+  return m_root;
+}
+
+oci::Reader ArchiveImage::open_blob(const oci::Descriptor& d, std::int64_t offset) const {
+  const Blob& b = find(d);
+  return util::file_reader(m_file, b.offset + offset, b.size - offset);
+}
+
+oci::BlobHints ArchiveImage::hints(const oci::Descriptor& d) const {
+  const Blob& b = find(d);
+  oci::BlobHints h;
+  h.verified = b.verified;
+  if (b.uncompressed_size >= 0) {
+    h.uncompressed_size = b.uncompressed_size;
+  }
+  return h;
+}
+
+namespace {
+
+// Copies one layer into the archive as an uncompressed member, checking its diff_id
+// and, when the source has not, its digest.
+struct LayerCopy {
+  const oci::Image& img;
+  const oci::Descriptor& desc;
+  const oci::Digest& diff_id;
+  const oci::CopyOptions& opt;
+
+  // Streams the uncompressed bytes into sink; returns their count.
+  std::int64_t run(const ByteSink& sink) const {
+    bool check_digest = !img.hints(desc).verified;
+    util::Sha256 diff;
+    std::int64_t n = 0;
+    Decompressor dec(
+        desc.media_type,
+        [&](const char* p, std::size_t k) {
+          diff.update(p, k);
+          n += static_cast<std::int64_t>(k);
+          sink(p, k);
+        },
+        img.name() + " layer " + desc.digest.str());
+    oci::VerifyingSink v(desc, img.name(), [&](const char* p, std::size_t k) { dec.write(p, k); });
+    std::int64_t read = 0;
+    img.read_blob(desc, [&](const char* p, std::size_t k) {
+      if (check_digest) {
+        v(p, k);
+      } else {
+        dec.write(p, k);
       }
-      h.update(buf.data(), static_cast<std::size_t>(n));
-      tmp->write(buf.data(), static_cast<std::size_t>(n));
-      size += n;
+      read += static_cast<std::int64_t>(k);
+      if (opt.progress) {
+        opt.progress(desc.digest, std::min(read, desc.size), desc.size);
+      }
+    });
+    dec.finish();
+    if (check_digest) {
+      v.check();
     }
-    if (n < 0) {
-      throw Error(ErrorKind::integrity, what + ": member " + name + " is corrupt: " + archive_error_string(a));
+    if (diff.finish_hex() != diff_id.hex) {
+      throw Error(ErrorKind::integrity, img.name() + ": layer " + desc.digest.str() +
+                                            " does not decompress to its diff_id " + diff_id.str());
     }
-    oci::Digest d = oci::Digest::sha256(h.finish_hex());
-    layout.blobs().commit(*tmp, d);
-    got[name] = oci::Descriptor{name == config_name ? oci::media::k_config
-                                : type.empty()      ? oci::media::k_layer_tar
-                                                    : type,
-                                d,
-                                size,
-                                {},
-                                {}};
+    return n;
   }
-  if (rc != ARCHIVE_EOF) {
-    throw Error(ErrorKind::input, what + ": " + archive_error_string(a));
+};
+
+} // namespace
+
+oci::CopyResult write_docker_archive(const oci::Image& img, const fs::path& out, const ArchiveOptions& opt) {
+  if (opt.copy.all_platforms) {
+    throw Error(ErrorKind::usage, "docker-archive:" + out.string() + ": a docker-archive holds one platform; drop --all");
   }
-  auto find = [&](const std::string& name) {
-    std::string n = name;
-    for (int hops = 0; hops < 8 && !got.count(n) && links.count(n); ++hops) {
-      n = links[n];
-    }
-    auto it = got.find(n);
-    if (it == got.end()) {
-      throw Error(ErrorKind::input, what + ": manifest.json names " + name + ", which the archive lacks");
-    }
-    return it->second;
-  };
-  oci::Manifest m;
-  m.config = find(config_name);
-  m.config.media_type = oci::media::k_config;
-  for (const auto& l : layer_names) {
-    m.layers.push_back(find(l));
-  }
-  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(layout.blobs().read_small(m.config.digest), what));
+  oci::ManifestBlob mb = oci::select_platform(img, opt.copy);
+  oci::Manifest m = oci::manifest_from_json(oci::parse_json(mb.bytes, "manifest of " + img.name()));
+  std::string config_bytes = oci::read_small_blob(img, m.config);
+  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(config_bytes, "config of " + img.name()));
   if (cfg.diff_ids.size() != m.layers.size()) {
-    throw Error(ErrorKind::input, what + ": the config lists " + std::to_string(cfg.diff_ids.size()) +
+    throw Error(ErrorKind::input, img.name() + ": the config lists " + std::to_string(cfg.diff_ids.size()) +
                                       " diff_ids for " + std::to_string(m.layers.size()) + " layers");
   }
-  oci::Descriptor md = layout.blobs().put_bytes(oci::media::k_manifest, oci::canonical(oci::to_json(m)));
-  md.platform = oci::Platform{cfg.architecture, cfg.os, cfg.variant};
-  layout.add_manifest(md, {tag});
-  return md;
+  std::error_code ec;
+  if (!out.parent_path().empty()) {
+    fs::create_directories(out.parent_path(), ec);
+  }
+  if (fs::is_directory(out, ec)) {
+    throw Error(ErrorKind::input, "docker-archive output '" + out.string() + "' is a directory",
+                "name a file, e.g. docker-archive:image.tar");
+  }
+  util::AtomicFile file(out);
+  ByteSink sink = [&](const char* d, std::size_t n) { file.write(d, n); };
+  TarBuilder tar(opt.mtime, sink);
+
+  nlohmann::json layer_names = nlohmann::json::array();
+  std::set<std::string> written;
+  tar.add_bytes(m.config.digest.hex + ".json", config_bytes);
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const oci::Descriptor& d = m.layers[i];
+    const oci::Digest& diff_id = cfg.diff_ids[i];
+    std::string name = diff_id.hex + ".tar";
+    layer_names.push_back(name);
+    if (!written.insert(name).second) {
+      continue;
+    }
+    LayerCopy copy{img, d, diff_id, opt.copy};
+    oci::BlobHints h = img.hints(d);
+    std::optional<std::int64_t> usize = h.uncompressed_size;
+    if (!usize && compression_from_media_type(d.media_type) == Compression::none) {
+      usize = d.size;
+    }
+    if (usize) {
+      tar.add_stream(name, *usize, [&](const ByteSink& member) {
+        std::int64_t n = copy.run(member);
+        if (n != *usize) {
+          throw Error(ErrorKind::integrity, img.name() + ": layer " + d.digest.str() + " has " + std::to_string(n) +
+                                                " uncompressed bytes, not the " + std::to_string(*usize) + " expected");
+        }
+      });
+    } else {
+      // A tar header needs the size first: decompress once into a spool file.
+      util::AtomicFile spool(out.parent_path().empty() ? fs::path(".spool") : out.parent_path() / ".spool");
+      std::int64_t n = copy.run([&](const char* p, std::size_t k) { spool.write(p, k); });
+      tar.add_stream(name, n, [&](const ByteSink& member) {
+        auto r = util::file_reader(spool.temp_path(), 0, n);
+        std::vector<char> buf(1 << 20);
+        while (std::size_t k = r(buf.data(), buf.size())) {
+          member(buf.data(), k);
+        }
+      });
+    }
+    if (opt.copy.progress) {
+      opt.copy.progress(d.digest, d.size, d.size);
+    }
+  }
+  nlohmann::json manifest = nlohmann::json::array();
+  nlohmann::json entry = {{"Config", m.config.digest.hex + ".json"}, {"Layers", layer_names}};
+  entry["RepoTags"] = opt.repo_tags;
+  manifest.push_back(entry);
+  tar.add_bytes("manifest.json", manifest.dump());
+  if (!opt.repo_tags.empty()) {
+    nlohmann::json repos = nlohmann::json::object();
+    for (const auto& t : opt.repo_tags) {
+      auto colon = t.rfind(':');
+      repos[t.substr(0, colon)][t.substr(colon + 1)] =
+          layer_names.empty() ? "" : layer_names.back().get<std::string>().substr(0, 64);
+    }
+    tar.add_bytes("repositories", repos.dump());
+  }
+  tar.finish();
+  file.commit();
+  oci::CopyResult res;
+  res.manifest = mb;
+  res.refs.push_back("docker-archive:" + out.string() + "@" + mb.digest.str());
+  return res;
 }
 
 } // namespace layers

@@ -159,6 +159,10 @@ void OciLayout::add_manifest(const Descriptor& manifest, const std::vector<std::
 Descriptor OciLayout::resolve(const std::string& tag) const {
   Index index = read_index();
   if (tag.empty()) {
+    std::erase_if(index.manifests, [](const Descriptor& m) {
+      auto it = m.annotations.find(k_ref_name_annotation);
+      return it != m.annotations.end() && is_attachment_tag(it->second);
+    });
     // One image under several tags is still one image.
     bool one_digest = !index.manifests.empty() &&
                       std::all_of(index.manifests.begin(), index.manifests.end(),

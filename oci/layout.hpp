@@ -35,6 +35,11 @@ private:
   fs::path m_root;
 };
 
+// cosign's tag scheme for what is attached to sha256:<hex>: "sha256-<hex>.sig",
+// ".att", ".sbom", and "sha256-<hex>" for the referrers fallback index.
+bool is_attachment_tag(const std::string& tag);
+std::vector<std::string> attachment_tags(const Digest& subject);
+
 // An OCI image layout directory (oci-layout, index.json, blobs/).
 class OciLayout {
 public:
@@ -50,7 +55,8 @@ public:
   // Adds a manifest under each tag (org.opencontainers.image.ref.name), replacing any
   // earlier entry with the same tag; writes index.json atomically (callers hold lock_dir).
   void add_manifest(const Descriptor& manifest, const std::vector<std::string>& tags);
-  // The manifest descriptor for tag; with an empty tag, the only manifest.
+  // The manifest descriptor for tag; with an empty tag, the only image (attachment
+  // tags such as sha256-<hex>.sig do not count).
   Descriptor resolve(const std::string& tag) const;
   Manifest read_manifest(const Descriptor& d) const;
   ImageConfig read_config(const Manifest& m) const;

@@ -22,7 +22,7 @@ inline constexpr const char* k_layer_gzip = "application/vnd.oci.image.layer.v1.
 inline constexpr const char* k_layer_zstd = "application/vnd.oci.image.layer.v1.tar+zstd";
 inline constexpr const char* k_docker_manifest = "application/vnd.docker.distribution.manifest.v2+json";
 inline constexpr const char* k_docker_layer_gzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
-inline constexpr const char* k_docker_config = "application/vnd.docker.container.image.v1+json";
+inline constexpr const char* k_docker_index = "application/vnd.docker.distribution.manifest.list.v2+json";
 } // namespace media
 
 inline constexpr const char* k_ref_name_annotation = "org.opencontainers.image.ref.name";

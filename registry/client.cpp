@@ -84,29 +84,9 @@ std::string host_of(const std::string& url) {
 
 } // namespace
 
-oci::Descriptor ManifestData::descriptor() const {
-  return oci::Descriptor{media_type, digest, static_cast<std::int64_t>(bytes.size()), {}, {}};
-}
-
-bool ManifestData::is_index() const {
-  return media_type == oci::media::k_index || media_type == "application/vnd.docker.distribution.manifest.list.v2+json";
-}
-
 std::string manifest_accept() {
   return std::string("Accept: ") + oci::media::k_manifest + ", " + oci::media::k_index + ", " +
-         oci::media::k_docker_manifest + ", application/vnd.docker.distribution.manifest.list.v2+json";
-}
-
-std::string sniff_media_type(const std::string& bytes) {
-  try {
-    auto j = nlohmann::json::parse(bytes);
-    if (j.contains("mediaType") && j["mediaType"].is_string()) {
-      return j["mediaType"].get<std::string>();
-    }
-    return j.contains("manifests") ? oci::media::k_index : oci::media::k_manifest;
-  } catch (...) {
-    return oci::media::k_manifest;
-  }
+         oci::media::k_docker_manifest + ", " + oci::media::k_docker_index;
 }
 
 std::string pull_scope(const std::string& repo) {
@@ -116,7 +96,7 @@ std::string push_scope(const std::string& repo) {
   return "repository:" + repo + ":pull,push";
 }
 
-Registry::Registry(std::string host, std::shared_ptr<Http> http, ClientOptions options, Credential credential,
+Registry::Registry(std::string host, std::shared_ptr<Transport> http, ClientOptions options, Credential credential,
                    Stats& stats)
     : m_host(std::move(host)), m_endpoint(m_host == "docker.io" ? "registry-1.docker.io" : m_host),
       m_http(std::move(http)), m_opt(std::move(options)), m_cred(std::move(credential)), m_stats(stats) {}
@@ -173,23 +153,23 @@ void Registry::backoff(int attempt, const Response* r, const std::string& why) {
 void Registry::fail_transport(const TransportFailure& f, const std::string& what) {
   std::string where = what + ": " + m_host;
   if (f.tls) {
-    throw Error(ErrorKind::network, where + ": TLS failed: " + f.message,
+    throw Error(ErrorKind::network, where + ": TLS failed: " + f.what(),
                 "trust the registry's CA with --ca-file CA.pem (or add it to /etc/ssl/certs); for a local test "
                 "registry without TLS or a trusted certificate, pass --insecure-registry " +
                     m_host + " (or --insecure)");
   }
   if (f.curl_code == 6) {
-    throw Error(ErrorKind::network, where + ": unknown host (" + f.message + ")",
+    throw Error(ErrorKind::network, where + ": unknown host (" + f.what() + ")",
                 "check the registry name in the reference");
   }
   if (f.curl_code == 28) {
     throw Error(ErrorKind::network,
-                where + ": timed out or stalled (" + f.message + ")" +
+                where + ": timed out or stalled (" + f.what() + ")" +
                     (m_opt.max_attempts > 1 ? " after " + std::to_string(m_opt.max_attempts) + " attempts" : ""),
                 "check the network; --timeout sets how long a stalled transfer may wait");
   }
   throw Error(ErrorKind::network,
-              where + ": " + f.message +
+              where + ": " + f.what() +
                   (f.retryable && m_opt.max_attempts > 1
                        ? " (gave up after " + std::to_string(m_opt.max_attempts) + " attempts)"
                        : ""),
@@ -249,14 +229,14 @@ void Registry::ping() {
                                                     f.curl_code == 56 || f.curl_code == 55 || f.curl_code == 28);
         if (try_http) {
           if (m_opt.log) {
-            m_opt.log(1, m_host + ": no TLS (" + f.message + "); using plain HTTP (--insecure)");
+            m_opt.log(1, m_host + ": no TLS (" + f.what() + "); using plain HTTP (--insecure)");
           }
           break;
         }
         if (!f.retryable || attempt >= m_opt.max_attempts) {
           fail_transport(f, "contacting the registry");
         }
-        backoff(attempt, nullptr, f.message);
+        backoff(attempt, nullptr, f.what());
         continue;
       }
       if (retryable_status(r.status) && attempt < m_opt.max_attempts) {
@@ -346,7 +326,7 @@ std::string Registry::fetch_token(const std::string& scope) {
       if (!f.retryable || attempt >= m_opt.max_attempts) {
         fail_transport(f, "getting a token for " + m_host + " from " + realm_host);
       }
-      backoff(attempt, nullptr, f.message);
+      backoff(attempt, nullptr, f.what());
       continue;
     }
     if (retryable_status(r.status) && attempt < m_opt.max_attempts) {
@@ -423,7 +403,7 @@ Response Registry::send(const std::function<Request()>& make, const std::string&
       if (!f.retryable || attempt >= m_opt.max_attempts) {
         fail_transport(f, what);
       }
-      backoff(attempt, nullptr, what + ": " + f.message);
+      backoff(attempt, nullptr, what + ": " + f.what());
       continue;
     }
     if (std::find(accept.begin(), accept.end(), r.status) != accept.end()) {
@@ -729,7 +709,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
       if (!f.retryable) {
         fail_transport(f, "uploading " + d.digest.str());
       }
-      failure.message = f.message;
+      failure.message = f.what();
       failure.curl_code = f.curl_code;
       return false;
     }
@@ -782,7 +762,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
       note_status(r);
       failure.message = "upload session lost (HTTP " + std::to_string(r.status) + ")";
     } catch (const TransportFailure& f) {
-      failure.message = f.message;
+      failure.message = f.what();
       failure.curl_code = f.curl_code;
     }
     return false;
@@ -805,7 +785,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
       if (!f.retryable) {
         fail_transport(f, "uploading " + d.digest.str());
       }
-      failure.message = f.message;
+      failure.message = f.what();
       failure.curl_code = f.curl_code;
     }
     if (ok && r.status == 202) {
@@ -855,7 +835,7 @@ bool Registry::upload_once(const std::string& repo, const oci::Descriptor& d, co
     }
     failure.message = "HTTP " + std::to_string(r.status);
   } catch (const TransportFailure& f) {
-    failure.message = f.message;
+    failure.message = f.what();
     failure.curl_code = f.curl_code;
   }
   return false;
@@ -944,7 +924,7 @@ ManifestData Registry::get_manifest(const std::string& repo, const std::string& 
                 "the registry or a proxy corrupted the manifest");
   }
   m.digest = oci::Digest::sha256(got);
-  m.media_type = sniff_media_type(m.bytes);
+  m.media_type = oci::sniff_media_type(m.bytes);
   std::string ct = r.headers.get("content-type");
   if (!ct.empty() && ct.find("json") != std::string::npos && ct != "application/json") {
     m.media_type = ct.substr(0, ct.find(';'));

@@ -6,6 +6,7 @@
 // basic, bearer tokens from the WWW-Authenticate challenge, cached per scope and
 // refreshed on expiry or a 401) and retries with exponential backoff, jitter and
 // Retry-After happen here, so callers see one call succeed or one util::Error fail.
+#include "oci/image.hpp"
 #include "oci/layout.hpp"
 #include "oci/types.hpp"
 #include "registry/auth.hpp"
@@ -42,28 +43,19 @@ struct Stats {
   std::atomic<std::int64_t> retries{0}, manifests_put{0};
 };
 
-struct ManifestData {
-  std::string media_type;
-  std::string bytes;
-  oci::Digest digest;
-  oci::Descriptor descriptor() const;
-  bool is_index() const;
-};
+using ManifestData = oci::ManifestBlob;
 
 // Accept header value for manifests (OCI and Docker, images and indexes).
 std::string manifest_accept();
-// The media type of manifest bytes: the JSON's mediaType, else guessed from its shape.
-std::string sniff_media_type(const std::string& bytes);
 
-// Produces a blob's bytes from `offset` on: returns a reader (fills buf, returns the
-// count, 0 at the end). Called again with a new offset when an upload resumes.
-using Reader = std::function<std::size_t(char* buf, std::size_t len)>;
-using BlobOpener = std::function<Reader(std::int64_t offset)>;
-using Progress = std::function<void(const oci::Digest& blob, std::int64_t done, std::int64_t total)>;
+// Blob streams, as the image model spells them.
+using Reader = oci::Reader;
+using BlobOpener = oci::BlobOpener;
+using Progress = oci::Progress;
 
 class Registry {
 public:
-  Registry(std::string host, std::shared_ptr<Http> http, ClientOptions options, Credential credential, Stats& stats);
+  Registry(std::string host, std::shared_ptr<Transport> http, ClientOptions options, Credential credential, Stats& stats);
   const std::string& host() const { return m_host; }
   Stats& stats() { return m_stats; }
 
@@ -135,7 +127,7 @@ private:
 
   std::string m_host;
   std::string m_endpoint; // where the API lives: Docker Hub's is registry-1.docker.io
-  std::shared_ptr<Http> m_http;
+  std::shared_ptr<Transport> m_http;
   ClientOptions m_opt;
   Credential m_cred;
   Stats& m_stats;

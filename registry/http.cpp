@@ -32,7 +32,6 @@ struct Transfer {
   Response* resp = nullptr;
   std::size_t body_offset = 0; // for string bodies
   std::exception_ptr error;
-  bool sink_stopped = false;
   bool body_started = false;
   bool stalled = false;
   long stall_timeout_s = 30;
@@ -54,7 +53,6 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* user) {
         }
       }
       if (!t->req->sink(data, len)) {
-        t->sink_stopped = true;
         return 0;
       }
       return len;
@@ -220,11 +218,6 @@ std::string Headers::get(const std::string& name) const {
   return {};
 }
 
-bool Headers::has(const std::string& name) const {
-  std::string n = lower(name);
-  return std::any_of(items.begin(), items.end(), [&](const auto& kv) { return kv.first == n; });
-}
-
 std::string url_escape(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
@@ -359,27 +352,17 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   long ver = 0;
   curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &ver);
   resp.http_version = ver == CURL_HTTP_VERSION_2_0 ? "2" : ver == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1";
-  char* eff = nullptr;
-  curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &eff);
-  if (eff) {
-    resp.effective_url = eff;
-  }
   if (rc != CURLE_OK) {
-    TransportFailure f;
     if (t.stalled) {
       rc = CURLE_OPERATION_TIMEDOUT;
     }
-    f.curl_code = static_cast<int>(rc);
-    f.retryable = retryable_code(rc);
-    f.tls = tls_code(rc);
-    f.aborted_by_sink = t.sink_stopped;
-    f.message = t.stalled   ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
-                : errbuf[0] ? std::string(errbuf)
-                            : std::string(curl_easy_strerror(rc));
-    while (!f.message.empty() && f.message.back() == '\n') {
-      f.message.pop_back();
+    std::string message = t.stalled   ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
+                          : errbuf[0] ? std::string(errbuf)
+                                      : std::string(curl_easy_strerror(rc));
+    while (!message.empty() && message.back() == '\n') {
+      message.pop_back();
     }
-    throw f;
+    throw TransportFailure(message, static_cast<int>(rc), retryable_code(rc), tls_code(rc));
   }
   return resp;
 }

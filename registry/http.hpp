@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +23,6 @@ struct Headers {
   std::vector<std::pair<std::string, std::string>> items; // names lower-cased
   // First value of a header (case-insensitive name), empty when absent.
   std::string get(const std::string& name) const;
-  bool has(const std::string& name) const;
 };
 
 struct Request {
@@ -49,7 +49,6 @@ struct Response {
   Headers headers;
   std::string body;
   std::string http_version; // "1.1", "2"
-  std::string effective_url;
 };
 
 struct TlsPolicy {
@@ -65,24 +64,32 @@ struct HttpOptions {
 
 // Thrown when the transfer itself failed (no HTTP status): connection refused or
 // cut, DNS, TLS, stall. `retryable` tells whether trying again can help.
-struct TransportFailure {
-  int curl_code = 0;
+struct TransportFailure : std::runtime_error {
+  explicit TransportFailure(const std::string& message, int code = 0, bool can_retry = false, bool is_tls = false)
+      : std::runtime_error(message), curl_code(code), retryable(can_retry), tls(is_tls) {}
+  int curl_code = 0; // libcurl's code (6 unknown host, 28 timeout or stall, 7 refused, ...)
   bool retryable = false;
   bool tls = false;
-  bool aborted_by_sink = false;
-  std::string message;
 };
 
-class Http {
+// The seam between the registry protocol and the network: one request, one response.
+// Http is the real one; unit tests script a fake to drive retries, token refresh,
+// chunked uploads and resumes without a server.
+class Transport {
+public:
+  virtual ~Transport() = default;
+  // Performs one request; throws TransportFailure (never util::Error) on transport
+  // errors so the caller decides about retries.
+  virtual Response perform(const Request& req, const TlsPolicy& tls) = 0;
+};
+
+class Http final : public Transport {
 public:
   explicit Http(HttpOptions options);
   ~Http();
   Http(const Http&) = delete;
   Http& operator=(const Http&) = delete;
-  // Performs one request; throws TransportFailure (never util::Error) on transport
-  // errors so the caller decides about retries.
-  Response perform(const Request& req, const TlsPolicy& tls);
-  const HttpOptions& options() const { return m_options; }
+  Response perform(const Request& req, const TlsPolicy& tls) override;
 
 private:
   void* take_handle();
@@ -92,7 +99,6 @@ private:
   std::mutex m_pool_mutex;
   std::vector<void*> m_pool;
   std::mutex m_share_mutex[8];
-  friend struct ShareLocks;
 };
 
 // Percent-encodes a query value.

@@ -3,84 +3,18 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/parallel.hpp"
 
-#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <fcntl.h>
 #include <mutex>
-#include <nlohmann/json.hpp>
-#include <set>
 #include <thread>
-#include <unistd.h>
 
 namespace registry {
 
 using util::Error;
 using util::ErrorKind;
-namespace fs = std::filesystem;
-
-void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& fn) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr first;
-  std::mutex m;
-  auto work = [&] {
-    while (!stop) {
-      std::size_t i = next++;
-      if (i >= n) {
-        return;
-      }
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(m);
-        if (!first) {
-          first = std::current_exception();
-        }
-        stop = true;
-      }
-    }
-  };
-  std::size_t k = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(jobs, 1)));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < k; ++t) {
-    threads.emplace_back(work);
-  }
-  work();
-  for (auto& t : threads) {
-    t.join();
-  }
-  if (first) {
-    std::rethrow_exception(first);
-  }
-}
-
-Reader file_reader(const fs::path& file, std::int64_t offset) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    util::throw_errno("open " + file.string());
-  }
-  auto holder = std::shared_ptr<int>(new int(fd), [](int* p) {
-    ::close(*p);
-    delete p;
-  });
-  auto pos = std::make_shared<std::int64_t>(offset);
-  return [holder, pos, file](char* buf, std::size_t len) -> std::size_t {
-    while (true) {
-      ssize_t n = ::pread(*holder, buf, len, static_cast<off_t>(*pos));
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n < 0) {
-        util::throw_errno("read " + file.string());
-      }
-      *pos += n;
-      return static_cast<std::size_t>(n);
-    }
-  };
-}
 
 namespace {
 
@@ -177,192 +111,177 @@ private:
   std::thread m_thread;
 };
 
-BlobOpener opener_for(const BlobLocation& loc, const oci::Descriptor& d) {
-  if (!loc.file.empty()) {
-    return [file = loc.file](std::int64_t offset) { return file_reader(file, offset); };
+class RemoteImage : public oci::Image {
+public:
+  RemoteImage(std::shared_ptr<Registry> reg, const oci::ImageRef& ref)
+      : m_reg(std::move(reg)), m_repo(ref.repository), m_name(ref.str()) {
+    m_root = m_reg->get_manifest(m_repo, ref.digest.empty() ? ref.tag : ref.digest);
   }
-  return [loc, d](std::int64_t offset) -> Reader {
-    auto pipe = std::make_shared<RemotePipe>(loc.registry, loc.repo, d, offset);
+  const std::string& name() const override { return m_name; }
+  const oci::ManifestBlob& root() const override { return m_root; }
+  oci::ManifestBlob manifest(const oci::Descriptor& d) const override {
+    return m_reg->get_manifest(m_repo, d.digest.str());
+  }
+  // Streams through a bounded buffer filled by a background download (a push to
+  // another registry reads this way: nothing is stored).
+  oci::Reader open_blob(const oci::Descriptor& d, std::int64_t offset) const override {
+    auto pipe = std::make_shared<RemotePipe>(m_reg, m_repo, d, offset);
     return [pipe](char* buf, std::size_t len) { return pipe->read(buf, len); };
-  };
-}
-
-std::vector<oci::Descriptor> image_blobs(const ManifestData& m, const std::string& name) {
-  nlohmann::json j = oci::parse_json(m.bytes, "manifest of " + name);
-  std::vector<oci::Descriptor> out;
-  std::set<std::string> seen;
-  auto add = [&](const nlohmann::json& dj) {
-    oci::Descriptor d = oci::descriptor_from_json(dj);
-    if (dj.contains("urls") || !seen.insert(d.digest.str()).second) {
-      return; // foreign layers stay where their URLs point
-    }
-    out.push_back(d);
-  };
-  try {
-    add(j.at("config"));
-    for (const auto& l : j.at("layers")) {
-      add(l);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::input, "manifest of " + name + " is not an image manifest: " + e.what());
   }
-  return out;
-}
-
-std::vector<oci::Descriptor> index_children(const ManifestData& m, const std::string& name) {
-  oci::Index idx = oci::index_from_json(oci::parse_json(m.bytes, "index of " + name));
-  return idx.manifests;
-}
-
-std::string platform_str(const oci::Platform& p) {
-  return p.os + "/" + p.architecture + (p.variant.empty() ? "" : "/" + p.variant);
-}
-
-} // namespace
-
-ImageSource layout_source(const oci::ImageRef& ref) {
-  auto layout = std::make_shared<oci::OciLayout>(oci::OciLayout::open_existing(ref.path));
-  oci::Descriptor d = layout->resolve(ref.tag);
-  ImageSource s;
-  s.name = ref.str();
-  auto read = [layout](const oci::Descriptor& desc) {
-    ManifestData m;
-    m.bytes = layout->blobs().read_small(desc.digest);
-    m.digest = desc.digest;
-    m.media_type = desc.media_type.empty() ? sniff_media_type(m.bytes) : desc.media_type;
-    return m;
-  };
-  s.root = read(d);
-  s.manifest = read;
-  s.locate = [layout, name = s.name](const oci::Descriptor& desc) {
-    BlobLocation loc;
-    loc.file = layout->blobs().blob_path(desc.digest);
-    std::error_code ec;
-    auto size = fs::file_size(loc.file, ec);
-    if (ec || static_cast<std::int64_t>(size) != desc.size) {
-      throw Error(ErrorKind::integrity, name + ": blob " + desc.digest.str() + " is missing or has the wrong size",
-                  "the layout is incomplete; build or pull it again");
+  // A download that resumes with Range requests; when the server ignores the range
+  // and starts again at 0, what was passed on already is skipped. Handed on in 1 MiB
+  // batches (libcurl delivers a few KiB at a time).
+  void read_blob(const oci::Descriptor& d, const oci::Sink& sink) const override {
+    constexpr std::size_t k_batch = 1u << 20;
+    std::string batch;
+    batch.reserve(k_batch);
+    std::int64_t passed = 0; // bytes handed to sink or batched
+    std::int64_t skip = 0;
+    m_reg->fetch_blob(
+        m_repo, d, 0,
+        [&](const char* data, std::size_t len) {
+          if (skip > 0) {
+            auto k = static_cast<std::size_t>(std::min<std::int64_t>(skip, static_cast<std::int64_t>(len)));
+            skip -= static_cast<std::int64_t>(k);
+            data += k;
+            len -= k;
+          }
+          passed += static_cast<std::int64_t>(len);
+          if (passed > d.size) {
+            throw Error(ErrorKind::integrity, m_reg->host() + "/" + m_repo + " served more than the " +
+                                                  std::to_string(d.size) + " bytes of " + d.digest.str());
+          }
+          batch.append(data, len);
+          if (batch.size() >= k_batch) {
+            sink(batch.data(), batch.size());
+            batch.clear();
+          }
+        },
+        [&] { skip = passed; });
+    if (!batch.empty()) {
+      sink(batch.data(), batch.size());
     }
-    return loc;
-  };
-  return s;
-}
-
-ImageSource registry_source(std::shared_ptr<Registry> reg, const oci::ImageRef& ref) {
-  ImageSource s;
-  s.name = ref.str();
-  std::string repo = ref.repository;
-  s.root = reg->get_manifest(repo, ref.digest.empty() ? ref.tag : ref.digest);
-  s.manifest = [reg, repo](const oci::Descriptor& d) { return reg->get_manifest(repo, d.digest.str()); };
-  s.locate = [reg, repo](const oci::Descriptor&) { return BlobLocation{{}, reg, repo}; };
-  return s;
-}
-
-ManifestData select_platform(const ImageSource& src, const ManifestData& root, const oci::Platform& p) {
-  if (!root.is_index()) {
-    return root;
+    ++m_reg->stats().blobs_downloaded;
   }
-  std::vector<std::string> seen;
-  for (const auto& d : index_children(root, src.name)) {
-    if (!d.platform) {
-      continue;
-    }
-    seen.push_back(platform_str(*d.platform));
-    if (d.platform->os == p.os && d.platform->architecture == p.architecture &&
-        (p.variant.empty() || d.platform->variant == p.variant)) {
-      ManifestData m = src.manifest(d);
-      if (m.digest != d.digest) {
-        throw Error(ErrorKind::integrity, src.name + ": child manifest " + d.digest.str() + " does not match");
+  oci::BlobHints hints(const oci::Descriptor&) const override {
+    oci::BlobHints h;
+    h.registry = m_reg->host();
+    h.repository = m_repo;
+    h.verified = false;
+    return h;
+  }
+  // cosign's tags (sha256-<hex>.sig/.att/.sbom, probed with HEAD) and the referrers
+  // API (or its fallback tag sha256-<hex>).
+  std::vector<oci::Attachment> attachments(const oci::Digest& subject) const override {
+    std::vector<oci::Attachment> out;
+    std::vector<std::string> tags = oci::attachment_tags(subject);
+    for (std::size_t i = 0; i + 1 < tags.size(); ++i) {
+      if (auto d = m_reg->head_manifest(m_repo, tags[i])) {
+        out.push_back(oci::Attachment{*d, tags[i]});
       }
-      return m;
     }
+    bool fallback = false;
+    oci::Index idx = m_reg->referrers(m_repo, subject, &fallback);
+    if (fallback) {
+      if (!idx.manifests.empty()) {
+        if (auto d = m_reg->head_manifest(m_repo, tags.back())) {
+          out.push_back(oci::Attachment{*d, tags.back()});
+        }
+      }
+    } else {
+      for (const auto& r : idx.manifests) {
+        out.push_back(oci::Attachment{r, ""});
+      }
+    }
+    return out;
   }
-  throw Error(ErrorKind::incompatible,
-              src.name + " has no image for " + platform_str(p) +
-                  (seen.empty() ? "" : " (it has " + util::join(seen, ", ") + ")"),
-              "choose one with --platform, or copy all with --all");
-}
 
-namespace {
-
-struct Plan {
-  ManifestData top;
-  std::vector<ManifestData> images; // image manifests, children before the index
+private:
+  std::shared_ptr<Registry> m_reg;
+  std::string m_repo;
+  std::string m_name;
+  oci::ManifestBlob m_root;
 };
 
-Plan plan_for(const ImageSource& src, const TransferOptions& opt) {
-  Plan p;
-  if (opt.all_platforms && src.root.is_index()) {
-    p.top = src.root;
-    for (const auto& d : index_children(src.root, src.name)) {
-      p.images.push_back(src.manifest(d));
+// One blob into reg/repo: skipped when there, mounted from another repository of the
+// same registry, else uploaded from a local file or the source's stream.
+void push_blob(const oci::Image& img, const oci::Descriptor& d, Registry& reg, const std::string& repo,
+               const TransferOptions& opt) {
+  Stats& st = reg.stats();
+  auto done = [&] {
+    if (opt.progress) {
+      opt.progress(d.digest, d.size, d.size);
     }
-  } else {
-    p.top = select_platform(src, src.root, opt.platform);
-    p.images.push_back(p.top);
+  };
+  if (reg.blob_size(repo, d.digest)) {
+    st.bytes_skipped += d.size;
+    ++st.blobs_skipped;
+    done();
+    return;
   }
-  return p;
+  oci::BlobHints h = img.hints(d);
+  if (!h.registry.empty() && h.registry == reg.host() && h.repository != repo) {
+    try {
+      if (reg.mount_blob(repo, d.digest, h.repository)) {
+        st.bytes_mounted += d.size;
+        ++st.blobs_mounted;
+        done();
+        return;
+      }
+    } catch (const Error& e) {
+      if (opt.info) {
+        opt.info("mounting " + d.digest.str() + " from " + h.repository + " failed (" + e.what() + "); uploading");
+      }
+    }
+  }
+  oci::BlobOpener open;
+  if (!h.file.empty()) {
+    open = [file = h.file](std::int64_t offset) { return util::file_reader(file, offset); };
+  } else {
+    open = [&img, d](std::int64_t offset) { return img.open_blob(d, offset); };
+  }
+  reg.upload_blob(repo, d, open, opt.progress);
+}
+
+void push_blobs(const oci::Image& img, const oci::ManifestBlob& m, Registry& reg, const std::string& repo,
+                const TransferOptions& opt) {
+  std::vector<oci::Descriptor> blobs = oci::image_blobs(m, img.name());
+  util::parallel_for(blobs.size(), opt.jobs, [&](std::size_t i) { push_blob(img, blobs[i], reg, repo, opt); });
 }
 
 } // namespace
 
-TransferResult push_image(const ImageSource& src, const std::shared_ptr<Registry>& reg, const std::string& repo,
+oci::ImagePtr open_registry_image(std::shared_ptr<Registry> reg, const oci::ImageRef& ref) {
+  return std::make_shared<RemoteImage>(std::move(reg), ref);
+}
+
+TransferResult push_image(const oci::Image& img, const std::shared_ptr<Registry>& reg, const std::string& repo,
                           const std::vector<std::string>& tags, const TransferOptions& opt) {
-  Plan plan = plan_for(src, opt);
+  oci::CopyPlan plan = oci::plan_copy(img, opt);
   TransferResult res;
   res.manifest = plan.top;
   Stats& st = reg->stats();
-  for (const ManifestData& img : plan.images) {
-    std::vector<oci::Descriptor> blobs = image_blobs(img, src.name);
-    if (reg->head_manifest(repo, img.digest.str())) {
+  bool multi = plan.images.size() > 1;
+  for (const oci::ManifestBlob& m : plan.images) {
+    if (reg->head_manifest(repo, m.digest.str())) {
       // The registry holds this manifest, so it holds all its blobs.
-      for (const auto& b : blobs) {
+      for (const auto& b : oci::image_blobs(m, img.name())) {
         st.bytes_skipped += b.size;
         ++st.blobs_skipped;
       }
       if (opt.info) {
-        opt.info(reg->host() + "/" + repo + " already has " + img.digest.str());
+        opt.info(reg->host() + "/" + repo + " already has " + m.digest.str());
       }
-    } else {
-      parallel_for(blobs.size(), opt.jobs, [&](std::size_t i) {
-        const oci::Descriptor& d = blobs[i];
-        if (reg->blob_size(repo, d.digest)) {
-          st.bytes_skipped += d.size;
-          ++st.blobs_skipped;
-          if (opt.progress) {
-            opt.progress(d.digest, d.size, d.size);
-          }
-          return;
-        }
-        BlobLocation loc = src.locate(d);
-        if (loc.registry && loc.registry->host() == reg->host() && loc.repo != repo) {
-          try {
-            if (reg->mount_blob(repo, d.digest, loc.repo)) {
-              st.bytes_mounted += d.size;
-              ++st.blobs_mounted;
-              if (opt.progress) {
-                opt.progress(d.digest, d.size, d.size);
-              }
-              return;
-            }
-          } catch (const Error& e) {
-            if (opt.info) {
-              opt.info("mounting " + d.digest.str() + " from " + loc.repo + " failed (" + e.what() + "); uploading");
-            }
-          }
-        }
-        reg->upload_blob(repo, d, opener_for(loc, d), opt.progress);
-      });
-      // Children go by digest; the top manifest gets the tags.
-      if (plan.images.size() > 1 || tags.empty()) {
-        reg->put_manifest(repo, img.digest.str(), img);
-      }
+      continue;
+    }
+    push_blobs(img, m, *reg, repo, opt);
+    // Children go by digest; the top manifest gets the tags.
+    if (multi || tags.empty()) {
+      reg->put_manifest(repo, m.digest.str(), m);
     }
   }
-  if (plan.images.size() > 1 && !reg->head_manifest(repo, plan.top.digest.str())) {
-    if (tags.empty()) {
-      reg->put_manifest(repo, plan.top.digest.str(), plan.top);
-    }
+  if (multi && tags.empty() && !reg->head_manifest(repo, plan.top.digest.str())) {
+    reg->put_manifest(repo, plan.top.digest.str(), plan.top);
   }
   for (const auto& t : tags) {
     auto have = reg->head_manifest(repo, t);
@@ -374,56 +293,19 @@ TransferResult push_image(const ImageSource& src, const std::shared_ptr<Registry
   if (tags.empty()) {
     res.refs.push_back(reg->host() + "/" + repo + "@" + plan.top.digest.str());
   }
-  return res;
-}
-
-TransferResult write_layout(const ImageSource& src, const fs::path& dir, const std::vector<std::string>& tags,
-                            const TransferOptions& opt) {
-  Plan plan = plan_for(src, opt);
-  TransferResult res;
-  res.manifest = plan.top;
-  auto lock = oci::OciLayout::lock_dir(dir);
-  auto layout = oci::OciLayout::open_or_create(dir);
-  layout.blobs().remove_stale_temps();
-  for (const ManifestData& img : plan.images) {
-    std::vector<oci::Descriptor> blobs = image_blobs(img, src.name);
-    parallel_for(blobs.size(), opt.jobs, [&](std::size_t i) {
-      const oci::Descriptor& d = blobs[i];
-      if (layout.blobs().has(d.digest)) {
-        if (opt.progress) {
-          opt.progress(d.digest, d.size, d.size);
-        }
-        return;
-      }
-      BlobLocation loc = src.locate(d);
-      if (!loc.file.empty()) {
-        layout.blobs().put_file(d.digest, loc.file);
-      } else {
-        loc.registry->download_blob(loc.repo, d, layout.blobs(), opt.progress);
-      }
-    });
-    auto md = layout.blobs().put_bytes(img.media_type, img.bytes);
-    (void)md;
-  }
-  if (plan.images.size() > 1) {
-    layout.blobs().put_bytes(plan.top.media_type, plan.top.bytes);
-  }
-  oci::Descriptor top = plan.top.descriptor();
-  if (!plan.top.is_index()) {
-    try {
-      auto cj = oci::parse_json(plan.top.bytes, src.name);
-      oci::Descriptor cfg = oci::descriptor_from_json(cj.at("config"));
-      oci::ImageConfig c = oci::config_from_json(oci::parse_json(layout.blobs().read_small(cfg.digest), src.name));
-      top.platform = oci::Platform{c.architecture, c.os, c.variant};
-    } catch (const std::exception&) {
+  // Attachments: their blobs, then the manifest under its tag (or by digest).
+  for (const auto& a : plan.attached) {
+    if (!a.manifest.is_index()) {
+      push_blobs(img, a.manifest, *reg, repo, opt);
     }
-  }
-  layout.add_manifest(top, tags);
-  for (const auto& t : tags) {
-    res.refs.push_back("oci:" + dir.string() + ":" + t + "@" + plan.top.digest.str());
-  }
-  if (tags.empty()) {
-    res.refs.push_back("oci:" + dir.string() + "@" + plan.top.digest.str());
+    const std::string& ref = a.attachment.tag.empty() ? a.manifest.digest.str() : a.attachment.tag;
+    auto have = reg->head_manifest(repo, ref);
+    if (!have || have->digest != a.manifest.digest) {
+      reg->put_manifest(repo, ref, a.manifest);
+    }
+    if (!a.attachment.tag.empty()) {
+      ++res.attachments;
+    }
   }
   return res;
 }

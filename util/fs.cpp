@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <memory>
 #include <vector>
 
 namespace util {
@@ -203,6 +205,42 @@ TempDir::TempDir(const fs::path& parent, std::string_view prefix) {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(m_path, ec);
+}
+
+std::function<std::size_t(char*, std::size_t)> file_reader(const fs::path& file, std::int64_t offset,
+                                                           std::int64_t length) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw_errno("open " + file.string());
+  }
+  auto holder = std::shared_ptr<int>(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+  auto pos = std::make_shared<std::int64_t>(offset);
+  std::int64_t end = length < 0 ? -1 : offset + length;
+  return [holder, pos, end, file](char* buf, std::size_t len) -> std::size_t {
+    if (end >= 0) {
+      len = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(len), end - *pos));
+      if (len == 0) {
+        return 0;
+      }
+    }
+    while (true) {
+      ssize_t n = ::pread(*holder, buf, len, static_cast<off_t>(*pos));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0) {
+        throw_errno("read " + file.string());
+      }
+      if (n == 0 && end >= 0) {
+        throw util::Error(util::ErrorKind::input, file.string() + " ends early (truncated?)", "copy or write the file again");
+      }
+      *pos += n;
+      return static_cast<std::size_t>(n);
+    }
+  };
 }
 
 } // namespace util

@@ -2,6 +2,7 @@
 // File-system helpers: atomic writes (temp file in the same directory, fsync,
 // rename, fsync of the directory), bounded-memory reads, advisory locks.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -45,6 +46,10 @@ std::string read_file(const fs::path& path);
 // Calls sink with successive chunks of the file (1 MiB at most each).
 void read_file_chunks(const fs::path& path, const std::function<void(const char*, std::size_t)>& sink);
 void fsync_dir(const fs::path& dir);
+// A reader over [offset, offset + length) of a file (length < 0: to the end), by pread;
+// fills buf and returns the count, 0 at the end. The file stays open while the reader lives.
+std::function<std::size_t(char* buf, std::size_t len)> file_reader(const fs::path& file, std::int64_t offset,
+                                                                   std::int64_t length = -1);
 // Hard-links src to dst when on one file system, copies otherwise; atomic at dst.
 void link_or_copy(const fs::path& src, const fs::path& dst);
 

@@ -169,10 +169,13 @@ no_referrers() { "$PI" inspect "$R/team/ocr:1.0" --referrers --insecure --json |
 check "an image without referrers has none" no_referrers
 
 # --- copy between registries and layouts ----------------------------------------
-check "registry to registry copy mounts within one registry" bash -c "'$PI' copy $R/team/ocr:1.1 $R/mirror/ocr:1.1 --insecure -q --json >copy.json"
+check "registry to registry copy mounts within one registry" bash -c "'$PI' copy $R/team/ocr:1.1 $R/mirror/ocr:1.1 --insecure -q --no-signatures --json >copy.json"
 check "copy moved no bytes" js copy.json 'assert j["stats"]["bytes_uploaded"]==0 and j["stats"]["blobs_mounted"]==3, j["stats"]'
+check "without --no-signatures the referrers go along (mounted too)" bash -c "'$PI' copy $R/team/ocr:1.1 $R/withrefs/ocr:1.1 --insecure -q --json >copyrefs.json"
+check "... the artifact's two blobs and its manifest, and the fallback index" js copyrefs.json 'assert j["stats"]["blobs_mounted"]==5 and j["stats"]["manifests_put"]==3, j["stats"]'
+check "... and inspect --referrers finds it at the destination" bash -c "'$PI' inspect $R/withrefs/ocr:1.1 --referrers --insecure --json | grep -q \"\$(cat artifact.digest)\""
 registry_start second open "$WORK/reg"
-check "registry to another registry streams the blobs" bash -c "'$PI' copy $R/team/ocr:1.1 $SECOND_HOST/ocr:1.1 --insecure -q --json >copy2.json"
+check "registry to another registry streams the blobs" bash -c "'$PI' copy $R/team/ocr:1.1 $SECOND_HOST/ocr:1.1 --insecure -q --no-signatures --json >copy2.json"
 same_digest() {
   [[ "$(skopeo inspect --tls-verify=false "docker://$SECOND_HOST/ocr:1.1" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["Digest"])')" == "$(js copy2.json 'print(j["digest"])')" ]]
 }

@@ -6,6 +6,8 @@
 #include "registry/client.hpp"
 #include "registry/transfer.hpp"
 #include "util/encoding.hpp"
+#include "util/fs.hpp"
+#include "util/parallel.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -134,10 +136,10 @@ TEST_CASE("a missing credential helper is an auth error naming the helper") {
 }
 
 TEST_CASE("manifest media types are sniffed from the bytes") {
-  CHECK(registry::sniff_media_type(R"({"mediaType":"application/vnd.docker.distribution.manifest.v2+json"})") ==
+  CHECK(oci::sniff_media_type(R"({"mediaType":"application/vnd.docker.distribution.manifest.v2+json"})") ==
         "application/vnd.docker.distribution.manifest.v2+json");
-  CHECK(registry::sniff_media_type(R"({"schemaVersion":2,"manifests":[]})") == oci::media::k_index);
-  CHECK(registry::sniff_media_type(R"({"schemaVersion":2,"config":{},"layers":[]})") == oci::media::k_manifest);
+  CHECK(oci::sniff_media_type(R"({"schemaVersion":2,"manifests":[]})") == oci::media::k_index);
+  CHECK(oci::sniff_media_type(R"({"schemaVersion":2,"config":{},"layers":[]})") == oci::media::k_manifest);
   registry::ManifestData m;
   m.media_type = "application/vnd.docker.distribution.manifest.list.v2+json";
   CHECK(m.is_index());
@@ -145,11 +147,11 @@ TEST_CASE("manifest media types are sniffed from the bytes") {
 
 TEST_CASE("parallel_for runs every item once and rethrows the first error") {
   std::atomic<int> sum{0};
-  registry::parallel_for(100, 4, [&](std::size_t i) { sum += static_cast<int>(i); });
+  util::parallel_for(100, 4, [&](std::size_t i) { sum += static_cast<int>(i); });
   CHECK(sum == 4950);
   std::atomic<int> ran{0};
   auto e = error_of([&] {
-    registry::parallel_for(50, 3, [&](std::size_t i) {
+    util::parallel_for(50, 3, [&](std::size_t i) {
       ++ran;
       if (i == 0) {
         throw util::Error(util::ErrorKind::network, "item 0 failed");
@@ -164,7 +166,7 @@ TEST_CASE("parallel_for runs every item once and rethrows the first error") {
 TEST_CASE("file_reader reads from an offset") {
   auto tmp = make_temp("pi-reader-");
   util::write_file_atomic(tmp.path() / "b", "0123456789");
-  auto r = registry::file_reader(tmp.path() / "b", 4);
+  auto r = util::file_reader(tmp.path() / "b", 4);
   char buf[16];
   std::size_t n = r(buf, sizeof buf);
   CHECK(std::string(buf, n) == "456789");

@@ -1,0 +1,341 @@
+// The registry protocol driven through its transport seam by a scripted fake: token
+// refresh, 413 to chunked uploads, Range resumes, retries and error mapping, without
+// a server (milliseconds each).
+#include <doctest/doctest.h>
+
+#include "tests/unit/support.hpp"
+#include "registry/client.hpp"
+#include "registry/transfer.hpp"
+#include "util/sha256.hpp"
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace test_support;
+using registry::Request;
+using registry::Response;
+
+namespace {
+
+Response resp(long status, std::vector<std::pair<std::string, std::string>> headers = {}, std::string body = {}) {
+  Response r;
+  r.status = status;
+  for (auto& [k, v] : headers) {
+    std::string lower;
+    for (char c : k) {
+      lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+    r.headers.items.emplace_back(lower, v);
+  }
+  r.body = std::move(body);
+  r.http_version = "1.1";
+  return r;
+}
+
+std::string header(const Request& q, const std::string& name) {
+  for (const auto& h : q.headers) {
+    if (h.rfind(name + ": ", 0) == 0) {
+      return h.substr(name.size() + 2);
+    }
+  }
+  return {};
+}
+
+// Drains a request body (as libcurl would) and returns it.
+std::string body_of(const Request& q) {
+  if (!q.reader) {
+    return q.body;
+  }
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = q.reader(buf, sizeof buf)) {
+    out.append(buf, n);
+  }
+  return out;
+}
+
+// Plays a script: each step names the method and a piece of the URL it expects and
+// answers. A response to a request with a sink is streamed into it, as Http does.
+class FakeTransport : public registry::Transport {
+public:
+  struct Step {
+    std::string method;
+    std::string url_part;
+    std::function<Response(const Request&)> answer;
+  };
+  void expect(std::string method, std::string url_part, std::function<Response(const Request&)> answer) {
+    m_steps.push_back({std::move(method), std::move(url_part), std::move(answer)});
+  }
+  void expect(std::string method, std::string url_part, Response r) {
+    expect(std::move(method), std::move(url_part), [r](const Request&) { return r; });
+  }
+  Response perform(const Request& q, const registry::TlsPolicy&) override {
+    std::string auth = header(q, "Authorization");
+    seen.push_back(q.method + " " + q.url + (auth.empty() ? "" : " [" + auth + "]"));
+    if (m_steps.empty()) {
+      FAIL("unexpected request " << q.method << " " << q.url);
+    }
+    Step s = m_steps.front();
+    m_steps.pop_front();
+    CHECK_MESSAGE(q.method == s.method, "request " << seen.size() << ": " << q.method << " " << q.url);
+    CHECK_MESSAGE(q.url.find(s.url_part) != std::string::npos, "request " << seen.size() << ": " << q.url);
+    Response r = s.answer(q);
+    if (q.sink && r.status / 100 == 2 && !r.body.empty()) {
+      if (q.on_body_start) {
+        q.on_body_start(r.status);
+      }
+      q.sink(r.body.data(), r.body.size());
+      r.body.clear();
+    }
+    return r;
+  }
+  bool done() const { return m_steps.empty(); }
+  std::vector<std::string> seen;
+
+private:
+  std::deque<Step> m_steps;
+};
+
+struct Client {
+  std::shared_ptr<FakeTransport> fake = std::make_shared<FakeTransport>();
+  registry::Stats stats;
+  std::shared_ptr<registry::Registry> reg;
+  explicit Client(registry::Credential cred = {}, int attempts = 3) {
+    registry::ClientOptions o;
+    o.max_attempts = attempts;
+    o.backoff_initial_s = 0;
+    o.backoff_max_s = 0;
+    reg = std::make_shared<registry::Registry>("reg.test", fake, o, cred, stats);
+  }
+};
+
+const std::string k_challenge = R"(Bearer realm="https://auth.test/token",service="reg.test")";
+
+oci::Descriptor blob_of(const std::string& bytes) {
+  return oci::Descriptor{"application/octet-stream", oci::Digest::sha256(util::sha256_hex(bytes)),
+                         static_cast<std::int64_t>(bytes.size()), {}, {}};
+}
+
+oci::BlobOpener opener(const std::string& bytes) {
+  return [bytes](std::int64_t offset) -> oci::Reader {
+    auto pos = std::make_shared<std::size_t>(static_cast<std::size_t>(offset));
+    return [bytes, pos](char* buf, std::size_t len) {
+      std::size_t n = std::min(len, bytes.size() - *pos);
+      std::copy_n(bytes.data() + *pos, n, buf);
+      *pos += n;
+      return n;
+    };
+  };
+}
+
+} // namespace
+
+TEST_CASE("given an expired token, when the registry answers 401, then a new token is fetched once and the request retried") {
+  Client c;
+  std::string manifest = R"({"schemaVersion":2,"config":{},"layers":[]})";
+  c.fake->expect("GET", "https://reg.test/v2/", resp(401, {{"WWW-Authenticate", k_challenge}}));
+  c.fake->expect("GET", "https://auth.test/token?service=reg.test&scope=repository%3Ateam%2Fapp%3Apull",
+                 resp(200, {}, R"({"token":"t1","expires_in":300})"));
+  c.fake->expect("GET", "/v2/team/app/manifests/v1", [](const Request& q) {
+    CHECK(header(q, "Authorization") == "Bearer t1");
+    return resp(401, {{"WWW-Authenticate", k_challenge}});
+  });
+  c.fake->expect("GET", "https://auth.test/token", resp(200, {}, R"({"token":"t2"})"));
+  c.fake->expect("GET", "/v2/team/app/manifests/v1", [&](const Request& q) {
+    CHECK(header(q, "Authorization") == "Bearer t2");
+    return resp(200, {{"Content-Type", oci::media::k_manifest}}, manifest);
+  });
+  oci::ManifestBlob m = c.reg->get_manifest("team/app", "v1");
+  CHECK(m.bytes == manifest);
+  CHECK(m.media_type == oci::media::k_manifest);
+  CHECK(c.fake->done());
+}
+
+TEST_CASE("given credentials the registry keeps refusing, then the error is an auth error naming where they came from") {
+  registry::Credential cred;
+  cred.username = "u";
+  cred.password = "secret-password";
+  cred.source = "test config";
+  Client c(cred);
+  c.fake->expect("GET", "/v2/", resp(401, {{"WWW-Authenticate", R"(Basic realm="reg")"}}));
+  c.fake->expect("GET", "/v2/team/app/manifests/v1", resp(401, {{"WWW-Authenticate", R"(Basic realm="reg")"}}));
+  c.fake->expect("GET", "/v2/team/app/manifests/v1", resp(401, {{"WWW-Authenticate", R"(Basic realm="reg")"}}));
+  auto e = error_of([&] { c.reg->get_manifest("team/app", "v1"); });
+  CHECK(e.kind() == util::ErrorKind::auth);
+  CHECK(contains(e.what(), "test config"));
+  CHECK_FALSE(contains(e.what(), "secret-password"));
+  CHECK(c.fake->done());
+}
+
+TEST_CASE("given a registry that refuses big bodies with 413, then the upload continues in chunks and stays chunked") {
+  Client c;
+  std::string data = "0123456789abcdef";
+  oci::Descriptor d = blob_of(data);
+  c.fake->expect("GET", "/v2/", resp(200));
+  c.fake->expect("POST", "/v2/team/app/blobs/uploads/", resp(202, {{"Location", "/v2/team/app/blobs/uploads/u1"}}));
+  c.fake->expect("PUT", "/v2/team/app/blobs/uploads/u1?digest=sha256%3A", resp(413));
+  c.fake->expect("POST", "/v2/team/app/blobs/uploads/", resp(202, {{"Location", "/v2/team/app/blobs/uploads/u2"}}));
+  c.fake->expect("PATCH", "/blobs/uploads/u2", [&](const Request& q) {
+    CHECK(header(q, "Content-Range") == "0-15");
+    CHECK(body_of(q) == data);
+    return resp(202, {{"Location", "/v2/team/app/blobs/uploads/u2b"}, {"Range", "0-15"}});
+  });
+  c.fake->expect("PUT", "/blobs/uploads/u2b?digest=sha256%3A", resp(201));
+  c.reg->upload_blob("team/app", d, opener(data));
+  CHECK(c.fake->done());
+  // The next blob goes straight to chunks.
+  std::string more = "second blob";
+  c.fake->expect("POST", "/blobs/uploads/", resp(202, {{"Location", "/v2/team/app/blobs/uploads/u3"}}));
+  c.fake->expect("PATCH", "/blobs/uploads/u3", [&](const Request& q) {
+    CHECK(body_of(q) == more);
+    return resp(202, {{"Range", "0-10"}});
+  });
+  c.fake->expect("PUT", "/blobs/uploads/u3?digest=", resp(201));
+  c.reg->upload_blob("team/app", blob_of(more), opener(more));
+  CHECK(c.fake->done());
+  CHECK(c.stats.blobs_uploaded == 2);
+}
+
+TEST_CASE("given a chunk that fails, then the upload resumes after the bytes the registry acknowledges") {
+  registry::ClientOptions o;
+  o.max_attempts = 3;
+  o.backoff_initial_s = 0;
+  o.backoff_max_s = 0;
+  o.chunk_size = 4;
+  auto fake = std::make_shared<FakeTransport>();
+  registry::Stats stats;
+  auto reg = std::make_shared<registry::Registry>("reg.test", fake, o, registry::Credential{}, stats);
+  std::string data = "abcdefghij";
+  fake->expect("GET", "/v2/", resp(200));
+  fake->expect("POST", "/blobs/uploads/", resp(202, {{"Location", "/v2/r/blobs/uploads/s"}}));
+  fake->expect("PATCH", "/blobs/uploads/s", [](const Request& q) {
+    CHECK(body_of(q) == "abcd");
+    return resp(202, {{"Range", "0-3"}});
+  });
+  fake->expect("PATCH", "/blobs/uploads/s", [](const Request& q) -> Response {
+    CHECK(header(q, "Content-Range") == "4-7");
+    throw registry::TransportFailure("connection reset", 56, true);
+  });
+  fake->expect("GET", "/blobs/uploads/s", resp(204, {{"Range", "0-5"}})); // it kept two bytes
+  fake->expect("PATCH", "/blobs/uploads/s", [](const Request& q) {
+    CHECK(header(q, "Content-Range") == "6-9");
+    CHECK(body_of(q) == "ghij");
+    return resp(202, {{"Range", "0-9"}});
+  });
+  fake->expect("PUT", "/blobs/uploads/s?digest=", resp(201));
+  reg->upload_blob("r", blob_of(data), opener(data));
+  CHECK(fake->done());
+}
+
+TEST_CASE("given a download cut off mid-way, then it resumes with a Range request at the byte reached") {
+  Client c;
+  std::string data = "the whole blob, in two parts";
+  oci::Descriptor d = blob_of(data);
+  c.fake->expect("GET", "/v2/", resp(200));
+  c.fake->expect("GET", "/v2/r/blobs/" + d.digest.str(), [&](const Request& q) -> Response {
+    CHECK(header(q, "Range").empty());
+    q.on_body_start(200);
+    q.sink(data.data(), 10);
+    throw registry::TransportFailure("connection reset by peer", 56, true);
+  });
+  c.fake->expect("GET", "/v2/r/blobs/" + d.digest.str(), [&](const Request& q) {
+    CHECK(header(q, "Range") == "bytes=10-");
+    return resp(206, {}, data.substr(10));
+  });
+  std::string got;
+  c.reg->fetch_blob(
+      "r", d, 0, [&](const char* p, std::size_t n) { got.append(p, n); }, [] { FAIL("no restart expected"); });
+  CHECK(got == data);
+  CHECK(c.stats.retries == 1);
+}
+
+TEST_CASE("given a server that ignores Range, then the image stream skips what it already passed on") {
+  Client c;
+  std::string data = "0123456789ABCDEFGHIJ";
+  oci::Descriptor d = blob_of(data);
+  std::string manifest = R"({"schemaVersion":2,"config":{},"layers":[]})";
+  c.fake->expect("GET", "/v2/", resp(200));
+  c.fake->expect("GET", "/v2/r/manifests/t", resp(200, {}, manifest));
+  c.fake->expect("GET", "/v2/r/blobs/", [&](const Request& q) -> Response {
+    q.on_body_start(200);
+    q.sink(data.data(), 7);
+    throw registry::TransportFailure("stalled", 28, true);
+  });
+  c.fake->expect("GET", "/v2/r/blobs/", [&](const Request& q) {
+    CHECK(header(q, "Range") == "bytes=7-");
+    return resp(200, {}, data); // the whole blob again
+  });
+  oci::ImageRef ref = oci::ImageRef::parse("reg.test/r:t");
+  auto img = registry::open_registry_image(c.reg, ref);
+  std::string got;
+  img->read_blob(d, [&](const char* p, std::size_t n) { got.append(p, n); });
+  CHECK(got == data);
+}
+
+TEST_CASE("given 503s with Retry-After, then the request is retried and finally mapped to a registry error") {
+  Client c({}, 3);
+  c.fake->expect("GET", "/v2/", resp(200));
+  for (int i = 0; i < 3; ++i) {
+    c.fake->expect("HEAD", "/v2/r/blobs/", resp(503, {{"Retry-After", "0"}}));
+  }
+  auto e = error_of([&] { c.reg->blob_size("r", blob_of("x").digest); });
+  CHECK(e.kind() == util::ErrorKind::registry);
+  CHECK(contains(e.what(), "HTTP 503"));
+  CHECK(c.stats.retries == 2);
+  CHECK(c.fake->done());
+}
+
+TEST_CASE("given a 503 then a 200, then the caller sees one success") {
+  Client c;
+  c.fake->expect("GET", "/v2/", resp(200));
+  c.fake->expect("HEAD", "/v2/r/blobs/", resp(503));
+  c.fake->expect("HEAD", "/v2/r/blobs/", resp(200, {{"Content-Length", "42"}}));
+  CHECK(c.reg->blob_size("r", blob_of("x").digest) == 42);
+}
+
+TEST_CASE("registry errors map to the exit-code classes") {
+  SUBCASE("a digest the registry rejects is an integrity error") {
+    Client c;
+    std::string data = "bytes";
+    c.fake->expect("GET", "/v2/", resp(200));
+    c.fake->expect("POST", "/blobs/uploads/", resp(202, {{"Location", "/v2/r/blobs/uploads/x"}}));
+    c.fake->expect("PUT", "/blobs/uploads/x", [&](const Request& q) {
+      body_of(q);
+      return resp(400, {}, R"({"errors":[{"code":"DIGEST_INVALID","message":"provided digest did not match"}]})");
+    });
+    auto e = error_of([&] { c.reg->upload_blob("r", blob_of(data), opener(data)); });
+    CHECK(e.kind() == util::ErrorKind::integrity);
+    CHECK(contains(e.what(), "DIGEST_INVALID"));
+  }
+  SUBCASE("a missing manifest names the OCI error code and how to list tags") {
+    Client c;
+    c.fake->expect("GET", "/v2/", resp(200));
+    c.fake->expect("GET", "/v2/r/manifests/nope",
+                   resp(404, {}, R"({"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]})"));
+    auto e = error_of([&] { c.reg->get_manifest("r", "nope"); });
+    CHECK(e.kind() == util::ErrorKind::registry);
+    CHECK(contains(e.what(), "MANIFEST_UNKNOWN"));
+    CHECK(contains(e.hint(), "paddle-image tags"));
+  }
+  SUBCASE("an unknown host is a network error, not retried") {
+    Client c;
+    c.fake->expect("GET", "/v2/", [](const Request&) -> Response {
+      throw registry::TransportFailure("Could not resolve host: reg.test", 6, false);
+    });
+    auto e = error_of([&] { c.reg->ping(); });
+    CHECK(e.kind() == util::ErrorKind::network);
+    CHECK(contains(e.what(), "unknown host"));
+    CHECK(c.stats.retries == 0);
+  }
+  SUBCASE("a manifest whose bytes do not match the digest asked for is an integrity error") {
+    Client c;
+    std::string other = R"({"schemaVersion":2})";
+    std::string want = "sha256:" + std::string(64, 'a');
+    c.fake->expect("GET", "/v2/", resp(200));
+    c.fake->expect("GET", "/v2/r/manifests/" + want, resp(200, {}, other));
+    auto e = error_of([&] { c.reg->get_manifest("r", want); });
+    CHECK(e.kind() == util::ErrorKind::integrity);
+  }
+}
