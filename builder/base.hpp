@@ -36,7 +36,7 @@ struct Base {
   std::optional<oci::OciLayout> layout;       // where the base blobs are (a local layout)
   std::shared_ptr<registry::Registry> remote; // or a registry repository
   std::string remote_repo;
-  oci::ImagePtr remote_image; // that repository's image (blobs streamed from there)
+  oci::ImagePtr remote_image;           // that repository's image (blobs streamed from there)
   std::optional<ResolvedBase> resolved; // base: auto
   // A local file for one of the base's blobs: the layout's blob, or for a registry
   // base the blob pulled once into the layer cache (set by the build once the cache

@@ -232,43 +232,22 @@ std::string needs_as_requires(const doctor::ImageNeeds& n) {
   return s;
 }
 
-// A registry image: the manifest (an index resolved to --platform) and the config only;
-// with --scan-layers the platform's image is pulled (verified) into a temporary layout
-// under the cache directory and its layer files are scanned like a local image's.
-doctor::ImageNeeds registry_needs(const DoctorArgs& a, const oci::ImageRef& ref, const Output& out) {
-  RegistrySession sess(a.flags, out, ref.registry);
-  oci::ImagePtr img = open_image(ref, sess);
-  oci::CopyOptions topt = sess.transfer_options();
-  topt.all_platforms = false;
-  topt.attachments = false; // only the image is scanned
-  oci::ManifestBlob md = oci::select_platform(*img, topt);
-  std::string source = ref.str() + "@" + md.digest.str();
-  oci::Manifest m = oci::manifest_from_json(oci::parse_json(md.bytes, "manifest of " + source));
-  if (!a.scan_layers) {
-    return doctor::needs_from_config(source, oci::read_config(*img, m));
-  }
-  std::filesystem::path cache = default_cache_dir();
-  std::filesystem::create_directories(cache);
-  util::TempDir tmp(cache, "doctor-");
-  oci::write_layout(*img, tmp.path() / "layout", {"image"}, topt);
-  sess.finish();
-  auto layout = oci::OciLayout::open_existing(tmp.path() / "layout");
-  doctor::ImageNeeds n = doctor::needs_from_config(source, layout.read_config(m));
-  std::vector<std::filesystem::path> files;
-  for (const auto& l : m.layers) {
-    files.push_back(layout.blobs().blob_path(l.digest));
-  }
-  doctor::scan_layer_files(n, files);
-  return n;
-}
-
+// The image's needs from its config (an index resolved to --platform); with
+// --scan-layers its layers are read too: streamed from a registry or a docker-archive,
+// read in place from a layout. Nothing is stored.
 doctor::ImageNeeds image_needs(const DoctorArgs& a, const Output& out) {
   return util::with_context("--image " + a.image, [&] {
     oci::ImageRef ref = oci::ImageRef::parse(a.image);
+    RegistrySession sess(a.flags, out, ref.registry);
+    oci::ImagePtr img = open_image(ref, sess);
+    oci::CopyOptions sel = sess.transfer_options();
+    std::string source = a.image;
     if (ref.kind == oci::ImageRef::Kind::registry) {
-      return registry_needs(a, ref, out);
+      source = ref.str() + "@" + oci::select_platform(*img, sel).digest.str();
     }
-    return doctor::read_image_needs(a.image, a.scan_layers);
+    doctor::ImageNeeds n = doctor::image_needs(*img, sel, a.scan_layers, source);
+    sess.finish();
+    return n;
   });
 }
 

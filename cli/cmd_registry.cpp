@@ -1,9 +1,9 @@
 // push, pull, copy, tags, login, logout: image transfers between registries, OCI
 // layouts and docker-archive files (docs/registry.md).
+#include "builder/build.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
-#include "builder/build.hpp"
 #include "layers/docker_archive.hpp"
 #include "oci/layout_image.hpp"
 #include "registry/transfer.hpp"
@@ -187,6 +187,7 @@ int run_copy(const CopyArgs& a, Mode mode) {
                          {"digest", res.manifest.digest.str()},
                          {"media_type", res.manifest.media_type},
                          {"refs", res.refs},
+                         {"attachments", res.attachments},
                          {"stats", sess.stats_json()},
                          {"seconds", secs}};
   if (!a.digest_file.empty()) {

@@ -66,7 +66,6 @@ public:
   registry::Stats& stats() { return m_stats; }
   void finish() { m_progress.finish(); }
   registry::CredentialStore& credentials() { return m_creds; }
-  const registry::ClientOptions& client_options() const { return m_client; }
   void log(int level, const std::string& line) const;
 
 private:

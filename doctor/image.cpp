@@ -114,27 +114,32 @@ void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
   }
 }
 
-void scan(ImageNeeds& n, const std::vector<std::filesystem::path>& layer_files) {
+// Looks through each layer (a local file when the source has one, else its stream).
+void scan(ImageNeeds& n, const oci::Image& img, const oci::Manifest& m) {
   n.scanned = true;
   static const std::regex driver_re("(?:.*/)?(libcuda\\.so\\.[0-9.]+|libnvidia-ml\\.so\\.[0-9.]+|nvidia-smi)");
   static const std::regex compat_re("usr/local/cuda[^/]*/compat/libcuda\\.so\\.[0-9.]+");
-  for (const auto& f : layer_files) {
-    layers::scan_tar(
-        f,
-        [&](const layers::TarMember& m) {
-          if (std::regex_match(m.path, compat_re)) {
-            n.compat_libs.push_back("/" + m.path);
-          } else if (std::regex_match(m.path, driver_re)) {
-            n.driver_files.push_back("/" + m.path);
-          }
-          return m.path.rfind("etc/ld.so.conf.d/", 0) == 0 && m.size < 65536;
-        },
-        [&](const layers::TarMember& m, const std::string& content) {
-          if (content.find("/compat") != std::string::npos) {
-            n.compat_forced = true;
-            n.compat_evidence = "/" + m.path + " lists " + content.substr(0, content.find('\n'));
-          }
-        });
+  auto want = [&](const layers::TarMember& tm) {
+    if (std::regex_match(tm.path, compat_re)) {
+      n.compat_libs.push_back("/" + tm.path);
+    } else if (std::regex_match(tm.path, driver_re)) {
+      n.driver_files.push_back("/" + tm.path);
+    }
+    return tm.path.rfind("etc/ld.so.conf.d/", 0) == 0 && tm.size < 65536;
+  };
+  auto content = [&](const layers::TarMember& tm, const std::string& text) {
+    if (text.find("/compat") != std::string::npos) {
+      n.compat_forced = true;
+      n.compat_evidence = "/" + tm.path + " lists " + text.substr(0, text.find('\n'));
+    }
+  };
+  for (const auto& l : m.layers) {
+    oci::BlobHints h = img.hints(l);
+    if (!h.file.empty()) {
+      layers::scan_tar(h.file, want, content);
+    } else {
+      layers::scan_tar(img.open_blob(l, 0), img.name() + " layer " + l.digest.str(), want, content);
+    }
   }
 }
 
@@ -147,54 +152,13 @@ ImageNeeds needs_from_config(const std::string& source, const oci::ImageConfig& 
   return n;
 }
 
-void scan_layer_files(ImageNeeds& needs, const std::vector<std::filesystem::path>& layer_files) {
-  scan(needs, layer_files);
-}
-
-ImageNeeds read_image_needs(const std::string& reference, bool scan_layers) {
-  ImageNeeds n;
-  n.source = reference;
-  oci::ImageRef ref = oci::ImageRef::parse(reference);
-  if (ref.kind == oci::ImageRef::Kind::registry) {
-    throw Error(ErrorKind::internal, reference + ": registry images are read by the caller (needs_from_config)");
-  }
-  if (ref.kind == oci::ImageRef::Kind::oci_layout) {
-    auto layout = oci::OciLayout::open_existing(ref.path);
-    auto m = layout.read_manifest(layout.resolve(ref.tag));
-    from_config(n, layout.read_config(m));
-    if (scan_layers) {
-      std::vector<std::filesystem::path> files;
-      for (const auto& l : m.layers) {
-        files.push_back(layout.blobs().blob_path(l.digest));
-      }
-      scan(n, files);
-    }
-    return n;
-  }
-  // docker-archive: manifest.json names the config and the layer files.
-  std::map<std::string, std::string> small;
-  layers::scan_tar(
-      ref.path,
-      [&](const layers::TarMember& m) {
-        return m.path == "manifest.json" ||
-               (m.path.size() > 5 && m.path.substr(m.path.size() - 5) == ".json" && m.size < (16 << 20));
-      },
-      [&](const layers::TarMember& m, const std::string& content) { small[m.path] = content; });
-  if (!small.count("manifest.json")) {
-    throw Error(ErrorKind::input, ref.path + " is not a docker-archive (no manifest.json)");
-  }
-  json manifest = oci::parse_json(small["manifest.json"], ref.path + ": manifest.json");
-  if (!manifest.is_array() || manifest.empty() || !manifest[0].contains("Config")) {
-    throw Error(ErrorKind::input, ref.path + ": manifest.json names no image");
-  }
-  std::string config_name = manifest[0]["Config"].get<std::string>();
-  if (!small.count(config_name)) {
-    throw Error(ErrorKind::input, ref.path + ": config " + config_name + " is missing");
-  }
-  from_config(n, oci::config_from_json(oci::parse_json(small[config_name], config_name)));
+ImageNeeds image_needs(const oci::Image& img, const oci::CopyOptions& selection, bool scan_layers,
+                       const std::string& source) {
+  oci::ManifestBlob mb = oci::select_platform(img, selection);
+  oci::Manifest m = oci::manifest_from_json(oci::parse_json(mb.bytes, "manifest of " + img.name()));
+  ImageNeeds n = needs_from_config(source, oci::read_config(img, m));
   if (scan_layers) {
-    throw Error(ErrorKind::usage, "--scan-layers reads OCI layouts only in this version",
-                "convert with skopeo copy docker-archive:" + ref.path + " oci:img:TAG");
+    scan(n, img, m);
   }
   return n;
 }

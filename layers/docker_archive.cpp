@@ -297,7 +297,8 @@ ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file
   };
   auto read_member = [&](const TarIndexEntry& e, std::int64_t max) {
     if (e.size > max) {
-      throw Error(ErrorKind::input, m_name + ": member " + e.path + " is too large (" + std::to_string(e.size) + " bytes)");
+      throw Error(ErrorKind::input,
+                  m_name + ": member " + e.path + " is too large (" + std::to_string(e.size) + " bytes)");
     }
     std::string bytes(static_cast<std::size_t>(e.size), '\0');
     auto r = util::file_reader(m_file, e.offset, e.size);
@@ -335,8 +336,11 @@ ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file
   const TarIndexEntry& cm = find_member(config_name);
   m_config_bytes = read_member(cm, 16 << 20);
   oci::Manifest man;
-  man.config = oci::Descriptor{oci::media::k_config, oci::Digest::sha256(util::sha256_hex(m_config_bytes)),
-                               static_cast<std::int64_t>(m_config_bytes.size()), {}, {}};
+  man.config = oci::Descriptor{oci::media::k_config,
+                               oci::Digest::sha256(util::sha256_hex(m_config_bytes)),
+                               static_cast<std::int64_t>(m_config_bytes.size()),
+                               {},
+                               {}};
   m_blobs.push_back({man.config.digest, Blob{cm.offset, cm.size, true, -1}});
   oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(m_config_bytes, m_name + ": config " + config_name));
   if (cfg.diff_ids.size() != layer_names.size()) {
@@ -443,8 +447,8 @@ struct LayerCopy {
       v.check();
     }
     if (diff.finish_hex() != diff_id.hex) {
-      throw Error(ErrorKind::integrity, img.name() + ": layer " + desc.digest.str() +
-                                            " does not decompress to its diff_id " + diff_id.str());
+      throw Error(ErrorKind::integrity,
+                  img.name() + ": layer " + desc.digest.str() + " does not decompress to its diff_id " + diff_id.str());
     }
     return n;
   }
@@ -454,7 +458,8 @@ struct LayerCopy {
 
 oci::CopyResult write_docker_archive(const oci::Image& img, const fs::path& out, const ArchiveOptions& opt) {
   if (opt.copy.all_platforms) {
-    throw Error(ErrorKind::usage, "docker-archive:" + out.string() + ": a docker-archive holds one platform; drop --all");
+    throw Error(ErrorKind::usage,
+                "docker-archive:" + out.string() + ": a docker-archive holds one platform; drop --all");
   }
   oci::ManifestBlob mb = oci::select_platform(img, opt.copy);
   oci::Manifest m = oci::manifest_from_json(oci::parse_json(mb.bytes, "manifest of " + img.name()));

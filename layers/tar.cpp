@@ -5,6 +5,8 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <cerrno>
+#include <exception>
 #include <fcntl.h>
 #include <memory>
 #include <unistd.h>
@@ -191,15 +193,18 @@ void write_tar(const EntrySet& entries, const TarOptions& options, const ByteSin
   }
 }
 
-void scan_tar(const std::filesystem::path& file, const std::function<bool(const TarMember&)>& want_content,
-              const std::function<void(const TarMember&, const std::string& content)>& on_content) {
-  struct archive* a = archive_read_new();
-  std::unique_ptr<struct archive, decltype(&archive_read_free)> guard(a, archive_read_free);
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open_filename(a, file.c_str(), 1 << 20) != ARCHIVE_OK) {
-    throw Error(ErrorKind::input, "cannot read layer " + file.string() + ": " + archive_error_string(a));
-  }
+namespace {
+
+// Reads members from an opened archive (see scan_tar).
+void scan_members(struct archive* a, const std::string& what, const std::function<bool(const TarMember&)>& want_content,
+                  const std::function<void(const TarMember&, const std::string& content)>& on_content,
+                  const std::exception_ptr* source_error) {
+  auto fail = [&](const std::string& why) {
+    if (source_error != nullptr && *source_error) {
+      std::rethrow_exception(*source_error); // the stream's own error says more than libarchive's
+    }
+    throw Error(ErrorKind::integrity, "corrupt layer " + what + ": " + why);
+  };
   archive_entry* e = nullptr;
   int rc = 0;
   while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
@@ -233,14 +238,64 @@ void scan_tar(const std::filesystem::path& file, const std::function<bool(const 
         content.append(buf.data(), static_cast<std::size_t>(n));
       }
       if (n < 0) {
-        throw Error(ErrorKind::integrity, "corrupt layer " + file.string() + ": " + archive_error_string(a));
+        fail(archive_error_string(a));
       }
       on_content(m, content);
     }
   }
   if (rc != ARCHIVE_EOF) {
-    throw Error(ErrorKind::integrity, "corrupt layer " + file.string() + ": " + archive_error_string(a));
+    fail(archive_error_string(a));
   }
+}
+
+struct StreamSource {
+  const std::function<std::size_t(char*, std::size_t)>* read;
+  std::vector<char> buf = std::vector<char>(1 << 20);
+  std::exception_ptr error;
+};
+
+la_ssize_t stream_read(struct archive* a, void* data, const void** out) {
+  auto* src = static_cast<StreamSource*>(data);
+  try {
+    std::size_t n = (*src->read)(src->buf.data(), src->buf.size());
+    *out = src->buf.data();
+    return static_cast<la_ssize_t>(n);
+  } catch (...) { // not across libarchive's C frames: kept and rethrown by scan_members
+    src->error = std::current_exception();
+    archive_set_error(a, EIO, "the layer stream failed");
+    return -1;
+  }
+}
+
+} // namespace
+
+void scan_tar(const std::filesystem::path& file, const std::function<bool(const TarMember&)>& want_content,
+              const std::function<void(const TarMember&, const std::string& content)>& on_content) {
+  struct archive* a = archive_read_new();
+  std::unique_ptr<struct archive, decltype(&archive_read_free)> guard(a, archive_read_free);
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_filename(a, file.c_str(), 1 << 20) != ARCHIVE_OK) {
+    throw Error(ErrorKind::input, "cannot read layer " + file.string() + ": " + archive_error_string(a));
+  }
+  scan_members(a, file.string(), want_content, on_content, nullptr);
+}
+
+void scan_tar(const std::function<std::size_t(char*, std::size_t)>& read, const std::string& what,
+              const std::function<bool(const TarMember&)>& want_content,
+              const std::function<void(const TarMember&, const std::string& content)>& on_content) {
+  struct archive* a = archive_read_new();
+  std::unique_ptr<struct archive, decltype(&archive_read_free)> guard(a, archive_read_free);
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  StreamSource src{&read, std::vector<char>(1 << 20), nullptr};
+  if (archive_read_open(a, &src, nullptr, stream_read, nullptr) != ARCHIVE_OK) {
+    if (src.error) {
+      std::rethrow_exception(src.error);
+    }
+    throw Error(ErrorKind::input, "cannot read layer " + what + ": " + archive_error_string(a));
+  }
+  scan_members(a, what, want_content, on_content, &src.error);
 }
 
 } // namespace layers

@@ -50,5 +50,9 @@ struct TarMember {
 // true to receive the member's content through `content` (small files only).
 void scan_tar(const std::filesystem::path& file, const std::function<bool(const TarMember&)>& want_content,
               const std::function<void(const TarMember&, const std::string& content)>& on_content);
+// The same over a stream (a blob of any image); `what` names it in errors.
+void scan_tar(const std::function<std::size_t(char*, std::size_t)>& read, const std::string& what,
+              const std::function<bool(const TarMember&)>& want_content,
+              const std::function<void(const TarMember&, const std::string& content)>& on_content);
 
 } // namespace layers

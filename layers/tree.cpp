@@ -144,22 +144,6 @@ void EntrySet::put(Entry e, const std::string& origin) {
   }
 }
 
-void EntrySet::add_file(const std::string& image_path, const fs::path& source, std::uint32_t mode, const Owner& owner) {
-  struct stat st = lstat_or_throw(source, image_path);
-  Entry e;
-  e.path = normalize_image_path(image_path, image_path);
-  e.type = Entry::Type::file;
-  e.mode = mode;
-  e.owner = owner;
-  e.size = st.st_size;
-  e.source = source.string();
-  e.dev = st.st_dev;
-  e.ino = st.st_ino;
-  e.mtime_ns = ns(st.st_mtim);
-  e.ctime_ns = ns(st.st_ctim);
-  put(e, image_path);
-}
-
 void EntrySet::add(const CopyRule& rule) {
   struct stat root_st = lstat_or_throw(rule.from, rule.origin);
   bool into = !rule.to.empty() && rule.to.back() == '/';

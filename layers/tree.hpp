@@ -62,8 +62,6 @@ public:
   // Adds everything a rule names. Throws util::Error(input) for missing sources,
   // escaping paths, symlinks leaving the source tree, special files.
   void add(const CopyRule& rule);
-  // Adds one regular file with explicit attributes (used for generated files).
-  void add_file(const std::string& image_path, const fs::path& source, std::uint32_t mode, const Owner& owner);
   // Creates missing parent directories and turns repeated inodes into hardlinks.
   void finalize(const Owner& parent_owner);
   const std::map<std::string, Entry>& entries() const { return m_entries; }

@@ -115,7 +115,8 @@ std::string platform_str(const Platform& p) {
 Platform parse_platform(const std::string& text, const std::string& what) {
   auto a = text.find('/');
   if (a == std::string::npos || a == 0 || a + 1 >= text.size() || text.find_first_of(" \t") != std::string::npos) {
-    throw Error(ErrorKind::usage, what + " '" + text + "' is not OS/ARCH[/VARIANT]", "e.g. linux/amd64 or linux/arm64/v8");
+    throw Error(ErrorKind::usage, what + " '" + text + "' is not OS/ARCH[/VARIANT]",
+                "e.g. linux/amd64 or linux/arm64/v8");
   }
   Platform p;
   p.os = text.substr(0, a);

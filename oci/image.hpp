@@ -45,10 +45,10 @@ ManifestBlob manifest_blob(std::string bytes, const std::string& media_type = {}
 // work (link a file instead of copying, mount instead of uploading, skip a size pass);
 // open_blob always works without them.
 struct BlobHints {
-  std::filesystem::path file;    // a local file holding exactly the blob's bytes
-  std::string registry;          // or a registry host ...
-  std::string repository;        // ... and repository holding it (mountable there)
-  bool verified = true;          // false: the bytes are not yet checked against the digest
+  std::filesystem::path file;                    // a local file holding exactly the blob's bytes
+  std::string registry;                          // or a registry host ...
+  std::string repository;                        // ... and repository holding it (mountable there)
+  bool verified = true;                          // false: the bytes are not yet checked against the digest
   std::optional<std::int64_t> uncompressed_size; // of a layer, when known
 };
 
@@ -97,7 +97,9 @@ std::string platform_str(const Platform& p);
 // Parses "os/arch[/variant]"; `what` names the flag or field in the error (usage).
 Platform parse_platform(const std::string& text, const std::string& what);
 // The default platform of commands that read an index.
-inline Platform default_platform() { return Platform{"amd64", "linux", ""}; }
+inline Platform default_platform() {
+  return Platform{"amd64", "linux", ""};
+}
 
 struct CopyOptions {
   int jobs = 4; // parallel blob transfers

@@ -21,7 +21,8 @@ public:
   bool has(const Digest& d) const;
   // Writes bytes, returns the descriptor (sha256).
   Descriptor put_bytes(const std::string& media_type, const std::string& bytes);
-  // Links (or copies) a verified blob file from elsewhere.
+  // Links (or copies) a blob file from elsewhere; the caller vouches for its bytes
+  // (another content-addressed store). Nothing is hashed here.
   void put_file(const Digest& d, const fs::path& src);
   // A temporary file for a blob whose digest is known only after writing.
   std::unique_ptr<util::AtomicFile> begin_write();

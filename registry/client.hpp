@@ -55,7 +55,8 @@ using Progress = oci::Progress;
 
 class Registry {
 public:
-  Registry(std::string host, std::shared_ptr<Transport> http, ClientOptions options, Credential credential, Stats& stats);
+  Registry(std::string host, std::shared_ptr<Transport> http, ClientOptions options, Credential credential,
+           Stats& stats);
   const std::string& host() const { return m_host; }
   Stats& stats() { return m_stats; }
 

@@ -38,8 +38,8 @@ private:
 
 [[noreturn]] void throw_errno(const std::string& what);
 
-// Runs f(); an Error thrown inside gets `context` prepended, other std::exceptions
-// become internal errors with that context.
+// Runs f(); an Error thrown inside gets `context` prepended. Other exceptions pass
+// through unchanged (main reports them as internal errors).
 template <typename F> decltype(auto) with_context(const std::string& context, F&& f) {
   try {
     return f();

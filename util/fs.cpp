@@ -7,10 +7,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
+#include <memory>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <memory>
 #include <vector>
 
 namespace util {
@@ -235,7 +235,8 @@ std::function<std::size_t(char*, std::size_t)> file_reader(const fs::path& file,
         throw_errno("read " + file.string());
       }
       if (n == 0 && end >= 0) {
-        throw util::Error(util::ErrorKind::input, file.string() + " ends early (truncated?)", "copy or write the file again");
+        throw util::Error(util::ErrorKind::input, file.string() + " ends early (truncated?)",
+                          "copy or write the file again");
       }
       *pos += n;
       return static_cast<std::size_t>(n);

@@ -3,9 +3,9 @@
 // a server (milliseconds each).
 #include <doctest/doctest.h>
 
-#include "tests/unit/support.hpp"
 #include "registry/client.hpp"
 #include "registry/transfer.hpp"
+#include "tests/unit/support.hpp"
 #include "util/sha256.hpp"
 
 #include <deque>
@@ -114,8 +114,11 @@ struct Client {
 const std::string k_challenge = R"(Bearer realm="https://auth.test/token",service="reg.test")";
 
 oci::Descriptor blob_of(const std::string& bytes) {
-  return oci::Descriptor{"application/octet-stream", oci::Digest::sha256(util::sha256_hex(bytes)),
-                         static_cast<std::int64_t>(bytes.size()), {}, {}};
+  return oci::Descriptor{"application/octet-stream",
+                         oci::Digest::sha256(util::sha256_hex(bytes)),
+                         static_cast<std::int64_t>(bytes.size()),
+                         {},
+                         {}};
 }
 
 oci::BlobOpener opener(const std::string& bytes) {
@@ -132,7 +135,8 @@ oci::BlobOpener opener(const std::string& bytes) {
 
 } // namespace
 
-TEST_CASE("given an expired token, when the registry answers 401, then a new token is fetched once and the request retried") {
+TEST_CASE(
+    "given an expired token, when the registry answers 401, then a new token is fetched once and the request retried") {
   Client c;
   std::string manifest = R"({"schemaVersion":2,"config":{},"layers":[]})";
   c.fake->expect("GET", "https://reg.test/v2/", resp(401, {{"WWW-Authenticate", k_challenge}}));
@@ -153,7 +157,8 @@ TEST_CASE("given an expired token, when the registry answers 401, then a new tok
   CHECK(c.fake->done());
 }
 
-TEST_CASE("given credentials the registry keeps refusing, then the error is an auth error naming where they came from") {
+TEST_CASE(
+    "given credentials the registry keeps refusing, then the error is an auth error naming where they came from") {
   registry::Credential cred;
   cred.username = "u";
   cred.password = "secret-password";
