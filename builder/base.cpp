@@ -22,12 +22,11 @@ namespace fs = std::filesystem;
 namespace {
 
 void check_base(const Base& b, const spec::BuildSpec& s) {
-  std::string want_os = s.platform.substr(0, s.platform.find('/'));
-  std::string want_arch = s.platform.substr(s.platform.find('/') + 1);
-  if (b.config.os != want_os || b.config.architecture != want_arch) {
-    throw Error(ErrorKind::input,
-                "base is " + b.config.os + "/" + b.config.architecture + " but the spec builds " + s.platform,
-                "set platform: " + b.config.os + "/" + b.config.architecture + " or use a " + s.platform + " base");
+  if (b.config.os != s.platform.os || b.config.architecture != s.platform.architecture) {
+    std::string want = oci::platform_str(s.platform);
+    std::string have = b.config.os + "/" + b.config.architecture;
+    throw Error(ErrorKind::input, "base is " + have + " but the spec builds " + want,
+                "set platform: " + have + " or use a " + want + " base");
   }
   if (b.manifest.layers.size() != b.config.diff_ids.size()) {
     throw Error(ErrorKind::input, "base manifest has " + std::to_string(b.manifest.layers.size()) +
@@ -87,7 +86,7 @@ void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& 
   auto reg = connect(ref.registry);
   b.remote_image = registry::open_registry_image(reg, ref);
   oci::CopyOptions want;
-  want.platform = oci::parse_platform(s.platform, where + ": platform");
+  want.platform = s.platform;
   oci::ManifestBlob m = oci::select_platform(*b.remote_image, want);
   b.digest = m.digest;
   b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + ref.str()));
@@ -159,10 +158,9 @@ ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::strin
 Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix, const Connect& connect) {
   Base b;
   b.name = s.base;
-  auto slash = s.platform.find('/');
   if (s.base == "scratch") {
-    b.config.os = s.platform.substr(0, slash);
-    b.config.architecture = s.platform.substr(slash + 1);
+    b.config.os = s.platform.os;
+    b.config.architecture = s.platform.architecture;
     return b;
   }
   std::string where = s.base_origin.empty() ? s.file.string() : s.base_origin;
@@ -346,8 +344,7 @@ std::string default_site(const std::string& interpreter, int minor) {
 
 layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const fs::path& cache_dir) {
   layers::PythonTarget t;
-  auto slash = s.platform.find('/');
-  std::string arch = s.platform.substr(slash + 1);
+  const std::string& arch = s.platform.architecture;
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
   bool need_scan = !s.python || s.python->glibc.empty() || s.python->interpreter.empty();
   Scan sc;

@@ -29,22 +29,12 @@ constexpr int k_key_version = 1;
 layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o) {
   spec::CompressionSpec cs = l.compression.value_or(s.compression);
   if (o.compression) {
-    cs = spec::CompressionSpec{*o.compression, 0, true};
+    cs = spec::CompressionSpec{*o.compression, true, oci::default_level(*o.compression)};
   }
   layers::CompressOptions co;
   co.threads = std::max(1, o.threads);
-  if (cs.format == "gzip") {
-    co.kind = layers::Compression::gzip;
-    co.level = cs.level == 0 ? 6 : cs.level;
-  } else if (cs.format == "zstd") {
-    co.kind = layers::Compression::zstd;
-    co.level = cs.level == 0 ? 3 : cs.level;
-  } else if (cs.format == "none") {
-    co.kind = layers::Compression::none;
-    co.level = 0;
-  } else {
-    throw Error(ErrorKind::usage, "unknown compression '" + cs.format + "'", "use gzip, zstd or none");
-  }
+  co.kind = cs.format;
+  co.level = cs.level;
   return co;
 }
 
@@ -374,13 +364,6 @@ void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltIm
   }
 }
 
-std::string platform_os(const std::string& p) {
-  return p.substr(0, p.find('/'));
-}
-std::string platform_arch(const std::string& p) {
-  return p.substr(p.find('/') + 1);
-}
-
 } // namespace
 
 std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
@@ -477,8 +460,8 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
       (base.digest ? " (" + base.digest->str() + ", " + std::to_string(base.manifest.layers.size()) + " layers)" : ""));
   oci::ImageConfig cfg = base.config;
   if (cfg.os.empty()) {
-    cfg.os = platform_os(s.platform);
-    cfg.architecture = platform_arch(s.platform);
+    cfg.os = s.platform.os;
+    cfg.architecture = s.platform.architecture;
   }
   std::vector<oci::Descriptor> layer_descs;
   for (std::size_t i = 0; i < base.manifest.layers.size(); ++i) {

@@ -27,7 +27,7 @@ struct BuildOptions {
   std::vector<std::string> tags;      // --tag: replace the spec's tags
   std::int64_t source_date_epoch = 0; // already resolved (flag > env > spec > default)
   int threads = 1;
-  std::optional<std::string> compression;             // --compression gzip|zstd|none overrides the spec
+  std::optional<oci::Compression> compression;        // --compression gzip|zstd|none overrides the spec
   std::string revision;                               // source revision (git commit)
   std::vector<std::string> matrix_files;              // --matrix: extra compatibility data
   std::string source;                                 // overrides image.source

@@ -138,7 +138,7 @@ int run_build(const BuildArgs& a) {
     o.source_date_epoch = builder::k_default_epoch;
   }
   if (!a.compression.empty()) {
-    o.compression = a.compression;
+    o.compression = oci::parse_compression(a.compression); // CLI11 admits only the three names
   }
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.revision = a.revision.empty() ? git_revision(s.dir) : a.revision;

@@ -22,7 +22,7 @@
 
 namespace layers {
 
-enum class Compression { gzip, zstd, none };
+using Compression = oci::Compression;
 
 struct CompressOptions {
   Compression kind = Compression::gzip;

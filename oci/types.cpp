@@ -315,4 +315,33 @@ json parse_json(const std::string& text, const std::string& what) {
   }
 }
 
+std::string compression_name(Compression c) {
+  switch (c) {
+  case Compression::gzip:
+    return "gzip";
+  case Compression::zstd:
+    return "zstd";
+  case Compression::none:
+    return "none";
+  }
+  return "none";
+}
+
+std::optional<Compression> parse_compression(const std::string& name) {
+  for (Compression c : {Compression::gzip, Compression::zstd, Compression::none}) {
+    if (compression_name(c) == name) {
+      return c;
+    }
+  }
+  return std::nullopt;
+}
+
+int default_level(Compression c) {
+  return c == Compression::gzip ? 6 : c == Compression::zstd ? 3 : 0;
+}
+
+int max_level(Compression c) {
+  return c == Compression::gzip ? 9 : c == Compression::zstd ? 19 : 0;
+}
+
 } // namespace oci

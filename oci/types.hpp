@@ -25,6 +25,13 @@ inline constexpr const char* k_docker_layer_gzip = "application/vnd.docker.image
 inline constexpr const char* k_docker_index = "application/vnd.docker.distribution.manifest.list.v2+json";
 } // namespace media
 
+// How a layer's tar is compressed (its media type says which).
+enum class Compression { gzip, zstd, none };
+std::string compression_name(Compression c);                           // "gzip", "zstd", "none"
+std::optional<Compression> parse_compression(const std::string& name); // nullopt for anything else
+int default_level(Compression c);                                      // gzip 6, zstd 3, none 0
+int max_level(Compression c);                                          // gzip 9, zstd 19, none 0
+
 inline constexpr const char* k_ref_name_annotation = "org.opencontainers.image.ref.name";
 
 using Annotations = std::map<std::string, std::string>;

@@ -208,29 +208,32 @@ fs::path source_path(const Ctx& c, const YAML::Node& n, const std::string& field
 CompressionSpec compression(const Ctx& c, const YAML::Node& n, const std::string& field,
                             const CompressionSpec* inherited = nullptr) {
   CompressionSpec cs;
+  std::string name = oci::compression_name(inherited != nullptr ? inherited->format : cs.format);
+  int level = 0;
   if (n.IsScalar()) {
-    cs.format = n.Scalar();
+    name = n.Scalar();
     cs.format_set = true;
   } else {
     c.check_keys(n, field, {"format", "level"});
     if (n["format"]) {
-      cs.format = c.str(n["format"], field + ".format");
+      name = c.str(n["format"], field + ".format");
       cs.format_set = true;
-    } else if (inherited != nullptr) {
-      cs.format = inherited->format;
     }
     if (n["level"]) {
-      cs.level = static_cast<int>(c.integer(n["level"], field + ".level"));
+      level = static_cast<int>(c.integer(n["level"], field + ".level"));
     }
   }
-  if (cs.format != "gzip" && cs.format != "zstd" && cs.format != "none") {
-    c.fail(n, field, "unknown compression '" + cs.format + "'", "use gzip, zstd or none");
+  std::optional<oci::Compression> format = oci::parse_compression(name);
+  if (!format) {
+    c.fail(n, field, "unknown compression '" + name + "'", "use gzip, zstd or none");
   }
-  int max = cs.format == "gzip" ? 9 : cs.format == "zstd" ? 19 : 0;
-  if (cs.level < 0 || cs.level > max) {
-    c.fail(n["level"] ? n["level"] : n, field + ".level", "level " + std::to_string(cs.level) + " is out of range",
-           cs.format == "none" ? "'none' takes no level" : "use 1-" + std::to_string(max));
+  cs.format = *format;
+  int max = oci::max_level(cs.format);
+  if (level < 0 || level > max) {
+    c.fail(n["level"] ? n["level"] : n, field + ".level", "level " + std::to_string(level) + " is out of range",
+           cs.format == oci::Compression::none ? "'none' takes no level" : "use 1-" + std::to_string(max));
   }
+  cs.level = level == 0 ? oci::default_level(cs.format) : level;
   return cs;
 }
 
@@ -595,10 +598,11 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
       }
     }
     if (auto p = root["platform"]) {
-      s.platform = c.str(p, "platform");
-      if (s.platform != "linux/amd64" && s.platform != "linux/arm64") {
-        c.fail(p, "platform", "unsupported platform '" + s.platform + "'", "use linux/amd64 or linux/arm64");
+      std::string name = c.str(p, "platform");
+      if (name != "linux/amd64" && name != "linux/arm64") {
+        c.fail(p, "platform", "unsupported platform '" + name + "'", "use linux/amd64 or linux/arm64");
       }
+      s.platform = oci::parse_platform(name, "platform");
     }
     if (auto py = root["python"]) {
       c.check_keys(py, "python", {"version", "interpreter", "site_packages", "scripts_dir", "prefix", "glibc"});

@@ -1,6 +1,8 @@
 #pragma once
 // spec.yaml -> BuildSpec (docs/spec.md). Every error names file:line:column, the
 // field path, and a fix; unknown keys get a "did you mean".
+#include "oci/image.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -36,9 +38,9 @@ struct CopySpec {
 };
 
 struct CompressionSpec {
-  std::string format = "gzip"; // gzip | zstd | none
-  bool format_set = false;     // a layer without format inherits the top-level one
-  int level = 0;               // 0 = the format's default
+  oci::Compression format = oci::Compression::gzip;
+  bool format_set = false;                                // a layer without format inherits the top-level one
+  int level = oci::default_level(oci::Compression::gzip); // resolved: the format's default when not given
 };
 
 struct LayerSpec {
@@ -112,7 +114,7 @@ struct BuildSpec {
   std::string base = "scratch"; // as written (recorded in labels; never a host path)
   std::string base_resolved;    // oci: paths made absolute against the spec directory
   std::string base_origin;
-  std::string platform = "linux/amd64";
+  oci::Platform platform = oci::default_platform(); // linux/amd64 or linux/arm64
   std::optional<PythonSpec> python;
   std::optional<ResolveSpec> resolve;
   RequiresSpec requires_;

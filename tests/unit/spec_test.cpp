@@ -123,7 +123,7 @@ TEST_SUITE("spec") {
     CHECK(s.version == "1.2.3");
     CHECK(s.source == "https://example.com/repo");
     CHECK(s.base == "scratch");
-    CHECK(s.platform == "linux/arm64");
+    CHECK(s.platform == oci::Platform{"arm64", "linux", ""});
     REQUIRE(s.python.has_value());
     CHECK(s.python->version == "3.11");
     CHECK(s.python->interpreter == "/usr/bin/python3.11");
@@ -137,7 +137,7 @@ TEST_SUITE("spec") {
     CHECK(s.requires_.paddle == "2.6.0");
     CHECK(s.requires_.driver_min == "525.60");
     CHECK(s.requires_.gpu_archs == std::vector<std::string>{"sm_80", "sm_90"});
-    CHECK(s.compression.format == "zstd");
+    CHECK(s.compression.format == oci::Compression::zstd);
     CHECK(s.compression.level == 5);
     REQUIRE(s.source_date_epoch.has_value());
     CHECK(*s.source_date_epoch == 1700000000);
@@ -168,8 +168,8 @@ TEST_SUITE("spec") {
     CHECK(c.allow_absolute_symlinks);
     CHECK(c.origin == p.at(32, 9));
     REQUIRE(app.compression.has_value());
-    CHECK(app.compression->format == "gzip");
-    CHECK(app.compression->level == 0);
+    CHECK(app.compression->format == oci::Compression::gzip);
+    CHECK(app.compression->level == 6); // the format's default, resolved at parse
     REQUIRE(app.owner.has_value());
     CHECK(app.owner->uid == 1);
     CHECK(app.owner->gid == 2);
@@ -202,9 +202,9 @@ TEST_SUITE("spec") {
     Project p;
     auto s = p.parse("layers: []\n");
     CHECK(s.base == "scratch");
-    CHECK(s.platform == "linux/amd64");
-    CHECK(s.compression.format == "gzip");
-    CHECK(s.compression.level == 0);
+    CHECK(s.platform == oci::default_platform());
+    CHECK(s.compression.format == oci::Compression::gzip);
+    CHECK(s.compression.level == 6); // gzip's default, resolved at parse
     CHECK_FALSE(s.python.has_value());
     CHECK_FALSE(s.source_date_epoch.has_value());
     CHECK(s.layers.empty());
@@ -339,7 +339,7 @@ TEST_SUITE("spec") {
     Project p;
     auto s = p.parse("compression: zstd\n" + files_spec("        to: /app/\n    compression: {level: 12}\n"));
     REQUIRE(s.layers[0].compression.has_value());
-    CHECK(s.layers[0].compression->format == "zstd");
+    CHECK(s.layers[0].compression->format == oci::Compression::zstd);
     CHECK(s.layers[0].compression->level == 12);
     // 12 is fine for zstd but out of range for gzip, the default format.
     auto e = p.error(files_spec("        to: /app/\n    compression: {level: 12}\n"));
