@@ -600,7 +600,12 @@ bool Registry::mount_blob(const std::string& repo, const oci::Digest& d, const s
             return q;
           },
           push_scope(repo), "cancelling an upload", {204, 404, 405}, true);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      // Best effort: an abandoned session expires on its own in the registry, and the
+      // caller goes on to upload the blob, so this failure changes nothing.
+      if (m_opt.log) {
+        m_opt.log(2, "cancelling the upload session " + loc + " failed (ignored): " + e.what());
+      }
     }
   }
   return false;
