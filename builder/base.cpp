@@ -346,7 +346,7 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
   layers::PythonTarget t;
   const std::string& arch = s.platform.architecture;
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
-  bool need_scan = !s.python || s.python->glibc.empty() || s.python->interpreter.empty();
+  bool need_scan = !s.python || !s.python->glibc || s.python->interpreter.empty();
   Scan sc;
   if (need_scan && base.local_blob) {
     sc = util::with_context("reading Python facts from base " + base.name, [&] { return scan_base(base, cache_dir); });
@@ -359,17 +359,7 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
     t.site_packages = p.site_packages.empty() ? default_site(t.interpreter, t.minor) : p.site_packages;
     t.scripts_dir = p.scripts_dir.empty() ? "/usr/local/bin" : p.scripts_dir;
     t.prefix = p.prefix.empty() ? "/usr/local" : p.prefix;
-    if (!p.glibc.empty()) {
-      static const std::regex glibc_re("([0-9]{1,3})\\.([0-9]{1,3})");
-      std::smatch gm;
-      if (!std::regex_match(p.glibc, gm, glibc_re)) {
-        throw Error(ErrorKind::input, p.origin + ": python.glibc: '" + p.glibc + "' is not MAJOR.MINOR",
-                    "e.g. \"2.31\"");
-      }
-      t.glibc = std::pair{std::stoi(gm[1]), std::stoi(gm[2])};
-    } else {
-      t.glibc = sc.glibc;
-    }
+    t.glibc = p.glibc ? p.glibc : sc.glibc;
     return t;
   }
   if (sc.minor < 0) {

@@ -625,7 +625,13 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
         }
       }
       if (py["glibc"]) {
-        ps.glibc = c.str(py["glibc"], "python.glibc");
+        std::string g = c.str(py["glibc"], "python.glibc");
+        static const std::regex glibc_re("([0-9]{1,3})\\.([0-9]{1,3})");
+        std::smatch gm;
+        if (!std::regex_match(g, gm, glibc_re)) {
+          c.fail(py["glibc"], "python.glibc", "'" + g + "' is not MAJOR.MINOR", "e.g. \"2.31\"");
+        }
+        ps.glibc = std::pair{std::stoi(gm[1]), std::stoi(gm[2])};
       }
       s.python = ps;
     }

@@ -61,7 +61,7 @@ struct PythonSpec {
   std::string site_packages;
   std::string scripts_dir;
   std::string prefix;
-  std::string glibc; // "2.36"
+  std::optional<std::pair<int, int>> glibc; // python.glibc "2.36" -> {2, 36}
   std::string origin;
 };
 

@@ -130,7 +130,7 @@ TEST_SUITE("spec") {
     CHECK(s.python->site_packages == "/usr/lib/python3/dist-packages");
     CHECK(s.python->scripts_dir == "/usr/bin");
     CHECK(s.python->prefix == "/usr");
-    CHECK(s.python->glibc == "2.36");
+    CHECK(s.python->glibc == std::pair{2, 36});
     CHECK(s.python->origin == p.at(9, 3));
     CHECK(s.requires_.cuda == "12.0");
     CHECK(s.requires_.cudnn == "8.9");
@@ -469,6 +469,10 @@ TEST_SUITE("spec") {
     CHECK(contains(p.error("platform: windows/amd64\n").what(), "unsupported platform 'windows/amd64'"));
     CHECK(contains(p.error("python:\n  version: \"2.7\"\n").what(), "'2.7' is not a Python 3 version"));
     CHECK(contains(p.error("python:\n  glibc: \"2.36\"\n").what(), "python: missing 'version'"));
+    auto g = p.error("python:\n  version: \"3.11\"\n  glibc: \"2.x\"\n");
+    CHECK(contains(g.what(), ":3:10")); // the spec's line and column, at parse time
+    CHECK(contains(g.what(), "python.glibc"));
+    CHECK(contains(g.what(), "'2.x' is not MAJOR.MINOR"));
     CHECK(contains(p.error("source_date_epoch: -5\n").what(), "source_date_epoch: must be between 0 and 253402300799"));
     CHECK(contains(p.error("source_date_epoch: 253402300800\n").what(),
                    "source_date_epoch: must be between 0 and 253402300799"));
