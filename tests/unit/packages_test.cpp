@@ -1,0 +1,388 @@
+#include <doctest/doctest.h>
+
+#include "tests/unit/support.hpp"
+
+#include "layers/compress.hpp"
+#include "layers/packages.hpp"
+#include "layers/tar.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fs = std::filesystem;
+using layers::LayerPackages;
+using layers::Package;
+using test_support::contains;
+using test_support::error_of;
+
+namespace {
+
+// A tar of the given (path, content) files; a path ending in '/' is a directory.
+std::string make_tar(const std::vector<std::pair<std::string, std::string>>& members) {
+  std::string tar;
+  layers::TarBuilder tb(0, [&](const char* d, std::size_t n) { tar.append(d, n); });
+  for (const auto& [path, content] : members) {
+    if (!path.empty() && path.back() == '/') {
+      tb.add_dir(path.substr(0, path.size() - 1));
+    } else {
+      tb.add_bytes(path, content);
+    }
+  }
+  tb.finish();
+  return tar;
+}
+
+// A stream over `bytes` (kept alive by the caller), handed out in small pieces.
+std::function<std::size_t(char*, std::size_t)> reader_of(const std::string& bytes) {
+  auto pos = std::make_shared<std::size_t>(0);
+  return [&bytes, pos](char* buf, std::size_t n) {
+    std::size_t k = std::min({n, bytes.size() - *pos, std::size_t{7000}});
+    std::copy_n(bytes.data() + *pos, k, buf);
+    *pos += k;
+    return k;
+  };
+}
+
+LayerPackages scan(const std::string& bytes, const std::string& digest) {
+  return layers::scan_layer_packages(reader_of(bytes), digest, "layer " + digest);
+}
+
+std::string compressed(const std::string& tar, layers::Compression kind, const fs::path& path) {
+  layers::CompressOptions opts;
+  opts.kind = kind;
+  opts.level = kind == layers::Compression::zstd ? 3 : 6;
+  util::AtomicFile out(path);
+  {
+    layers::LayerStream stream(opts, out);
+    stream.write(tar.data(), tar.size());
+    stream.finish();
+  }
+  out.commit();
+  return util::read_file(path);
+}
+
+Package pkg(std::string type, std::string name, std::string version, std::string arch, std::string location,
+            std::string layer) {
+  return Package{std::move(type), std::move(name),     std::move(version),
+                 std::move(arch), std::move(location), std::move(layer)};
+}
+
+const std::string k_base = "sha256:" + std::string(64, 'b');
+const std::string k_upper = "sha256:" + std::string(64, 'u');
+
+const char* k_status = "Package: libc6\n"
+                       "Status: install ok installed\n"
+                       "Priority: optional\n"
+                       "Architecture: amd64\n"
+                       "Multi-Arch: same\n"
+                       "Version: 2.36-9+deb12u4\n"
+                       "Description: GNU C Library: Shared libraries\n"
+                       " Contains the standard libraries that are used by nearly all programs on\n"
+                       " the system.\n"
+                       "\n"
+                       "Package: oldpkg\n"
+                       "Status: deinstall ok config-files\n"
+                       "Architecture: all\n"
+                       "Version: 0.9\n"
+                       "\n"
+                       "Package: libstdc++6\n"
+                       "Status: install ok installed\n"
+                       "Architecture: amd64\n"
+                       "Version: 12.2.0-14\n"
+                       "Depends: gcc-12-base (= 12.2.0-14), libc6 (>= 2.36)\n";
+
+const char* k_os_release = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n"
+                           "NAME=\"Debian GNU/Linux\"\n"
+                           "VERSION_ID=\"12\"\n"
+                           "VERSION_CODENAME=bookworm\n"
+                           "ID=debian\n";
+
+std::string base_layer() {
+  return make_tar({
+      {"etc/", ""},
+      {"etc/os-release", k_os_release},
+      {"usr/lib/python3/dist-packages/", ""},
+      {"usr/lib/python3/dist-packages/six-1.16.0.dist-info/", ""},
+      {"usr/lib/python3/dist-packages/six-1.16.0.dist-info/METADATA",
+       "Metadata-Version: 2.1\nName: six\nVersion: 1.16.0\nSummary: Python 2 and 3 compatibility utilities\n\n"
+       "Name: not-a-header\nVersion: 0\n"},
+      {"usr/lib/python3/dist-packages/six-1.16.0.dist-info/RECORD", "six.py,,\n"},
+      {"usr/lib/python3/dist-packages/Foo_Bar-0.1.egg-info", "Metadata-Version: 1.1\nName: Foo_Bar\nVersion: 0.1\n"},
+      {"usr/local/lib/python3.11/site-packages/requests-2.31.0.dist-info/METADATA",
+       "Metadata-Version: 2.1\r\nName: requests\r\nVersion: 2.31.0\r\n"},
+      {"usr/share/doc/METADATA", "Name: not-python\nVersion: 1\n"},
+      {"var/lib/dpkg/status", k_status},
+  });
+}
+
+std::string upper_layer() {
+  return make_tar({
+      {"usr/local/lib/python3.11/site-packages/.wh.requests-2.31.0.dist-info", ""},
+      {"usr/local/lib/python3.11/site-packages/requests-2.32.3.dist-info/METADATA",
+       "Metadata-Version: 2.1\nName: requests\nVersion: 2.32.3\n"},
+      // re-shipped in place: replaces the base layer's copy
+      {"usr/lib/python3/dist-packages/six-1.16.0.dist-info/METADATA",
+       "Metadata-Version: 2.1\nName: six\nVersion: 1.16.0\n"},
+  });
+}
+
+} // namespace
+
+TEST_SUITE("packages") {
+  TEST_CASE("packages: parse_dpkg_status keeps installed stanzas and skips malformed ones") {
+    auto all = layers::parse_dpkg_status(k_status, true);
+    REQUIRE(all.size() == 2);
+    CHECK(all[0] == pkg("deb", "libc6", "2.36-9+deb12u4", "amd64", "var/lib/dpkg/status", ""));
+    CHECK(all[1] == pkg("deb", "libstdc++6", "12.2.0-14", "amd64", "var/lib/dpkg/status", ""));
+
+    std::string odd = "Package: held\nStatus: hold ok installed\nVersion: 1.0\nArchitecture: arm64\n\n"
+                      "Package: half\nStatus: install ok half-configured\nVersion: 1.0\n\n"
+                      "Package: broken\nStatus: install ok installed\nthis line has no colon\nVersion: 1\n\n"
+                      "Package: noversion\nStatus: install ok installed\n\n"
+                      "Status: install ok installed\nVersion: 3\n\n\n"
+                      "package: lowercase-fields\nstatus: install  ok  installed\nversion: 2:1.0~rc1\n";
+    auto kept = layers::parse_dpkg_status(odd, true);
+    REQUIRE(kept.size() == 2);
+    CHECK(kept[0].name == "held");
+    CHECK(kept[0].arch == "arm64");
+    CHECK(kept[1].name == "lowercase-fields");
+    CHECK(kept[1].version == "2:1.0~rc1");
+
+    // status.d style: no Status field is fine, a Status that is not installed is not.
+    auto control =
+        layers::parse_dpkg_status("Package: base-files\nVersion: 12.4+deb12u5\nArchitecture: amd64\n", false);
+    REQUIRE(control.size() == 1);
+    CHECK(control[0].name == "base-files");
+    CHECK(layers::parse_dpkg_status("Package: base-files\nVersion: 12.4+deb12u5\n", true).empty());
+    CHECK(layers::parse_dpkg_status("Package: x\nStatus: purge ok not-installed\nVersion: 1\n", false).empty());
+    CHECK(layers::parse_dpkg_status("", true).empty());
+    CHECK(layers::parse_dpkg_status("\x01\x02 garbage\n\n : \n", true).empty());
+  }
+
+  TEST_CASE("packages: python METADATA headers and name normalisation") {
+    auto p = layers::parse_python_metadata("Metadata-Version: 2.1\nName:  Zope.Interface \nVersion: 6.0\n"
+                                           "Classifier: x\n  continued\n\nVersion: 9\n");
+    REQUIRE(p);
+    CHECK(p->type == "pypi");
+    CHECK(p->name == "Zope.Interface");
+    CHECK(p->version == "6.0");
+    CHECK(p->arch.empty());
+    CHECK_FALSE(layers::parse_python_metadata("Metadata-Version: 2.1\nName: nover\n"));
+    CHECK_FALSE(layers::parse_python_metadata("Metadata-Version: 2.1\n\nName: a\nVersion: 1\n"));
+    CHECK(layers::normalize_python_name("Foo__Bar.-baz") == "foo-bar-baz");
+    CHECK(layers::normalize_python_name("typing_extensions") == "typing-extensions");
+  }
+
+  TEST_CASE("packages: scan of a base layer (dpkg status, os-release, dist-info, egg-info file)") {
+    std::string tar = base_layer();
+    auto lp = scan(tar, k_base);
+    REQUIRE(lp.dpkg_status);
+    REQUIRE(lp.dpkg_status->size() == 2);
+    CHECK((*lp.dpkg_status)[0] == pkg("deb", "libc6", "2.36-9+deb12u4", "amd64", "var/lib/dpkg/status", k_base));
+    CHECK((*lp.dpkg_status)[1] == pkg("deb", "libstdc++6", "12.2.0-14", "amd64", "var/lib/dpkg/status", k_base));
+    CHECK(lp.dpkg_status_d.empty());
+    REQUIRE(lp.python.size() == 3);
+    CHECK(lp.python[0] ==
+          pkg("pypi", "Foo_Bar", "0.1", "", "usr/lib/python3/dist-packages/Foo_Bar-0.1.egg-info", k_base));
+    CHECK(lp.python[1] ==
+          pkg("pypi", "six", "1.16.0", "", "usr/lib/python3/dist-packages/six-1.16.0.dist-info", k_base));
+    CHECK(lp.python[2] == pkg("pypi", "requests", "2.31.0", "",
+                              "usr/local/lib/python3.11/site-packages/requests-2.31.0.dist-info", k_base));
+    CHECK(lp.whiteouts.empty());
+    CHECK(lp.opaque_dirs.empty());
+    CHECK(lp.os_id == "debian");
+    CHECK(lp.os_version_id == "12");
+
+    SUBCASE("the same layer gzip- and zstd-compressed scans the same") {
+      auto tmp = test_support::make_temp("pi-packages-test-");
+      std::string gz = compressed(tar, layers::Compression::gzip, tmp.path() / "layer.gz");
+      std::string zst = compressed(tar, layers::Compression::zstd, tmp.path() / "layer.zst");
+      CHECK(gz.substr(0, 2) == "\x1f\x8b");
+      CHECK(gz != tar);
+      CHECK(zst != tar);
+      CHECK(scan(gz, k_base) == lp);
+      CHECK(scan(zst, k_base) == lp);
+    }
+
+    SUBCASE("a corrupt layer is scan_tar's error, naming the layer") {
+      std::string truncated = tar.substr(0, 700);
+      truncated += std::string(300, '\x7f');
+      auto e = error_of([&] { scan(truncated, k_base); });
+      CHECK(e.kind() == util::ErrorKind::integrity);
+      CHECK(contains(e.what(), "corrupt layer layer " + k_base));
+    }
+  }
+
+  TEST_CASE("packages: an upper layer whites out one dist-info, adds another and re-ships a third") {
+    auto base = scan(base_layer(), k_base);
+    auto upper = scan(upper_layer(), k_upper);
+    CHECK_FALSE(upper.dpkg_status);
+    CHECK(upper.whiteouts ==
+          std::vector<std::string>{"usr/local/lib/python3.11/site-packages/requests-2.31.0.dist-info"});
+    CHECK(upper.os_id.empty());
+    REQUIRE(upper.python.size() == 2);
+
+    auto inv = layers::merge_layers({base, upper});
+    CHECK(inv.os_id == "debian");
+    CHECK(inv.os_version_id == "12");
+    std::vector<Package> want = {
+        pkg("deb", "libc6", "2.36-9+deb12u4", "amd64", "var/lib/dpkg/status", k_base),
+        pkg("deb", "libstdc++6", "12.2.0-14", "amd64", "var/lib/dpkg/status", k_base),
+        pkg("pypi", "Foo_Bar", "0.1", "", "usr/lib/python3/dist-packages/Foo_Bar-0.1.egg-info", k_base),
+        pkg("pypi", "requests", "2.32.3", "", "usr/local/lib/python3.11/site-packages/requests-2.32.3.dist-info",
+            k_upper),
+        pkg("pypi", "six", "1.16.0", "", "usr/lib/python3/dist-packages/six-1.16.0.dist-info", k_upper),
+    };
+    CHECK(inv.packages == want);
+
+    // Order matters: the same layers the other way round keep the base's requests.
+    auto reversed = layers::merge_layers({upper, base});
+    auto n = std::count_if(reversed.packages.begin(), reversed.packages.end(),
+                           [](const Package& p) { return p.name == "requests"; });
+    CHECK(n == 2);
+  }
+
+  TEST_CASE("packages: opaque dirs and dpkg status replacement across layers") {
+    auto lower = scan(make_tar({
+                          {"opt/venv/lib/python3.11/site-packages/a-1.dist-info/METADATA", "Name: a\nVersion: 1\n"},
+                          {"opt/venv/lib/python3.11/site-packages/b-2.dist-info/METADATA", "Name: b\nVersion: 2\n"},
+                          {"opt/other/site-packages/keep-3.dist-info/METADATA", "Name: keep\nVersion: 3\n"},
+                          {"var/lib/dpkg/status", k_status},
+                      }),
+                      k_base);
+    REQUIRE(lower.python.size() == 3);
+    auto opaque = scan(make_tar({
+                           {"opt/venv/", ""},
+                           {"opt/venv/.wh..wh..opq", ""},
+                           {"opt/venv/lib/python3.11/site-packages/c-4.dist-info/METADATA", "Name: c\nVersion: 4\n"},
+                       }),
+                       k_upper);
+    CHECK(opaque.opaque_dirs == std::vector<std::string>{"opt/venv"});
+    CHECK(opaque.whiteouts.empty());
+
+    auto inv = layers::merge_layers({lower, opaque});
+    std::vector<std::string> names;
+    for (const auto& p : inv.packages) {
+      names.push_back(p.type + ":" + p.name);
+    }
+    CHECK(names == std::vector<std::string>{"deb:libc6", "deb:libstdc++6", "pypi:c", "pypi:keep"});
+    CHECK(inv.os_id.empty());
+
+    SUBCASE("a later dpkg status replaces the earlier one wholesale") {
+      auto newer =
+          scan(make_tar({{"var/lib/dpkg/status", "Package: libc6\nStatus: install ok installed\nArchitecture: amd64\n"
+                                                 "Version: 2.36-9+deb12u7\n"}}),
+               k_upper);
+      auto merged = layers::merge_layers({lower, newer});
+      REQUIRE(merged.packages.size() == 4);
+      CHECK(merged.packages[0] == pkg("deb", "libc6", "2.36-9+deb12u7", "amd64", "var/lib/dpkg/status", k_upper));
+      CHECK(merged.packages[1].name == "a");
+    }
+    SUBCASE("a whited-out status removes the deb list") {
+      auto gone = scan(make_tar({{"var/lib/dpkg/.wh.status", ""}}), k_upper);
+      CHECK(gone.whiteouts == std::vector<std::string>{"var/lib/dpkg/status"});
+      auto merged = layers::merge_layers({lower, gone});
+      CHECK(merged.packages.size() == 3);
+      CHECK(merged.packages[0].type == "pypi");
+    }
+    SUBCASE("an opaque var/lib/dpkg removes the deb list, an opaque root removes everything") {
+      auto dpkg = scan(make_tar({{"var/lib/dpkg/.wh..wh..opq", ""}}), k_upper);
+      CHECK(layers::merge_layers({lower, dpkg}).packages.size() == 3);
+      auto root = scan(make_tar({{".wh..wh..opq", ""}}), k_upper);
+      CHECK(root.opaque_dirs == std::vector<std::string>{""});
+      CHECK(layers::merge_layers({lower, root}).packages.empty());
+    }
+  }
+
+  TEST_CASE("packages: distroless status.d files, one package per file") {
+    auto lower = scan(make_tar({
+                          {"usr/lib/os-release", "ID='debian'\nVERSION_ID=\"12\"\n"},
+                          {"var/lib/dpkg/status.d/", ""},
+                          {"var/lib/dpkg/status.d/base-files",
+                           "Package: base-files\nVersion: 12.4+deb12u5\nArchitecture: amd64\nMaintainer: x\n"},
+                          {"var/lib/dpkg/status.d/base-files.md5sums", "0123456789abcdef  etc/debian_version\n"},
+                          {"var/lib/dpkg/status.d/libssl3",
+                           "Package: libssl3\nStatus: install ok installed\nVersion: 3.0.11-1~deb12u2\n"
+                           "Architecture: amd64\n"},
+                          {"var/lib/dpkg/status.d/tzdata", "Package: tzdata\nStatus: deinstall ok config-files\n"
+                                                           "Version: 2024a-0+deb12u1\n"},
+                      }),
+                      k_base);
+    CHECK_FALSE(lower.dpkg_status);
+    CHECK(lower.os_id == "debian");
+    CHECK(lower.os_version_id == "12");
+    REQUIRE(lower.dpkg_status_d.size() == 2);
+    CHECK(lower.dpkg_status_d[0] ==
+          pkg("deb", "base-files", "12.4+deb12u5", "amd64", "var/lib/dpkg/status.d/base-files", k_base));
+    CHECK(lower.dpkg_status_d[1] ==
+          pkg("deb", "libssl3", "3.0.11-1~deb12u2", "amd64", "var/lib/dpkg/status.d/libssl3", k_base));
+
+    auto upper = scan(
+        make_tar({
+            {"var/lib/dpkg/status.d/.wh.base-files", ""},
+            {"var/lib/dpkg/status.d/libssl3", "Package: libssl3\nVersion: 3.0.13-1~deb12u1\nArchitecture: amd64\n"},
+        }),
+        k_upper);
+    auto inv = layers::merge_layers({lower, upper});
+    REQUIRE(inv.packages.size() == 1);
+    CHECK(inv.packages[0] ==
+          pkg("deb", "libssl3", "3.0.13-1~deb12u1", "amd64", "var/lib/dpkg/status.d/libssl3", k_upper));
+    CHECK(layers::purl(inv.packages[0], inv) == "pkg:deb/debian/libssl3@3.0.13-1~deb12u1?arch=amd64&distro=debian-12");
+  }
+
+  TEST_CASE("packages: JSON round trip of a layer's packages") {
+    auto base = scan(base_layer(), k_base);
+    auto j = layers::to_json(base);
+    CHECK(j.at("format") == layers::k_layer_packages_format);
+    auto back = layers::layer_packages_from_json(nlohmann::json::parse(j.dump()));
+    CHECK(back == base);
+    REQUIRE(back.dpkg_status);
+    CHECK(back.dpkg_status->at(1).name == "libstdc++6");
+
+    LayerPackages other;
+    other.whiteouts = {"a/b"};
+    other.opaque_dirs = {""};
+    auto other_back = layers::layer_packages_from_json(layers::to_json(other));
+    CHECK_FALSE(other_back.dpkg_status); // absent stays absent
+    CHECK(other_back == other);
+    other.dpkg_status = std::vector<Package>{};
+    CHECK(layers::layer_packages_from_json(layers::to_json(other)).dpkg_status == std::vector<Package>{});
+
+    auto wrong = j;
+    wrong["format"] = 0;
+    CHECK(error_of([&] { layers::layer_packages_from_json(wrong); }).kind() == util::ErrorKind::input);
+    auto broken = j;
+    broken["python"][0].erase("name");
+    auto e = error_of([&] { layers::layer_packages_from_json(broken); });
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "layer package record"));
+  }
+
+  TEST_CASE("packages: purl formatting (epoch, '+', distro, pypi names)") {
+    layers::Inventory inv;
+    inv.os_id = "ubuntu";
+    inv.os_version_id = "22.04";
+    auto deb = pkg("deb", "libstdc++6", "1:12.3.0-1ubuntu1~22.04", "amd64", "var/lib/dpkg/status", k_base);
+    CHECK(layers::purl(deb, inv) ==
+          "pkg:deb/ubuntu/libstdc%2B%2B6@1%3A12.3.0-1ubuntu1~22.04?arch=amd64&distro=ubuntu-22.04");
+    auto epoch = pkg("deb", "libc6", "2:2.36-9+deb12u4", "arm64", "var/lib/dpkg/status", k_base);
+    CHECK(layers::purl(epoch, inv) == "pkg:deb/ubuntu/libc6@2%3A2.36-9%2Bdeb12u4?arch=arm64&distro=ubuntu-22.04");
+
+    layers::Inventory unknown; // no os-release: debian, no distro
+    CHECK(layers::purl(epoch, unknown) == "pkg:deb/debian/libc6@2%3A2.36-9%2Bdeb12u4?arch=arm64");
+    auto noarch = pkg("deb", "tzdata", "2024a-0+deb12u1", "", "var/lib/dpkg/status", k_base);
+    CHECK(layers::purl(noarch, unknown) == "pkg:deb/debian/tzdata@2024a-0%2Bdeb12u1");
+
+    auto torch = pkg("pypi", "Torch_Vision..Extra", "2.1.0+cu121", "", "x/site-packages/t.dist-info", k_base);
+    CHECK(layers::purl(torch, inv) == "pkg:pypi/torch-vision-extra@2.1.0%2Bcu121");
+    auto plain = pkg("pypi", "requests", "2.32.3", "", "x/site-packages/r.dist-info", k_base);
+    CHECK(layers::purl(plain, unknown) == "pkg:pypi/requests@2.32.3");
+  }
+}
