@@ -1,9 +1,15 @@
 #include "builder/build.hpp"
+#include "builder/supply_chain.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
+#include "cli/signing_flags.hpp"
 #include "layers/cache.hpp"
+#include "oci/layout_image.hpp"
+#include "signing/envelope.hpp"
+#include "signing/sign.hpp"
 #include "spec/spec.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -16,6 +22,9 @@
 #include <thread>
 
 namespace cli {
+
+using util::Error;
+using util::ErrorKind;
 
 namespace {
 
@@ -38,6 +47,11 @@ struct BuildArgs {
   bool json = false;
   bool quiet = false;
   RegistryFlags flags;
+  bool sign = false;
+  KeyFlags key;
+  std::string identity;
+  std::string sbom_format = "spdx";
+  std::string sbom_base = "scan";
 };
 
 // Runs `git -C DIR ARGS` (no shell expansion of DIR) and returns its stdout, or nullopt
@@ -94,6 +108,75 @@ std::int64_t parse_epoch(const std::string& text, const std::string& where) {
                     where + ": '" + text + "' is not a Unix time in seconds from 0 to " +
                         std::to_string(spec::k_max_epoch) + " (9999-12-31T23:59:59Z)",
                     "e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)");
+}
+
+constexpr const char* k_tool_version = "0.1.0";
+
+// Signs every output that can carry a signature (each layout tag, each pushed tag)
+// and attaches the build's provenance and SBOM, all for the one manifest digest.
+nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
+                            const builder::BuildReport& rep, const signing::PrivateKey& key, RegistrySession& sess,
+                            const builder::ProvenanceContext& ctx, const Output& out) {
+  std::vector<std::string> refs;
+  for (const auto& w : rep.outputs) {
+    if (w.rfind("oci:", 0) == 0) {
+      refs.push_back(w);
+    }
+  }
+  for (const auto& p : rep.pushed) {
+    refs.push_back(p.substr(0, p.find('@')));
+  }
+  nlohmann::json result = nlohmann::json::array();
+  if (refs.empty()) {
+    return result;
+  }
+  // The documents are made once: the provenance from the report, the SBOM from the
+  // image as written (its first signable output).
+  nlohmann::json provenance = signing::provenance_predicate(builder::build_provenance(s, o, rep, ctx));
+  SignTarget first = open_sign_target(refs.front(), sess, a.identity, false);
+  builder::SbomOptions so;
+  so.cache_dir = o.cache_dir;
+  so.scan_base = a.sbom_base == "scan";
+  for (const auto& l : rep.layers) {
+    if (l.kind == "base") {
+      so.base_layers.insert(l.blob.digest.str());
+    }
+  }
+  so.image_name = first.subject_name;
+  so.created = util::rfc3339_utc(o.source_date_epoch);
+  so.tool_version = k_tool_version;
+  so.info = [&out](const std::string& line) { out.info(line); };
+  signing::SbomInput sbom = builder::image_sbom(*first.image, first.image->root(), so);
+  first = SignTarget{};
+  std::vector<std::pair<std::string, nlohmann::json>> predicates = {{signing::k_slsa_provenance, provenance}};
+  if (a.sbom_format == "spdx" || a.sbom_format == "both") {
+    predicates.emplace_back(signing::k_spdx_document, signing::spdx_document(sbom));
+  }
+  if (a.sbom_format == "cyclonedx" || a.sbom_format == "both") {
+    predicates.emplace_back(signing::k_cyclonedx_bom, signing::cyclonedx_bom(sbom));
+  }
+  for (const auto& ref : refs) {
+    SignTarget t = open_sign_target(ref, sess, a.identity, true);
+    if (t.digest != rep.manifest.digest) {
+      throw Error(ErrorKind::internal, ref + " holds " + t.digest.str() + ", not the image just built");
+    }
+    auto sig = util::with_context(
+        "signing " + ref, [&] { return signing::sign_image(*t.store, t.digest, t.identity, key, t.ref.str()); });
+    nlohmann::json atts = nlohmann::json::array();
+    for (const auto& [type, predicate] : predicates) {
+      auto at = util::with_context("attesting " + ref, [&] {
+        return signing::attest_image(*t.store, t.digest, t.subject_name, type, predicate, key, t.ref.str());
+      });
+      atts.push_back({{"predicate_type", type}, {"layer", at.layer.str()}, {"added", at.added}});
+    }
+    out.info("signed " + ref + " as " + t.identity + " (provenance and SBOM attached)");
+    result.push_back({{"reference", ref},
+                      {"identity", t.identity},
+                      {"signature", sig.layer.str()},
+                      {"signature_tag", sig.tag},
+                      {"attestations", atts}});
+  }
+  return result;
 }
 
 int run_build(const BuildArgs& a) {
@@ -159,8 +242,35 @@ int run_build(const BuildArgs& a) {
   } else if (const char* env = std::getenv("PADDLE_IMAGE_CACHE_MAX_SIZE"); env != nullptr && *env != '\0') {
     cache_max = parse_size(env, "PADDLE_IMAGE_CACHE_MAX_SIZE");
   }
+  // The key is read before the build, so a wrong passphrase does not waste one.
+  std::optional<signing::PrivateKey> key;
+  if (a.sign) {
+    if (a.key.key.empty()) {
+      throw Error(ErrorKind::usage, "--sign needs --key", "e.g. --sign --key cosign.key");
+    }
+    bool signable = o.outputs.empty();
+    for (const auto& r : o.outputs) {
+      signable = signable || r.kind != oci::ImageRef::Kind::docker_archive;
+    }
+    if (!signable) {
+      throw Error(ErrorKind::usage, "--sign: a docker-archive cannot carry signatures, and it is the only output",
+                  "add an OCI layout (-o oci:DIR) or a --push");
+    }
+    key = load_private_key(a.key);
+  } else if (!a.key.key.empty()) {
+    throw Error(ErrorKind::usage, "--key is given without --sign", "add --sign to sign the image");
+  }
+  builder::ProvenanceContext ctx;
+  ctx.tool_version = k_tool_version;
+  ctx.invocation_id = random_uuid();
+  ctx.started_on = now_rfc3339();
   builder::BuildReport rep = builder::build(s, o, ev);
   sess.finish();
+  nlohmann::json signatures;
+  if (key) {
+    ctx.finished_on = now_rfc3339();
+    signatures = sign_outputs(a, s, o, rep, *key, sess, ctx, out);
+  }
   if (cache_max) {
     // Least recently used first: what this build just used is kept longest.
     auto pr = layers::LayerCache(o.cache_dir).prune(*cache_max);
@@ -170,6 +280,9 @@ int run_build(const BuildArgs& a) {
   }
   nlohmann::json meta = rep.to_json();
   meta["registry"] = sess.stats_json();
+  if (key) {
+    meta["signatures"] = signatures;
+  }
   if (!a.digest_file.empty()) {
     util::write_file_atomic(a.digest_file, rep.manifest.digest.str() + "\n");
   }
@@ -234,6 +347,19 @@ Action add_build(CLI::App& app) {
   c->add_option("--metadata-file", a->metadata_file, "Write build metadata (JSON) to this file");
   c->add_flag("--json", a->json, "Print the build metadata as JSON on stdout");
   c->add_flag("-q,--quiet", a->quiet, "No progress output");
+  c->add_flag("--sign", a->sign,
+              "Sign every layout output and push, and attach SLSA provenance and an SBOM (needs --key)");
+  c->add_option("--key", a->key.key, "Private key for --sign (cosign.key, or a PKCS#8/SEC1 EC PEM)");
+  c->add_option("--passphrase-file", a->key.passphrase_file,
+                "Read the key's passphrase from this file (default $COSIGN_PASSWORD, else a prompt on a terminal)");
+  c->add_option("--identity", a->identity,
+                "The docker-reference layout outputs are signed for (default: image.name and the tag)");
+  c->add_option("--sbom-format", a->sbom_format, "SBOM attestation with --sign: spdx, cyclonedx or both")
+      ->check(CLI::IsMember({"spdx", "cyclonedx", "both"}));
+  c->add_option("--sbom-base", a->sbom_base,
+                "scan: the SBOM lists the base's packages too (reads its layers once, cached per layer); skip: only "
+                "paddle-image's layers")
+      ->check(CLI::IsMember({"scan", "skip"}));
   a->flags.add(c, true, false);
   return [a] { return run_build(*a); };
 }

@@ -17,4 +17,7 @@ Action add_doctor(CLI::App& app);
 // push, pull, copy, tags, login, logout.
 void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
 
+// key generate, sign, attest, verify, sbom.
+void add_signing_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
+
 } // namespace cli

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   cli::Action matrix = cli::add_matrix(app);
   cli::Action doctor = cli::add_doctor(app);
   cli::add_registry_commands(app, actions);
+  cli::add_signing_commands(app, actions);
   bool want_json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") {

@@ -1,5 +1,6 @@
 #include "oci/layout_image.hpp"
 
+#include "oci/attachment.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/parallel.hpp"
@@ -139,6 +140,34 @@ Descriptor top_descriptor(const ManifestBlob& top, const OciLayout& layout, cons
 
 } // namespace
 
+LayoutAttachments::LayoutAttachments(OciLayout& layout) : m_layout(layout) {}
+
+std::optional<ManifestBlob> LayoutAttachments::tagged(const std::string& tag) {
+  for (const auto& m : m_layout.read_index().manifests) {
+    auto it = m.annotations.find(k_ref_name_annotation);
+    if (it != m.annotations.end() && it->second == tag) {
+      return manifest_blob(m_layout.blobs().read_small(m.digest), m.media_type);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string LayoutAttachments::read_small(const Descriptor& d) {
+  return m_layout.blobs().read_small(d.digest);
+}
+
+void LayoutAttachments::put_blob(const Descriptor& d, const std::string& bytes) {
+  Descriptor written = m_layout.blobs().put_bytes(d.media_type, bytes);
+  if (written.digest != d.digest) {
+    throw Error(ErrorKind::internal, "blob bytes do not match " + d.digest.str());
+  }
+}
+
+void LayoutAttachments::put_manifest(const std::string& tag, const ManifestBlob& m) {
+  m_layout.blobs().put_bytes(m.media_type, m.bytes);
+  m_layout.add_manifest(m.descriptor(), {tag});
+}
+
 ImagePtr open_layout_image(const fs::path& dir, const std::string& tag, const std::string& name) {
   return std::make_shared<LayoutImage>(dir, tag, name);
 }
@@ -165,11 +194,18 @@ CopyResult write_layout(const Image& img, const fs::path& dir, const std::vector
     layout.blobs().put_bytes(a.manifest.media_type, a.manifest.bytes);
   }
   layout.add_manifest(top_descriptor(plan.top, layout, img.name()), tags);
+  // Signatures and attestations merge with what the layout has under the same tag.
+  LayoutAttachments store(layout);
   for (const auto& a : plan.attached) {
-    if (!a.attachment.tag.empty()) {
-      layout.add_manifest(a.manifest.descriptor(), {a.attachment.tag});
-      ++res.attachments;
+    if (a.attachment.tag.empty()) {
+      continue;
     }
+    if (is_mergeable_attachment_tag(a.attachment.tag)) {
+      merge_attachment(store, a.attachment.tag, a.manifest, img.name());
+    } else {
+      layout.add_manifest(a.manifest.descriptor(), {a.attachment.tag});
+    }
+    ++res.attachments;
   }
   for (const auto& t : tags) {
     res.refs.push_back("oci:" + dir.string() + ":" + t + "@" + plan.top.digest.str());

@@ -1,5 +1,6 @@
 #pragma once
 // The OCI layout as an image source and as a destination.
+#include "oci/attachment.hpp"
 #include "oci/image.hpp"
 #include "oci/layout.hpp"
 
@@ -19,5 +20,18 @@ ImagePtr open_layout_image(const std::filesystem::path& dir, const std::string& 
 // under their own tags.
 CopyResult write_layout(const Image& img, const std::filesystem::path& dir, const std::vector<std::string>& tags,
                         const CopyOptions& opt);
+
+// The layout as a place to add signatures and attestations (callers hold lock_dir).
+class LayoutAttachments : public AttachmentStore {
+public:
+  explicit LayoutAttachments(OciLayout& layout);
+  std::optional<ManifestBlob> tagged(const std::string& tag) override;
+  std::string read_small(const Descriptor& d) override;
+  void put_blob(const Descriptor& d, const std::string& bytes) override;
+  void put_manifest(const std::string& tag, const ManifestBlob& m) override;
+
+private:
+  OciLayout& m_layout;
+};
 
 } // namespace oci

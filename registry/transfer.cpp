@@ -251,6 +251,40 @@ void push_blobs(const oci::Image& img, const oci::ManifestBlob& m, Registry& reg
 
 } // namespace
 
+RegistryAttachments::RegistryAttachments(std::shared_ptr<Registry> reg, std::string repo)
+    : m_reg(std::move(reg)), m_repo(std::move(repo)) {}
+
+std::optional<oci::ManifestBlob> RegistryAttachments::tagged(const std::string& tag) {
+  if (!m_reg->head_manifest(m_repo, tag)) {
+    return std::nullopt;
+  }
+  return m_reg->get_manifest(m_repo, tag);
+}
+
+std::string RegistryAttachments::read_small(const oci::Descriptor& d) {
+  return m_reg->read_blob(m_repo, d);
+}
+
+void RegistryAttachments::put_blob(const oci::Descriptor& d, const std::string& bytes) {
+  if (m_reg->blob_size(m_repo, d.digest)) {
+    return;
+  }
+  auto data = std::make_shared<std::string>(bytes);
+  m_reg->upload_blob(m_repo, d, [data](std::int64_t offset) -> oci::Reader {
+    auto pos = std::make_shared<std::size_t>(static_cast<std::size_t>(offset));
+    return [data, pos](char* buf, std::size_t len) {
+      std::size_t n = std::min(len, data->size() - std::min(*pos, data->size()));
+      std::copy_n(data->data() + *pos, n, buf);
+      *pos += n;
+      return n;
+    };
+  });
+}
+
+void RegistryAttachments::put_manifest(const std::string& tag, const oci::ManifestBlob& m) {
+  m_reg->put_manifest(m_repo, tag, m);
+}
+
 oci::ImagePtr open_registry_image(std::shared_ptr<Registry> reg, const oci::ImageRef& ref) {
   return std::make_shared<RemoteImage>(std::move(reg), ref);
 }
@@ -293,10 +327,17 @@ TransferResult push_image(const oci::Image& img, const std::shared_ptr<Registry>
   if (tags.empty()) {
     res.refs.push_back(reg->host() + "/" + repo + "@" + plan.top.digest.str());
   }
-  // Attachments: their blobs, then the manifest under its tag (or by digest).
+  // Attachments: their blobs, then the manifest under its tag (or by digest);
+  // signatures and attestations merge with what the tag already holds.
+  RegistryAttachments store(reg, repo);
   for (const auto& a : plan.attached) {
     if (!a.manifest.is_index()) {
       push_blobs(img, a.manifest, *reg, repo, opt);
+    }
+    if (oci::is_mergeable_attachment_tag(a.attachment.tag)) {
+      oci::merge_attachment(store, a.attachment.tag, a.manifest, reg->host() + "/" + repo);
+      ++res.attachments;
+      continue;
     }
     const std::string& ref = a.attachment.tag.empty() ? a.manifest.digest.str() : a.attachment.tag;
     auto have = reg->head_manifest(repo, ref);

@@ -25,6 +25,8 @@ int exit_code(ErrorKind kind) {
     return 9;
   case ErrorKind::host:
     return 10;
+  case ErrorKind::verification:
+    return 11;
   case ErrorKind::internal:
     return 70;
   }
@@ -51,6 +53,8 @@ std::string_view kind_name(ErrorKind kind) {
     return "incompatible";
   case ErrorKind::host:
     return "host";
+  case ErrorKind::verification:
+    return "verification";
   case ErrorKind::internal:
     return "internal";
   }

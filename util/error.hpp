@@ -17,6 +17,7 @@ enum class ErrorKind {
   integrity,    // digest or signature mismatch
   incompatible, // no compatible base image / wheel cannot run on target
   host,         // a host check failed (doctor)
+  verification, // a signature or attestation did not verify (verify)
   internal,     // a bug
 };
 

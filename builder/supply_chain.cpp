@@ -1,0 +1,232 @@
+#include "builder/supply_chain.hpp"
+
+#include "layers/packages.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace builder {
+
+using nlohmann::json;
+using util::Error;
+using util::ErrorKind;
+namespace fs = std::filesystem;
+
+namespace {
+
+signing::ResourceDescriptor resource(std::string name, std::string uri, const std::string& digest,
+                                     json annotations = json::object()) {
+  signing::ResourceDescriptor r;
+  r.name = std::move(name);
+  r.uri = std::move(uri);
+  if (!digest.empty()) {
+    auto colon = digest.find(':');
+    if (colon == std::string::npos) {
+      r.digest["sha256"] = digest;
+    } else {
+      r.digest[digest.substr(0, colon)] = digest.substr(colon + 1);
+    }
+  }
+  r.annotations = std::move(annotations);
+  return r;
+}
+
+// A URL without user information (an index URL may carry credentials).
+std::string without_credentials(const std::string& url) {
+  auto scheme = url.find("://");
+  if (scheme == std::string::npos) {
+    return url;
+  }
+  auto host_start = scheme + 3;
+  auto slash = url.find('/', host_start);
+  auto at = url.rfind('@', slash == std::string::npos ? url.size() : slash);
+  if (at == std::string::npos || at < host_start) {
+    return url;
+  }
+  return url.substr(0, host_start) + url.substr(at + 1);
+}
+
+// The layer kinds paddle-image wrote, from the config's history ("paddle-image build:
+// data layer 'models'"), one per non-empty history entry; "" for anything else.
+std::vector<std::pair<std::string, std::string>> layer_origins(const oci::ImageConfig& c, std::size_t layers) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string prefix = "paddle-image build: ";
+  for (const auto& h : c.history) {
+    if (h.empty_layer) {
+      continue;
+    }
+    std::string kind, name;
+    if (h.created_by.rfind(prefix, 0) == 0) {
+      std::string rest = h.created_by.substr(prefix.size());
+      kind = rest.substr(0, rest.find(' '));
+      auto q1 = rest.find('\'');
+      auto q2 = rest.rfind('\'');
+      if (q1 != std::string::npos && q2 > q1) {
+        name = rest.substr(q1 + 1, q2 - q1 - 1);
+      }
+    }
+    out.emplace_back(kind, name);
+  }
+  // A history that does not line up with the layers tells nothing.
+  if (out.size() != layers) {
+    out.assign(layers, {});
+  }
+  return out;
+}
+
+layers::LayerPackages scan_cached(const oci::Image& img, const oci::Descriptor& d, const fs::path& cache_dir) {
+  fs::path file = cache_dir / "sbom" / (d.digest.algorithm + "-" + d.digest.hex + ".json");
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    try {
+      return layers::layer_packages_from_json(json::parse(util::read_file(file)));
+    } catch (const std::exception&) {
+      // A damaged or older cache entry is a miss: the layer is scanned again and the
+      // entry rewritten below.
+    }
+  }
+  // The layer streams through a verifying hash; a corrupt blob fails the scan.
+  oci::VerifyingSink verify(d, img.name(), nullptr);
+  oci::Reader raw = img.open_blob(d, 0);
+  oci::Reader reader = [&](char* buf, std::size_t len) {
+    std::size_t n = raw(buf, len);
+    verify(buf, n);
+    return n;
+  };
+  layers::LayerPackages p =
+      layers::scan_layer_packages(reader, d.digest.str(), img.name() + " layer " + d.digest.str());
+  char rest[65536];
+  while (reader(rest, sizeof rest) > 0) {
+  }
+  verify.check();
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) {
+    throw Error(ErrorKind::io,
+                "cannot create the SBOM scan cache " + file.parent_path().string() + ": " + ec.message());
+  }
+  util::write_file_atomic(file, to_json(p).dump());
+  return p;
+}
+
+} // namespace
+
+signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
+                                          const ProvenanceContext& ctx) {
+  json r = rep.to_json();
+  signing::ProvenanceInput p;
+  p.builder_version = ctx.tool_version;
+  p.invocation_id = ctx.invocation_id;
+  p.started_on = ctx.started_on;
+  p.finished_on = ctx.finished_on;
+
+  // What the user asked for: the spec (by file name, no host path), tags, outputs.
+  json outputs = json::array();
+  for (const auto& out : o.outputs) {
+    outputs.push_back(out.kind == oci::ImageRef::Kind::registry ? out.str() : out.str().substr(0, out.str().find(':')));
+  }
+  p.external_parameters = {{"spec", s.file.filename().string()},       {"image", s.name},
+                           {"tags", o.tags.empty() ? s.tags : o.tags}, {"platform", oci::platform_str(s.platform)},
+                           {"source_date_epoch", o.source_date_epoch}, {"outputs", outputs}};
+  if (o.compression) {
+    p.external_parameters["compression"] = oci::compression_name(*o.compression);
+  }
+
+  // What the build resolved: the compatibility facts the image is labelled with.
+  json facts = {{"cuda", s.requires_.cuda},
+                {"cudnn", s.requires_.cudnn},
+                {"paddle", s.requires_.paddle},
+                {"driver_min", s.requires_.driver_min},
+                {"gpu_archs", s.requires_.gpu_archs}};
+  p.internal_parameters = {{"compatibility", facts}, {"base", r["base"]}};
+  if (!rep.resolution.is_null()) {
+    p.internal_parameters["resolution"] = rep.resolution;
+  }
+
+  // Every input by digest: the spec file, the base, the wheels, each files/data layer.
+  p.dependencies.push_back(resource(s.file.filename().string(), "",
+                                    "sha256:" + util::sha256_hex(util::read_file(s.file)), {{"role", "spec"}}));
+  if (rep.base_digest) {
+    std::string uri = s.base;
+    if (uri.rfind("oci:", 0) != 0 && uri.rfind("docker-archive:", 0) != 0) {
+      uri = "docker://" + uri;
+    }
+    p.dependencies.push_back(resource(rep.base_name, uri, rep.base_digest->str(), {{"role", "base"}}));
+  }
+  for (const auto& w : r["wheels"]) {
+    std::string name = w.value("name", ""), version = w.value("version", "");
+    p.dependencies.push_back(resource(w.value("filename", ""), "pkg:pypi/" + name + "@" + version,
+                                      w.value("sha256", ""), {{"role", "wheel"}, {"layer", w.value("layer", "")}}));
+  }
+  for (const auto& l : rep.layers) {
+    if (l.kind == "files" || l.kind == "data") {
+      // The layer's content (its uncompressed tar) is the digest of its inputs.
+      p.dependencies.push_back(resource(l.name, "", l.blob.diff_id.str(), {{"role", l.kind + " layer"}}));
+    }
+  }
+  if (!rep.revision.empty()) {
+    std::string source = without_credentials(o.source.empty() ? s.source : o.source);
+    std::string rev = rep.revision;
+    bool dirty = rev.size() > 6 && rev.compare(rev.size() - 6, 6, "-dirty") == 0;
+    signing::ResourceDescriptor d =
+        resource("source", source.empty() ? "" : "git+" + source, "", {{"role", "source"}, {"dirty", dirty}});
+    d.digest["gitCommit"] = dirty ? rev.substr(0, rev.size() - 6) : rev;
+    p.dependencies.push_back(d);
+  }
+  for (const auto& l : rep.layers) {
+    p.byproducts.push_back(resource(l.name, "", l.blob.digest.str(), {{"kind", l.kind}}));
+  }
+  return p;
+}
+
+signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m, const SbomOptions& opt) {
+  if (m.is_index()) {
+    throw Error(ErrorKind::input, img.name() + ": an SBOM describes one image, and this is an index",
+                "choose a platform with --platform");
+  }
+  oci::Manifest man = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + img.name()));
+  oci::ImageConfig cfg = oci::read_config(img, man);
+  auto origins = layer_origins(cfg, man.layers.size());
+  std::vector<layers::LayerPackages> scans;
+  signing::SbomInput in;
+  in.image_name = opt.image_name;
+  in.image = m.digest;
+  in.created = opt.created;
+  in.tool_version = opt.tool_version;
+  for (std::size_t i = 0; i < man.layers.size(); ++i) {
+    const auto& d = man.layers[i];
+    const auto& [kind, name] = origins[i];
+    bool is_base = opt.base_layers.empty() ? kind.empty() : opt.base_layers.count(d.digest.str()) > 0;
+    if (kind == "data" || kind == "files") {
+      signing::SbomComponent c;
+      c.kind = "data";
+      c.name = name.empty() ? d.digest.str() : name;
+      c.location = kind + " layer '" + name + "'";
+      c.layer = d.digest.str();
+      c.sha256 = d.digest.hex;
+      in.components.push_back(c);
+    }
+    if (is_base && !opt.scan_base) {
+      continue;
+    }
+    opt.info("scanning layer " + d.digest.str() + " for packages");
+    scans.push_back(scan_cached(img, d, opt.cache_dir));
+  }
+  layers::Inventory inv = layers::merge_layers(scans);
+  in.os_id = inv.os_id;
+  in.os_version = inv.os_version_id;
+  for (const auto& p : inv.packages) {
+    signing::SbomComponent c;
+    c.kind = p.type;
+    c.name = p.name;
+    c.version = p.version;
+    c.purl = layers::purl(p, inv);
+    c.location = p.location;
+    c.layer = p.layer;
+    in.components.push_back(c);
+  }
+  return in;
+}
+
+} // namespace builder

@@ -1,0 +1,41 @@
+#pragma once
+// What a signed build attests: the SLSA provenance of a build (from its report) and
+// the SBOM of any image (dpkg and Python packages found in its layers, whiteouts
+// honoured, and one component per data/files layer). Layer scans are cached by layer
+// digest, so a base is read once however many images stand on it.
+#include "builder/build.hpp"
+#include "oci/image.hpp"
+#include "signing/provenance.hpp"
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+namespace builder {
+
+struct ProvenanceContext {
+  std::string tool_version;
+  std::string invocation_id;
+  std::string started_on; // RFC 3339 UTC
+  std::string finished_on;
+};
+
+signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
+                                          const ProvenanceContext& ctx);
+
+struct SbomOptions {
+  std::filesystem::path cache_dir; // scans under CACHE/sbom/<layer hex>.json
+  bool scan_base = true;           // false: the base's layers are left out
+  // The base's layer digests when the caller knows them (a build does); otherwise the
+  // layers the config's history does not name as paddle-image's count as the base.
+  std::set<std::string> base_layers;
+  std::string image_name; // "host/repo" or the image's title
+  std::string created;    // RFC 3339 UTC (SOURCE_DATE_EPOCH)
+  std::string tool_version;
+  std::function<void(const std::string&)> info = [](const std::string&) {};
+};
+
+// The SBOM facts of the image manifest m of img (an image manifest, not an index).
+signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m, const SbomOptions& opt);
+
+} // namespace builder

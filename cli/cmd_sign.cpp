@@ -1,0 +1,309 @@
+// key generate, sign, attest, verify, sbom: cosign-compatible signatures and
+// attestations on images in registries and OCI layouts (docs/signing.md).
+#include "builder/supply_chain.hpp"
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "cli/registry_flags.hpp"
+#include "cli/signing_flags.hpp"
+#include "signing/envelope.hpp"
+#include "signing/sign.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <sys/stat.h>
+
+namespace cli {
+
+using util::Error;
+using util::ErrorKind;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_version = "0.1.0";
+
+struct KeyGenArgs {
+  std::string output = "cosign";
+  std::string passphrase_file;
+  bool allow_empty = false;
+  bool force = false;
+  bool json = false;
+};
+
+// Writes a key file atomically with `mode`, never over an existing file unless force.
+void write_key_file(const fs::path& path, const std::string& text, mode_t mode, bool force) {
+  std::error_code ec;
+  if (!force && fs::exists(fs::symlink_status(path, ec))) {
+    throw Error(ErrorKind::usage, path.string() + " exists; not overwriting it",
+                "choose another --output, or pass --force to replace it");
+  }
+  util::AtomicFile f(path);
+  if (::fchmod(f.fd(), mode) != 0) {
+    util::throw_errno("setting the mode of " + path.string());
+  }
+  f.write(text);
+  f.commit();
+}
+
+int run_key_generate(const KeyGenArgs& a) {
+  Output out = Output::detect(a.json, false);
+  fs::path key = a.output + ".key";
+  fs::path pub = a.output + ".pub";
+  std::error_code ec;
+  for (const auto& p : {key, pub}) {
+    if (!a.force && fs::exists(fs::symlink_status(p, ec))) {
+      throw Error(ErrorKind::usage, p.string() + " exists; not overwriting it",
+                  "choose another --output, or pass --force to replace it");
+    }
+  }
+  bool explicit_empty = false;
+  std::string pass = read_passphrase(a.passphrase_file, true, &explicit_empty);
+  if (pass.empty() && !explicit_empty && !a.allow_empty) {
+    throw Error(ErrorKind::usage, "an empty passphrase leaves the private key unprotected",
+                "give a passphrase, or ask for none explicitly with --allow-empty-passphrase (or COSIGN_PASSWORD=)");
+  }
+  signing::PrivateKey k = signing::PrivateKey::generate();
+  std::string pem = k.to_cosign_pem(pass);
+  std::fill(pass.begin(), pass.end(), '\0');
+  write_key_file(key, pem, 0600, a.force);
+  write_key_file(pub, k.public_key().pem(), 0644, a.force);
+  nlohmann::json j = {{"private_key", key.string()},
+                      {"public_key", pub.string()},
+                      {"fingerprint", "sha256:" + k.public_key().fingerprint()}};
+  out.result(j,
+             "Private key written to " + key.string() + " (mode 0600)\nPublic key written to " + pub.string() + "\n");
+  return 0;
+}
+
+struct SignArgs {
+  std::string ref;
+  KeyFlags key;
+  std::string identity;
+  bool json = false;
+  RegistryFlags flags;
+};
+
+nlohmann::json added_json(const signing::Added& a) {
+  return {{"tag", a.tag}, {"layer", a.layer.str()}, {"added", a.added}, {"manifest", a.attachment.str()}};
+}
+
+int run_sign(const SignArgs& a) {
+  Output out = Output::detect(a.json, false);
+  signing::PrivateKey key = load_private_key(a.key);
+  RegistrySession sess(a.flags, out);
+  SignTarget t = open_sign_target(a.ref, sess, a.identity, true);
+  signing::Added r = signing::sign_image(*t.store, t.digest, t.identity, key, t.ref.str());
+  out.info((r.added ? "signed " : "already signed with this key: ") + t.ref.str() + "@" + t.digest.str() + " as " +
+           t.identity);
+  nlohmann::json j = {
+      {"image", t.ref.str()}, {"digest", t.digest.str()}, {"identity", t.identity}, {"signature", added_json(r)}};
+  out.result(j, t.ref.str() + "@" + t.digest.str() + " " + r.tag + "\n");
+  return 0;
+}
+
+struct AttestArgs {
+  std::string ref;
+  KeyFlags key;
+  std::string type;
+  std::string predicate;
+  std::string identity;
+  bool json = false;
+  RegistryFlags flags;
+};
+
+int run_attest(const AttestArgs& a) {
+  Output out = Output::detect(a.json, false);
+  std::string uri = signing::predicate_uri(a.type);
+  std::error_code ec;
+  if (!fs::is_regular_file(a.predicate, ec)) {
+    throw Error(ErrorKind::input, "--predicate " + a.predicate + " does not exist or is not a file", "check the path");
+  }
+  nlohmann::json predicate = nlohmann::json::parse(util::read_file(a.predicate), nullptr, false);
+  if (predicate.is_discarded() || !predicate.is_object()) {
+    throw Error(ErrorKind::input, "--predicate " + a.predicate + " is not a JSON object",
+                "pass the predicate document itself (e.g. the output of 'paddle-image sbom')");
+  }
+  signing::PrivateKey key = load_private_key(a.key);
+  RegistrySession sess(a.flags, out);
+  SignTarget t = open_sign_target(a.ref, sess, a.identity, true);
+  signing::Added r = signing::attest_image(*t.store, t.digest, t.subject_name, uri, predicate, key, t.ref.str());
+  out.info((r.added ? "attested " : "already attested with this key: ") + t.ref.str() + "@" + t.digest.str() + " (" +
+           uri + ")");
+  nlohmann::json j = {
+      {"image", t.ref.str()}, {"digest", t.digest.str()}, {"predicate_type", uri}, {"attestation", added_json(r)}};
+  out.result(j, t.ref.str() + "@" + t.digest.str() + " " + r.tag + "\n");
+  return 0;
+}
+
+struct VerifyArgs {
+  std::string ref;
+  std::string key;
+  std::string identity;
+  std::vector<std::string> attestations;
+  bool json = false;
+  RegistryFlags flags;
+};
+
+int run_verify(const VerifyArgs& a) {
+  Output out = Output::detect(a.json, false);
+  signing::PublicKey key = load_public_key(a.key);
+  RegistrySession sess(a.flags, out);
+  SignTarget t = open_sign_target(a.ref, sess, a.identity, false);
+  signing::VerifyOptions opt;
+  // The reference's repository (any tag of it) unless --identity names one exactly.
+  opt.identity = a.identity.empty() ? signing::reference_repository(t.identity) : t.identity;
+  for (const auto& kind : a.attestations) {
+    if (kind == "none") {
+      opt.check_present = false;
+      continue;
+    }
+    opt.attestations.push_back(signing::predicate_uri(kind));
+  }
+  signing::VerifyReport rep = signing::verify_image(*t.image, t.digest, key, opt);
+  nlohmann::json j = rep.to_json();
+  j["image"] = t.ref.str();
+  j["identity"] = opt.identity;
+  j["key"] = "sha256:" + key.fingerprint();
+  if (!rep.ok) {
+    if (a.json) {
+      j["error"] = {{"kind", "verification"},
+                    {"message", rep.failure},
+                    {"hint", ""},
+                    {"exit_code", util::exit_code(ErrorKind::verification)}};
+      std::cout << j.dump(2) << std::endl;
+    }
+    std::cerr << "paddle-image: error: verification failed: " << rep.failure << "\n";
+    return util::exit_code(ErrorKind::verification);
+  }
+  std::string text = "Verified " + t.ref.str() + "@" + t.digest.str() + "\n";
+  for (const auto& s : rep.signatures) {
+    if (s.ok) {
+      text += "  signature " + s.layer.str() + " for " + s.docker_reference + "\n";
+    }
+  }
+  for (const auto& at : rep.attestations) {
+    text += "  attestation " + at.predicate_type + (at.ok ? "" : " (not valid: " + at.problem + ")") + "\n";
+  }
+  out.result(j, text);
+  return 0;
+}
+
+struct SbomArgs {
+  std::string ref;
+  std::string format = "spdx";
+  std::string output;
+  std::string sbom_base = "scan";
+  std::string cache_dir;
+  RegistryFlags flags;
+};
+
+int run_sbom(const SbomArgs& a) {
+  Output out = Output::detect(false, true);
+  RegistrySession sess(a.flags, out);
+  oci::ImageRef ref = oci::ImageRef::parse(a.ref);
+  oci::ImagePtr img = open_image(ref, sess);
+  oci::CopyOptions sel = sess.transfer_options();
+  oci::ManifestBlob m = oci::select_platform(*img, sel);
+  oci::Manifest man = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + a.ref));
+  oci::ImageConfig cfg = oci::read_config(*img, man);
+  builder::SbomOptions opt;
+  opt.cache_dir = a.cache_dir.empty() ? default_cache_dir() : fs::path(a.cache_dir);
+  opt.scan_base = a.sbom_base == "scan";
+  opt.tool_version = k_version;
+  auto title = cfg.config.labels.find("org.opencontainers.image.title");
+  opt.image_name = ref.kind == oci::ImageRef::Kind::registry ? ref.name()
+                   : title != cfg.config.labels.end()        ? title->second
+                                                             : ref.str();
+  // The document's time: the image's own creation time, so the same image gives the
+  // same document.
+  opt.created = cfg.created.empty() ? util::rfc3339_utc(0) : cfg.created;
+  signing::SbomInput in = builder::image_sbom(*img, m, opt);
+  nlohmann::json doc = a.format == "cyclonedx" ? signing::cyclonedx_bom(in) : signing::spdx_document(in);
+  std::string text = doc.dump(2) + "\n";
+  if (!a.output.empty()) {
+    util::write_file_atomic(a.output, text);
+    std::cerr << "SBOM (" << a.format << ", " << in.components.size() << " components) written to " << a.output << "\n";
+    return 0;
+  }
+  std::cout << text;
+  return 0;
+}
+
+} // namespace
+
+void add_signing_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
+  {
+    CLI::App* key = app.add_subcommand("key", "Signing keys (cosign format)");
+    key->require_subcommand(1);
+    auto a = std::make_shared<KeyGenArgs>();
+    CLI::App* c =
+        key->add_subcommand("generate", "Write an ECDSA P-256 key pair: PREFIX.key (encrypted) and PREFIX.pub");
+    c->add_option("-o,--output", a->output, "File name prefix (default cosign: cosign.key and cosign.pub)");
+    c->add_option("--passphrase-file", a->passphrase_file,
+                  "Read the passphrase from this file (default $COSIGN_PASSWORD, else a prompt on a terminal)");
+    c->add_flag("--allow-empty-passphrase", a->allow_empty, "Accept an empty passphrase (the key is then unprotected)");
+    c->add_flag("-f,--force", a->force, "Replace existing key files");
+    c->add_flag("--json", a->json, "Print the result as JSON");
+    actions.emplace_back(c, [a] { return run_key_generate(*a); });
+  }
+  {
+    auto a = std::make_shared<SignArgs>();
+    CLI::App* c =
+        app.add_subcommand("sign", "Sign an image (registry or oci:DIR[:TAG]) with a cosign-compatible signature");
+    c->add_option("image", a->ref, "The image: REGISTRY/REPO[:TAG|@DIGEST] or oci:DIR[:TAG]")->required();
+    a->key.add(c, "Private key (cosign.key, or a PKCS#8/SEC1 EC PEM)");
+    c->add_option("--identity", a->identity,
+                  "The docker-reference to sign (default: the registry reference, or for a layout the image's "
+                  "title and tag)");
+    c->add_flag("--json", a->json, "Print the result as JSON");
+    a->flags.add(c, false, false);
+    actions.emplace_back(c, [a] { return run_sign(*a); });
+  }
+  {
+    auto a = std::make_shared<AttestArgs>();
+    CLI::App* c = app.add_subcommand("attest", "Attach a signed in-toto attestation (DSSE) to an image");
+    c->add_option("image", a->ref, "The image: REGISTRY/REPO[:TAG|@DIGEST] or oci:DIR[:TAG]")->required();
+    a->key.add(c, "Private key (cosign.key, or a PKCS#8/SEC1 EC PEM)");
+    c->add_option("--type", a->type, "slsa, spdx, cyclonedx or a predicate URI")->required();
+    c->add_option("--predicate", a->predicate, "The predicate document (JSON)")->required();
+    c->add_option("--identity", a->identity, "The subject name (default: the repository, or the image's title)");
+    c->add_flag("--json", a->json, "Print the result as JSON");
+    a->flags.add(c, false, false);
+    actions.emplace_back(c, [a] { return run_attest(*a); });
+  }
+  {
+    auto a = std::make_shared<VerifyArgs>();
+    CLI::App* c = app.add_subcommand("verify", "Verify an image's signature and attestations with a public key");
+    c->add_option("image", a->ref, "The image: REGISTRY/REPO[:TAG|@DIGEST] or oci:DIR[:TAG]")->required();
+    c->add_option("--key", a->key, "Public key (cosign.pub)")->required();
+    c->add_option("--identity", a->identity,
+                  "The exact docker-reference the signature must carry (default: any tag of the reference's "
+                  "repository)");
+    c->add_option("--attestations", a->attestations,
+                  "Attestations that must be present and valid: slsa, spdx, cyclonedx (comma-separated), or none "
+                  "to skip the ones present")
+        ->delimiter(',');
+    c->add_flag("--json", a->json, "Print the verification report as JSON");
+    a->flags.add(c, false, false);
+    actions.emplace_back(c, [a] { return run_verify(*a); });
+  }
+  {
+    auto a = std::make_shared<SbomArgs>();
+    CLI::App* c = app.add_subcommand("sbom", "Print an image's SBOM (dpkg and Python packages, data layers)");
+    c->add_option("image", a->ref, "The image: REGISTRY/REPO[:TAG|@DIGEST], oci:DIR[:TAG] or docker-archive:FILE")
+        ->required();
+    c->add_option("--format", a->format, "spdx (SPDX 2.3 JSON) or cyclonedx (CycloneDX 1.5 JSON)")
+        ->check(CLI::IsMember({"spdx", "cyclonedx"}));
+    c->add_option("-o,--output", a->output, "Write the document to this file (default: stdout)");
+    c->add_option("--sbom-base", a->sbom_base,
+                  "scan: also list what the base layers hold (reads them once; cached per layer); skip: only "
+                  "paddle-image's layers")
+        ->check(CLI::IsMember({"scan", "skip"}));
+    c->add_option("--cache-dir", a->cache_dir, "Cache for layer scans (default: the layer cache)");
+    a->flags.add(c, false, true);
+    actions.emplace_back(c, [a] { return run_sbom(*a); });
+  }
+}
+
+} // namespace cli

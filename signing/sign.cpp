@@ -1,0 +1,328 @@
+#include "signing/sign.hpp"
+
+#include "oci/layout.hpp"
+#include "signing/envelope.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+#include <algorithm>
+
+namespace signing {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+std::string tag_for(const oci::Digest& image, const std::string& suffix) {
+  return image.algorithm + "-" + image.hex + suffix;
+}
+
+oci::Descriptor blob_descriptor(const std::string& media_type, const std::string& bytes) {
+  oci::Descriptor d;
+  d.media_type = media_type;
+  d.digest = oci::Digest::sha256(util::sha256_hex(bytes));
+  d.size = static_cast<std::int64_t>(bytes.size());
+  return d;
+}
+
+std::string annotation(const oci::Descriptor& d, const std::string& key) {
+  auto it = d.annotations.find(key);
+  return it == d.annotations.end() ? std::string() : it->second;
+}
+
+bool verifies(const PublicKey& key, const std::string& data, const std::string& b64sig) {
+  std::string der;
+  return util::base64_decode(b64sig, der) && !der.empty() && key.verify(data, der);
+}
+
+// Whether an envelope's statement is `payload` and one of its signatures is key's.
+bool envelope_signed_by(const std::string& envelope, const std::string& payload, const PublicKey& key) {
+  try {
+    Envelope e = parse_envelope(envelope);
+    if (e.payload != payload) {
+      return false;
+    }
+    for (const auto& s : e.signatures) {
+      if (key.verify(pae(e.payload_type, e.payload), s.sig)) {
+        return true;
+      }
+    }
+  } catch (const Error&) {
+    // A foreign or damaged envelope under the tag is not ours: append beside it.
+  }
+  return false;
+}
+
+// Attachment manifests of `image` under `suffix` in img (layouts and registries
+// report them through Image::attachments).
+std::vector<oci::ManifestBlob> attached(const oci::Image& img, const oci::Digest& image, const std::string& suffix) {
+  std::vector<oci::ManifestBlob> out;
+  std::string want = tag_for(image, suffix);
+  for (const auto& a : img.attachments(image)) {
+    if (a.tag == want) {
+      out.push_back(img.manifest(a.descriptor));
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::string reference_repository(const std::string& docker_reference) {
+  std::string r = docker_reference;
+  auto at = r.find('@');
+  if (at != std::string::npos) {
+    r = r.substr(0, at);
+  }
+  auto slash = r.rfind('/');
+  auto colon = r.rfind(':');
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+    r = r.substr(0, colon);
+  }
+  return r;
+}
+
+Added sign_image(oci::AttachmentStore& store, const oci::Digest& image, const std::string& docker_reference,
+                 const PrivateKey& key, const std::string& name) {
+  std::string payload = simple_signing_payload(docker_reference, image);
+  oci::Descriptor layer = blob_descriptor(k_simple_signing_media_type, payload);
+  Added out;
+  out.tag = tag_for(image, ".sig");
+  out.layer = layer.digest;
+  PublicKey pub = key.public_key();
+  if (auto have = store.tagged(out.tag)) {
+    for (const auto& l : oci::attachment_layers(*have, name + ":" + out.tag)) {
+      if (l.digest == layer.digest && verifies(pub, payload, annotation(l, k_signature_annotation))) {
+        out.attachment = have->digest;
+        return out;
+      }
+    }
+  }
+  layer.annotations[k_signature_annotation] = util::base64_encode(key.sign(payload));
+  oci::MergeResult r = oci::add_attachment_layers(store, out.tag, {{layer, payload}}, name);
+  out.added = r.changed;
+  out.attachment = r.manifest.digest;
+  return out;
+}
+
+Added attest_image(oci::AttachmentStore& store, const oci::Digest& image, const std::string& subject_name,
+                   const std::string& predicate_type, const nlohmann::json& predicate, const PrivateKey& key,
+                   const std::string& name) {
+  std::string body = statement(subject_name, image, predicate_type, predicate).dump();
+  Added out;
+  out.tag = tag_for(image, ".att");
+  PublicKey pub = key.public_key();
+  if (auto have = store.tagged(out.tag)) {
+    for (const auto& l : oci::attachment_layers(*have, name + ":" + out.tag)) {
+      if (l.media_type == k_dsse_media_type && annotation(l, k_predicate_type_annotation) == predicate_type &&
+          envelope_signed_by(store.read_small(l), body, pub)) {
+        out.layer = l.digest;
+        out.attachment = have->digest;
+        return out;
+      }
+    }
+  }
+  Envelope e;
+  e.payload_type = k_in_toto_payload_type;
+  e.payload = body;
+  e.signatures.push_back({"", key.sign(pae(e.payload_type, e.payload))});
+  std::string envelope = envelope_json(e);
+  oci::Descriptor layer = blob_descriptor(k_dsse_media_type, envelope);
+  layer.annotations[k_predicate_type_annotation] = predicate_type;
+  layer.annotations[k_signature_annotation] = "";
+  out.layer = layer.digest;
+  oci::MergeResult r = oci::add_attachment_layers(store, out.tag, {{layer, envelope}}, name);
+  out.added = r.changed;
+  out.attachment = r.manifest.digest;
+  return out;
+}
+
+std::string predicate_uri(const std::string& kind) {
+  if (kind == "slsa" || kind == "slsaprovenance" || kind == "slsaprovenance1" || kind == k_slsa_provenance) {
+    return k_slsa_provenance;
+  }
+  if (kind == "spdx" || kind == "spdxjson" || kind == k_spdx_document) {
+    return k_spdx_document;
+  }
+  if (kind == "cyclonedx" || kind == k_cyclonedx_bom) {
+    return k_cyclonedx_bom;
+  }
+  throw Error(ErrorKind::usage, "unknown attestation type '" + util::escape_bytes(kind) + "'",
+              "use slsa, spdx or cyclonedx (or their predicate URIs)");
+}
+
+VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const PublicKey& key,
+                          const VerifyOptions& opt) {
+  VerifyReport rep;
+  rep.image = image;
+  for (const auto& m : attached(img, image, ".sig")) {
+    for (const auto& l : oci::attachment_layers(m, img.name() + ":" + tag_for(image, ".sig"))) {
+      VerifiedSignature v;
+      v.layer = l.digest;
+      if (l.media_type != k_simple_signing_media_type) {
+        v.problem = "layer media type " + l.media_type + " is not a simple-signing payload";
+        rep.signatures.push_back(v);
+        continue;
+      }
+      std::string payload;
+      try {
+        payload = oci::read_small_blob(img, l, 1 << 20);
+      } catch (const Error& e) {
+        v.problem = std::string("payload unreadable: ") + e.what();
+        rep.signatures.push_back(v);
+        continue;
+      }
+      if (!verifies(key, payload, annotation(l, k_signature_annotation))) {
+        v.problem = "the signature does not verify with this key";
+        rep.signatures.push_back(v);
+        continue;
+      }
+      try {
+        SimpleSigning s = parse_simple_signing(payload);
+        v.docker_reference = s.docker_reference;
+        if (s.manifest != image) {
+          v.problem = "the payload signs " + s.manifest.str() + ", not " + image.str();
+        } else if (!opt.identity.empty() && opt.identity != s.docker_reference &&
+                   (opt.identity != reference_repository(opt.identity) ||
+                    reference_repository(s.docker_reference) != opt.identity)) {
+          v.problem = "the payload's docker-reference is '" + s.docker_reference + "', not '" + opt.identity + "'";
+        } else {
+          v.ok = true;
+        }
+      } catch (const Error& e) {
+        v.problem = e.what();
+      }
+      rep.signatures.push_back(v);
+    }
+  }
+  for (const auto& m : attached(img, image, ".att")) {
+    for (const auto& l : oci::attachment_layers(m, img.name() + ":" + tag_for(image, ".att"))) {
+      VerifiedAttestation v;
+      v.layer = l.digest;
+      v.predicate_type = annotation(l, k_predicate_type_annotation);
+      try {
+        if (l.media_type != k_dsse_media_type) {
+          throw Error(ErrorKind::verification, "layer media type " + l.media_type + " is not a DSSE envelope");
+        }
+        Envelope e = parse_envelope(oci::read_small_blob(img, l, 64 << 20));
+        if (e.payload_type != k_in_toto_payload_type) {
+          throw Error(ErrorKind::verification, "payloadType is '" + e.payload_type + "'");
+        }
+        bool signed_ok = false;
+        for (const auto& s : e.signatures) {
+          signed_ok = signed_ok || key.verify(pae(e.payload_type, e.payload), s.sig);
+        }
+        if (!signed_ok) {
+          throw Error(ErrorKind::verification, "no envelope signature verifies with this key");
+        }
+        nlohmann::json st = nlohmann::json::parse(e.payload, nullptr, false);
+        if (st.is_discarded() || !st.is_object() || st.value("_type", "") != k_statement_type) {
+          throw Error(ErrorKind::verification, "the payload is not an in-toto Statement v1");
+        }
+        bool subject_ok = false;
+        if (st.contains("subject") && st.at("subject").is_array()) {
+          for (const auto& s : st.at("subject")) {
+            subject_ok = subject_ok || (s.is_object() && s.contains("digest") && s.at("digest").is_object() &&
+                                        s.at("digest").value(image.algorithm, "") == image.hex);
+          }
+        }
+        if (!subject_ok) {
+          throw Error(ErrorKind::verification, "the statement's subject is not " + image.str());
+        }
+        std::string type = st.value("predicateType", "");
+        if (type != v.predicate_type) {
+          throw Error(ErrorKind::verification, "the statement's predicateType '" + type +
+                                                   "' differs from the layer's annotation '" + v.predicate_type + "'");
+        }
+        if (!st.contains("predicate") || !st.at("predicate").is_object()) {
+          throw Error(ErrorKind::verification, "the statement has no predicate object");
+        }
+        v.predicate = st.at("predicate");
+        v.ok = true;
+      } catch (const Error& e) {
+        v.problem = e.what();
+      }
+      rep.attestations.push_back(v);
+    }
+  }
+
+  // The verdict: one good signature, and each attestation asked for.
+  auto first_problem = [](const auto& items) {
+    for (const auto& i : items) {
+      if (!i.problem.empty()) {
+        return i.layer.str() + ": " + i.problem;
+      }
+    }
+    return std::string();
+  };
+  bool sig_ok = false;
+  for (const auto& s : rep.signatures) {
+    sig_ok = sig_ok || s.ok;
+  }
+  if (rep.signatures.empty()) {
+    rep.failure = img.name() + ": no signatures for " + image.str() + " (no " + tag_for(image, ".sig") + ")";
+  } else if (!sig_ok) {
+    rep.failure = img.name() + ": no valid signature for " + image.str() + " (" + first_problem(rep.signatures) + ")";
+  }
+  std::vector<std::string> wanted = opt.attestations;
+  if (opt.check_present) {
+    for (const auto& a : rep.attestations) {
+      if (std::find(wanted.begin(), wanted.end(), a.predicate_type) == wanted.end()) {
+        wanted.push_back(a.predicate_type);
+      }
+    }
+  }
+  for (const auto& want : wanted) {
+    if (!rep.failure.empty()) {
+      break;
+    }
+    bool found = false, good = false;
+    std::string problem;
+    for (const auto& a : rep.attestations) {
+      if (a.predicate_type == want) {
+        found = true;
+        good = good || a.ok;
+        if (!a.ok && problem.empty()) {
+          problem = a.layer.str() + ": " + a.problem;
+        }
+      }
+    }
+    if (!found) {
+      // A damaged layer's annotation may be what is missing: name its problem too.
+      std::string other = first_problem(rep.attestations);
+      rep.failure =
+          img.name() + ": no " + want + " attestation for " + image.str() + (other.empty() ? "" : " (" + other + ")");
+    } else if (!good) {
+      rep.failure = img.name() + ": the " + want + " attestation of " + image.str() + " is not valid (" + problem + ")";
+    }
+  }
+  rep.ok = rep.failure.empty();
+  return rep;
+}
+
+nlohmann::json VerifyReport::to_json() const {
+  nlohmann::json sigs = nlohmann::json::array(), atts = nlohmann::json::array();
+  for (const auto& s : signatures) {
+    nlohmann::json j = {{"layer", s.layer.str()}, {"docker_reference", s.docker_reference}, {"verified", s.ok}};
+    if (!s.problem.empty()) {
+      j["problem"] = s.problem;
+    }
+    sigs.push_back(j);
+  }
+  for (const auto& a : attestations) {
+    nlohmann::json j = {{"layer", a.layer.str()}, {"predicate_type", a.predicate_type}, {"verified", a.ok}};
+    if (!a.problem.empty()) {
+      j["problem"] = a.problem;
+    }
+    atts.push_back(j);
+  }
+  nlohmann::json j = {{"digest", image.str()}, {"verified", ok}, {"signatures", sigs}, {"attestations", atts}};
+  if (!failure.empty()) {
+    j["failure"] = failure;
+  }
+  return j;
+}
+
+} // namespace signing
