@@ -344,3 +344,182 @@ TEST_CASE("registry errors map to the exit-code classes") {
     CHECK(e.kind() == util::ErrorKind::integrity);
   }
 }
+
+TEST_CASE("the typed registry error maps status and OCI error codes to one kind, and so to one exit code") {
+  using util::ErrorKind;
+  CHECK(registry::error_kind(401, {"UNAUTHORIZED"}) == ErrorKind::auth);
+  CHECK(registry::error_kind(403, {"DENIED"}) == ErrorKind::auth);
+  CHECK(registry::error_kind(401, {}) == ErrorKind::auth);
+  CHECK(registry::error_kind(400, {"DIGEST_INVALID"}) == ErrorKind::integrity);
+  CHECK(registry::error_kind(400, {"BLOB_UPLOAD_INVALID", "SIZE_INVALID"}) == ErrorKind::integrity);
+  CHECK(registry::error_kind(400, {"NAME_INVALID"}) == ErrorKind::registry);
+  CHECK(registry::error_kind(404, {"BLOB_UNKNOWN"}) == ErrorKind::registry);
+  CHECK(registry::error_kind(404, {"MANIFEST_UNKNOWN"}) == ErrorKind::registry);
+  CHECK(registry::error_kind(429, {"TOOMANYREQUESTS"}) == ErrorKind::registry);
+  CHECK(registry::error_kind(503, {}) == ErrorKind::registry);
+
+  registry::RegistryError e(400, {"DIGEST_INVALID"}, "uploading");
+  CHECK(e.kind() == ErrorKind::integrity);
+  CHECK(util::exit_code(e.kind()) == 8);
+  CHECK(e.status() == 400);
+  CHECK(e.has_code("DIGEST_INVALID"));
+  CHECK(util::exit_code(registry::RegistryError(403, {"DENIED"}, "x").kind()) == 5);
+  CHECK(util::exit_code(registry::RegistryError(404, {"MANIFEST_UNKNOWN"}, "x").kind()) == 7);
+
+  auto body = registry::parse_error_body(
+      R"({"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry"},{"code":"DENIED"}]})");
+  CHECK(body.codes == std::vector<std::string>{"BLOB_UNKNOWN", "DENIED"});
+  CHECK(body.summary == "BLOB_UNKNOWN: blob unknown to registry; DENIED");
+  auto html = registry::parse_error_body("<html>\nbad gateway</html>");
+  CHECK(html.codes.empty());
+  CHECK(html.summary == "<html> bad gateway</html>");
+}
+
+TEST_CASE("a refusal reaches the caller as a RegistryError carrying the status and the OCI codes") {
+  SUBCASE("a missing manifest") {
+    Client c;
+    c.fake->expect("GET", "/v2/", resp(200));
+    c.fake->expect("GET", "/v2/r/manifests/gone",
+                   resp(404, {}, R"({"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]})"));
+    try {
+      c.reg->get_manifest("r", "gone");
+      FAIL("expected a RegistryError");
+    } catch (const registry::RegistryError& e) {
+      CHECK(e.status() == 404);
+      CHECK(e.has_code("MANIFEST_UNKNOWN"));
+      CHECK(e.kind() == util::ErrorKind::registry);
+    }
+  }
+  SUBCASE("a denied push") {
+    Client c;
+    c.fake->expect("GET", "/v2/", resp(200));
+    c.fake->expect(
+        "PUT", "/v2/r/manifests/v1",
+        resp(403, {}, R"({"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]})"));
+    oci::ManifestBlob m;
+    m.bytes = "{}";
+    m.media_type = oci::media::k_manifest;
+    m.digest = oci::Digest::sha256(util::sha256_hex(m.bytes));
+    try {
+      c.reg->put_manifest("r", "v1", m);
+      FAIL("expected a RegistryError");
+    } catch (const registry::RegistryError& e) {
+      CHECK(e.status() == 403);
+      CHECK(e.has_code("DENIED"));
+      CHECK(e.kind() == util::ErrorKind::auth);
+      CHECK(contains(e.what(), "no credentials were found for reg.test"));
+    }
+  }
+  SUBCASE("an upload that keeps failing gives up with the last refusal") {
+    Client c({}, 2);
+    std::string data = "bytes";
+    c.fake->expect("GET", "/v2/", resp(200));
+    for (int i = 0; i < 2; ++i) {
+      c.fake->expect("POST", "/blobs/uploads/", resp(202, {{"Location", "/v2/r/blobs/uploads/x"}}));
+      c.fake->expect("PUT", "/blobs/uploads/x", [&](const Request& q) {
+        body_of(q);
+        return resp(503, {}, R"({"errors":[{"code":"UNAVAILABLE","message":"try later"}]})");
+      });
+    }
+    try {
+      c.reg->upload_blob("r", blob_of(data), opener(data));
+      FAIL("expected a RegistryError");
+    } catch (const registry::RegistryError& e) {
+      CHECK(e.status() == 503);
+      CHECK(e.has_code("UNAVAILABLE"));
+      CHECK(e.kind() == util::ErrorKind::registry);
+      CHECK(contains(e.what(), "failed after 2 attempts"));
+    }
+    CHECK(c.stats.retries == 1);
+    CHECK(c.fake->done());
+  }
+}
+
+TEST_CASE("the ping goes through the retry loop: a 503 then a 200 is one success") {
+  Client c;
+  c.fake->expect("GET", "https://reg.test/v2/", resp(503, {{"Retry-After", "0"}}));
+  c.fake->expect("GET", "https://reg.test/v2/", [](const Request&) -> Response {
+    throw registry::TransportFailure("connection reset by peer", 56, true);
+  });
+  c.fake->expect("GET", "https://reg.test/v2/", resp(200));
+  c.reg->ping();
+  CHECK(c.stats.retries == 2);
+  CHECK(c.fake->done());
+  c.reg->ping(); // once per registry
+  CHECK(c.fake->done());
+}
+
+TEST_CASE("the ping of an --insecure host falls back to plain HTTP when TLS fails, without retrying") {
+  registry::ClientOptions o;
+  o.max_attempts = 3;
+  o.backoff_initial_s = 0;
+  o.backoff_max_s = 0;
+  o.insecure.insert("reg.test");
+  auto fake = std::make_shared<FakeTransport>();
+  registry::Stats stats;
+  auto reg = std::make_shared<registry::Registry>("reg.test", fake, o, registry::Credential{}, stats);
+  fake->expect("GET", "https://reg.test/v2/", [](const Request& q) -> Response {
+    CHECK(q.connect_timeout_s == 3);
+    throw registry::TransportFailure("wrong version number", 35, true, true);
+  });
+  fake->expect("GET", "http://reg.test/v2/", resp(200));
+  reg->ping();
+  CHECK(reg->repo_url("r") == "http://reg.test/v2/r");
+  CHECK(stats.retries == 0);
+  CHECK(fake->done());
+}
+
+TEST_CASE("the token fetch goes through the retry loop: a 503 then a 200 from the token endpoint is retried") {
+  Client c;
+  std::string manifest = R"({"schemaVersion":2,"config":{},"layers":[]})";
+  c.fake->expect("GET", "/v2/", resp(401, {{"WWW-Authenticate", k_challenge}}));
+  c.fake->expect("GET", "https://auth.test/token", resp(503, {{"Retry-After", "0"}}));
+  c.fake->expect("GET", "https://auth.test/token",
+                 [](const Request&) -> Response { throw registry::TransportFailure("connection refused", 7, true); });
+  c.fake->expect("GET", "https://auth.test/token", resp(200, {}, R"({"token":"t1"})"));
+  c.fake->expect("GET", "/v2/r/manifests/v1", [&](const Request& q) {
+    CHECK(header(q, "Authorization") == "Bearer t1");
+    return resp(200, {{"Content-Type", oci::media::k_manifest}}, manifest);
+  });
+  CHECK(c.reg->get_manifest("r", "v1").bytes == manifest);
+  CHECK(c.stats.retries == 2);
+  CHECK(c.fake->done());
+}
+
+TEST_CASE("a token endpoint that keeps failing ends the retry loop with a typed error") {
+  SUBCASE("503 for ever is a registry error naming the token server") {
+    Client c({}, 2);
+    c.fake->expect("GET", "/v2/", resp(401, {{"WWW-Authenticate", k_challenge}}));
+    c.fake->expect("GET", "https://auth.test/token", resp(503));
+    c.fake->expect("GET", "https://auth.test/token", resp(503));
+    auto e = error_of([&] { c.reg->blob_size("r", blob_of("x").digest); });
+    CHECK(e.kind() == util::ErrorKind::registry);
+    CHECK(contains(e.what(), "token server auth.test answered HTTP 503"));
+    CHECK(c.stats.retries == 1);
+    CHECK(c.fake->done());
+  }
+  SUBCASE("refused credentials are an auth error, not retried") {
+    Client c({}, 3);
+    c.fake->expect("GET", "/v2/", resp(401, {{"WWW-Authenticate", k_challenge}}));
+    c.fake->expect("GET", "https://auth.test/token", resp(401));
+    auto e = error_of([&] { c.reg->blob_size("r", blob_of("x").digest); });
+    CHECK(e.kind() == util::ErrorKind::auth);
+    CHECK(contains(e.what(), "refused the credentials"));
+    CHECK(c.stats.retries == 0);
+    CHECK(c.fake->done());
+  }
+  SUBCASE("a transport failure on every attempt is a network error") {
+    Client c({}, 2);
+    c.fake->expect("GET", "/v2/", resp(401, {{"WWW-Authenticate", k_challenge}}));
+    for (int i = 0; i < 2; ++i) {
+      c.fake->expect("GET", "https://auth.test/token", [](const Request&) -> Response {
+        throw registry::TransportFailure("connection refused", 7, true);
+      });
+    }
+    auto e = error_of([&] { c.reg->blob_size("r", blob_of("x").digest); });
+    CHECK(e.kind() == util::ErrorKind::network);
+    CHECK(contains(e.what(), "getting a token for reg.test from auth.test"));
+    CHECK(contains(e.what(), "gave up after 2 attempts"));
+    CHECK(c.fake->done());
+  }
+}

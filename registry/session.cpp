@@ -1,0 +1,475 @@
+#include "registry/session.hpp"
+
+#include "registry/error.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+namespace registry {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool retryable_status(long s) {
+  return s == 408 || s == 429 || (s >= 500 && s != 501 && s != 505);
+}
+
+std::string with_query(const std::string& url, const std::string& kv) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
+}
+
+std::string scheme_of(const std::string& url) {
+  return url.substr(0, url.find("://"));
+}
+
+std::string host_of(const std::string& url) {
+  auto start = url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  auto end = url.find_first_of("/?", start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// The delay a Retry-After header asks for (seconds or an HTTP-date), -1 without one.
+double retry_after_s(const Response& r) {
+  std::string ra = r.headers.get("retry-after");
+  if (ra.empty()) {
+    return -1;
+  }
+  if (std::all_of(ra.begin(), ra.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    return std::stod(ra);
+  }
+  std::tm tm{};
+  if (strptime(ra.c_str(), "%a, %d %b %Y %H:%M:%S", &tm)) {
+    return static_cast<double>(timegm(&tm) - std::time(nullptr));
+  }
+  return -1;
+}
+
+} // namespace
+
+std::string pull_scope(const std::string& repo) {
+  return "repository:" + repo + ":pull";
+}
+std::string push_scope(const std::string& repo) {
+  return "repository:" + repo + ":pull,push";
+}
+
+Session::Session(std::string host, std::shared_ptr<Transport> http, ClientOptions options, Credential credential,
+                 Stats& stats)
+    : m_host(std::move(host)), m_endpoint(m_host == "docker.io" ? "registry-1.docker.io" : m_host),
+      m_http(std::move(http)), m_opt(std::move(options)), m_cred(std::move(credential)), m_stats(stats) {}
+
+void Session::log(int level, const std::string& line) const {
+  if (m_opt.log) {
+    m_opt.log(level, line);
+  }
+}
+
+TlsPolicy Session::tls() const {
+  TlsPolicy p;
+  p.verify = !m_opt.insecure.count(m_host);
+  p.ca_file = m_opt.ca_file;
+  return p;
+}
+
+std::string Session::base_url() const {
+  return m_scheme + "://" + m_endpoint;
+}
+
+std::string Session::absolute(const std::string& location) const {
+  if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) {
+    return location;
+  }
+  return base_url() + (location.empty() || location[0] != '/' ? "/" : "") + location;
+}
+
+// ---- the retry loop ----
+
+void Session::backoff(int attempt, const Response* r, const std::string& why) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  double base = std::min(m_opt.backoff_max_s, m_opt.backoff_initial_s * std::pow(2.0, attempt - 1));
+  double delay = base * std::uniform_real_distribution<double>(0.5, 1.0)(rng);
+  if (r) {
+    double after = retry_after_s(*r);
+    if (after >= 0) {
+      delay = std::min(std::max(after, 0.0), std::max(m_opt.backoff_max_s, 1.0));
+    }
+  }
+  ++m_stats.retries;
+  if (m_opt.log) {
+    std::string secs =
+        std::to_string(std::lround(delay * 10) / 10) + "." + std::to_string(std::lround(delay * 10) % 10);
+    m_opt.log(1, "retrying in " + secs + " s (attempt " + std::to_string(attempt + 1) + " of " +
+                     std::to_string(m_opt.max_attempts) + "): " + why);
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+}
+
+bool Session::retry(const std::function<Attempt(int attempt)>& attempt) {
+  for (int n = 1;; ++n) {
+    Attempt a = attempt(n);
+    switch (a.verdict) {
+    case Attempt::Verdict::finish:
+      return true;
+    case Attempt::Verdict::abandon:
+      return false;
+    case Attempt::Verdict::again:
+      --n;
+      continue;
+    case Attempt::Verdict::retry:
+      if (n >= m_opt.max_attempts) {
+        return false;
+      }
+      backoff(n, a.response ? &*a.response : nullptr, a.why);
+      continue;
+    }
+  }
+}
+
+std::optional<Response> Session::call(const Call& c) {
+  std::optional<Response> last;
+  std::optional<TransportFailure> failure;
+  bool stopped = false;
+  bool finished = retry([&](int) -> Attempt {
+    Request req = c.make();
+    failure.reset();
+    try {
+      last = m_http->perform(req, c.tls);
+    } catch (const TransportFailure& f) {
+      if (c.fall_back && c.fall_back(f)) {
+        stopped = true;
+        return Attempt::abandon();
+      }
+      if (!f.retryable) {
+        fail_transport(f, c.what);
+      }
+      failure = f;
+      return Attempt::retry(c.log_prefix + f.what());
+    }
+    if (c.judge) {
+      if (auto verdict = c.judge(*last)) {
+        return Attempt{*verdict, {}, std::nullopt};
+      }
+    }
+    if (retryable_status(last->status)) {
+      std::string reason = c.status_reason ? c.status_reason(*last) : "HTTP " + std::to_string(last->status);
+      return Attempt::retry(c.log_prefix + reason, *last);
+    }
+    return Attempt::finish();
+  });
+  if (stopped) {
+    return std::nullopt;
+  }
+  if (!finished && failure) {
+    fail_transport(*failure, c.what);
+  }
+  return last;
+}
+
+// ---- errors ----
+
+void Session::fail_transport(const TransportFailure& f, const std::string& what) const {
+  std::string where = what + ": " + m_host;
+  if (f.tls) {
+    throw Error(ErrorKind::network, where + ": TLS failed: " + f.what(),
+                "trust the registry's CA with --ca-file CA.pem (or add it to /etc/ssl/certs); for a local test "
+                "registry without TLS or a trusted certificate, pass --insecure-registry " +
+                    m_host + " (or --insecure)");
+  }
+  if (f.curl_code == 6) {
+    throw Error(ErrorKind::network, where + ": unknown host (" + f.what() + ")",
+                "check the registry name in the reference");
+  }
+  if (f.curl_code == 28) {
+    throw Error(ErrorKind::network,
+                where + ": timed out or stalled (" + f.what() + ")" +
+                    (m_opt.max_attempts > 1 ? " after " + std::to_string(m_opt.max_attempts) + " attempts" : ""),
+                "check the network; --timeout sets how long a stalled transfer may wait");
+  }
+  throw Error(ErrorKind::network,
+              where + ": " + f.what() +
+                  (f.retryable && m_opt.max_attempts > 1
+                       ? " (gave up after " + std::to_string(m_opt.max_attempts) + " attempts)"
+                       : ""),
+              "is the registry running and reachable? --retries sets how often to try");
+}
+
+void Session::fail_status(const Response& r, const std::string& what, const std::string& scope) const {
+  ErrorBody body = parse_error_body(r.body);
+  std::string msg = what + ": " + m_host + " answered HTTP " + std::to_string(r.status) +
+                    (body.summary.empty() ? "" : " (" + body.summary + ")");
+  switch (error_kind(r.status, body.codes)) {
+  case ErrorKind::auth:
+    if (m_cred.anonymous()) {
+      throw RegistryError(r.status, body.codes, msg + "; no credentials were found for " + m_host,
+                          "run `paddle-image login " + m_host + "` or pass --username with --password-stdin");
+    }
+    throw RegistryError(r.status, body.codes,
+                        msg + "; the credentials from " + m_cred.source + " were refused" +
+                            (scope.empty() ? "" : " for " + scope),
+                        "check them or run `paddle-image login " + m_host + "` again");
+  case ErrorKind::integrity:
+    throw RegistryError(r.status, body.codes, msg, "the uploaded bytes do not match their digest; the source changed?");
+  default:
+    break;
+  }
+  if (r.status == 429) {
+    throw RegistryError(r.status, body.codes, msg + " after " + std::to_string(m_opt.max_attempts) + " attempts",
+                        "the registry is rate limiting; try later or raise --retries");
+  }
+  throw RegistryError(r.status, body.codes, msg);
+}
+
+// ---- ping and scheme ----
+
+void Session::ping() {
+  std::lock_guard<std::mutex> g(m_mutex);
+  if (m_pinged) {
+    return;
+  }
+  std::vector<std::string> schemes = {"https"};
+  if (m_opt.insecure.count(m_host) > 0) {
+    schemes.push_back("http");
+  }
+  for (std::size_t si = 0; si < schemes.size(); ++si) {
+    const std::string& scheme = schemes[si];
+    const bool more_schemes = si + 1 < schemes.size();
+    const std::string url = scheme + "://" + m_endpoint + "/v2/";
+    Call c;
+    c.what = "contacting the registry";
+    c.tls = tls();
+    c.make = [&] {
+      Request req;
+      req.url = url;
+      if (more_schemes) {
+        // Probing TLS on a host that may speak plain HTTP: a server that never
+        // answers a TLS hello should not cost the full connect timeout.
+        req.connect_timeout_s = 3;
+      }
+      return req;
+    };
+    c.status_reason = [&](const Response& r) { return "HTTP " + std::to_string(r.status) + " from " + url; };
+    c.fall_back = [&](const TransportFailure& f) {
+      bool try_http = more_schemes && (f.tls || f.curl_code == 35 || f.curl_code == 52 || f.curl_code == 56 ||
+                                       f.curl_code == 55 || f.curl_code == 28);
+      if (try_http) {
+        log(1, m_host + ": no TLS (" + f.what() + "); using plain HTTP (--insecure)");
+      }
+      return try_http;
+    };
+    std::optional<Response> r = call(c);
+    if (!r) {
+      continue;
+    }
+    if (r->status == 401) {
+      for (const auto& ch : parse_challenges(r->headers.get("www-authenticate"))) {
+        if (ch.scheme == "bearer" || (ch.scheme == "basic" && !m_challenge)) {
+          m_challenge = ch;
+        }
+      }
+    } else if (r->status != 200) {
+      // Not an answer of the distribution API (whatever the status), so not a
+      // RegistryError: the host serves something else.
+      throw Error(ErrorKind::registry,
+                  m_host + " does not serve the OCI distribution API: GET /v2/ answered HTTP " +
+                      std::to_string(r->status),
+                  "check the host name and port in the reference");
+    }
+    if (r->headers.get("docker-distribution-api-version") != "registry/2.0") {
+      log(2, m_host + ": no Docker-Distribution-API-Version: registry/2.0 header; continuing");
+    }
+    m_scheme = scheme;
+    m_pinged = true;
+    log(2, m_host + ": " + scheme + ", HTTP/" + r->http_version + ", auth " +
+               (m_challenge ? m_challenge->scheme : std::string("none")));
+    return;
+  }
+}
+
+void Session::verify_login() {
+  ping();
+  send(
+      [&] {
+        Request q;
+        q.url = base_url() + "/v2/";
+        return q;
+      },
+      "", "checking the credentials", {200});
+}
+
+// ---- auth ----
+
+std::string Session::fetch_token(const std::string& scope) {
+  std::string realm = m_challenge->params["realm"];
+  if (realm.empty()) {
+    throw Error(ErrorKind::registry, m_host + " asked for a bearer token but named no realm");
+  }
+  std::string realm_host = host_of(realm);
+  bool send_secret = !m_cred.anonymous();
+  if (scheme_of(realm) != "https" && send_secret && !m_opt.insecure.count(m_host)) {
+    throw Error(ErrorKind::auth,
+                m_host + ": token realm " + scheme_of(realm) + "://" + realm_host +
+                    " is not HTTPS; credentials are not sent over plain HTTP",
+                "pass --insecure-registry " + m_host + " only if this is a trusted local registry");
+  }
+  std::string query = "service=" + url_escape(m_challenge->params["service"]);
+  std::size_t start = 0;
+  while (start < scope.size()) {
+    auto sp = scope.find(' ', start);
+    std::string one = scope.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
+    query += "&scope=" + url_escape(one);
+    start = sp == std::string::npos ? scope.size() : sp + 1;
+  }
+  Call c;
+  c.what = "getting a token for " + m_host + " from " + realm_host;
+  c.tls.verify = !(m_opt.insecure.count(realm_host) || (realm_host == m_host && m_opt.insecure.count(m_host)));
+  c.tls.ca_file = m_opt.ca_file;
+  c.make = [&] {
+    Request req;
+    if (!m_cred.identity_token.empty()) {
+      req.method = "POST";
+      req.url = realm;
+      req.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+      req.body =
+          query + "&grant_type=refresh_token&client_id=paddle-image&refresh_token=" + url_escape(m_cred.identity_token);
+    } else {
+      req.url = with_query(realm, query);
+      if (!m_cred.username.empty()) {
+        req.headers.push_back("Authorization: Basic " + util::base64_encode(m_cred.username + ":" + m_cred.password));
+      }
+    }
+    return req;
+  };
+  c.status_reason = [](const Response& r) { return "token server HTTP " + std::to_string(r.status); };
+  Response r = *call(c);
+  // A token server speaks OAuth, not the distribution API: its body carries no OCI
+  // error codes, so the status alone picks the kind.
+  if (r.status == 401 || r.status == 403) {
+    throw RegistryError(r.status, {},
+                        "token server " + realm_host + " refused the credentials " +
+                            (m_cred.anonymous() ? std::string("(none given)") : "from " + m_cred.source) + " for " +
+                            m_host + " (HTTP " + std::to_string(r.status) + ")",
+                        "check them or run `paddle-image login " + m_host + "` again");
+  }
+  if (r.status != 200) {
+    throw RegistryError(r.status, {},
+                        "token server " + realm_host + " answered HTTP " + std::to_string(r.status) + " for " + m_host);
+  }
+  try {
+    auto j = nlohmann::json::parse(r.body);
+    std::string tok = j.value("token", "");
+    if (tok.empty()) {
+      tok = j.value("access_token", "");
+    }
+    if (tok.empty()) {
+      throw std::runtime_error("no token");
+    }
+    double life = j.contains("expires_in") && j["expires_in"].is_number() ? j["expires_in"].get<double>() : 60.0;
+    m_tokens[scope] = Token{tok, now_s() + std::max(life, 1.0)};
+    log(2, "token for " + scope + " from " + realm_host + ", valid " + std::to_string(int(life)) + " s");
+    return tok;
+  } catch (const std::exception&) {
+    throw Error(ErrorKind::registry, "token server " + realm_host + " answered without a token for " + m_host);
+  }
+}
+
+std::string Session::auth_header(const std::string& scope) {
+  std::lock_guard<std::mutex> g(m_mutex);
+  if (!m_challenge) {
+    return {};
+  }
+  if (m_challenge->scheme == "basic") {
+    if (m_cred.username.empty()) {
+      return {};
+    }
+    return "Authorization: Basic " + util::base64_encode(m_cred.username + ":" + m_cred.password);
+  }
+  if (!m_cred.registry_token.empty()) {
+    return "Authorization: Bearer " + m_cred.registry_token;
+  }
+  auto it = m_tokens.find(scope);
+  if (it != m_tokens.end() && it->second.expires_at > now_s() + 5) {
+    return "Authorization: Bearer " + it->second.value;
+  }
+  return "Authorization: Bearer " + fetch_token(scope);
+}
+
+void Session::forget_token(const std::string& scope) {
+  std::lock_guard<std::mutex> g(m_mutex);
+  m_tokens.erase(scope);
+}
+
+// ---- requests ----
+
+Response Session::send(const std::function<Request()>& make, const std::string& scope, const std::string& what,
+                       std::initializer_list<long> accept, bool raw) {
+  ping();
+  auto accepted = [&](long status) { return std::find(accept.begin(), accept.end(), status) != accept.end(); };
+  bool refreshed = false;
+  Call c;
+  c.what = what;
+  c.tls = tls();
+  c.log_prefix = what + ": ";
+  c.make = [&] {
+    Request req = make();
+    std::string auth = auth_header(scope);
+    if (!auth.empty()) {
+      req.headers.push_back(auth);
+    }
+    return req;
+  };
+  c.judge = [&](const Response& r) -> std::optional<Attempt::Verdict> {
+    if (accepted(r.status)) {
+      return Attempt::Verdict::finish;
+    }
+    if (r.status != 401 || refreshed) {
+      return std::nullopt;
+    }
+    log(1, what + ": " + m_host + " answered 401; authenticating again");
+    // Expired or missing token (or a repository that needs auth after an anonymous
+    // ping): read the challenge again and get a fresh token once.
+    refreshed = true;
+    auto challenges = parse_challenges(r.headers.get("www-authenticate"));
+    std::lock_guard<std::mutex> g(m_mutex);
+    for (const auto& ch : challenges) {
+      if (ch.scheme == "bearer" || ch.scheme == "basic") {
+        m_challenge = ch;
+        break;
+      }
+    }
+    m_tokens.erase(scope);
+    bool can_answer = m_challenge && !(m_challenge->scheme == "basic" && m_cred.username.empty());
+    if (can_answer) {
+      return Attempt::Verdict::again;
+    }
+    return std::nullopt;
+  };
+  Response r = *call(c);
+  if (accepted(r.status) || raw) {
+    return r;
+  }
+  fail_status(r, what, scope);
+}
+
+Response Session::perform_once(Request q, const std::string& scope) {
+  std::string auth = auth_header(scope);
+  if (!auth.empty()) {
+    q.headers.push_back(auth);
+  }
+  return m_http->perform(q, tls());
+}
+
+} // namespace registry
