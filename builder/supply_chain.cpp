@@ -148,7 +148,7 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
   p.dependencies.push_back(resource(s.file.filename().string(), "",
                                     "sha256:" + util::sha256_hex(util::read_file(s.file)), {{"role", "spec"}}));
   if (rep.base_digest) {
-    std::string uri = s.base;
+    std::string uri = s.base == "auto" ? rep.base_name : s.base;
     if (uri.rfind("oci:", 0) != 0 && uri.rfind("docker-archive:", 0) != 0) {
       uri = "docker://" + uri;
     }

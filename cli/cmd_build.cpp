@@ -133,7 +133,8 @@ nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const 
   // The documents are made once: the provenance from the report, the SBOM from the
   // image as written (its first signable output).
   nlohmann::json provenance = signing::provenance_predicate(builder::build_provenance(s, o, rep, ctx));
-  SignTarget first = open_sign_target(refs.front(), sess, a.identity, false);
+  SignTarget first =
+      open_sign_target(refs.front(), sess, refs.front().rfind("oci:", 0) == 0 ? a.identity : std::string(), false);
   builder::SbomOptions so;
   so.cache_dir = o.cache_dir;
   so.scan_base = a.sbom_base == "scan";
@@ -156,7 +157,9 @@ nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const 
     predicates.emplace_back(signing::k_cyclonedx_bom, signing::cyclonedx_bom(sbom));
   }
   for (const auto& ref : refs) {
-    SignTarget t = open_sign_target(ref, sess, a.identity, true);
+    // --identity names what layouts are signed for; a push is signed for its reference.
+    bool layout = ref.rfind("oci:", 0) == 0;
+    SignTarget t = open_sign_target(ref, sess, layout ? a.identity : std::string(), true);
     if (t.digest != rep.manifest.digest) {
       throw Error(ErrorKind::internal, ref + " holds " + t.digest.str() + ", not the image just built");
     }

@@ -275,6 +275,7 @@ int run_logout(const LoginArgs& a) {
 struct TagsArgs {
   std::string repo;
   bool json = false;
+  bool all = false; // also cosign's sha256-<hex>.sig/.att/.sbom tags
   RegistryFlags flags;
 };
 
@@ -287,6 +288,9 @@ int run_tags(const TagsArgs& a) {
   }
   RegistrySession sess(a.flags, out, ref.registry);
   auto tags = sess.connect(ref.registry)->list_tags(ref.repository);
+  if (!a.all) {
+    std::erase_if(tags, [](const std::string& t) { return oci::is_attachment_tag(t); });
+  }
   std::string text;
   for (const auto& t : tags) {
     text += t + "\n";
@@ -358,7 +362,8 @@ void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   c = app.add_subcommand("tags", "List the tags of a registry repository");
   c->add_option("repository", tags->repo, "REGISTRY/REPO")->required();
   c->add_flag("--json", tags->json, "JSON output");
-  tags->flags.add(c, false);
+  c->add_flag("--all", tags->all, "Also list signature and attestation tags (sha256-<hex>.sig, .att, .sbom)");
+  tags->flags.add(c, false, false);
   actions.emplace_back(c, [tags] { return run_tags(*tags); });
 
   auto login = std::make_shared<LoginArgs>();

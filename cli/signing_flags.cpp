@@ -179,9 +179,7 @@ SignTarget open_sign_target(const std::string& text, RegistrySession& sess, cons
                   "e.g. --identity registry.example.com/team/ocr:1.4");
     }
     t.identity = id.tag_defaulted ? id.name() : id.name() + ":" + id.tag;
-    if (t.subject_name.empty()) {
-      t.subject_name = id.name();
-    }
+    t.subject_name = id.name();
   }
   return t;
 }

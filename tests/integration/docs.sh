@@ -49,6 +49,26 @@ while read -r _ flag; do
     fail "docs/resolve.md lists $flag, which resolve does not take"
   fi
 done < <(flag_table docs/resolve.md resolve)
+# docs/signing.md: one flag table per command, under "### <heading>".
+while IFS='|' read -r heading cmd; do
+  n=0
+  while read -r _ flag; do
+    n=$((n + 1))
+    if "$PI" $cmd --help 2>/dev/null | grep -q -- "$flag\b"; then
+      pass "docs/signing.md: $cmd takes $flag"
+    else
+      fail "docs/signing.md lists $flag for '$cmd', which does not take it"
+    fi
+  done < <(flag_table <(awk -v h="### $heading" '$0 == h {on=1; next} /^##/ {on=0} on' docs/signing.md) -)
+  ((n > 0)) || fail "docs/signing.md has no flag table under '### $heading'"
+done <<'EOF'
+key generate|key generate
+sign|sign
+attest|attest
+verify|verify
+sbom|sbom
+build --sign|build
+EOF
 
 # Claims that went stale once the features were built.
 check "no page says a built feature is refused or comes later" bash -c \

@@ -169,6 +169,8 @@ n_before=$(js "$(sigman lay v1)" 'print(len(j["layers"]))')
 check "pushing the layout again merges with the registry's signatures (union)" "$PI" push oci:lay:v1 "$R/team/lay:v1" --insecure -q
 check "... the registry keeps the k0 signature and has every layout one" bash -c \
   "skopeo inspect --raw --tls-verify=false docker://$R/team/lay:${D/:/-}.sig | python3 -c 'import json,sys; assert len(json.load(sys.stdin)[\"layers\"])==$n_before+1'"
+check "tags hides the signature tags" bash -c "'$PI' tags $R/team/lay --insecure | grep -q '^v1$' && ! '$PI' tags $R/team/lay --insecure | grep -q '.sig$'"
+check "... and tags --all lists them" bash -c "'$PI' tags $R/team/lay --insecure --all | grep -q '${D/:/-}.sig$'"
 check "copy to another layout keeps them" bash -c "'$PI' copy oci:lay:v1 oci:copied:v1 -q && '$PI' verify oci:copied:v1 --key k2.pub"
 check "--no-signatures leaves them behind" bash -c "'$PI' copy oci:lay:v1 oci:bare:v1 -q --no-signatures"
 expect_fail "... and verify then fails with exit 11" 11 "no signatures for $D" "$PI" verify oci:bare:v1 --key k1.pub
