@@ -11,6 +11,7 @@ mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 # Fixtures are made before any test runs, so the tests themselves touch no network.
 "$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
 "$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
+"$ROOT/tests/support/fetch-schemas.sh" "$PADDLE_IMAGE_TEST_CACHE/schemas"
 
 # The main test build is Release (-O3), warnings as errors, so it stays warning-clean
 # where users and packagers build; the second build adds the sanitizers.
