@@ -199,11 +199,7 @@ std::size_t verify_local_base(const Base& base, const fs::path& cache_dir) {
     return 0;
   }
   fs::path dir = cache_dir / "base-info" / "blobs";
-  std::error_code mk;
-  fs::create_directories(dir, mk);
-  if (mk) {
-    throw Error(ErrorKind::io, "cannot create " + dir.string() + ": " + mk.message());
-  }
+  util::create_dirs(dir, "the base-info directory");
   std::size_t hashed = 0;
   for (const auto& layer : base.manifest.layers) {
     fs::path blob = base.layout->blobs().blob_path(layer.digest);
@@ -237,7 +233,7 @@ std::size_t verify_local_base(const Base& base, const fs::path& cache_dir) {
   return hashed;
 }
 
-void refresh_local_base_records(const Base& base, const fs::path& cache_dir) {
+void refresh_local_base_records(const Base& base, const fs::path& cache_dir, const DebugLog& debug) {
   if (!base.layout) {
     return;
   }
@@ -255,8 +251,12 @@ void refresh_local_base_records(const Base& base, const fs::path& cache_dir) {
           was.at("mtime_ns") == now["mtime_ns"]) {
         util::write_file_atomic(record, now.dump());
       }
-    } catch (const std::exception&) {
-      // No record (or an unreadable one): the next build hashes this blob again, which is safe.
+    } catch (const std::exception& e) {
+      // Safe: without a record (or with an unreadable one) the next build hashes this
+      // blob again; the record is only a shortcut.
+      if (debug) {
+        debug("base-info: not refreshing " + record.string() + ": " + e.what());
+      }
     }
   }
 }
@@ -269,7 +269,7 @@ struct Scan {
   std::optional<std::pair<int, int>> glibc;
 };
 
-Scan scan_base(const Base& base, const fs::path& cache_dir) {
+Scan scan_base(const Base& base, const fs::path& cache_dir, const DebugLog& debug) {
   Scan sc;
   if (!base.local_blob) {
     return sc;
@@ -285,8 +285,12 @@ Scan scan_base(const Base& base, const fs::path& cache_dir) {
         sc.glibc = std::pair{j["glibc"][0].get<int>(), j["glibc"][1].get<int>()};
       }
       return sc;
-    } catch (const std::exception&) {
-      // rescan
+    } catch (const std::exception& e) {
+      // Safe: the file only caches what a scan of the base finds; a damaged or old one
+      // means the layers are scanned again (below) and the file rewritten.
+      if (debug) {
+        debug("base-info: rescanning " + base.name + ", " + cached.string() + " is unreadable: " + e.what());
+      }
     }
   }
   static const std::regex py_re("(usr/bin|usr/local/bin)/python3\\.([0-9]+)");
@@ -325,7 +329,7 @@ Scan scan_base(const Base& base, const fs::path& cache_dir) {
   if (sc.glibc) {
     j["glibc"] = {sc.glibc->first, sc.glibc->second};
   }
-  fs::create_directories(cached.parent_path(), ec);
+  util::create_dirs(cached.parent_path(), "the base-info directory");
   util::write_file_atomic(cached, j.dump());
   return sc;
 }
@@ -342,14 +346,16 @@ std::string default_site(const std::string& interpreter, int minor) {
 
 } // namespace
 
-layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const fs::path& cache_dir) {
+layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const fs::path& cache_dir,
+                                   const DebugLog& debug) {
   layers::PythonTarget t;
   const std::string& arch = s.platform.architecture;
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
   bool need_scan = !s.python || !s.python->glibc || s.python->interpreter.empty();
   Scan sc;
   if (need_scan && base.local_blob) {
-    sc = util::with_context("reading Python facts from base " + base.name, [&] { return scan_base(base, cache_dir); });
+    sc = util::with_context("reading Python facts from base " + base.name,
+                            [&] { return scan_base(base, cache_dir, debug); });
   }
   if (s.python) {
     const auto& p = *s.python;

@@ -44,6 +44,9 @@ struct Base {
   std::function<std::filesystem::path(const oci::Descriptor&)> local_blob;
 };
 
+// A debug-level log line (Events::debug; empty: not logged).
+using DebugLog = std::function<void(const std::string& line)>;
+
 // Opens a registry host for the build (with the command's credentials, TLS and retry
 // settings); null refuses registry bases.
 using Connect = std::function<std::shared_ptr<registry::Registry>(const std::string& host)>;
@@ -66,11 +69,12 @@ std::size_t verify_local_base(const Base& base, const std::filesystem::path& cac
 // After the build linked the base blobs into its outputs (a new hard link changes a
 // file's ctime, not its bytes): records the new ctime of every verified blob whose
 // dev, inode, size and mtime are unchanged, so the next build does not hash it again.
-void refresh_local_base_records(const Base& base, const std::filesystem::path& cache_dir);
+void refresh_local_base_records(const Base& base, const std::filesystem::path& cache_dir, const DebugLog& debug = {});
 
 // What the spec says about Python, completed from the base's layers when needed
 // (interpreter, site-packages, glibc). Results of base scans are cached in
 // cache_dir/base-info.
-layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const std::filesystem::path& cache_dir);
+layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const std::filesystem::path& cache_dir,
+                                   const DebugLog& debug = {});
 
 } // namespace builder

@@ -121,23 +121,28 @@ layers::BlobInfo write_layer(const layers::EntrySet& set, const layers::Compress
 
 std::vector<fs::path> list_wheels(const fs::path& dir) {
   std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().extension() == ".whl") {
-      out.push_back(e.path());
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".whl") {
+      out.push_back(it->path());
     }
+  }
+  if (ec) {
+    throw Error(ErrorKind::io, "cannot list the wheels in " + dir.string() + ": " + ec.message());
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-void check_lock(const spec::LayerSpec& l, const std::vector<fs::path>& wheels, json& inventory) {
+// One wheel per project, and with a lock file exactly the locked versions and hashes.
+void check_lock(const spec::LayerSpec& l, const layers::WheelInventory& inventory) {
   std::map<std::string, layers::LockEntry> lock;
   if (l.lock_file) {
     lock = layers::parse_lock_file(*l.lock_file);
   }
   std::set<std::string> seen;
-  for (auto& w : inventory) {
-    std::string name = layers::normalize_project_name(w["name"].get<std::string>());
+  for (const auto& w : inventory.wheels) {
+    std::string name = layers::normalize_project_name(w.name);
     if (!seen.insert(name).second) {
       throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "' has two wheels of project '" + name + "'",
                   "keep one version per project in " + l.wheel_dir.string());
@@ -147,22 +152,20 @@ void check_lock(const spec::LayerSpec& l, const std::vector<fs::path>& wheels, j
     }
     auto it = lock.find(name);
     if (it == lock.end()) {
-      throw Error(ErrorKind::input,
-                  "wheel " + w["filename"].get<std::string>() + " is not in the lock file " + l.lock_file->string(),
+      throw Error(ErrorKind::input, "wheel " + w.filename + " is not in the lock file " + l.lock_file->string(),
                   "add it (name==version --hash=sha256:...) or remove the wheel");
     }
-    if (it->second.version != w["version"].get<std::string>()) {
+    if (it->second.version != w.version) {
       throw Error(ErrorKind::input,
                   l.lock_file->string() + ":" + std::to_string(it->second.line) + ": " + name + " is locked at " +
-                      it->second.version + " but the wheel is " + w["version"].get<std::string>(),
+                      it->second.version + " but the wheel is " + w.version,
                   "update the lock file or use the locked wheel");
     }
     const auto& hashes = it->second.sha256;
-    if (std::find(hashes.begin(), hashes.end(), w["sha256"].get<std::string>()) == hashes.end()) {
+    if (std::find(hashes.begin(), hashes.end(), w.sha256) == hashes.end()) {
       throw Error(ErrorKind::integrity,
-                  l.lock_file->string() + ":" + std::to_string(it->second.line) + ": sha256 of " +
-                      w["filename"].get<std::string>() + " (" + w["sha256"].get<std::string>() +
-                      ") does not match the lock file",
+                  l.lock_file->string() + ":" + std::to_string(it->second.line) + ": sha256 of " + w.filename + " (" +
+                      w.sha256 + ") does not match the lock file",
                   "the wheel changed; verify where it came from, then update the lock");
     }
   }
@@ -174,105 +177,144 @@ void check_lock(const spec::LayerSpec& l, const std::vector<fs::path>& wheels, j
                   "add the wheel or remove the line");
     }
   }
-  (void)wheels;
+}
+
+// The start of every layer key: format version, compression and epoch.
+void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const BuildOptions& o) {
+  key.add({{"v", k_key_version}, {"compression", compression_json(co)}, {"epoch", o.source_date_epoch}});
+}
+
+// A wheels layer's inputs: the Python target, the owner, the lock file and the stat
+// data of each .whl.
+std::string wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const std::vector<fs::path>& wheels,
+                       const layers::CompressOptions& co, const BuildOptions& o) {
+  KeyHasher key;
+  start_layer_key(key, co, o);
+  layers::Owner owner = to_owner(l.owner);
+  key.add({{"kind", "wheels"},
+           {"target",
+            {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1, t.interpreter,
+             t.site_packages, t.scripts_dir, t.prefix}},
+           {"owner", {owner.uid, owner.gid, owner.uname, owner.gname}},
+           {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
+  layers::EntrySet stat_set;
+  for (const auto& w : wheels) {
+    stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}});
+  }
+  add_entries_to_key(key, stat_set);
+  return key.finish();
+}
+
+// Installs every wheel into the staging tree, in file-name order.
+layers::WheelInventory install_wheels(const spec::LayerSpec& l, const std::vector<fs::path>& wheels,
+                                      const layers::PythonTarget& t, const fs::path& staging) {
+  layers::WheelInventory inventory;
+  std::map<std::string, std::string> owners;
+  for (const auto& w : wheels) {
+    inventory.wheels.push_back(util::with_context(l.origin + ": layer '" + l.name + "'",
+                                                  [&] { return layers::install_wheel(w, t, staging, owners); }));
+  }
+  return inventory;
+}
+
+// The staging tree as layer entries: the layer's owner applies to what the wheels
+// install; the install roots and their ancestors (usr/, usr/local/lib/...) stay root's.
+layers::EntrySet staged_entries(const spec::LayerSpec& l, const layers::PythonTarget& t, const fs::path& staging) {
+  layers::EntrySet set;
+  set.add(layers::CopyRule{staging, "/", {}, {}, {}, to_owner(l.owner), false, l.origin, {}, {}});
+  for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
+    std::string p = layers::normalize_image_path(root, l.origin);
+    while (!p.empty()) {
+      set.set_owner(p, layers::Owner{});
+      p = p.find('/') == std::string::npos ? "" : p.substr(0, p.rfind('/'));
+    }
+  }
+  set.finalize(layers::Owner{});
+  return set;
+}
+
+// Everything a layer build needs besides the spec layer itself.
+struct LayerContext {
+  const BuildOptions& options;
+  layers::LayerCache& cache;
+  const Events& events;
+  layers::CompressOptions compress;
+};
+
+layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::PythonTarget& t, const LayerContext& cx,
+                                    LayerReport& r, std::vector<LayerWheel>& wheels_out) {
+  auto wheels = list_wheels(l.wheel_dir);
+  if (wheels.empty()) {
+    throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
+  }
+  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options);
+  layers::LayerRecord record;
+  layers::BlobInfo blob = cx.cache.get_or_build(
+      key,
+      [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
+        cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
+                       t.site_packages);
+        util::TempDir staging(cx.cache.dir() / "staging");
+        layers::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
+        check_lock(l, inventory);
+        layers::EntrySet set = staged_entries(l, t, staging.path());
+        rec.wheels = inventory;
+        rec.entries = set.entries().size();
+        return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+      },
+      r.rebuilt, record);
+  r.entries = record.entries.value_or(0);
+  if (record.wheels) {
+    for (const auto& w : record.wheels->wheels) {
+      wheels_out.push_back(LayerWheel{l.name, w});
+    }
+  }
+  return blob;
+}
+
+// A files or data layer: the copy rules' entries, keyed by their stat data.
+layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& cx, LayerReport& r) {
+  layers::EntrySet set;
+  set.set_threads(cx.options.threads);
+  for (const auto& c : l.copies) {
+    layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
+    set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin,
+                             c.ignore, c.ignore_prefix});
+  }
+  set.finalize(layers::Owner{});
+  KeyHasher key;
+  start_layer_key(key, cx.compress, cx.options);
+  key.add({{"kind", "copy"}});
+  for (const auto& c : l.copies) { // what was left out is part of the inputs too
+    key.add({{"ignore", c.ignore}, {"ignore_prefix", c.ignore_prefix}});
+  }
+  add_entries_to_key(key, set);
+  layers::LayerRecord record;
+  layers::BlobInfo blob = cx.cache.get_or_build(
+      key.finish(),
+      [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
+        rec.entries = set.entries().size();
+        return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+      },
+      r.rebuilt, record);
+  r.entries = record.entries.value_or(0);
+  return blob;
 }
 
 LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
                         layers::LayerCache& cache, const std::optional<layers::PythonTarget>& py, const Events& ev,
-                        json& wheels_out) {
+                        std::vector<LayerWheel>& wheels_out) {
   LayerReport r;
   r.name = l.name;
   double t0 = o.clock();
-  layers::CompressOptions co = compression_for(s, l, o);
-  KeyHasher key;
-  key.add({{"v", k_key_version}, {"compression", compression_json(co)}, {"epoch", o.source_date_epoch}});
-  json extra;
-  layers::BlobInfo blob;
+  LayerContext cx{o, cache, ev, compression_for(s, l, o)};
   if (l.kind == spec::LayerSpec::Kind::wheels) {
     r.kind = "wheels";
-    const auto& t = *py;
-    auto wheels = list_wheels(l.wheel_dir);
-    if (wheels.empty()) {
-      throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
-    }
-    key.add(
-        {{"kind", "wheels"},
-         {"target",
-          {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1, t.interpreter,
-           t.site_packages, t.scripts_dir, t.prefix}},
-         {"owner", {to_owner(l.owner).uid, to_owner(l.owner).gid, to_owner(l.owner).uname, to_owner(l.owner).gname}},
-         {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
-    layers::EntrySet stat_set;
-    for (const auto& w : wheels) {
-      stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}});
-    }
-    add_entries_to_key(key, stat_set);
-    blob = cache.get_or_build(
-        key.finish(),
-        [&](util::AtomicFile& tmp, json& ex) {
-          ev.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
-                  t.site_packages);
-          json inventory = json::array();
-          util::TempDir staging(cache.dir() / "staging");
-          std::map<std::string, std::string> owners;
-          for (const auto& w : wheels) {
-            auto inst = util::with_context(l.origin + ": layer '" + l.name + "'",
-                                           [&] { return layers::install_wheel(w, t, staging.path(), owners); });
-            inventory.push_back({{"name", inst.name},
-                                 {"version", inst.version},
-                                 {"filename", inst.filename},
-                                 {"sha256", inst.sha256},
-                                 {"files", inst.files}});
-          }
-          check_lock(l, wheels, inventory);
-          layers::EntrySet set;
-          set.add(layers::CopyRule{staging.path(), "/", {}, {}, {}, to_owner(l.owner), false, l.origin, {}, {}});
-          // The install roots and their ancestors (usr/, usr/local/lib/...) stay root's;
-          // the layer's owner applies to what the wheels install.
-          for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
-            std::string p = layers::normalize_image_path(root, l.origin);
-            while (!p.empty()) {
-              set.set_owner(p, layers::Owner{});
-              p = p.find('/') == std::string::npos ? "" : p.substr(0, p.rfind('/'));
-            }
-          }
-          set.finalize(layers::Owner{});
-          r.entries = set.entries().size();
-          ex["wheels"] = inventory;
-          ex["entries"] = r.entries;
-          return write_layer(set, co, o.source_date_epoch, tmp, l.name, ev);
-        },
-        r.rebuilt, extra);
-    for (const auto& w : extra.value("wheels", json::array())) {
-      json item = w;
-      item["layer"] = l.name;
-      wheels_out.push_back(item);
-    }
+    r.blob = build_wheels_layer(l, *py, cx, r, wheels_out);
   } else {
     r.kind = l.kind == spec::LayerSpec::Kind::files ? "files" : "data";
-    layers::EntrySet set;
-    set.set_threads(o.threads);
-    for (const auto& c : l.copies) {
-      layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
-      set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin,
-                               c.ignore, c.ignore_prefix});
-    }
-    set.finalize(layers::Owner{});
-    key.add({{"kind", "copy"}});
-    for (const auto& c : l.copies) { // what was left out is part of the inputs too
-      key.add({{"ignore", c.ignore}, {"ignore_prefix", c.ignore_prefix}});
-    }
-    add_entries_to_key(key, set);
-    blob = cache.get_or_build(
-        key.finish(),
-        [&](util::AtomicFile& tmp, json& ex) {
-          ex["entries"] = set.entries().size();
-          return write_layer(set, co, o.source_date_epoch, tmp, l.name, ev);
-        },
-        r.rebuilt, extra);
+    r.blob = build_copy_layer(l, cx, r);
   }
-  r.entries = extra.value("entries", static_cast<std::size_t>(0));
-  r.blob = blob;
   r.seconds = o.clock() - t0;
   return r;
 }
@@ -364,6 +406,282 @@ void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltIm
   }
 }
 
+// For a registry base, base layers are pulled into the layer cache only when something
+// local needs them (a layout or archive output, a Python scan); pushes mount or skip them.
+void pull_remote_base_layers_on_demand(Base& base, layers::LayerCache& cache, const BuildOptions& o, const Events& ev) {
+  base.local_blob = [&cache, &base, &ev, &o](const oci::Descriptor& d) {
+    std::size_t i = 0;
+    while (i < base.manifest.layers.size() && base.manifest.layers[i].digest != d.digest) {
+      ++i;
+    }
+    bool rebuilt = false;
+    layers::LayerRecord record;
+    cache.get_or_build(
+        "base-" + d.digest.hex,
+        [&](util::AtomicFile& tmp, layers::LayerRecord&) {
+          ev.info("pulling base layer " + d.digest.str() + " (" + std::to_string(d.size) + " bytes) into the cache");
+          base.remote->download_into(base.remote_repo, d, tmp, o.transfer.progress);
+          layers::BlobInfo info;
+          info.digest = d.digest;
+          info.size = d.size;
+          info.media_type = d.media_type;
+          info.diff_id = i < base.config.diff_ids.size() ? base.config.diff_ids[i] : d.digest;
+          return info;
+        },
+        rebuilt, record);
+    return cache.blobs().blob_path(d.digest);
+  };
+}
+
+// Opens the spec's base and checks a local one's blobs against their digests.
+Base open_build_base(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache, const Events& ev) {
+  Base base = open_base(s, o.matrix_files, o.connect);
+  if (std::size_t hashed = verify_local_base(base, o.cache_dir); hashed > 0) {
+    ev.info("verified " + std::to_string(hashed) + " base layer blob(s) of " + base.name + " against their digests");
+  }
+  if (base.remote) {
+    pull_remote_base_layers_on_demand(base, cache, o, ev);
+  }
+  return base;
+}
+
+// The base in the report: what `base: auto` chose, its name and digest, its layers.
+void report_base(const Base& base, BuildReport& rep, const Events& ev) {
+  if (base.resolved) {
+    rep.resolution = base.resolved->report;
+    ev.info("base: auto chose " + base.resolved->reference + " (" + base.resolved->driver_level +
+            " driver compatibility)");
+  }
+  rep.base_name = base.name;
+  rep.base_digest = base.digest;
+  ev.info(
+      "base " + base.name +
+      (base.digest ? " (" + base.digest->str() + ", " + std::to_string(base.manifest.layers.size()) + " layers)" : ""));
+  for (std::size_t i = 0; i < base.manifest.layers.size(); ++i) {
+    const auto& d = base.manifest.layers[i];
+    LayerReport lr;
+    lr.name = "base[" + std::to_string(i) + "]";
+    lr.kind = "base";
+    lr.blob.digest = d.digest;
+    lr.blob.diff_id = base.config.diff_ids[i];
+    lr.blob.size = d.size;
+    lr.blob.media_type = d.media_type;
+    rep.layers.push_back(lr);
+  }
+}
+
+// The Python the wheels are installed for; none without a wheels layer.
+std::optional<layers::PythonTarget> wheels_target(const spec::BuildSpec& s, const Base& base, const BuildOptions& o,
+                                                  const Events& ev) {
+  bool has_wheels = std::any_of(s.layers.begin(), s.layers.end(),
+                                [](const auto& l) { return l.kind == spec::LayerSpec::Kind::wheels; });
+  if (!has_wheels) {
+    return std::nullopt;
+  }
+  return python_target(s, base, o.cache_dir, ev.debug);
+}
+
+// The image being assembled: the config and the layer descriptors, base layers first.
+struct Assembly {
+  oci::ImageConfig config;
+  std::vector<oci::Descriptor> layers;
+  std::string created; // RFC 3339 of SOURCE_DATE_EPOCH
+};
+
+Assembly start_from_base(const spec::BuildSpec& s, const Base& base, std::int64_t epoch) {
+  Assembly a;
+  a.config = base.config;
+  if (a.config.os.empty()) {
+    a.config.os = s.platform.os;
+    a.config.architecture = s.platform.architecture;
+  }
+  for (const auto& d : base.manifest.layers) {
+    a.layers.push_back(oci::Descriptor{d.media_type, d.digest, d.size, {}, {}});
+  }
+  a.created = util::rfc3339_utc(epoch);
+  return a;
+}
+
+void append_layer(Assembly& a, const LayerReport& lr) {
+  a.layers.push_back(oci::Descriptor{lr.blob.media_type, lr.blob.digest, lr.blob.size, {}, {}});
+  a.config.diff_ids.push_back(lr.blob.diff_id);
+  a.config.history.push_back(oci::HistoryEntry{a.created, "paddle-image build: " + lr.kind + " layer '" + lr.name + "'",
+                                               std::to_string(lr.entries) + " entries", false});
+}
+
+// Builds or reuses each spec layer, in order.
+void build_spec_layers(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache,
+                       const std::optional<layers::PythonTarget>& py, const Events& ev, Assembly& a, BuildReport& rep) {
+  for (std::size_t i = 0; i < s.layers.size(); ++i) {
+    const auto& l = s.layers[i];
+    ev.info("[" + std::to_string(i + 1) + "/" + std::to_string(s.layers.size()) + "] layer '" + l.name + "'");
+    LayerReport lr = build_layer(s, l, o, cache, py, ev, rep.wheels);
+    ev.info("  " + std::string(lr.rebuilt ? "built " : "reused ") + lr.blob.digest.str() + " (" +
+            std::to_string(lr.blob.size) + " bytes, " + std::to_string(lr.entries) + " entries)");
+    append_layer(a, lr);
+    rep.layers.push_back(lr);
+  }
+}
+
+// The spec's runtime settings over the base's.
+void merge_runtime_config(const spec::ConfigSpec& c, oci::ImageConfig& cfg) {
+  auto& rc = cfg.config;
+  for (const auto& [k, v] : c.env) {
+    cfg.set_env(k, v);
+  }
+  if (c.entrypoint) {
+    rc.entrypoint = c.entrypoint;
+    if (!c.cmd) {
+      rc.cmd.reset(); // as Docker does: a new ENTRYPOINT clears the base's CMD
+    }
+  }
+  if (c.cmd) {
+    rc.cmd = c.cmd;
+  }
+  if (!c.workdir.empty()) {
+    rc.working_dir = c.workdir;
+  }
+  if (!c.user.empty()) {
+    rc.user = c.user;
+  }
+  if (!c.stop_signal.empty()) {
+    rc.stop_signal = c.stop_signal;
+  }
+  for (const auto& p : c.ports) {
+    if (std::find(rc.exposed_ports.begin(), rc.exposed_ports.end(), p) == rc.exposed_ports.end()) {
+      rc.exposed_ports.push_back(p);
+    }
+  }
+  std::sort(rc.exposed_ports.begin(), rc.exposed_ports.end());
+}
+
+// The org.opencontainers.image.* keys of this image: manifest annotations and labels.
+oci::Annotations oci_keys_for(const spec::BuildSpec& s, const BuildOptions& o, const Base& base,
+                              const std::string& created) {
+  oci::Annotations keys;
+  keys["org.opencontainers.image.created"] = created;
+  std::string source = o.source.empty() ? s.source : o.source;
+  if (!source.empty()) {
+    keys["org.opencontainers.image.source"] = source;
+  }
+  if (!o.revision.empty()) {
+    keys["org.opencontainers.image.revision"] = o.revision;
+  }
+  if (!s.version.empty()) {
+    keys["org.opencontainers.image.version"] = s.version;
+  }
+  if (!s.name.empty()) {
+    keys["org.opencontainers.image.title"] = s.name;
+  }
+  if (base.digest) {
+    keys["org.opencontainers.image.base.name"] = base.name;
+    keys["org.opencontainers.image.base.digest"] = base.digest->str();
+  }
+  return keys;
+}
+
+// Labels (docs/labels.md): the base's own OCI keys (source, revision, version,
+// title...) describe the base, not this image, and are dropped; io.paddle-image.*
+// requirements are inherited. Then the spec's labels, this image's OCI keys, and the
+// requirement labels: the facts of a base chosen by `base: auto` first, the spec's
+// requires: over them.
+void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<layers::PythonTarget>& py,
+                const oci::Annotations& oci_keys, std::map<std::string, std::string>& labels) {
+  for (auto it = labels.begin(); it != labels.end();) {
+    it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? labels.erase(it) : std::next(it);
+  }
+  for (const auto& [k, v] : s.config.labels) {
+    labels[k] = v;
+  }
+  for (const auto& [k, v] : oci_keys) {
+    labels[k] = v;
+  }
+  auto set_label = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) {
+      labels[k] = v;
+    }
+  };
+  if (base.resolved) {
+    const auto& rb = *base.resolved;
+    set_label("io.paddle-image.cuda.version", rb.cuda);
+    set_label("io.paddle-image.cudnn.version", rb.cudnn);
+    set_label("io.paddle-image.tensorrt.version", rb.tensorrt);
+    set_label("io.paddle-image.paddle.version", rb.paddle);
+    set_label("io.paddle-image.driver.min", rb.driver_full);
+    set_label("io.paddle-image.driver.min-compat", rb.driver_minor);
+    set_label("io.paddle-image.gpu.archs", util::join(rb.archs, ","));
+  }
+  const auto& req = s.requires_;
+  set_label("io.paddle-image.cuda.version", req.cuda);
+  set_label("io.paddle-image.cudnn.version", req.cudnn);
+  set_label("io.paddle-image.paddle.version", req.paddle);
+  set_label("io.paddle-image.driver.min", req.driver_min);
+  set_label("io.paddle-image.gpu.archs", util::join(req.gpu_archs, ","));
+  if (py) {
+    set_label("io.paddle-image.python.version", "3." + std::to_string(py->minor));
+  }
+}
+
+// Config and manifest, serialised canonically, and their descriptors.
+struct ImageDocuments {
+  std::string config_bytes;
+  oci::Descriptor config;
+  std::string manifest_bytes;
+  oci::Descriptor manifest;
+};
+
+ImageDocuments serialise(const Assembly& a, const oci::Annotations& annotations) {
+  ImageDocuments d;
+  d.config_bytes = oci::canonical(oci::to_json(a.config));
+  d.config = oci::Descriptor{oci::media::k_config,
+                             oci::Digest::sha256(util::sha256_hex(d.config_bytes)),
+                             static_cast<std::int64_t>(d.config_bytes.size()),
+                             {},
+                             {}};
+  oci::Manifest manifest;
+  manifest.config = d.config;
+  manifest.layers = a.layers;
+  manifest.annotations = annotations;
+  d.manifest_bytes = oci::canonical(oci::to_json(manifest));
+  d.manifest = oci::Descriptor{oci::media::k_manifest,
+                               oci::Digest::sha256(util::sha256_hex(d.manifest_bytes)),
+                               static_cast<std::int64_t>(d.manifest_bytes.size()),
+                               {},
+                               oci::Platform{a.config.architecture, a.config.os, a.config.variant}};
+  return d;
+}
+
+// The layers as the writers see them: ours from the cache, base layers from the base.
+std::vector<BuiltLayer> built_layers(const Assembly& a, const Base& base, const BuildReport& rep,
+                                     layers::LayerCache& cache) {
+  std::vector<BuiltLayer> built;
+  for (std::size_t i = 0; i < a.layers.size(); ++i) {
+    BuiltLayer bl;
+    bl.descriptor = a.layers[i];
+    bl.from_base = i < base.manifest.layers.size();
+    if (!bl.from_base) {
+      bl.file = cache.blobs().blob_path(a.layers[i].digest);
+      bl.uncompressed_size = rep.layers[i].blob.uncompressed_size;
+    }
+    built.push_back(bl);
+  }
+  return built;
+}
+
+// Hands the image to the writers: layouts and archives, then pushes.
+void write_image(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev, const Assembly& a,
+                 const ImageDocuments& docs, const Base& base, layers::LayerCache& cache, BuildReport& rep) {
+  oci::Descriptor cfg_blob = cache.blobs().put_bytes(oci::media::k_config, docs.config_bytes);
+  std::vector<BuiltLayer> built = built_layers(a, base, rep, cache);
+  std::string image_name = s.name.empty() ? std::string("the built image") : s.name;
+  oci::ManifestBlob root{oci::media::k_manifest, docs.manifest_bytes, docs.manifest.digest};
+  auto view = [&](BuiltImage::BaseBlobs mode) {
+    return BuiltImage(image_name, root, cfg_blob, cache.blobs().blob_path(cfg_blob.digest), built, base, mode);
+  };
+  write_outputs(s, o, view(BuiltImage::BaseBlobs::local), rep);
+  push_outputs(s, o, view(BuiltImage::BaseBlobs::remote), rep, ev);
+}
+
 } // namespace
 
 std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
@@ -395,13 +713,19 @@ json BuildReport::to_json() const {
                   {"seconds", l.seconds},
                   {"entries", l.entries}});
   }
+  json ws = json::array();
+  for (const auto& w : wheels) {
+    json item = layers::to_json(w.wheel);
+    item["layer"] = w.layer;
+    ws.push_back(item);
+  }
   return {
       {"digest", manifest.digest.str()},
       {"manifest", {{"digest", manifest.digest.str()}, {"size", manifest.size}, {"media_type", manifest.media_type}}},
       {"config_digest", config_digest.str()},
       {"base", {{"name", base_name}, {"digest", base_digest ? base_digest->str() : ""}}},
       {"layers", ls},
-      {"wheels", wheels},
+      {"wheels", ws},
       {"resolution", resolution},
       {"outputs", outputs},
       {"pushed", pushed},
@@ -415,215 +739,25 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   BuildReport rep;
   rep.revision = o.revision;
   rep.source_date_epoch = o.source_date_epoch;
-  layers::LayerCache cache(o.cache_dir);
+  layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
 
-  Base base = open_base(s, o.matrix_files, o.connect);
-  if (std::size_t hashed = verify_local_base(base, o.cache_dir); hashed > 0) {
-    ev.info("verified " + std::to_string(hashed) + " base layer blob(s) of " + base.name + " against their digests");
-  }
-  if (base.remote) {
-    // Base layers are pulled into the layer cache only when something local needs
-    // them (a layout or archive output, a Python scan); pushes mount or skip them.
-    base.local_blob = [&cache, &base, &ev, &o](const oci::Descriptor& d) {
-      std::size_t i = 0;
-      while (i < base.manifest.layers.size() && base.manifest.layers[i].digest != d.digest) {
-        ++i;
-      }
-      bool rebuilt = false;
-      json extra;
-      cache.get_or_build(
-          "base-" + d.digest.hex,
-          [&](util::AtomicFile& tmp, json&) {
-            ev.info("pulling base layer " + d.digest.str() + " (" + std::to_string(d.size) + " bytes) into the cache");
-            base.remote->download_into(base.remote_repo, d, tmp, o.transfer.progress);
-            layers::BlobInfo info;
-            info.digest = d.digest;
-            info.size = d.size;
-            info.media_type = d.media_type;
-            info.diff_id = i < base.config.diff_ids.size() ? base.config.diff_ids[i] : d.digest;
-            return info;
-          },
-          rebuilt, extra);
-      return cache.blobs().blob_path(d.digest);
-    };
-  }
-  if (base.resolved) {
-    rep.resolution = base.resolved->report;
-    ev.info("base: auto chose " + base.resolved->reference + " (" + base.resolved->driver_level +
-            " driver compatibility)");
-  }
-  rep.base_name = base.name;
-  rep.base_digest = base.digest;
-  ev.info(
-      "base " + base.name +
-      (base.digest ? " (" + base.digest->str() + ", " + std::to_string(base.manifest.layers.size()) + " layers)" : ""));
-  oci::ImageConfig cfg = base.config;
-  if (cfg.os.empty()) {
-    cfg.os = s.platform.os;
-    cfg.architecture = s.platform.architecture;
-  }
-  std::vector<oci::Descriptor> layer_descs;
-  for (std::size_t i = 0; i < base.manifest.layers.size(); ++i) {
-    const auto& d = base.manifest.layers[i];
-    layer_descs.push_back(oci::Descriptor{d.media_type, d.digest, d.size, {}, {}});
-    LayerReport lr;
-    lr.name = "base[" + std::to_string(i) + "]";
-    lr.kind = "base";
-    lr.blob.digest = d.digest;
-    lr.blob.diff_id = cfg.diff_ids[i];
-    lr.blob.size = d.size;
-    lr.blob.media_type = d.media_type;
-    rep.layers.push_back(lr);
-  }
+  Base base = open_build_base(s, o, cache, ev);
+  report_base(base, rep, ev);
+  std::optional<layers::PythonTarget> py = wheels_target(s, base, o, ev);
+  Assembly a = start_from_base(s, base, o.source_date_epoch);
+  build_spec_layers(s, o, cache, py, ev, a, rep);
 
-  std::optional<layers::PythonTarget> py;
-  bool has_wheels = std::any_of(s.layers.begin(), s.layers.end(),
-                                [](const auto& l) { return l.kind == spec::LayerSpec::Kind::wheels; });
-  if (has_wheels) {
-    py = python_target(s, base, o.cache_dir);
-  }
+  a.config.created = a.created;
+  merge_runtime_config(s.config, a.config);
+  oci::Annotations oci_keys = oci_keys_for(s, o, base, a.created);
+  set_labels(s, base, py, oci_keys, a.config.config.labels);
+  ImageDocuments docs = serialise(a, oci_keys);
+  rep.manifest = docs.manifest;
+  rep.config_digest = docs.config.digest;
 
-  std::string created = util::rfc3339_utc(o.source_date_epoch);
-  for (std::size_t i = 0; i < s.layers.size(); ++i) {
-    const auto& l = s.layers[i];
-    ev.info("[" + std::to_string(i + 1) + "/" + std::to_string(s.layers.size()) + "] layer '" + l.name + "'");
-    LayerReport lr = build_layer(s, l, o, cache, py, ev, rep.wheels);
-    ev.info("  " + std::string(lr.rebuilt ? "built " : "reused ") + lr.blob.digest.str() + " (" +
-            std::to_string(lr.blob.size) + " bytes, " + std::to_string(lr.entries) + " entries)");
-    layer_descs.push_back(oci::Descriptor{lr.blob.media_type, lr.blob.digest, lr.blob.size, {}, {}});
-    cfg.diff_ids.push_back(lr.blob.diff_id);
-    cfg.history.push_back(oci::HistoryEntry{created, "paddle-image build: " + lr.kind + " layer '" + l.name + "'",
-                                            std::to_string(lr.entries) + " entries", false});
-    rep.layers.push_back(lr);
-  }
-
-  // Runtime config: the spec's settings over the base's.
-  cfg.created = created;
-  auto& rc = cfg.config;
-  for (const auto& [k, v] : s.config.env) {
-    cfg.set_env(k, v);
-  }
-  if (s.config.entrypoint) {
-    rc.entrypoint = s.config.entrypoint;
-    if (!s.config.cmd) {
-      rc.cmd.reset(); // as Docker does: a new ENTRYPOINT clears the base's CMD
-    }
-  }
-  if (s.config.cmd) {
-    rc.cmd = s.config.cmd;
-  }
-  if (!s.config.workdir.empty()) {
-    rc.working_dir = s.config.workdir;
-  }
-  if (!s.config.user.empty()) {
-    rc.user = s.config.user;
-  }
-  if (!s.config.stop_signal.empty()) {
-    rc.stop_signal = s.config.stop_signal;
-  }
-  for (const auto& p : s.config.ports) {
-    if (std::find(rc.exposed_ports.begin(), rc.exposed_ports.end(), p) == rc.exposed_ports.end()) {
-      rc.exposed_ports.push_back(p);
-    }
-  }
-  std::sort(rc.exposed_ports.begin(), rc.exposed_ports.end());
-  oci::Annotations oci_keys;
-  oci_keys["org.opencontainers.image.created"] = created;
-  std::string source = o.source.empty() ? s.source : o.source;
-  if (!source.empty()) {
-    oci_keys["org.opencontainers.image.source"] = source;
-  }
-  if (!o.revision.empty()) {
-    oci_keys["org.opencontainers.image.revision"] = o.revision;
-  }
-  if (!s.version.empty()) {
-    oci_keys["org.opencontainers.image.version"] = s.version;
-  }
-  if (!s.name.empty()) {
-    oci_keys["org.opencontainers.image.title"] = s.name;
-  }
-  if (base.digest) {
-    oci_keys["org.opencontainers.image.base.name"] = base.name;
-    oci_keys["org.opencontainers.image.base.digest"] = base.digest->str();
-  }
-  // The base's own OCI keys (source, revision, version, title...) describe the base,
-  // not this image: drop them; io.paddle-image.* requirements are inherited.
-  for (auto it = rc.labels.begin(); it != rc.labels.end();) {
-    it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? rc.labels.erase(it) : std::next(it);
-  }
-  for (const auto& [k, v] : s.config.labels) {
-    rc.labels[k] = v;
-  }
-  for (const auto& [k, v] : oci_keys) {
-    rc.labels[k] = v;
-  }
-  const auto& req = s.requires_;
-  auto set_label = [&](const std::string& k, const std::string& v) {
-    if (!v.empty()) {
-      rc.labels[k] = v;
-    }
-  };
-  // Facts of a base chosen by `base: auto` first; the spec's requires: overrides them.
-  if (base.resolved) {
-    const auto& rb = *base.resolved;
-    set_label("io.paddle-image.cuda.version", rb.cuda);
-    set_label("io.paddle-image.cudnn.version", rb.cudnn);
-    set_label("io.paddle-image.tensorrt.version", rb.tensorrt);
-    set_label("io.paddle-image.paddle.version", rb.paddle);
-    set_label("io.paddle-image.driver.min", rb.driver_full);
-    set_label("io.paddle-image.driver.min-compat", rb.driver_minor);
-    set_label("io.paddle-image.gpu.archs", util::join(rb.archs, ","));
-  }
-  set_label("io.paddle-image.cuda.version", req.cuda);
-  set_label("io.paddle-image.cudnn.version", req.cudnn);
-  set_label("io.paddle-image.paddle.version", req.paddle);
-  set_label("io.paddle-image.driver.min", req.driver_min);
-  set_label("io.paddle-image.gpu.archs", util::join(req.gpu_archs, ","));
-  if (py) {
-    set_label("io.paddle-image.python.version", "3." + std::to_string(py->minor));
-  }
-
-  std::string config_bytes = oci::canonical(oci::to_json(cfg));
-  oci::Descriptor config_desc{oci::media::k_config,
-                              oci::Digest::sha256(util::sha256_hex(config_bytes)),
-                              static_cast<std::int64_t>(config_bytes.size()),
-                              {},
-                              {}};
-  oci::Manifest manifest;
-  manifest.config = config_desc;
-  manifest.layers = layer_descs;
-  manifest.annotations = oci_keys;
-  std::string manifest_bytes = oci::canonical(oci::to_json(manifest));
-  rep.manifest = oci::Descriptor{oci::media::k_manifest,
-                                 oci::Digest::sha256(util::sha256_hex(manifest_bytes)),
-                                 static_cast<std::int64_t>(manifest_bytes.size()),
-                                 {},
-                                 oci::Platform{cfg.architecture, cfg.os, cfg.variant}};
-  rep.config_digest = config_desc.digest;
-
-  // The image as the writers see it: config and our layers from the cache, base
-  // layers from the base.
-  oci::Descriptor cfg_blob = cache.blobs().put_bytes(oci::media::k_config, config_bytes);
-  std::vector<BuiltLayer> built;
-  for (std::size_t i = 0; i < layer_descs.size(); ++i) {
-    BuiltLayer bl;
-    bl.descriptor = layer_descs[i];
-    bl.from_base = i < base.manifest.layers.size();
-    if (!bl.from_base) {
-      bl.file = cache.blobs().blob_path(layer_descs[i].digest);
-      bl.uncompressed_size = rep.layers[i].blob.uncompressed_size;
-    }
-    built.push_back(bl);
-  }
-  std::string image_name = s.name.empty() ? std::string("the built image") : s.name;
-  oci::ManifestBlob root{oci::media::k_manifest, manifest_bytes, rep.manifest.digest};
-  auto view = [&](BuiltImage::BaseBlobs mode) {
-    return BuiltImage(image_name, root, cfg_blob, cache.blobs().blob_path(cfg_blob.digest), built, base, mode);
-  };
-  write_outputs(s, o, view(BuiltImage::BaseBlobs::local), rep);
-  push_outputs(s, o, view(BuiltImage::BaseBlobs::remote), rep, ev);
-  refresh_local_base_records(base, o.cache_dir);
+  write_image(s, o, ev, a, docs, base, cache, rep);
+  refresh_local_base_records(base, o.cache_dir, ev.debug);
   rep.seconds = o.clock() - t0;
   return rep;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
 #include "layers/compress.hpp"
+#include "layers/wheel.hpp"
 #include "oci/reference.hpp"
 #include "registry/transfer.hpp"
 #include "spec/spec.hpp"
@@ -19,6 +20,8 @@ struct Events {
   // Bytes of layer input consumed so far / total, while a layer is being built.
   std::function<void(const std::string& layer, std::int64_t done, std::int64_t total)> progress =
       [](const std::string&, std::int64_t, std::int64_t) {};
+  // Debug-level lines: what was ignored and why (a damaged cache record...).
+  std::function<void(const std::string& line)> debug = [](const std::string&) {};
 };
 
 struct BuildOptions {
@@ -46,13 +49,19 @@ struct LayerReport {
   std::size_t entries = 0;
 };
 
+// A wheel installed by one of the build's wheels layers.
+struct LayerWheel {
+  std::string layer; // the spec layer's name
+  layers::InstalledWheel wheel;
+};
+
 struct BuildReport {
   oci::Descriptor manifest;
   oci::Digest config_digest;
   std::string base_name;
   std::optional<oci::Digest> base_digest;
   std::vector<LayerReport> layers;
-  nlohmann::json wheels = nlohmann::json::array();
+  std::vector<LayerWheel> wheels;   // in layer order, then install order
   nlohmann::json resolution;        // base: auto: the resolver's report (null otherwise)
   std::vector<std::string> outputs; // as written, with the tags they got
   std::vector<std::string> pushed;  // registry references written, "host/repo:tag@digest"

@@ -2,6 +2,7 @@
 // Picks published Paddle GPU images for a fleet (docs/resolve.md). Never invents a
 // tag: every candidate is a row of the matrix.
 #include "compat_matrix/matrix.hpp"
+#include "compat_matrix/rules.hpp"
 
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -28,9 +29,6 @@ struct Constraints {
     return "--" + f + (i >= 0 ? "[" + std::to_string(i) + "]" : "");
   };
 };
-
-enum class DriverLevel { full = 0, minor = 1, forward = 2 };
-std::string to_string(DriverLevel level);
 
 struct Candidate {
   std::string reference; // repository:tag

@@ -847,7 +847,36 @@ void check_xid(Ctx& c) {
         "no readable kernel log (/var/log/kern.log, /var/log/messages)");
 }
 
+// The probes the image checks use, from the driver version and the outputs of the NVML
+// and CUDA probes (JSON from the probe's child process).
+HostProbes probes_from(const std::optional<std::string>& driver, const json& nvml, const json& cuda) {
+  HostProbes p;
+  p.driver = driver;
+  if (nvml.is_object()) {
+    p.cuda_driver = nvml.value("cuda_driver", 0);
+  }
+  if (p.cuda_driver == 0 && cuda.is_object()) {
+    p.cuda_driver = cuda.value("driver_version", 0);
+  }
+  if (nvml.is_object() && nvml.contains("gpus")) {
+    for (const auto& g : nvml["gpus"]) {
+      if (g.contains("cc")) {
+        p.gpus.push_back({g.value("name", std::string("GPU")), g["cc"].get<std::string>()});
+      }
+    }
+  }
+  return p;
+}
+
 } // namespace
+
+HostProbes host_probes_from_facts(const json& facts) {
+  std::optional<std::string> driver;
+  if (facts.contains("driver") && facts["driver"].is_string()) {
+    driver = facts["driver"].get<std::string>();
+  }
+  return probes_from(driver, facts.value("nvml", json()), facts.value("cuda", json()));
+}
 
 Report check_host(const Host& host, const Options& options) {
   Report report;
@@ -861,8 +890,12 @@ Report check_host(const Host& host, const Options& options) {
   json nvml;
   json cuda;
   check_nvml_cuda(c, options, driver_present, driver, nvml, cuda);
+  std::optional<std::string> driver_version = driver; // /proc's, else NVML's
   if (!driver && nvml.is_object() && nvml.contains("driver")) {
     report.facts["driver"] = nvml["driver"];
+    if (nvml["driver"].is_string()) {
+      driver_version = nvml["driver"].get<std::string>();
+    }
   }
   check_gpus(c, nvml, driver_present);
   check_fabric(c, majors, nvml, driver);
@@ -874,6 +907,7 @@ Report check_host(const Host& host, const Options& options) {
   check_cdi(c, driver);
   check_cgroup_pitfall(c, rf, nvml);
   check_xid(c);
+  report.probes = probes_from(driver_version, nvml, cuda);
   return report;
 }
 

@@ -5,6 +5,7 @@
 #include "doctor/host.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,13 +48,36 @@ struct ImageNeeds {
   std::string compat_evidence;
 };
 
+// A GPU as the NVML probe reports it.
+struct ProbedGpu {
+  std::string name; // "GPU" when NVML gives none
+  std::string cc;   // compute capability, "9.0"
+};
+
+// What the host checks found that the image checks compare against.
+struct HostProbes {
+  std::optional<std::string> driver; // /proc/driver/nvidia/version, else NVML's
+  int cuda_driver = 0;               // CUDA version the driver supports (12040 = 12.4); 0: unknown
+  std::vector<ProbedGpu> gpus;       // NVML's GPUs that report a compute capability
+};
+
+// The probes from their JSON form in a report's facts ("driver", and the "nvml" and
+// "cuda" probe outputs as check_host records them), for a report that exists only as
+// JSON. Anything missing or of another type is unknown.
+HostProbes host_probes_from_facts(const nlohmann::json& facts);
+
 struct Report {
   std::vector<CheckResult> checks;
-  nlohmann::json facts = nlohmann::json::object();
+  nlohmann::json facts = nlohmann::json::object(); // the report's output form
+  std::optional<HostProbes> probes;                // set by check_host
   int count(Status s) const;
 };
 
 Report check_host(const Host& host, const Options& options);
+// Image checks against `host`.
+void check_image(Report& report, const HostProbes& host, const ImageNeeds& needs, const compat::Matrix& matrix);
+// Against report.probes; a report without them (assembled from JSON facts) has its
+// probes read from the facts with host_probes_from_facts.
 void check_image(Report& report, const ImageNeeds& needs, const compat::Matrix& matrix);
 nlohmann::json to_json(const Report& r);
 

@@ -1,6 +1,7 @@
 #include "doctor/image.hpp"
 
 #include "compat_matrix/resolver.hpp"
+#include "compat_matrix/rules.hpp"
 #include "doctor/parse.hpp"
 #include "layers/tar.hpp"
 #include "oci/layout.hpp"
@@ -238,23 +239,12 @@ ImageNeeds needs_from_requires(const std::string& text) {
 
 namespace {
 
-std::optional<compat::Version> host_driver(const Report& r) {
-  if (r.facts.contains("driver") && r.facts["driver"].is_string()) {
-    return compat::Version::parse(r.facts["driver"].get<std::string>());
-  }
-  return std::nullopt;
-}
-
-// "sm_90" / "sm_90a" -> 90.
+// "sm_90" / "sm_90a" -> 90 (what is not an architecture is left out).
 std::vector<int> arch_numbers(const std::vector<std::string>& archs) {
   std::vector<int> out;
   for (const auto& a : archs) {
-    std::string d = a.rfind("sm_", 0) == 0 ? a.substr(3) : a;
-    if (!d.empty() && d.back() == 'a') {
-      d.pop_back();
-    }
-    if (!d.empty() && d.size() <= 3 && std::all_of(d.begin(), d.end(), ::isdigit)) {
-      out.push_back(std::stoi(d));
+    if (auto n = compat::sm_number(a)) {
+      out.push_back(*n);
     }
   }
   return out;
@@ -263,22 +253,21 @@ std::vector<int> arch_numbers(const std::vector<std::string>& archs) {
 std::string sm_list(const std::vector<int>& archs) {
   std::vector<std::string> s;
   for (int a : archs) {
-    s.push_back("sm_" + std::to_string(a));
+    s.push_back(compat::sm_name(a));
   }
   return util::join(s, ",");
 }
 
 struct HostGpu {
   std::string name;
-  int major = 0;
-  int minor = 0;
-  int sm() const { return major * 10 + minor; }
-  std::string label() const { return name + " (sm_" + std::to_string(sm()) + ")"; }
+  compat::Version cc;
+  int sm() const { return compat::sm_of(cc); }
+  std::string label() const { return name + " (" + compat::sm_name(sm()) + ")"; }
 };
 
 // Binary compatibility within a major version (docs/resolve.md).
 bool serves(const std::vector<int>& archs, const HostGpu& g) {
-  return std::any_of(archs.begin(), archs.end(), [&](int a) { return a / 10 == g.major && a % 10 <= g.minor; });
+  return compat::ships_code_for(archs, g.cc);
 }
 
 const compat::ReleaseRow* find_release(const compat::Matrix& m, const std::string& stated) {
@@ -318,7 +307,11 @@ std::vector<std::string> release_cudas(const compat::ReleaseRow& release) {
 
 } // namespace
 
-void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
+void check_image(Report& report, const ImageNeeds& needs, const compat::Matrix& matrix) {
+  check_image(report, report.probes ? *report.probes : host_probes_from_facts(report.facts), needs, matrix);
+}
+
+void check_image(Report& report, const HostProbes& host, const ImageNeeds& n, const compat::Matrix& m) {
   auto add = [&](std::string id, std::string title, Status s, std::string ev, std::string fix = {}) {
     report.checks.push_back({std::move(id), std::move(title), s, std::move(ev), std::move(fix), {}});
   };
@@ -329,24 +322,22 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
                            {"require_cuda", n.require_cuda},
                            {"archs", n.archs},
                            {"paddle", n.paddle}};
-  auto driver = host_driver(report);
+  std::optional<compat::Version> driver;
+  if (host.driver) {
+    driver = compat::Version::parse(*host.driver);
+  }
   // GPUs from NVML.
-  std::vector<std::pair<std::string, compat::Version>> gpus;
+  std::vector<HostGpu> host_gpus;
   std::vector<std::string> gpu_classes;
-  if (report.facts.contains("nvml") && report.facts["nvml"].contains("gpus")) {
-    for (const auto& g : report.facts["nvml"]["gpus"]) {
-      if (g.contains("cc")) {
-        gpus.emplace_back(g.value("name", std::string("GPU")), compat::Version::parse(g["cc"].get<std::string>()));
-        try {
-          gpu_classes.push_back(compat::find_gpu(m, g.value("name", std::string("?")), "nvml").gpu_class);
-        } catch (const util::Error&) {
-          gpu_classes.push_back("");
-        }
-      }
+  for (const auto& g : host.gpus) {
+    host_gpus.push_back({g.name, compat::Version::parse(g.cc)});
+    try {
+      gpu_classes.push_back(compat::find_gpu(m, g.name, "nvml").gpu_class);
+    } catch (const util::Error&) {
+      gpu_classes.push_back(""); // a GPU the matrix does not know: not known to be a data-center GPU
     }
   }
-  bool all_datacenter = !gpu_classes.empty() && std::all_of(gpu_classes.begin(), gpu_classes.end(),
-                                                            [](const std::string& c) { return c == "datacenter"; });
+  bool all_datacenter = compat::forward_compat_gpus(m, gpu_classes);
   // Facts the image does not state are derived from the matrix (docs/doctor.md,
   // "Derived facts"); a check that rests on one never PASSes, only FAILs or WARNs.
   const compat::ReleaseRow* release = find_release(m, n.paddle);
@@ -401,7 +392,7 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
       if (row == nullptr) {
         continue;
       }
-      std::string floor = row->driver_minor.empty() ? row->driver_full : row->driver_minor;
+      std::string floor = compat::DriverNeeds::of(*row).lowest(false);
       needs.push_back("CUDA " + c + " needs " + row->driver_full +
                       (row->driver_minor.empty() ? "" : " (" + row->driver_minor + " minor-version)"));
       if (lowest.empty() || compat::Version::parse(floor) < compat::Version::parse(lowest)) {
@@ -440,9 +431,10 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
     std::string what = "image CUDA " + (n.cuda.empty() ? std::string("?") : n.cuda) + " needs driver " + full +
                        (minor.empty() ? "" : " (" + minor + " under minor-version compatibility)") + "; host driver " +
                        driver->text;
-    if (*driver >= compat::Version::parse(full)) {
+    auto level = compat::native_driver_level(*driver, compat::DriverNeeds{full, minor}, false);
+    if (level == compat::DriverLevel::full) {
       add("image.cuda-driver", driver_title, Status::pass, what);
-    } else if (!minor.empty() && *driver >= compat::Version::parse(minor)) {
+    } else if (level == compat::DriverLevel::minor) {
       add("image.cuda-driver", driver_title, Status::warn,
           what + ": runs under minor-version compatibility; PTX JIT of newer code may fail (CUDA error 222)",
           "upgrade the driver to " + full + " to remove this caveat");
@@ -460,13 +452,7 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
     }
   }
   // NVIDIA_REQUIRE_CUDA against the driver's CUDA version.
-  int cuda_driver = 0;
-  if (report.facts.contains("nvml")) {
-    cuda_driver = report.facts["nvml"].value("cuda_driver", 0);
-  }
-  if (cuda_driver == 0 && report.facts.contains("cuda")) {
-    cuda_driver = report.facts["cuda"].value("driver_version", 0);
-  }
+  int cuda_driver = host.cuda_driver;
   if (n.require_cuda.empty()) {
     add("image.require-cuda", "NVIDIA_REQUIRE_CUDA satisfied", Status::skip, "the image sets no NVIDIA_REQUIRE_CUDA");
   } else if (cuda_driver == 0) {
@@ -483,11 +469,6 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
            : "upgrade the driver, or (only if minor-version compatibility is enough) set NVIDIA_DISABLE_REQUIRE=1");
   }
   // Architectures.
-  std::vector<HostGpu> host_gpus;
-  for (const auto& [name, cc] : gpus) {
-    host_gpus.push_back(
-        {name, static_cast<int>(cc.parts.at(0)), cc.parts.size() > 1 ? static_cast<int>(cc.parts[1]) : 0});
-  }
   auto unserved = [&](const std::function<bool(const HostGpu&)>& ok) {
     std::vector<std::string> out;
     for (const auto& g : host_gpus) {
@@ -506,7 +487,7 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
   const std::string state_fix =
       "label the image with io.paddle-image.gpu.archs (paddle-image build does) or check with "
       "--requires sm=XY";
-  if (gpus.empty()) {
+  if (host_gpus.empty()) {
     add("image.gpu-arch", arch_title, Status::skip,
         n.archs.empty() ? "the image states no GPU architectures (io.paddle-image.gpu.archs)"
                         : "no GPU facts (NVML unavailable)");
@@ -530,9 +511,7 @@ void check_image(Report& report, const ImageNeeds& n, const compat::Matrix& m) {
   } else if (release != nullptr && n.cuda.empty() && !release->images.empty()) {
     // Paddle alone, several CUDAs: FAIL only when no published build serves a GPU.
     auto served_by_any = [&](const HostGpu& g) {
-      if (!release->min_cc.empty() && compat::Version::valid(release->min_cc) &&
-          compat::Version::parse(std::to_string(g.major) + "." + std::to_string(g.minor)) <
-              compat::Version::parse(release->min_cc)) {
+      if (!compat::meets_min_cc(*release, g.cc)) {
         return false;
       }
       return std::any_of(release->images.begin(), release->images.end(),

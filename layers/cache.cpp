@@ -22,11 +22,13 @@ json to_json(const BlobInfo& b) {
           {"media_type", b.media_type}};
 }
 
-std::optional<BlobInfo> from_json_file(const fs::path& p, json* extra = nullptr) {
+// A key file's blob info; its "extra" object is handed to read_extra when given.
+std::optional<BlobInfo> from_json_file(const fs::path& p, const DebugLog& debug,
+                                       const std::function<void(const json&)>& read_extra = {}) {
   try {
     json j = json::parse(util::read_file(p));
-    if (extra != nullptr) {
-      *extra = j.value("extra", json::object());
+    if (read_extra) {
+      read_extra(j.value("extra", json::object()));
     }
     BlobInfo b;
     b.digest = oci::Digest::parse(j.at("digest").get<std::string>());
@@ -35,14 +37,42 @@ std::optional<BlobInfo> from_json_file(const fs::path& p, json* extra = nullptr)
     b.uncompressed_size = j.at("uncompressed_size").get<std::int64_t>();
     b.media_type = j.at("media_type").get<std::string>();
     return b;
-  } catch (const std::exception&) {
-    return std::nullopt; // unreadable entries are misses
+  } catch (const std::exception& e) {
+    // Safe: a key file that cannot be read or parsed (an old format, a damaged disk)
+    // is a cache miss; the layer is built again and its key file rewritten.
+    if (debug) {
+      debug("cache: ignoring key file " + p.string() + ": " + e.what());
+    }
+    return std::nullopt;
   }
 }
 
 } // namespace
 
-LayerCache::LayerCache(fs::path dir) : m_dir(std::move(dir)), m_blobs(m_dir) {
+json to_json(const LayerRecord& record) {
+  json j = json::object();
+  if (record.entries) {
+    j["entries"] = *record.entries;
+  }
+  if (record.wheels) {
+    j["wheels"] = to_json(*record.wheels);
+  }
+  return j;
+}
+
+LayerRecord layer_record_from_json(const json& j) {
+  LayerRecord r;
+  if (j.contains("entries")) {
+    r.entries = j.at("entries").get<std::size_t>();
+  }
+  if (j.contains("wheels")) {
+    r.wheels = wheel_inventory_from_json(j.at("wheels"));
+  }
+  return r;
+}
+
+LayerCache::LayerCache(fs::path dir, DebugLog debug)
+    : m_dir(std::move(dir)), m_blobs(m_dir), m_debug(std::move(debug)) {
   std::error_code ec;
   fs::create_directories(m_dir / "keys", ec);
   fs::create_directories(m_dir / "locks", ec);
@@ -64,12 +94,20 @@ fs::path LayerCache::key_path(const std::string& key) const {
 }
 
 std::optional<BlobInfo> LayerCache::lookup(const std::string& key, json* extra) {
+  return find(key, [&](const json& e) {
+    if (extra != nullptr) {
+      *extra = e;
+    }
+  });
+}
+
+std::optional<BlobInfo> LayerCache::find(const std::string& key, const ExtraReader& read) {
   fs::path kp = key_path(key);
   std::error_code ec;
   if (!fs::exists(kp, ec)) {
     return std::nullopt;
   }
-  auto info = from_json_file(kp, extra);
+  auto info = from_json_file(kp, m_debug, read);
   if (!info) {
     return std::nullopt;
   }
@@ -82,10 +120,36 @@ std::optional<BlobInfo> LayerCache::lookup(const std::string& key, json* extra) 
 }
 
 BlobInfo LayerCache::get_or_build(const std::string& key,
+                                  const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce,
+                                  bool& rebuilt, LayerRecord& record) {
+  json extra;
+  return get_or_build_locked(
+      key,
+      [&](util::AtomicFile& tmp, json& ex) {
+        record = LayerRecord{};
+        BlobInfo info = produce(tmp, record);
+        ex = to_json(record);
+        return info;
+      },
+      rebuilt, extra, [&](const json& stored) { record = layer_record_from_json(stored); });
+}
+
+BlobInfo LayerCache::get_or_build(const std::string& key,
                                   const std::function<BlobInfo(util::AtomicFile&, json& extra)>& produce, bool& rebuilt,
                                   json& extra) {
+  return get_or_build_locked(key, produce, rebuilt, extra, {});
+}
+
+BlobInfo LayerCache::get_or_build_locked(const std::string& key, const Producer& produce, bool& rebuilt, json& extra,
+                                         const ExtraReader& read) {
   util::FileLock lock(m_dir / "locks" / (key + ".lock"), util::FileLock::Mode::exclusive);
-  if (auto hit = lookup(key, &extra)) {
+  auto hit = find(key, [&](const json& stored) {
+    if (read) {
+      read(stored);
+    }
+    extra = stored;
+  });
+  if (hit) {
     rebuilt = false;
     return *hit;
   }
@@ -130,7 +194,7 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
     if (::stat(it->path().c_str(), &st) != 0) {
       continue;
     }
-    auto info = from_json_file(it->path());
+    auto info = from_json_file(it->path(), m_debug);
     if (!info) {
       fs::remove(it->path(), ec);
       continue;

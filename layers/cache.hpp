@@ -3,6 +3,7 @@
 // (flock): builds hold a shared lock on the cache, a per-key exclusive lock while
 // producing a layer; `cache prune` takes the cache lock exclusively.
 #include "layers/compress.hpp"
+#include "layers/wheel.hpp"
 #include "oci/layout.hpp"
 
 #include <functional>
@@ -21,9 +22,22 @@ struct PruneResult {
   std::size_t blobs_removed = 0;
 };
 
+// What the cache keeps beside a layer's blob, for the build to report again on a hit.
+// Stored as the key file's "extra" object, holding only the fields that are set.
+struct LayerRecord {
+  std::optional<std::size_t> entries;   // tar entries of a layer the build made
+  std::optional<WheelInventory> wheels; // a wheels layer: what was installed
+};
+nlohmann::json to_json(const LayerRecord& record);
+// Throws nlohmann::json::exception on a malformed record.
+LayerRecord layer_record_from_json(const nlohmann::json& j);
+
+// A debug-level log line (a sink passed in by the caller; empty: not logged).
+using DebugLog = std::function<void(const std::string& line)>;
+
 class LayerCache {
 public:
-  explicit LayerCache(fs::path dir);
+  explicit LayerCache(fs::path dir, DebugLog debug = {});
   const fs::path& dir() const { return m_dir; }
   oci::BlobStore& blobs() { return m_blobs; }
   // A shared lock held for the duration of a build.
@@ -31,8 +45,13 @@ public:
   // The blob for key, if cached and its blob is present (and of the recorded size).
   // `extra` receives the JSON stored beside the blob (e.g. a wheel inventory).
   std::optional<BlobInfo> lookup(const std::string& key, nlohmann::json* extra = nullptr);
-  // Looks up key under its lock; on a miss runs produce(tmp) which writes the blob
-  // into tmp and returns its info, then commits blob and key. `rebuilt` tells which.
+  // Looks up key under its lock; on a miss runs produce(tmp, record) which writes the
+  // blob into tmp, fills the record and returns the blob's info, then commits blob and
+  // key. `rebuilt` tells which; `record` is what was stored beside the blob.
+  BlobInfo get_or_build(const std::string& key,
+                        const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce, bool& rebuilt,
+                        LayerRecord& record);
+  // The same with the record in its stored (JSON) form.
   BlobInfo get_or_build(const std::string& key,
                         const std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>& produce, bool& rebuilt,
                         nlohmann::json& extra);
@@ -41,9 +60,16 @@ public:
   std::int64_t size_bytes() const;
 
 private:
+  using ExtraReader = std::function<void(const nlohmann::json& extra)>;
+  using Producer = std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>;
   fs::path key_path(const std::string& key) const;
+  // The blob for key, its stored extra handed to read (which may throw: then a miss).
+  std::optional<BlobInfo> find(const std::string& key, const ExtraReader& read);
+  BlobInfo get_or_build_locked(const std::string& key, const Producer& produce, bool& rebuilt, nlohmann::json& extra,
+                               const ExtraReader& read);
   fs::path m_dir;
   oci::BlobStore m_blobs;
+  DebugLog m_debug;
 };
 
 } // namespace layers

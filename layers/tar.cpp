@@ -24,6 +24,10 @@ la_ssize_t write_cb(struct archive*, void* client, const void* buf, size_t n) {
   try {
     (*sink)(static_cast<const char*>(buf), n);
   } catch (...) {
+    // Safe: nothing is lost. An exception must not cross libarchive's C frames; the
+    // sink is TarBuilder's guarded sink, which kept the exception (sink_error) before
+    // rethrowing it, and the -1 makes libarchive fail the write, whereupon fail()
+    // rethrows that exception. No log sink reaches this callback.
     return -1;
   }
   return static_cast<la_ssize_t>(n);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <archive.h>
 #include <archive_entry.h>
+#include <array>
 #include <memory>
 #include <regex>
 #include <set>
@@ -446,180 +447,270 @@ std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
   return out;
 }
 
-InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, const fs::path& staging_root,
-                             std::map<std::string, std::string>& owners) {
-  const std::string fname = wheel.filename().string();
-  WheelName name = WheelName::parse(fname);
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string archive_error(struct archive* a) {
+  return archive_error_string(a) != nullptr ? archive_error_string(a) : "?";
+}
+
+void check_runs_on_target(const WheelName& name, const std::string& fname, const PythonTarget& target) {
   if (auto why = incompatibility(name, target)) {
     throw Error(ErrorKind::incompatible, "wheel " + fname + " cannot run on the target: " + *why,
                 "use a wheel built for " + target.describe() + ", or change the base image / python settings");
   }
-  InstalledWheel info;
-  info.filename = fname;
-  info.sha256 = util::sha256_file_hex(wheel);
+}
 
-  ReadArchive ra;
-  struct archive* a = ra.a;
+void open_wheel_archive(struct archive* a, const fs::path& wheel) {
   archive_read_support_format_zip_seekable(a);
   if (archive_read_open_filename(a, wheel.c_str(), 1 << 16) != ARCHIVE_OK) {
-    throw Error(ErrorKind::input,
-                "wheel " + wheel.string() +
-                    " is not a readable zip archive: " + (archive_error_string(a) ? archive_error_string(a) : "?"),
+    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is not a readable zip archive: " + archive_error(a),
                 "the file is corrupt or truncated; download or build it again");
   }
-  const std::string site = target.site_packages;
-  std::map<std::string, Written> record;            // RECORD path -> hash
-  std::map<std::string, std::string> member_hashes; // wheel member -> sha256=...
-  std::string wheel_record;
-  std::string entry_points;
-  std::string dist_info;
-  std::string wheel_meta;
-  std::set<std::string> members;
+}
 
-  auto stage_path = [&](const std::string& image_path) { return staging_root / image_path.substr(1); };
-  auto claim = [&](const std::string& image_path) {
-    auto [it, inserted] = owners.try_emplace(image_path, fname);
+// The staging tree of one wheel: claims image paths (no two wheels install the same
+// path), writes files under staging_root and keeps the RECORD lines of what it wrote.
+class Staging {
+public:
+  Staging(const fs::path& root, const std::string& wheel_file, const std::string& site,
+          std::map<std::string, std::string>& owners)
+      : m_root(root), m_wheel_file(wheel_file), m_site(site), m_owners(owners) {}
+
+  fs::path path_of(const std::string& image_path) const { return m_root / image_path.substr(1); }
+
+  void claim(const std::string& image_path) {
+    auto [it, inserted] = m_owners.try_emplace(image_path, m_wheel_file);
     if (!inserted) {
-      throw Error(ErrorKind::input, "wheels " + it->second + " and " + fname + " both install " + image_path,
+      throw Error(ErrorKind::input, "wheels " + it->second + " and " + m_wheel_file + " both install " + image_path,
                   "keep only one of them in the wheel set");
     }
-  };
-  auto write_staged = [&](const std::string& image_path, const std::string& content, std::uint32_t mode) {
+  }
+
+  // Claims and creates the directory of image_path; returns where the file goes.
+  fs::path prepare(const std::string& image_path) {
     claim(image_path);
-    fs::path p = stage_path(image_path);
-    fs::create_directories(p.parent_path());
+    fs::path p = path_of(image_path);
+    util::create_dirs(p.parent_path(), "the staging directory");
+    return p;
+  }
+
+  // Writes a file held in memory (scripts, generated files) and records it.
+  void write(const std::string& image_path, const std::string& content, std::uint32_t mode) {
+    fs::path p = prepare(image_path);
     util::write_file_atomic(p, content);
     ::chmod(p.c_str(), mode);
     util::Sha256 h;
     h.update(content);
-    auto raw = h.finish_raw();
-    record[relative_to(image_path, site)] =
-        Written{util::base64url_nopad(raw), static_cast<std::int64_t>(content.size())};
-  };
+    record(image_path, util::base64url_nopad(h.finish_raw()), static_cast<std::int64_t>(content.size()));
+  }
 
+  void record(const std::string& image_path, const std::string& hash_b64, std::int64_t size) {
+    m_record[relative_to(image_path, m_site)] = Written{hash_b64, size};
+  }
+
+  // The installed RECORD: every file written, then the RECORD line itself (no hash).
+  std::string record_text(const std::string& dist_info) const {
+    std::string rec;
+    for (const auto& [path, w] : m_record) {
+      rec += record_quote(path) + ",sha256=" + w.hash_b64 + "," + std::to_string(w.size) + "\n";
+    }
+    return rec + record_quote(dist_info + "/RECORD") + ",,\n";
+  }
+
+  std::size_t recorded_files() const { return m_record.size(); }
+
+private:
+  fs::path m_root;
+  std::string m_wheel_file;
+  std::string m_site;
+  std::map<std::string, std::string>& m_owners;
+  std::map<std::string, Written> m_record; // RECORD path -> hash
+};
+
+// Where a wheel member goes in the image (PEP 427 "installing a wheel").
+struct Destination {
+  std::string image_path;
+  bool is_script = false;
+};
+
+// nullopt for a .data/<category>/ entry without a file name.
+std::optional<Destination> member_destination(const std::string& member, const WheelName& name,
+                                              const std::string& fname, const PythonTarget& target) {
+  const std::string& site = target.site_packages;
+  std::string first = member.substr(0, member.find('/'));
+  Destination d;
+  if (ends_with(first, ".data") && member.find('/') != std::string::npos) {
+    std::string rest = member.substr(first.size() + 1);
+    std::string key = rest.substr(0, rest.find('/'));
+    std::string tail = rest.find('/') == std::string::npos ? "" : rest.substr(rest.find('/') + 1);
+    if (tail.empty()) {
+      return std::nullopt;
+    }
+    if (key == "purelib" || key == "platlib") {
+      d.image_path = site + "/" + tail;
+    } else if (key == "scripts") {
+      d.image_path = target.scripts_dir + "/" + tail;
+      d.is_script = true;
+    } else if (key == "headers") {
+      d.image_path = target.prefix + "/include/python" + std::to_string(target.major) + "." +
+                     std::to_string(target.minor) + "/" + name.distribution + "/" + tail;
+    } else if (key == "data") {
+      d.image_path = target.prefix + "/" + tail;
+    } else {
+      throw Error(ErrorKind::input, "wheel " + fname + " has an unknown .data category '" + key + "'");
+    }
+  } else {
+    d.image_path = site + "/" + member;
+  }
+  d.image_path = "/" + normalize_image_path(d.image_path, "wheel " + fname);
+  return d;
+}
+
+// What the unpacking pass learnt about the wheel's own metadata.
+struct Unpacked {
+  std::string dist_info;                            // "name-1.0.dist-info"
+  std::string wheel_record;                         // the wheel's RECORD
+  std::string entry_points;                         // entry_points.txt
+  std::string wheel_meta;                           // WHEEL
+  std::set<std::string> members;                    // regular files
+  std::map<std::string, std::string> member_hashes; // member -> "sha256=..."
+};
+
+// Wheels have no business holding links or special files: pip writes a symlink member
+// as a plain file holding the target, and a member beneath it could then land anywhere.
+void check_regular_member(archive_entry* e, const std::string& member, const std::string& fname) {
+  if (archive_entry_filetype(e) != AE_IFREG) {
+    throw Error(ErrorKind::input,
+                "wheel " + fname + ": member '" + member + "' is a " +
+                    (archive_entry_filetype(e) == AE_IFLNK ? "symbolic link" : "special file") +
+                    ", which is unsafe in a wheel",
+                "rebuild the wheel with regular files only");
+  }
+}
+
+struct MemberDigest {
+  std::array<std::uint8_t, 32> sha256;
+  std::int64_t size = 0;
+};
+
+// Copies the current member's data into `out` when given, else into `content`.
+MemberDigest read_member(struct archive* a, const fs::path& wheel, const std::string& member, util::AtomicFile* out,
+                         std::string& content, std::vector<char>& buf) {
+  util::Sha256 h;
+  std::int64_t size = 0;
+  la_ssize_t n = 0;
+  while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) {
+    h.update(buf.data(), static_cast<std::size_t>(n));
+    size += n;
+    if (out != nullptr) {
+      out->write(buf.data(), static_cast<std::size_t>(n));
+    } else {
+      content.append(buf.data(), static_cast<std::size_t>(n));
+    }
+  }
+  if (n < 0) {
+    throw Error(ErrorKind::input,
+                "wheel " + wheel.string() + " is corrupt (member " + member + "): " + archive_error(a),
+                "download or build the wheel again");
+  }
+  return {h.finish_raw(), size};
+}
+
+// "#!python" (and "#!pythonw") means "the interpreter that installs this".
+std::string with_target_shebang(const std::string& script, const PythonTarget& target) {
+  if (script.rfind("#!python", 0) != 0) {
+    return script;
+  }
+  auto eol = script.find('\n');
+  return "#!" + target.interpreter + (eol == std::string::npos ? "\n" : script.substr(eol));
+}
+
+// Installs one member: streamed to its place, or (scripts and the metadata read again
+// later: RECORD, WHEEL, entry_points.txt) kept in memory first.
+void install_member(struct archive* a, archive_entry* e, const std::string& member, const Destination& dest,
+                    const fs::path& wheel, const PythonTarget& target, Staging& staging, Unpacked& u,
+                    std::vector<char>& buf) {
+  bool keep_in_memory = dest.is_script || ends_with(member, ".dist-info/RECORD") ||
+                        ends_with(member, ".dist-info/entry_points.txt") || ends_with(member, ".dist-info/WHEEL");
+  std::unique_ptr<util::AtomicFile> out;
+  fs::path staged = staging.path_of(dest.image_path);
+  if (!keep_in_memory) {
+    staged = staging.prepare(dest.image_path);
+    out = std::make_unique<util::AtomicFile>(staged);
+  }
+  std::string content;
+  MemberDigest digest = read_member(a, wheel, member, out.get(), content, buf);
+  std::string hash_b64 = util::base64url_nopad(digest.sha256);
+  u.member_hashes[member] = "sha256=" + hash_b64;
+  if (ends_with(member, ".dist-info/RECORD")) {
+    u.wheel_record = content;
+    return; // regenerated at the end
+  }
+  if (ends_with(member, ".dist-info/entry_points.txt")) {
+    u.entry_points = content;
+  }
+  if (ends_with(member, ".dist-info/WHEEL")) {
+    u.wheel_meta = content;
+  }
+  std::uint32_t mode = (archive_entry_perm(e) & 0111) != 0 ? 0755 : 0644;
+  if (out) {
+    out->commit();
+    ::chmod(staged.c_str(), mode);
+    staging.record(dest.image_path, hash_b64, digest.size);
+    return;
+  }
+  if (dest.is_script) {
+    mode = 0755;
+    content = with_target_shebang(content, target);
+  }
+  staging.write(dest.image_path, content, mode);
+}
+
+// One pass over the archive: every member checked and installed.
+Unpacked unpack_members(struct archive* a, const fs::path& wheel, const WheelName& name, const PythonTarget& target,
+                        Staging& staging) {
+  const std::string fname = wheel.filename().string();
+  Unpacked u;
+  std::vector<char> buf(1 << 16);
   archive_entry* e = nullptr;
   int rc = 0;
-  std::vector<char> buf(1 << 16);
   while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
     std::string member = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
     check_member_path(member, wheel);
     if (archive_entry_filetype(e) == AE_IFDIR || member.back() == '/') {
       continue;
     }
-    if (archive_entry_filetype(e) != AE_IFREG) {
-      // pip writes a symlink member as a plain file holding the target; a member beneath
-      // it could then land anywhere. Wheels have no business holding links.
-      throw Error(ErrorKind::input,
-                  "wheel " + fname + ": member '" + member + "' is a " +
-                      (archive_entry_filetype(e) == AE_IFLNK ? "symbolic link" : "special file") +
-                      ", which is unsafe in a wheel",
-                  "rebuild the wheel with regular files only");
-    }
-    members.insert(member);
-    std::string first = member.substr(0, member.find('/'));
-    auto ends_with = [](const std::string& s, const std::string& suf) {
-      return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-    };
-    // Destination image path for this member.
-    std::string dest;
-    bool is_script = false;
-    if (ends_with(first, ".data") && member.find('/') != std::string::npos) {
-      std::string rest = member.substr(first.size() + 1);
-      std::string key = rest.substr(0, rest.find('/'));
-      std::string tail = rest.find('/') == std::string::npos ? "" : rest.substr(rest.find('/') + 1);
-      if (tail.empty()) {
-        continue;
-      }
-      if (key == "purelib" || key == "platlib") {
-        dest = site + "/" + tail;
-      } else if (key == "scripts") {
-        dest = target.scripts_dir + "/" + tail;
-        is_script = true;
-      } else if (key == "headers") {
-        dest = target.prefix + "/include/python" + std::to_string(target.major) + "." + std::to_string(target.minor) +
-               "/" + name.distribution + "/" + tail;
-      } else if (key == "data") {
-        dest = target.prefix + "/" + tail;
-      } else {
-        throw Error(ErrorKind::input, "wheel " + fname + " has an unknown .data category '" + key + "'");
-      }
-    } else {
-      dest = site + "/" + member;
-      if (ends_with(first, ".dist-info")) {
-        dist_info = first;
-      }
-    }
-    dest = "/" + normalize_image_path(dest, "wheel " + fname);
-    std::string content;
-    util::Sha256 h;
-    std::int64_t size = 0;
-    bool keep_in_memory = is_script || ends_with(member, ".dist-info/RECORD") ||
-                          ends_with(member, ".dist-info/entry_points.txt") || ends_with(member, ".dist-info/WHEEL");
-    std::unique_ptr<util::AtomicFile> out;
-    fs::path staged = stage_path(dest);
-    if (!keep_in_memory) {
-      claim(dest);
-      fs::create_directories(staged.parent_path());
-      out = std::make_unique<util::AtomicFile>(staged);
-    }
-    la_ssize_t n = 0;
-    while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) {
-      h.update(buf.data(), static_cast<std::size_t>(n));
-      size += n;
-      if (out) {
-        out->write(buf.data(), static_cast<std::size_t>(n));
-      } else {
-        content.append(buf.data(), static_cast<std::size_t>(n));
-      }
-    }
-    if (n < 0) {
-      throw Error(ErrorKind::input,
-                  "wheel " + wheel.string() + " is corrupt (member " + member +
-                      "): " + (archive_error_string(a) ? archive_error_string(a) : "?"),
-                  "download or build the wheel again");
-    }
-    auto raw = h.finish_raw();
-    member_hashes[member] = "sha256=" + util::base64url_nopad(raw);
-    if (ends_with(member, ".dist-info/RECORD")) {
-      wheel_record = content;
-      continue; // regenerated below
-    }
-    if (ends_with(member, ".dist-info/entry_points.txt")) {
-      entry_points = content;
-    }
-    if (ends_with(member, ".dist-info/WHEEL")) {
-      wheel_meta = content;
-    }
-    std::uint32_t mode = (archive_entry_perm(e) & 0111) != 0 ? 0755 : 0644;
-    if (out) {
-      out->commit();
-      ::chmod(staged.c_str(), mode);
-      record[relative_to(dest, site)] = Written{util::base64url_nopad(raw), size};
+    check_regular_member(e, member, fname);
+    u.members.insert(member);
+    auto dest = member_destination(member, name, fname, target);
+    if (!dest) {
       continue;
     }
-    if (is_script) {
-      mode = 0755;
-      // "#!python" (and "#!pythonw") means "the interpreter that installs this".
-      if (content.rfind("#!python", 0) == 0) {
-        auto eol = content.find('\n');
-        content = "#!" + target.interpreter + (eol == std::string::npos ? "\n" : content.substr(eol));
-      }
+    if (std::string first = member.substr(0, member.find('/')); ends_with(first, ".dist-info")) {
+      u.dist_info = first;
     }
-    write_staged(dest, content, mode);
+    install_member(a, e, member, *dest, wheel, target, staging, u, buf);
   }
   if (rc != ARCHIVE_EOF) {
-    throw Error(ErrorKind::input,
-                "wheel " + wheel.string() + " is corrupt: " + (archive_error_string(a) ? archive_error_string(a) : "?"),
+    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is corrupt: " + archive_error(a),
                 "download or build the wheel again");
   }
-  if (dist_info.empty() || wheel_meta.empty() || wheel_record.empty()) {
+  if (u.dist_info.empty() || u.wheel_meta.empty() || u.wheel_record.empty()) {
     throw Error(ErrorKind::input, "wheel " + fname + " has no .dist-info with WHEEL and RECORD",
                 "this is not a valid wheel; rebuild it");
   }
-  // Every member must match the wheel's own RECORD (the RECORD line itself has no hash).
-  auto recorded = parse_record(wheel_record);
-  for (const auto& m : members) {
-    if (m == dist_info + "/RECORD" || m.rfind(dist_info + "/RECORD.", 0) == 0) {
+  return u;
+}
+
+// Every member must match the wheel's own RECORD (the RECORD line itself has no hash).
+void verify_against_record(const Unpacked& u, const std::string& fname) {
+  auto recorded = parse_record(u.wheel_record);
+  for (const auto& m : u.members) {
+    if (m == u.dist_info + "/RECORD" || m.rfind(u.dist_info + "/RECORD.", 0) == 0) {
       continue;
     }
     auto it = recorded.find(m);
@@ -631,16 +722,21 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
       throw Error(ErrorKind::integrity, "wheel " + fname + ": member " + m + " has no hash in its RECORD",
                   "only RECORD itself may be unhashed; rebuild the wheel");
     }
-    if (!it->second.empty() && it->second != member_hashes[m]) {
+    auto hash = u.member_hashes.find(m);
+    if (hash == u.member_hashes.end() || it->second != hash->second) {
       throw Error(ErrorKind::integrity, "wheel " + fname + ": member " + m + " does not match the hash in RECORD",
                   "the wheel was modified or corrupted; rebuild or re-download it");
     }
   }
-  // Metadata from the dist-info directory name.
+}
+
+// Name and version from the .dist-info directory; pip refuses a wheel whose file name
+// and .dist-info disagree, and so do we.
+void read_identity(const std::string& dist_info, const WheelName& name, const std::string& fname,
+                   InstalledWheel& info) {
   std::string di = dist_info.substr(0, dist_info.size() - std::string(".dist-info").size());
   info.name = di.substr(0, di.rfind('-'));
   info.version = di.substr(di.rfind('-') + 1);
-  // pip refuses a wheel whose file name and .dist-info disagree: so do we.
   if (normalize_project_name(info.name) != normalize_project_name(name.distribution) ||
       normalize_version(info.version) != normalize_version(name.version)) {
     throw Error(ErrorKind::input,
@@ -648,8 +744,11 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
                     " says " + info.name + " " + info.version,
                 "the file was renamed or built wrongly; use the wheel under its original name");
   }
+}
 
-  // Console and GUI script launchers.
+// Console and GUI script launchers from entry_points.txt.
+void write_launchers(const std::string& entry_points, const std::string& fname, const PythonTarget& target,
+                     Staging& staging) {
   std::string section;
   std::istringstream eps(entry_points);
   std::string line;
@@ -685,22 +784,73 @@ InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, 
                        "    sys.argv[0] = re.sub(r\"(-script\\.pyw|\\.exe)?$\", \"\", sys.argv[0])\n"
                        "    sys.exit(" +
                        attr + "())\n";
-    write_staged(target.scripts_dir + "/" + script, body, 0755);
+    staging.write(target.scripts_dir + "/" + script, body, 0755);
   }
-  std::string dist_info_image = site + "/" + dist_info;
-  write_staged(dist_info_image + "/INSTALLER", "paddle-image\n", 0644);
-  std::string rec;
-  for (const auto& [path, w] : record) {
-    rec += record_quote(path) + ",sha256=" + w.hash_b64 + "," + std::to_string(w.size) + "\n";
-  }
-  rec += record_quote(dist_info + "/RECORD") + ",,\n";
-  std::string record_path = dist_info_image + "/RECORD";
-  claim(record_path);
-  fs::path rp = stage_path(record_path);
-  fs::create_directories(rp.parent_path());
-  util::write_file_atomic(rp, rec);
-  info.files = record.size() + 1;
+}
+
+// INSTALLER, then the RECORD of everything installed (written last, unrecorded itself).
+void write_dist_info(const std::string& dist_info, const PythonTarget& target, Staging& staging) {
+  std::string dist_info_image = target.site_packages + "/" + dist_info;
+  staging.write(dist_info_image + "/INSTALLER", "paddle-image\n", 0644);
+  std::string rec = staging.record_text(dist_info);
+  util::write_file_atomic(staging.prepare(dist_info_image + "/RECORD"), rec);
+}
+
+} // namespace
+
+InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, const fs::path& staging_root,
+                             std::map<std::string, std::string>& owners) {
+  const std::string fname = wheel.filename().string();
+  WheelName name = WheelName::parse(fname);
+  check_runs_on_target(name, fname, target);
+  InstalledWheel info;
+  info.filename = fname;
+  info.sha256 = util::sha256_file_hex(wheel);
+
+  ReadArchive ra;
+  open_wheel_archive(ra.a, wheel);
+  Staging staging(staging_root, fname, target.site_packages, owners);
+  Unpacked u = unpack_members(ra.a, wheel, name, target, staging);
+  verify_against_record(u, fname);
+  read_identity(u.dist_info, name, fname, info);
+  write_launchers(u.entry_points, fname, target, staging);
+  write_dist_info(u.dist_info, target, staging);
+  info.files = staging.recorded_files() + 1;
   return info;
+}
+
+nlohmann::json to_json(const InstalledWheel& wheel) {
+  return {{"name", wheel.name},
+          {"version", wheel.version},
+          {"filename", wheel.filename},
+          {"sha256", wheel.sha256},
+          {"files", wheel.files}};
+}
+
+InstalledWheel installed_wheel_from_json(const nlohmann::json& j) {
+  InstalledWheel w;
+  w.name = j.at("name").get<std::string>();
+  w.version = j.at("version").get<std::string>();
+  w.filename = j.at("filename").get<std::string>();
+  w.sha256 = j.at("sha256").get<std::string>();
+  w.files = j.at("files").get<std::size_t>();
+  return w;
+}
+
+nlohmann::json to_json(const WheelInventory& inventory) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& w : inventory.wheels) {
+    out.push_back(to_json(w));
+  }
+  return out;
+}
+
+WheelInventory wheel_inventory_from_json(const nlohmann::json& j) {
+  WheelInventory inv;
+  for (const auto& w : j.get_ref<const nlohmann::json::array_t&>()) { // throws type_error unless an array
+    inv.wheels.push_back(installed_wheel_from_json(w));
+  }
+  return inv;
 }
 
 } // namespace layers

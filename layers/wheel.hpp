@@ -5,6 +5,7 @@
 // console-script launchers are generated and .dist-info gets INSTALLER and RECORD.
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,20 @@ struct InstalledWheel {
   std::string sha256; // of the .whl file
   std::size_t files = 0;
 };
+
+// What a wheels layer installed, in install order: kept beside the layer in the cache
+// and reported by the build (metadata "wheels").
+struct WheelInventory {
+  std::vector<InstalledWheel> wheels;
+};
+
+// The JSON form (cache files, build metadata): {"name", "version", "filename",
+// "sha256", "files"} per wheel; an inventory is an array of them. The readers throw
+// nlohmann::json::exception on a malformed document.
+nlohmann::json to_json(const InstalledWheel& wheel);
+InstalledWheel installed_wheel_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const WheelInventory& inventory);
+WheelInventory wheel_inventory_from_json(const nlohmann::json& j);
 
 // Unpacks `wheel` into staging_root (paths inside it are image paths). Refuses
 // members escaping the install root, corrupt archives and RECORD mismatches.

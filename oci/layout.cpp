@@ -26,14 +26,14 @@ bool BlobStore::has(const Digest& d) const {
 }
 
 std::unique_ptr<util::AtomicFile> BlobStore::begin_write() {
-  fs::create_directories(m_root / ".tmp");
-  fs::create_directories(m_root / "blobs" / "sha256");
+  util::create_dirs(m_root / ".tmp", "the blob store's temporary directory");
+  util::create_dirs(m_root / "blobs" / "sha256", "the blob directory");
   return std::make_unique<util::AtomicFile>(m_root / "blobs" / "sha256" / "pending", m_root / ".tmp");
 }
 
 void BlobStore::commit(util::AtomicFile& tmp, const Digest& d) {
   fs::path dst = blob_path(d);
-  fs::create_directories(dst.parent_path());
+  util::create_dirs(dst.parent_path(), "the blob directory");
   tmp.commit_as(dst);
 }
 
@@ -51,7 +51,7 @@ void BlobStore::put_file(const Digest& d, const fs::path& src) {
   if (has(d)) {
     return;
   }
-  fs::create_directories(blob_path(d).parent_path());
+  util::create_dirs(blob_path(d).parent_path(), "the blob directory");
   util::link_or_copy(src, blob_path(d));
 }
 
@@ -116,7 +116,7 @@ OciLayout OciLayout::open_or_create(const fs::path& dir) {
       }
     }
   }
-  fs::create_directories(dir / "blobs" / "sha256");
+  util::create_dirs(dir / "blobs" / "sha256", "the blob directory");
   if (!fs::exists(dir / "index.json", ec)) {
     util::write_file_atomic(dir / "index.json", canonical(to_json(Index{})));
   }

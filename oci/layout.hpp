@@ -26,7 +26,9 @@ public:
   void put_file(const Digest& d, const fs::path& src);
   // A temporary file for a blob whose digest is known only after writing.
   std::unique_ptr<util::AtomicFile> begin_write();
-  // Commits a temporary written through begin_write under digest d (discarded if present).
+  // Commits a temporary written through begin_write under digest d: renamed over the
+  // blob's name, replacing a blob already there (same digest, so the same bytes).
+  // Callers that can skip the write check has() first.
   void commit(util::AtomicFile& tmp, const Digest& d);
   // Reads a blob whole, checking size and digest (for small JSON blobs).
   std::string read_small(const Digest& d, std::int64_t max_size = 16 << 20) const;

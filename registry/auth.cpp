@@ -141,7 +141,7 @@ std::optional<Credential> from_helper(const std::string& helper, const std::stri
 }
 
 void write_private_json(const fs::path& file, const nlohmann::json& j) {
-  fs::create_directories(file.parent_path());
+  util::create_dirs(file.parent_path(), "the credentials directory");
   util::AtomicFile out(file);
   if (::fchmod(out.fd(), 0600) != 0) {
     util::throw_errno("chmod " + out.temp_path().string());

@@ -514,8 +514,9 @@ std::vector<std::string> read_ignore_file(const fs::path& file) {
   return out;
 }
 
-BuildSpec parse(const std::string& text, const fs::path& file) {
-  Ctx c(file);
+namespace {
+
+YAML::Node load_yaml(const std::string& text, const fs::path& file) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -529,6 +530,11 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
     throw Error(ErrorKind::input, file.string() + ": the spec must be a YAML mapping",
                 "see docs/spec.md for an example");
   }
+  return root;
+}
+
+// Where the spec is and what its sources leave out (.git, .paddleimageignore).
+BuildSpec spec_at(const fs::path& file) {
   BuildSpec s;
   s.file = file;
   s.dir = file.has_parent_path() ? fs::absolute(file).parent_path() : fs::current_path();
@@ -537,197 +543,252 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
     auto patterns = read_ignore_file(ignore);
     s.ignore.insert(s.ignore.end(), patterns.begin(), patterns.end());
   }
+  return s;
+}
+
+// Reports an Error about node n's value as that node's error (file:line:column), unless
+// it already names the node.
+template <typename F> void at_node(const Ctx& c, const YAML::Node& n, const std::string& field, F&& f) {
   try {
-    check_duplicate_keys(c, root, "");
-    c.check_keys(root, "",
-                 {"image", "base", "platform", "python", "requires", "resolve", "layers", "compression", "config",
-                  "source_date_epoch"});
-    if (auto img = root["image"]) {
-      c.check_keys(img, "image", {"name", "tags", "version", "source"});
-      if (img["name"]) {
-        s.name = c.str(img["name"], "image.name");
-        try {
-          auto ref = oci::ImageRef::parse(s.name);
-          if (ref.kind != oci::ImageRef::Kind::registry || !ref.digest.empty()) {
-            c.fail(img["name"], "image.name", "'" + s.name + "' must be a repository name without digest",
-                   "e.g. registry.example.com/team/app; tags go in image.tags");
-          }
-        } catch (const Error& e) {
-          if (std::string(e.what()).rfind(c.where(img["name"]), 0) == 0) {
-            throw;
-          }
-          c.fail(img["name"], "image.name", e.what(), e.hint());
-        }
+    f();
+  } catch (const Error& e) {
+    if (std::string(e.what()).rfind(c.where(n), 0) == 0) {
+      throw;
+    }
+    c.fail(n, field, e.what(), e.hint());
+  }
+}
+
+void parse_image(const Ctx& c, const YAML::Node& img, BuildSpec& s) {
+  c.check_keys(img, "image", {"name", "tags", "version", "source"});
+  if (img["name"]) {
+    s.name = c.str(img["name"], "image.name");
+    at_node(c, img["name"], "image.name", [&] {
+      auto ref = oci::ImageRef::parse(s.name);
+      if (ref.kind != oci::ImageRef::Kind::registry || !ref.digest.empty()) {
+        c.fail(img["name"], "image.name", "'" + s.name + "' must be a repository name without digest",
+               "e.g. registry.example.com/team/app; tags go in image.tags");
       }
-      if (img["tags"]) {
-        s.tags = c.str_list(img["tags"], "image.tags");
-        for (std::size_t i = 0; i < s.tags.size(); ++i) {
-          if (!oci::is_valid_tag(s.tags[i])) {
-            c.fail(img["tags"].IsSequence() ? img["tags"][i] : img["tags"], "image.tags[" + std::to_string(i) + "]",
-                   "'" + s.tags[i] + "' is not a valid tag", "letters, digits, '_', '.', '-' (max 128)");
-          }
-        }
-      }
-      if (img["version"]) {
-        s.version = c.str(img["version"], "image.version");
-      }
-      if (img["source"]) {
-        s.source = c.str(img["source"], "image.source");
+    });
+  }
+  if (img["tags"]) {
+    s.tags = c.str_list(img["tags"], "image.tags");
+    for (std::size_t i = 0; i < s.tags.size(); ++i) {
+      if (!oci::is_valid_tag(s.tags[i])) {
+        c.fail(img["tags"].IsSequence() ? img["tags"][i] : img["tags"], "image.tags[" + std::to_string(i) + "]",
+               "'" + s.tags[i] + "' is not a valid tag", "letters, digits, '_', '.', '-' (max 128)");
       }
     }
-    if (auto b = root["base"]) {
-      s.base = c.str(b, "base");
-      s.base_resolved = s.base;
-      s.base_origin = c.where(b);
-      if (s.base != "scratch" && s.base != "auto") {
-        try {
-          auto ref = oci::ImageRef::parse(s.base);
-          if (ref.kind == oci::ImageRef::Kind::oci_layout && fs::path(ref.path).is_relative()) {
-            ref.path = (s.dir / ref.path).lexically_normal().string();
-            s.base_resolved = ref.str();
-          }
-          if (ref.kind == oci::ImageRef::Kind::docker_archive) {
-            c.fail(b, "base", "docker-archive bases are not supported", "use an oci: layout or a registry reference");
-          }
-        } catch (const Error& e) {
-          if (std::string(e.what()).rfind(c.where(b), 0) == 0) {
-            throw;
-          }
-          c.fail(b, "base", e.what(), e.hint());
-        }
+  }
+  if (img["version"]) {
+    s.version = c.str(img["version"], "image.version");
+  }
+  if (img["source"]) {
+    s.source = c.str(img["source"], "image.source");
+  }
+}
+
+// scratch, auto, an oci: layout (relative to the spec) or a registry reference.
+void parse_base(const Ctx& c, const YAML::Node& b, BuildSpec& s) {
+  s.base = c.str(b, "base");
+  s.base_resolved = s.base;
+  s.base_origin = c.where(b);
+  if (s.base == "scratch" || s.base == "auto") {
+    return;
+  }
+  at_node(c, b, "base", [&] {
+    auto ref = oci::ImageRef::parse(s.base);
+    if (ref.kind == oci::ImageRef::Kind::oci_layout && fs::path(ref.path).is_relative()) {
+      ref.path = (s.dir / ref.path).lexically_normal().string();
+      s.base_resolved = ref.str();
+    }
+    if (ref.kind == oci::ImageRef::Kind::docker_archive) {
+      c.fail(b, "base", "docker-archive bases are not supported", "use an oci: layout or a registry reference");
+    }
+  });
+}
+
+oci::Platform platform_of(const Ctx& c, const YAML::Node& p) {
+  std::string name = c.str(p, "platform");
+  if (name != "linux/amd64" && name != "linux/arm64") {
+    c.fail(p, "platform", "unsupported platform '" + name + "'", "use linux/amd64 or linux/arm64");
+  }
+  return oci::parse_platform(name, "platform");
+}
+
+PythonSpec parse_python(const Ctx& c, const YAML::Node& py) {
+  c.check_keys(py, "python", {"version", "interpreter", "site_packages", "scripts_dir", "prefix", "glibc"});
+  PythonSpec ps;
+  ps.origin = c.where(py);
+  if (!py["version"]) {
+    c.fail(py, "python", "missing 'version'", "e.g. version: \"3.10\"");
+  }
+  ps.version = c.str(py["version"], "python.version");
+  if (ps.version.rfind("3.", 0) != 0 || ps.version.size() < 3 ||
+      !std::all_of(ps.version.begin() + 2, ps.version.end(), ::isdigit)) {
+    c.fail(py["version"], "python.version", "'" + ps.version + "' is not a Python 3 version", "e.g. \"3.10\"");
+  }
+  for (auto [key, field] : {std::pair{"interpreter", &ps.interpreter}, std::pair{"site_packages", &ps.site_packages},
+                            std::pair{"scripts_dir", &ps.scripts_dir}, std::pair{"prefix", &ps.prefix}}) {
+    if (py[key]) {
+      *field = c.str(py[key], std::string("python.") + key);
+      check_image_path(c, py[key], std::string("python.") + key, *field);
+    }
+  }
+  if (py["glibc"]) {
+    std::string g = c.str(py["glibc"], "python.glibc");
+    static const std::regex glibc_re("([0-9]{1,3})\\.([0-9]{1,3})");
+    std::smatch gm;
+    if (!std::regex_match(g, gm, glibc_re)) {
+      c.fail(py["glibc"], "python.glibc", "'" + g + "' is not MAJOR.MINOR", "e.g. \"2.31\"");
+    }
+    ps.glibc = std::pair{std::stoi(gm[1]), std::stoi(gm[2])};
+  }
+  return ps;
+}
+
+ResolveSpec parse_resolve(const Ctx& c, const YAML::Node& rs, const fs::path& dir) {
+  c.check_keys(rs, "resolve",
+               {"paddle", "cuda", "cudnn", "tensorrt", "python", "gpus", "drivers", "registry", "kind", "strict_driver",
+                "allow_forward_compat", "pre", "matrix", "layout"});
+  ResolveSpec r;
+  r.origin = c.where(rs);
+  for (auto it = rs.begin(); it != rs.end(); ++it) {
+    r.origins[it->first.Scalar()] = c.where(it->second);
+  }
+  for (auto [key, field] :
+       {std::pair{"paddle", &r.paddle}, std::pair{"cuda", &r.cuda}, std::pair{"cudnn", &r.cudnn},
+        std::pair{"python", &r.python}, std::pair{"registry", &r.registry}, std::pair{"kind", &r.kind}}) {
+    if (rs[key]) {
+      *field = c.str(rs[key], std::string("resolve.") + key);
+    }
+  }
+  for (auto [key, field] : {std::pair{"tensorrt", &r.tensorrt}, std::pair{"strict_driver", &r.strict_driver},
+                            std::pair{"allow_forward_compat", &r.allow_forward_compat}, std::pair{"pre", &r.pre}}) {
+    if (rs[key]) {
+      const YAML::Node& v = rs[key];
+      if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
+        c.fail(v, std::string("resolve.") + key, "must be true or false");
+      }
+      *field = v.Scalar() == "true";
+    }
+  }
+  for (auto [key, list] : {std::pair{"gpus", &r.gpus}, std::pair{"drivers", &r.drivers}}) {
+    if (rs[key]) {
+      *list = c.str_list(rs[key], std::string("resolve.") + key);
+      for (std::size_t i = 0; rs[key].IsSequence() && i < rs[key].size(); ++i) {
+        r.origins[std::string(key) + "[" + std::to_string(i) + "]"] = c.where(rs[key][i]);
       }
     }
-    if (auto p = root["platform"]) {
-      std::string name = c.str(p, "platform");
-      if (name != "linux/amd64" && name != "linux/arm64") {
-        c.fail(p, "platform", "unsupported platform '" + name + "'", "use linux/amd64 or linux/arm64");
-      }
-      s.platform = oci::parse_platform(name, "platform");
+  }
+  if (rs["matrix"]) {
+    auto files = c.str_list(rs["matrix"], "resolve.matrix");
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const YAML::Node& fn = rs["matrix"].IsSequence() ? rs["matrix"][i] : rs["matrix"];
+      r.matrix.push_back(source_path(c, fn, "resolve.matrix", dir).string());
     }
-    if (auto py = root["python"]) {
-      c.check_keys(py, "python", {"version", "interpreter", "site_packages", "scripts_dir", "prefix", "glibc"});
-      PythonSpec ps;
-      ps.origin = c.where(py);
-      if (!py["version"]) {
-        c.fail(py, "python", "missing 'version'", "e.g. version: \"3.10\"");
-      }
-      ps.version = c.str(py["version"], "python.version");
-      if (ps.version.rfind("3.", 0) != 0 || ps.version.size() < 3 ||
-          !std::all_of(ps.version.begin() + 2, ps.version.end(), ::isdigit)) {
-        c.fail(py["version"], "python.version", "'" + ps.version + "' is not a Python 3 version", "e.g. \"3.10\"");
-      }
-      for (auto [key, field] :
-           {std::pair{"interpreter", &ps.interpreter}, std::pair{"site_packages", &ps.site_packages},
-            std::pair{"scripts_dir", &ps.scripts_dir}, std::pair{"prefix", &ps.prefix}}) {
-        if (py[key]) {
-          *field = c.str(py[key], std::string("python.") + key);
-          check_image_path(c, py[key], std::string("python.") + key, *field);
-        }
-      }
-      if (py["glibc"]) {
-        std::string g = c.str(py["glibc"], "python.glibc");
-        static const std::regex glibc_re("([0-9]{1,3})\\.([0-9]{1,3})");
-        std::smatch gm;
-        if (!std::regex_match(g, gm, glibc_re)) {
-          c.fail(py["glibc"], "python.glibc", "'" + g + "' is not MAJOR.MINOR", "e.g. \"2.31\"");
-        }
-        ps.glibc = std::pair{std::stoi(gm[1]), std::stoi(gm[2])};
-      }
-      s.python = ps;
+  }
+  if (rs["layout"]) {
+    std::string l = c.str(rs["layout"], "resolve.layout");
+    if (l.rfind("oci:", 0) != 0 || l.size() == 4) {
+      c.fail(rs["layout"], "resolve.layout", "'" + l + "' must be an oci:DIR layout", "e.g. layout: oci:bases");
     }
-    if (auto rs = root["resolve"]) {
-      c.check_keys(rs, "resolve",
-                   {"paddle", "cuda", "cudnn", "tensorrt", "python", "gpus", "drivers", "registry", "kind",
-                    "strict_driver", "allow_forward_compat", "pre", "matrix", "layout"});
-      ResolveSpec r;
-      r.origin = c.where(rs);
-      for (auto it = rs.begin(); it != rs.end(); ++it) {
-        r.origins[it->first.Scalar()] = c.where(it->second);
-      }
-      for (auto [key, field] :
-           {std::pair{"paddle", &r.paddle}, std::pair{"cuda", &r.cuda}, std::pair{"cudnn", &r.cudnn},
-            std::pair{"python", &r.python}, std::pair{"registry", &r.registry}, std::pair{"kind", &r.kind}}) {
-        if (rs[key]) {
-          *field = c.str(rs[key], std::string("resolve.") + key);
-        }
-      }
-      for (auto [key, field] : {std::pair{"tensorrt", &r.tensorrt}, std::pair{"strict_driver", &r.strict_driver},
-                                std::pair{"allow_forward_compat", &r.allow_forward_compat}, std::pair{"pre", &r.pre}}) {
-        if (rs[key]) {
-          const YAML::Node& v = rs[key];
-          if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
-            c.fail(v, std::string("resolve.") + key, "must be true or false");
-          }
-          *field = v.Scalar() == "true";
-        }
-      }
-      for (auto [key, list] : {std::pair{"gpus", &r.gpus}, std::pair{"drivers", &r.drivers}}) {
-        if (rs[key]) {
-          *list = c.str_list(rs[key], std::string("resolve.") + key);
-          for (std::size_t i = 0; rs[key].IsSequence() && i < rs[key].size(); ++i) {
-            r.origins[std::string(key) + "[" + std::to_string(i) + "]"] = c.where(rs[key][i]);
-          }
-        }
-      }
-      if (rs["matrix"]) {
-        auto files = c.str_list(rs["matrix"], "resolve.matrix");
-        for (std::size_t i = 0; i < files.size(); ++i) {
-          const YAML::Node& fn = rs["matrix"].IsSequence() ? rs["matrix"][i] : rs["matrix"];
-          r.matrix.push_back(source_path(c, fn, "resolve.matrix", s.dir).string());
-        }
-      }
-      if (rs["layout"]) {
-        std::string l = c.str(rs["layout"], "resolve.layout");
-        if (l.rfind("oci:", 0) != 0 || l.size() == 4) {
-          c.fail(rs["layout"], "resolve.layout", "'" + l + "' must be an oci:DIR layout", "e.g. layout: oci:bases");
-        }
-        std::string dir = l.substr(4);
-        r.layout = fs::path(dir).is_absolute() ? dir : (s.dir / dir).lexically_normal().string();
-      }
-      s.resolve = r;
+    std::string layout_dir = l.substr(4);
+    r.layout = fs::path(layout_dir).is_absolute() ? layout_dir : (dir / layout_dir).lexically_normal().string();
+  }
+  return r;
+}
+
+RequiresSpec parse_requires(const Ctx& c, const YAML::Node& r) {
+  c.check_keys(r, "requires", {"cuda", "cudnn", "paddle", "driver_min", "gpu_archs"});
+  RequiresSpec q;
+  for (auto [key, field] : {std::pair{"cuda", &q.cuda}, std::pair{"cudnn", &q.cudnn}, std::pair{"paddle", &q.paddle},
+                            std::pair{"driver_min", &q.driver_min}}) {
+    if (r[key]) {
+      *field = c.str(r[key], std::string("requires.") + key);
     }
-    if (auto r = root["requires"]) {
-      c.check_keys(r, "requires", {"cuda", "cudnn", "paddle", "driver_min", "gpu_archs"});
-      for (auto [key, field] :
-           {std::pair{"cuda", &s.requires_.cuda}, std::pair{"cudnn", &s.requires_.cudnn},
-            std::pair{"paddle", &s.requires_.paddle}, std::pair{"driver_min", &s.requires_.driver_min}}) {
-        if (r[key]) {
-          *field = c.str(r[key], std::string("requires.") + key);
-        }
-      }
-      if (r["gpu_archs"]) {
-        s.requires_.gpu_archs = c.str_list(r["gpu_archs"], "requires.gpu_archs");
-      }
-      check_requires(c, r, s.requires_);
+  }
+  if (r["gpu_archs"]) {
+    q.gpu_archs = c.str_list(r["gpu_archs"], "requires.gpu_archs");
+  }
+  check_requires(c, r, q);
+  return q;
+}
+
+std::int64_t parse_epoch(const Ctx& c, const YAML::Node& e) {
+  std::int64_t epoch = c.integer(e, "source_date_epoch");
+  if (epoch < 0 || epoch > k_max_epoch) {
+    c.fail(e, "source_date_epoch", "must be between 0 and " + std::to_string(k_max_epoch),
+           "the latest date an image's `created` can hold is 9999-12-31T23:59:59Z");
+  }
+  return epoch;
+}
+
+// Layers in order, each name used once; the spec's compression and ignore rules are
+// their defaults.
+std::vector<LayerSpec> parse_layers(const Ctx& c, const YAML::Node& ls, const BuildSpec& s) {
+  if (!ls.IsSequence()) {
+    c.fail(ls, "layers", "must be a list of layers");
+  }
+  std::vector<LayerSpec> out;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    std::string f = "layers[" + std::to_string(i) + "]";
+    LayerSpec l = layer(c, ls[i], f, s.dir, s.compression, s.ignore);
+    if (!names.insert(l.name).second) {
+      c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice", "give each layer its own name");
     }
-    if (auto cm = root["compression"]) {
-      s.compression = compression(c, cm, "compression");
-    }
-    if (auto e = root["source_date_epoch"]) {
-      s.source_date_epoch = c.integer(e, "source_date_epoch");
-      if (*s.source_date_epoch < 0 || *s.source_date_epoch > k_max_epoch) {
-        c.fail(e, "source_date_epoch", "must be between 0 and " + std::to_string(k_max_epoch),
-               "the latest date an image's `created` can hold is 9999-12-31T23:59:59Z");
-      }
-    }
-    if (auto ls = root["layers"]) {
-      if (!ls.IsSequence()) {
-        c.fail(ls, "layers", "must be a list of layers");
-      }
-      std::set<std::string> names;
-      for (std::size_t i = 0; i < ls.size(); ++i) {
-        std::string f = "layers[" + std::to_string(i) + "]";
-        LayerSpec l = layer(c, ls[i], f, s.dir, s.compression, s.ignore);
-        if (!names.insert(l.name).second) {
-          c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice",
-                 "give each layer its own name");
-        }
-        s.layers.push_back(l);
-      }
-    }
-    if (auto cfg = root["config"]) {
-      config(c, cfg, s.config);
-    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+// The top-level sections, each by its own parser, in the order errors are reported.
+void parse_sections(const Ctx& c, const YAML::Node& root, BuildSpec& s) {
+  check_duplicate_keys(c, root, "");
+  c.check_keys(root, "",
+               {"image", "base", "platform", "python", "requires", "resolve", "layers", "compression", "config",
+                "source_date_epoch"});
+  if (auto img = root["image"]) {
+    parse_image(c, img, s);
+  }
+  if (auto b = root["base"]) {
+    parse_base(c, b, s);
+  }
+  if (auto p = root["platform"]) {
+    s.platform = platform_of(c, p);
+  }
+  if (auto py = root["python"]) {
+    s.python = parse_python(c, py);
+  }
+  if (auto rs = root["resolve"]) {
+    s.resolve = parse_resolve(c, rs, s.dir);
+  }
+  if (auto r = root["requires"]) {
+    s.requires_ = parse_requires(c, r);
+  }
+  if (auto cm = root["compression"]) {
+    s.compression = compression(c, cm, "compression");
+  }
+  if (auto e = root["source_date_epoch"]) {
+    s.source_date_epoch = parse_epoch(c, e);
+  }
+  if (auto ls = root["layers"]) {
+    s.layers = parse_layers(c, ls, s);
+  }
+  if (auto cfg = root["config"]) {
+    config(c, cfg, s.config);
+  }
+}
+
+} // namespace
+
+BuildSpec parse(const std::string& text, const fs::path& file) {
+  Ctx c(file);
+  YAML::Node root = load_yaml(text, file);
+  BuildSpec s = spec_at(file);
+  try {
+    parse_sections(c, root, s);
   } catch (const YAML::Exception& e) {
     throw Error(ErrorKind::input, file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
                                       std::to_string(e.mark.column + 1) + ": " + e.msg);

@@ -83,6 +83,14 @@ void AtomicFile::commit_as(const fs::path& final_path) {
   fsync_dir(final_path.parent_path());
 }
 
+void create_dirs(const fs::path& dir, const std::string& what, const std::string& hint) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw Error(ErrorKind::io, "cannot create " + what + " " + dir.string() + ": " + ec.message(), hint);
+  }
+}
+
 void remove_stale_temps(const fs::path& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -192,7 +200,7 @@ FileLock::~FileLock() {
 }
 
 TempDir::TempDir(const fs::path& parent, std::string_view prefix) {
-  fs::create_directories(parent);
+  create_dirs(parent, "the parent of a temporary directory");
   std::string pattern = (parent / (std::string(prefix) + "XXXXXX")).string();
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');

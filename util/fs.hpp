@@ -39,6 +39,9 @@ private:
   bool m_done = false;
 };
 
+// Creates dir and its missing parents (std::filesystem::create_directories) and turns
+// a failure into Error(io): "cannot create WHAT DIR: reason", with `hint` when given.
+void create_dirs(const fs::path& dir, const std::string& what, const std::string& hint = {});
 // Removes "<pid>-*" files in dir whose process no longer exists.
 void remove_stale_temps(const fs::path& dir);
 void write_file_atomic(const fs::path& path, std::string_view content);

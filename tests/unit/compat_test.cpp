@@ -4,6 +4,7 @@
 
 #include "compat_matrix/matrix.hpp"
 #include "compat_matrix/resolver.hpp"
+#include "compat_matrix/rules.hpp"
 #include "compat_matrix/version.hpp"
 #include "util/error.hpp"
 
@@ -870,4 +871,67 @@ TEST_CASE("compat matrix: empty and newly listed GPU names") {
   CHECK(compat::find_gpu(builtin(), "NVIDIA L40S", "--gpu").name == "L40S");
   auto unknown = error_of([] { (void)compat::find_gpu(builtin(), "Quadro Zz9", "--gpu"); });
   CHECK(contains(unknown.what(), "unknown GPU 'Quadro Zz9'"));
+}
+
+TEST_CASE("compat rules: architecture names and binary compatibility") {
+  CHECK(compat::sm_name(90) == "sm_90");
+  CHECK(compat::sm_number("sm_90") == 90);
+  CHECK(compat::sm_number("sm_90a") == 90);
+  CHECK(compat::sm_number("86") == 86);
+  CHECK(compat::sm_number("sm_120") == 120);
+  for (const char* bad : {"", "sm_", "sm_abc", "9.0", "sm_1000", "a"}) {
+    INFO(bad);
+    CHECK_FALSE(compat::sm_number(bad).has_value());
+  }
+  CHECK(compat::sm_of(Version::parse("9.0")) == 90);
+  CHECK(compat::sm_of(Version::parse("8.6")) == 86);
+  CHECK(compat::sm_of(Version::parse("12")) == 120);
+  // Code for sm_XY runs on X.Z with Z >= Y, never across majors.
+  const std::vector<int> archs = {75, 80};
+  CHECK(compat::ships_code_for(archs, Version::parse("8.0")));
+  CHECK(compat::ships_code_for(archs, Version::parse("8.6")));
+  CHECK(compat::ships_code_for(archs, Version::parse("7.5")));
+  CHECK_FALSE(compat::ships_code_for(archs, Version::parse("7.0")));
+  CHECK_FALSE(compat::ships_code_for(archs, Version::parse("9.0")));
+  CHECK_FALSE(compat::ships_code_for({}, Version::parse("8.0")));
+  compat::ReleaseRow rel;
+  CHECK(compat::meets_min_cc(rel, Version::parse("3.0"))); // no minimum
+  rel.min_cc = "6.0";
+  CHECK(compat::meets_min_cc(rel, Version::parse("6.0")));
+  CHECK(compat::meets_min_cc(rel, Version::parse("9.0")));
+  CHECK_FALSE(compat::meets_min_cc(rel, Version::parse("5.2")));
+}
+
+TEST_CASE("compat rules: driver levels") {
+  const compat::DriverNeeds needs{"560.28.03", "525.60.13"};
+  auto level = [&](const char* driver, bool strict) {
+    return compat::native_driver_level(Version::parse(driver), needs, strict);
+  };
+  CHECK(level("560.28.03", false) == DriverLevel::full);
+  CHECK(level("570.86.10", true) == DriverLevel::full);
+  CHECK(level("560.28.02", false) == DriverLevel::minor);
+  CHECK(level("525.60.13", false) == DriverLevel::minor);
+  CHECK_FALSE(level("525.60.13", true).has_value()); // strict: minor-version compatibility refused
+  CHECK_FALSE(level("525.60.12", false).has_value());
+  const compat::DriverNeeds full_only{"450.80.02", ""};
+  CHECK_FALSE(compat::native_driver_level(Version::parse("449.0"), full_only, false).has_value());
+  CHECK(needs.lowest(false) == "525.60.13");
+  CHECK(needs.lowest(true) == "560.28.03");
+  CHECK(full_only.lowest(false) == "450.80.02");
+  const auto* row = builtin().find_cuda("12.6");
+  REQUIRE(row != nullptr);
+  CHECK(compat::DriverNeeds::of(*row).full == row->driver_full);
+  CHECK(compat::DriverNeeds::of(*row).minor == row->driver_minor);
+  CHECK(compat::to_string(DriverLevel::minor) == "minor-version");
+
+  // Forward compatibility: only when every GPU is of a class the matrix lists.
+  CHECK(compat::forward_compat_gpus(builtin(), {"datacenter", "datacenter"}));
+  CHECK_FALSE(compat::forward_compat_gpus(builtin(), {"datacenter", "geforce"}));
+  CHECK_FALSE(compat::forward_compat_gpus(builtin(), {"datacenter", ""}));
+  CHECK_FALSE(compat::forward_compat_gpus(builtin(), {}));
+  const auto* fb = compat::forward_branch(builtin(), Version::parse("535.104.05"), 12);
+  REQUIRE(fb != nullptr);
+  CHECK(fb->branch == "R535");
+  CHECK(compat::forward_branch(builtin(), Version::parse("535.104.05"), 11) == nullptr);
+  CHECK(compat::forward_branch(builtin(), Version::parse("540.1"), 12) == nullptr);
 }

@@ -184,3 +184,41 @@ TEST_CASE("doctor image checks: facts derived from the matrix never PASS and say
     CHECK(check_of(post, "image.cuda-driver").status == doctor::Status::fail); // pip's local build of 3.3.0
   }
 }
+
+TEST_CASE("doctor image checks: the host's probe results are a typed value") {
+  auto m = compat::Matrix::builtin();
+  util::TempDir root(fs::temp_directory_path(), "pi-doctor-test-");
+  doctor::Report empty = doctor::check_host(doctor::Host(root.path()), doctor::Options{});
+  REQUIRE(empty.probes.has_value());
+  CHECK_FALSE(empty.probes->driver.has_value());
+  CHECK(empty.probes->cuda_driver == 0);
+  CHECK(empty.probes->gpus.empty());
+
+  nlohmann::json facts = {
+      {"driver", "550.54.15"},
+      {"nvml",
+       {{"cuda_driver", 12040},
+        {"gpus", {{{"name", "NVIDIA H100 80GB HBM3"}, {"cc", "9.0"}}, {{"name", "no capability"}}}}}},
+      {"cuda", {{"driver_version", 12020}}}};
+  doctor::HostProbes p = doctor::host_probes_from_facts(facts);
+  CHECK(p.driver == std::optional<std::string>("550.54.15"));
+  CHECK(p.cuda_driver == 12040); // NVML first, the CUDA probe only when NVML has none
+  REQUIRE(p.gpus.size() == 1);
+  CHECK(p.gpus[0].name == "NVIDIA H100 80GB HBM3");
+  CHECK(p.gpus[0].cc == "9.0");
+  facts["nvml"].erase("cuda_driver");
+  CHECK(doctor::host_probes_from_facts(facts).cuda_driver == 12020);
+  CHECK_FALSE(doctor::host_probes_from_facts(nlohmann::json::object()).driver.has_value());
+
+  // The typed probes decide, not the report's facts.
+  doctor::Report r;
+  doctor::check_image(r, p, doctor::needs_from_requires("cuda=12.4,sm=90,require_cuda=12.4"), m);
+  CHECK(check_of(r, "image.gpu-arch").status == doctor::Status::pass);
+  CHECK(check_of(r, "image.cuda-driver").status == doctor::Status::pass);
+  CHECK(check_of(r, "image.require-cuda").status == doctor::Status::pass);
+  doctor::Report with_probes;
+  with_probes.probes = doctor::HostProbes{std::string("470.82.01"), 11040, {{"Tesla T4", "7.5"}}};
+  doctor::check_image(with_probes, doctor::needs_from_requires("cuda=12.4,sm=90"), m);
+  CHECK(check_of(with_probes, "image.gpu-arch").status == doctor::Status::fail);
+  CHECK(check_of(with_probes, "image.cuda-driver").status == doctor::Status::fail);
+}

@@ -874,4 +874,65 @@ TEST_SUITE("layers") {
     CHECK(fs::is_empty(tmp.path() / "cache" / ".tmp"));
   }
 
+  TEST_CASE("LayerCache: a typed record is stored beside the blob and read back on a hit") {
+    auto tmp = make_temp();
+    layers::LayerCache cache(tmp.path() / "cache");
+    std::string input = text_bytes(5000);
+    layers::WheelInventory inv;
+    inv.wheels.push_back({"purepkg", "1.0", "purepkg-1.0-py3-none-any.whl", std::string(64, 'c'), 4});
+    int calls = 0;
+    auto produce = [&](util::AtomicFile& out, layers::LayerRecord& rec) {
+      ++calls;
+      rec.entries = 12;
+      rec.wheels = inv;
+      layers::LayerStream s(layers::CompressOptions{}, out);
+      s.write(input.data(), input.size());
+      return s.finish();
+    };
+    std::string key(64, 'd');
+    bool rebuilt = false;
+    layers::LayerRecord first;
+    cache.get_or_build(key, produce, rebuilt, first);
+    CHECK(rebuilt);
+    layers::LayerRecord second;
+    cache.get_or_build(key, produce, rebuilt, second);
+    CHECK_FALSE(rebuilt);
+    CHECK(calls == 1);
+    REQUIRE(second.entries.has_value());
+    CHECK(*second.entries == 12);
+    REQUIRE(second.wheels.has_value());
+    REQUIRE(second.wheels->wheels.size() == 1);
+    CHECK(second.wheels->wheels[0].filename == "purepkg-1.0-py3-none-any.whl");
+    CHECK(second.wheels->wheels[0].files == 4);
+
+    // The stored (JSON) form: only the fields that are set.
+    nlohmann::json extra;
+    REQUIRE(cache.lookup(key, &extra).has_value());
+    CHECK(extra == layers::to_json(second));
+    CHECK(extra.dump() ==
+          R"({"entries":12,"wheels":[{"filename":"purepkg-1.0-py3-none-any.whl","files":4,)"
+          R"("name":"purepkg","sha256":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",)"
+          R"("version":"1.0"}]})");
+    CHECK(layers::to_json(layers::LayerRecord{}) == nlohmann::json::object());
+    auto copy_only = layers::layer_record_from_json(nlohmann::json::parse(R"({"entries":3})"));
+    CHECK(copy_only.entries == std::optional<std::size_t>(3));
+    CHECK_FALSE(copy_only.wheels.has_value());
+
+    SUBCASE("a record that does not parse is a miss, and is rebuilt") {
+      std::vector<std::string> logged;
+      layers::LayerCache logging(tmp.path() / "cache", [&](const std::string& l) { logged.push_back(l); });
+      nlohmann::json bad = nlohmann::json::parse(util::read_file(tmp.path() / "cache" / "keys" / (key + ".json")));
+      bad["extra"]["wheels"] = "not a list";
+      util::write_file_atomic(tmp.path() / "cache" / "keys" / (key + ".json"), bad.dump());
+      layers::LayerRecord third;
+      logging.get_or_build(key, produce, rebuilt, third);
+      CHECK(rebuilt);
+      CHECK(calls == 2);
+      REQUIRE(third.wheels.has_value());
+      CHECK(third.wheels->wheels.size() == 1);
+      REQUIRE(logged.size() == 1);
+      CHECK(contains(logged[0], "ignoring key file"));
+    }
+  }
+
 } // TEST_SUITE

@@ -216,6 +216,21 @@ TEST_SUITE("util") {
     CHECK(fs::is_empty(tmp.path() / ".tmp"));
   }
 
+  TEST_CASE("create_dirs: parents are made; a failure is an io error with context") {
+    auto tmp = make_temp();
+    util::create_dirs(tmp.path() / "a" / "b" / "c", "the test directory");
+    CHECK(fs::is_directory(tmp.path() / "a" / "b" / "c"));
+    util::create_dirs(tmp.path() / "a" / "b" / "c", "the test directory"); // already there: fine
+    util::write_file_atomic(tmp.path() / "file", "x");
+    auto e = error_of([&] { util::create_dirs(tmp.path() / "file" / "sub", "the blob directory", "free the path"); });
+    CHECK(e.kind() == util::ErrorKind::io);
+    CHECK(std::string(e.what()).find("cannot create the blob directory " + (tmp.path() / "file" / "sub").string() +
+                                     ": ") == 0);
+    CHECK(e.hint() == "free the path");
+    auto t = error_of([&] { util::TempDir d(tmp.path() / "file" / "sub"); });
+    CHECK(t.kind() == util::ErrorKind::io);
+  }
+
   TEST_CASE("AtomicFile in a missing directory is an io error") {
     auto tmp = make_temp();
     auto e = error_of([&] { util::AtomicFile f(tmp.path() / "no" / "such" / "dir" / "file"); });

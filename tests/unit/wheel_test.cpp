@@ -563,4 +563,30 @@ TEST_SUITE("wheel") {
     CHECK(owners.empty());
   }
 
+  TEST_CASE("wheel inventory: JSON round trip, in the form cache files and metadata hold") {
+    layers::WheelInventory inv;
+    inv.wheels.push_back({"purepkg", "1.0", "purepkg-1.0-py3-none-any.whl", std::string(64, 'a'), 7});
+    inv.wheels.push_back({"nspkg-a", "2.0rc1", "nspkg_a-2.0rc1-py3-none-any.whl", std::string(64, 'b'), 3});
+    nlohmann::json j = layers::to_json(inv);
+    REQUIRE(j.is_array());
+    CHECK(j.size() == 2);
+    CHECK(j[0].dump() ==
+          R"({"filename":"purepkg-1.0-py3-none-any.whl","files":7,"name":"purepkg",)"
+          R"("sha256":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","version":"1.0"})");
+    auto back = layers::wheel_inventory_from_json(nlohmann::json::parse(j.dump()));
+    REQUIRE(back.wheels.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+      CHECK(back.wheels[i].name == inv.wheels[i].name);
+      CHECK(back.wheels[i].version == inv.wheels[i].version);
+      CHECK(back.wheels[i].filename == inv.wheels[i].filename);
+      CHECK(back.wheels[i].sha256 == inv.wheels[i].sha256);
+      CHECK(back.wheels[i].files == inv.wheels[i].files);
+    }
+    CHECK(layers::to_json(back) == j);
+    CHECK(layers::to_json(layers::WheelInventory{}) == nlohmann::json::array());
+    CHECK_THROWS_AS(layers::wheel_inventory_from_json(nlohmann::json::object()), nlohmann::json::exception);
+    CHECK_THROWS_AS(layers::wheel_inventory_from_json(nlohmann::json::parse(R"([{"name":"x"}])")),
+                    nlohmann::json::exception);
+  }
+
 } // TEST_SUITE
