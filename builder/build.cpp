@@ -679,6 +679,9 @@ void write_image(const spec::BuildSpec& s, const BuildOptions& o, const Events& 
     return BuiltImage(image_name, root, cfg_blob, cache.blobs().blob_path(cfg_blob.digest), built, base, mode);
   };
   write_outputs(s, o, view(BuiltImage::BaseBlobs::local), rep);
+  if (o.on_image) {
+    o.on_image(view(BuiltImage::BaseBlobs::local), rep);
+  }
   push_outputs(s, o, view(BuiltImage::BaseBlobs::remote), rep, ev);
 }
 

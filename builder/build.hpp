@@ -38,6 +38,10 @@ struct BuildOptions {
   // Registry access for registry bases and registry outputs (pushes); null refuses them.
   std::function<std::shared_ptr<registry::Registry>(const std::string& host)> connect;
   registry::TransferOptions transfer; // jobs, progress and messages of pulls and pushes
+  // Called once the image is assembled (after local outputs, before pushes) with its
+  // local view: every blob a local file (a registry base's layers pulled once into the
+  // layer cache when opened). A signed build reads the image for its SBOM here.
+  std::function<void(const oci::Image& image, const struct BuildReport& report)> on_image;
 };
 
 struct LayerReport {

@@ -133,13 +133,20 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
     p.external_parameters["compression"] = oci::compression_name(*o.compression);
   }
 
-  // What the build resolved: the compatibility facts the image is labelled with.
-  json facts = {{"cuda", s.requires_.cuda},
-                {"cudnn", s.requires_.cudnn},
-                {"paddle", s.requires_.paddle},
-                {"driver_min", s.requires_.driver_min},
-                {"gpu_archs", s.requires_.gpu_archs}};
-  p.internal_parameters = {{"compatibility", facts}, {"base", r["base"]}};
+  // What the build resolved: the compatibility facts the image is labelled with (from
+  // requires:, or from the chosen base with base: auto), and what the spec asked for.
+  json resolved = json::object();
+  for (const auto& [k, v] : ctx.labels) {
+    if (k.rfind("io.paddle-image.", 0) == 0) {
+      resolved[k] = v;
+    }
+  }
+  json requested = {{"cuda", s.requires_.cuda},
+                    {"cudnn", s.requires_.cudnn},
+                    {"paddle", s.requires_.paddle},
+                    {"driver_min", s.requires_.driver_min},
+                    {"gpu_archs", s.requires_.gpu_archs}};
+  p.internal_parameters = {{"compatibility", resolved}, {"requires", requested}, {"base", r["base"]}};
   if (!rep.resolution.is_null()) {
     p.internal_parameters["resolution"] = rep.resolution;
   }
@@ -149,7 +156,12 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
                                     "sha256:" + util::sha256_hex(util::read_file(s.file)), {{"role", "spec"}}));
   if (rep.base_digest) {
     std::string uri = s.base == "auto" ? rep.base_name : s.base;
-    if (uri.rfind("oci:", 0) != 0 && uri.rfind("docker-archive:", 0) != 0) {
+    if (uri.rfind("oci:/", 0) == 0 || uri.rfind("docker-archive:/", 0) == 0) {
+      // An absolute host path says nothing about the base and everything about the
+      // build machine: keep only its last component.
+      auto colon = uri.find(':');
+      uri = uri.substr(0, colon + 1) + fs::path(uri.substr(colon + 1)).filename().string();
+    } else if (uri.rfind("oci:", 0) != 0 && uri.rfind("docker-archive:", 0) != 0) {
       uri = "docker://" + uri;
     }
     p.dependencies.push_back(resource(rep.base_name, uri, rep.base_digest->str(), {{"role", "base"}}));

@@ -8,6 +8,7 @@
 #include "signing/provenance.hpp"
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
@@ -18,6 +19,9 @@ struct ProvenanceContext {
   std::string invocation_id;
   std::string started_on; // RFC 3339 UTC
   std::string finished_on;
+  // The built image's labels: the io.paddle-image.* ones are the compatibility facts
+  // the build resolved (CUDA, cuDNN, driver minimum, GPU architectures, Paddle).
+  std::map<std::string, std::string> labels;
 };
 
 signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,

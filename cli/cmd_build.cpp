@@ -112,43 +112,44 @@ std::int64_t parse_epoch(const std::string& text, const std::string& where) {
 
 constexpr const char* k_tool_version = "0.1.0";
 
+// What the SBOM describes: --identity's repository, else the image's name (as a
+// registry reference's host/repo when it is one).
+std::string sbom_subject(const spec::BuildSpec& s, const std::string& identity) {
+  std::string name = identity.empty() ? s.name : identity;
+  try {
+    oci::ImageRef r = oci::ImageRef::parse(name);
+    if (r.kind == oci::ImageRef::Kind::registry) {
+      return r.name();
+    }
+  } catch (const Error&) {
+    // Not a reference (a display name): used as written.
+  }
+  return name.empty() ? std::string("image") : name;
+}
+
 // Signs every output that can carry a signature (each layout tag, each pushed tag)
 // and attaches the build's provenance and SBOM, all for the one manifest digest.
 nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
-                            const builder::BuildReport& rep, const signing::PrivateKey& key, RegistrySession& sess,
+                            const builder::BuildReport& rep, const signing::SbomInput& sbom,
+                            const signing::PrivateKey& key, RegistrySession& sess,
                             const builder::ProvenanceContext& ctx, const Output& out) {
-  std::vector<std::string> refs;
+  // (what to open, the identity to sign for): --identity names what layouts are signed
+  // for; a push is opened by digest (a tag moved meanwhile does not matter) and signed
+  // for its own host/repo:tag.
+  std::vector<std::pair<std::string, std::string>> refs;
   for (const auto& w : rep.outputs) {
     if (w.rfind("oci:", 0) == 0) {
-      refs.push_back(w);
+      refs.emplace_back(w, a.identity);
     }
   }
   for (const auto& p : rep.pushed) {
-    refs.push_back(p.substr(0, p.find('@')));
+    refs.emplace_back(p, p.substr(0, p.find('@')));
   }
   nlohmann::json result = nlohmann::json::array();
   if (refs.empty()) {
     return result;
   }
-  // The documents are made once: the provenance from the report, the SBOM from the
-  // image as written (its first signable output).
   nlohmann::json provenance = signing::provenance_predicate(builder::build_provenance(s, o, rep, ctx));
-  SignTarget first =
-      open_sign_target(refs.front(), sess, refs.front().rfind("oci:", 0) == 0 ? a.identity : std::string(), false);
-  builder::SbomOptions so;
-  so.cache_dir = o.cache_dir;
-  so.scan_base = a.sbom_base == "scan";
-  for (const auto& l : rep.layers) {
-    if (l.kind == "base") {
-      so.base_layers.insert(l.blob.digest.str());
-    }
-  }
-  so.image_name = first.subject_name;
-  so.created = util::rfc3339_utc(o.source_date_epoch);
-  so.tool_version = k_tool_version;
-  so.info = [&out](const std::string& line) { out.info(line); };
-  signing::SbomInput sbom = builder::image_sbom(*first.image, first.image->root(), so);
-  first = SignTarget{};
   std::vector<std::pair<std::string, nlohmann::json>> predicates = {{signing::k_slsa_provenance, provenance}};
   if (a.sbom_format == "spdx" || a.sbom_format == "both") {
     predicates.emplace_back(signing::k_spdx_document, signing::spdx_document(sbom));
@@ -156,12 +157,13 @@ nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const 
   if (a.sbom_format == "cyclonedx" || a.sbom_format == "both") {
     predicates.emplace_back(signing::k_cyclonedx_bom, signing::cyclonedx_bom(sbom));
   }
-  for (const auto& ref : refs) {
-    // --identity names what layouts are signed for; a push is signed for its reference.
-    bool layout = ref.rfind("oci:", 0) == 0;
-    SignTarget t = open_sign_target(ref, sess, layout ? a.identity : std::string(), true);
+  for (const auto& [ref, identity] : refs) {
+    SignTarget t = open_sign_target(ref, sess, identity, true);
     if (t.digest != rep.manifest.digest) {
-      throw Error(ErrorKind::internal, ref + " holds " + t.digest.str() + ", not the image just built");
+      throw Error(ErrorKind::input,
+                  ref + " was re-tagged while the build ran: it holds " + t.digest.str() +
+                      ", not the image just built (" + rep.manifest.digest.str() + "); nothing was signed there",
+                  "build again, or sign the built digest with 'paddle-image sign'");
     }
     auto sig = util::with_context(
         "signing " + ref, [&] { return signing::sign_image(*t.store, t.digest, t.identity, key, t.ref.str()); });
@@ -267,12 +269,34 @@ int run_build(const BuildArgs& a) {
   ctx.tool_version = k_tool_version;
   ctx.invocation_id = random_uuid();
   ctx.started_on = now_rfc3339();
+  // The SBOM is read from the image as the build assembled it (its own layers from
+  // the layer cache, a registry base's layers pulled into it once), before any push.
+  signing::SbomInput sbom;
+  if (key) {
+    o.on_image = [&](const oci::Image& img, const builder::BuildReport& r) {
+      builder::SbomOptions so;
+      so.cache_dir = o.cache_dir;
+      so.scan_base = a.sbom_base == "scan";
+      for (const auto& l : r.layers) {
+        if (l.kind == "base") {
+          so.base_layers.insert(l.blob.digest.str());
+        }
+      }
+      so.image_name = sbom_subject(s, a.identity);
+      so.created = util::rfc3339_utc(o.source_date_epoch);
+      so.tool_version = k_tool_version;
+      so.info = [&out](const std::string& line) { out.info(line); };
+      sbom = builder::image_sbom(img, img.root(), so);
+      oci::Manifest m = oci::manifest_from_json(oci::parse_json(img.root().bytes, "the built manifest"));
+      ctx.labels = oci::read_config(img, m).config.labels;
+    };
+  }
   builder::BuildReport rep = builder::build(s, o, ev);
   sess.finish();
   nlohmann::json signatures;
   if (key) {
     ctx.finished_on = now_rfc3339();
-    signatures = sign_outputs(a, s, o, rep, *key, sess, ctx, out);
+    signatures = sign_outputs(a, s, o, rep, sbom, *key, sess, ctx, out);
   }
   if (cache_max) {
     // Least recently used first: what this build just used is kept longest.

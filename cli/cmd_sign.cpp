@@ -11,7 +11,10 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
+#include <cerrno>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace cli {
 
@@ -31,19 +34,30 @@ struct KeyGenArgs {
   bool json = false;
 };
 
-// Writes a key file atomically with `mode`, never over an existing file unless force.
+// Writes a key file atomically with `mode`. Without force the name is taken with
+// link(), which fails when it exists, so a file created meanwhile is never replaced.
 void write_key_file(const fs::path& path, const std::string& text, mode_t mode, bool force) {
-  std::error_code ec;
-  if (!force && fs::exists(fs::symlink_status(path, ec))) {
-    throw Error(ErrorKind::usage, path.string() + " exists; not overwriting it",
-                "choose another --output, or pass --force to replace it");
-  }
   util::AtomicFile f(path);
   if (::fchmod(f.fd(), mode) != 0) {
     util::throw_errno("setting the mode of " + path.string());
   }
   f.write(text);
-  f.commit();
+  if (force) {
+    f.commit();
+    return;
+  }
+  if (::fsync(f.fd()) != 0) {
+    util::throw_errno("writing " + path.string());
+  }
+  if (::link(f.temp_path().c_str(), path.c_str()) != 0) {
+    if (errno == EEXIST) {
+      throw Error(ErrorKind::usage, path.string() + " exists; not overwriting it",
+                  "choose another --output, or pass --force to replace it");
+    }
+    util::throw_errno("creating " + path.string());
+  }
+  util::fsync_dir(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+  // The temporary name goes with f (never committed); the linked name stays.
 }
 
 int run_key_generate(const KeyGenArgs& a) {
@@ -65,7 +79,7 @@ int run_key_generate(const KeyGenArgs& a) {
   }
   signing::PrivateKey k = signing::PrivateKey::generate();
   std::string pem = k.to_cosign_pem(pass);
-  std::fill(pass.begin(), pass.end(), '\0');
+  ::explicit_bzero(pass.data(), pass.size());
   write_key_file(key, pem, 0600, a.force);
   write_key_file(pub, k.public_key().pem(), 0644, a.force);
   nlohmann::json j = {{"private_key", key.string()},

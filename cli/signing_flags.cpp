@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <string.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -48,18 +49,26 @@ std::string read_text(const std::string& path, const std::string& what) {
   return util::read_file(path);
 }
 
-// "host/repo" of an image title ("registry.example.com/ocr/train"); a title that is
-// not a reference is used as it is.
+// "host/repo" of an image title that names its registry ("registry.example.com/ocr/
+// train"); "" for a bare name ("ocr" would read as docker.io/library/ocr, which is
+// rarely where the image goes: such images are signed with --identity).
 std::string signing_repository(const std::string& title) {
+  std::string first = title.substr(0, title.find('/'));
+  bool has_host =
+      title.find('/') != std::string::npos &&
+      (first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost");
+  if (!has_host) {
+    return {};
+  }
   try {
     oci::ImageRef r = oci::ImageRef::parse(title);
-    if (r.kind == oci::ImageRef::Kind::registry) {
+    if (r.kind == oci::ImageRef::Kind::registry && r.digest.empty()) {
       return r.name();
     }
   } catch (const Error&) {
-    // Not a reference (a plain display name): it names the subject as written.
+    // Not a reference: no identity can come from it.
   }
-  return title;
+  return {};
 }
 
 } // namespace
@@ -103,6 +112,11 @@ std::string read_passphrase(const std::string& passphrase_file, bool confirm, bo
 
 signing::PrivateKey load_private_key(const KeyFlags& f) {
   std::string text = read_text(f.key, "--key");
+  // An unencrypted key's text is key material: wiped however the read ends.
+  struct Wipe {
+    std::string& s;
+    ~Wipe() { ::explicit_bzero(s.data(), s.size()); }
+  } wipe{text};
   return signing::PrivateKey::from_pem(text, f.key, [&] { return read_passphrase(f.passphrase_file, false); });
 }
 
@@ -148,7 +162,7 @@ SignTarget open_sign_target(const std::string& text, RegistrySession& sess, cons
         title = it->second;
       }
     }
-    if (!title.empty()) {
+    if (!signing_repository(title).empty()) {
       t.subject_name = signing_repository(title);
       std::string tag = t.ref.tag;
       if (tag.empty()) {
@@ -165,7 +179,8 @@ SignTarget open_sign_target(const std::string& text, RegistrySession& sess, cons
     }
     if (identity_flag.empty() && t.identity.empty()) {
       throw Error(ErrorKind::usage,
-                  text + ": the image has no org.opencontainers.image.title, so its signed identity is unknown",
+                  text + ": the image's org.opencontainers.image.title does not name a registry repository, so its "
+                         "signed identity is unknown",
                   "pass --identity REGISTRY/REPO:TAG (the reference the image will be pulled as)");
     }
     break;

@@ -1,5 +1,7 @@
 #include "registry/transfer.hpp"
 
+#include "registry/error.hpp"
+
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -255,10 +257,16 @@ RegistryAttachments::RegistryAttachments(std::shared_ptr<Registry> reg, std::str
     : m_reg(std::move(reg)), m_repo(std::move(repo)) {}
 
 std::optional<oci::ManifestBlob> RegistryAttachments::tagged(const std::string& tag) {
-  if (!m_reg->head_manifest(m_repo, tag)) {
-    return std::nullopt;
+  // A GET, not a HEAD: a registry that answers HEAD without Docker-Content-Digest
+  // must not make an existing signature look absent (it would be overwritten).
+  try {
+    return m_reg->get_manifest(m_repo, tag);
+  } catch (const RegistryError& e) {
+    if (e.status() == 404) {
+      return std::nullopt;
+    }
+    throw;
   }
-  return m_reg->get_manifest(m_repo, tag);
 }
 
 std::string RegistryAttachments::read_small(const oci::Descriptor& d) {

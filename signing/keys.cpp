@@ -212,22 +212,6 @@ PkeyPtr decrypt_cosign(const std::string& body, const std::string& source, const
   return private_from_pkcs8_der(der.str(), source);
 }
 
-int pem_password_cb(char* buf, int size, int /*rwflag*/, void* u) {
-  const auto* src = static_cast<const PassphraseSource*>(u);
-  try {
-    Secret pass((*src)());
-    if (pass.str().size() > static_cast<std::size_t>(size)) {
-      return -1;
-    }
-    std::copy(pass.str().begin(), pass.str().end(), buf);
-    return static_cast<int>(pass.str().size());
-  } catch (...) {
-    // An exception must not cross OpenSSL's C frames; a refused prompt reads as no
-    // passphrase, and the PEM read then fails with the usual message.
-    return -1;
-  }
-}
-
 std::string spki_der(EVP_PKEY* k) {
   unsigned char* buf = nullptr;
   int len = i2d_PUBKEY(k, &buf);
@@ -252,8 +236,24 @@ struct PrivateKey::Impl {
 PublicKey::PublicKey(std::shared_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 PrivateKey::PrivateKey(std::shared_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 
-PemBlock read_pem(std::string_view text, const std::string& source) {
+PemBlock read_pem(std::string_view text, const std::string& source, const std::string& type_suffix) {
   auto begin = text.find("-----BEGIN ");
+  // Skip blocks of other types (openssl ecparam -genkey writes EC PARAMETERS first).
+  while (!type_suffix.empty() && begin != std::string_view::npos) {
+    auto end_of_type = text.find("-----", begin + 11);
+    if (end_of_type == std::string_view::npos) {
+      break;
+    }
+    std::string_view type = text.substr(begin + 11, end_of_type - begin - 11);
+    if (type.size() >= type_suffix.size() && type.substr(type.size() - type_suffix.size()) == type_suffix) {
+      break;
+    }
+    auto next = text.find("-----BEGIN ", end_of_type);
+    if (next == std::string_view::npos) {
+      break; // none of that type: the first block is reported below
+    }
+    begin = next;
+  }
   if (begin == std::string_view::npos) {
     return {};
   }
@@ -270,8 +270,14 @@ PemBlock read_pem(std::string_view text, const std::string& source) {
     throw Error(ErrorKind::input, source + ": truncated PEM (no '" + footer + "' line)",
                 "the file is truncated; use the complete key file");
   }
+  std::string_view raw = text.substr(body_start, end - body_start);
+  if (raw.find(':') != std::string_view::npos) {
+    // RFC 1421 headers (Proc-Type, DEK-Info: a legacy encrypted key): OpenSSL reads it.
+    b.headers = true;
+    return b;
+  }
   std::string body;
-  for (char c : text.substr(body_start, end - body_start)) {
+  for (char c : raw) {
     if (c != '\n' && c != '\r' && c != ' ' && c != '\t') {
       body += c;
     }
@@ -294,11 +300,11 @@ std::string write_pem(const std::string& type, std::string_view der) {
 }
 
 PublicKey PublicKey::from_pem(std::string_view pem, const std::string& source) {
-  PemBlock b = read_pem(pem, source);
+  PemBlock b = read_pem(pem, source, "PUBLIC KEY");
   if (b.type.empty()) {
     throw Error(ErrorKind::input, source + ": not a PEM file", "pass the public key (cosign.pub)");
   }
-  if (b.type != "PUBLIC KEY") {
+  if (b.type != "PUBLIC KEY" || b.headers) {
     throw Error(ErrorKind::input, source + ": a PEM '" + b.type + "', not a 'PUBLIC KEY'",
                 b.type.find("PRIVATE") != std::string::npos ? "verify with the public key (the .pub file)"
                                                             : "pass a PKIX public key PEM");
@@ -344,7 +350,12 @@ PrivateKey PrivateKey::generate() {
 }
 
 PrivateKey PrivateKey::from_pem(std::string_view pem, const std::string& source, const PassphraseSource& passphrase) {
-  PemBlock b = read_pem(pem, source);
+  PemBlock b = read_pem(pem, source, "PRIVATE KEY");
+  // The decoded body of a private key is wiped however this ends.
+  struct Wipe {
+    std::string& der;
+    ~Wipe() { OPENSSL_cleanse(der.data(), der.size()); }
+  } wipe{b.der};
   if (b.type.empty()) {
     throw Error(ErrorKind::input, source + ": not a PEM key file",
                 "pass a cosign key (cosign.key) or a PKCS#8/SEC1 EC PEM key");
@@ -355,11 +366,16 @@ PrivateKey PrivateKey::from_pem(std::string_view pem, const std::string& source,
   } else if (b.type == "PRIVATE KEY" || b.type == "EC PRIVATE KEY" || b.type == "ENCRYPTED PRIVATE KEY" ||
              b.type == "RSA PRIVATE KEY") {
     BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-    EVP_PKEY* k =
-        PEM_read_bio_PrivateKey(bio.get(), nullptr, pem_password_cb, const_cast<PassphraseSource*>(&passphrase));
+    // The passphrase is asked for before OpenSSL reads an encrypted key and handed over
+    // as the default callback's password string (no C callback of ours: an exception
+    // must not cross OpenSSL's frames, and OpenSSL 3.0 hands a legacy-encrypted key's
+    // callback data of its own). Unencrypted keys never ask.
+    bool encrypted = b.type == "ENCRYPTED PRIVATE KEY" || b.headers;
+    Secret pass(encrypted ? passphrase() : std::string());
+    EVP_PKEY* k = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, pass.str().data());
     if (k == nullptr) {
       std::string why = openssl_error();
-      bool bad_pass = b.type == "ENCRYPTED PRIVATE KEY";
+      bool bad_pass = b.type == "ENCRYPTED PRIVATE KEY" || b.headers;
       throw Error(ErrorKind::input,
                   source + (bad_pass ? ": wrong passphrase or damaged key" : ": damaged private key") + " (" + why +
                       ")",

@@ -56,8 +56,10 @@ private:
 struct PemBlock {
   std::string type;
   std::string der;
+  bool headers = false; // RFC 1421 headers (a legacy encrypted key): der is empty
 };
-PemBlock read_pem(std::string_view text, const std::string& source);
+// The first block whose type ends with type_suffix (else the first block).
+PemBlock read_pem(std::string_view text, const std::string& source, const std::string& type_suffix = {});
 std::string write_pem(const std::string& type, std::string_view der);
 
 } // namespace signing

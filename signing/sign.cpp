@@ -38,9 +38,10 @@ bool verifies(const PublicKey& key, const std::string& data, const std::string& 
 }
 
 // Whether an envelope's statement is `payload` and one of its signatures is key's.
-bool envelope_signed_by(const std::string& envelope, const std::string& payload, const PublicKey& key) {
+bool envelope_signed_by(oci::AttachmentStore& store, const oci::Descriptor& layer, const std::string& payload,
+                        const PublicKey& key) {
   try {
-    Envelope e = parse_envelope(envelope);
+    Envelope e = parse_envelope(store.read_small(layer));
     if (e.payload != payload) {
       return false;
     }
@@ -50,19 +51,28 @@ bool envelope_signed_by(const std::string& envelope, const std::string& payload,
       }
     }
   } catch (const Error&) {
-    // A foreign or damaged envelope under the tag is not ours: append beside it.
+    // A foreign, missing or damaged envelope under the tag is not ours: append beside it.
   }
   return false;
 }
 
-// Attachment manifests of `image` under `suffix` in img (layouts and registries
-// report them through Image::attachments).
-std::vector<oci::ManifestBlob> attached(const oci::Image& img, const oci::Digest& image, const std::string& suffix) {
-  std::vector<oci::ManifestBlob> out;
+// The layers of the attachment manifests of `image` under `suffix` (layouts and
+// registries report them through Image::attachments). A manifest that cannot be read
+// or is not an image manifest is a failed verification, reported in `problems`.
+std::vector<oci::Descriptor> attached_layers(const oci::Image& img, const oci::Digest& image, const std::string& suffix,
+                                             std::vector<std::string>& problems) {
+  std::vector<oci::Descriptor> out;
   std::string want = tag_for(image, suffix);
   for (const auto& a : img.attachments(image)) {
-    if (a.tag == want) {
-      out.push_back(img.manifest(a.descriptor));
+    if (a.tag != want) {
+      continue;
+    }
+    try {
+      for (auto& l : oci::attachment_layers(img.manifest(a.descriptor), img.name() + ":" + want)) {
+        out.push_back(std::move(l));
+      }
+    } catch (const Error& e) {
+      problems.push_back(a.descriptor.digest.str() + ": " + e.what());
     }
   }
   return out;
@@ -117,7 +127,7 @@ Added attest_image(oci::AttachmentStore& store, const oci::Digest& image, const 
   if (auto have = store.tagged(out.tag)) {
     for (const auto& l : oci::attachment_layers(*have, name + ":" + out.tag)) {
       if (l.media_type == k_dsse_media_type && annotation(l, k_predicate_type_annotation) == predicate_type &&
-          envelope_signed_by(store.read_small(l), body, pub)) {
+          envelope_signed_by(store, l, body, pub)) {
         out.layer = l.digest;
         out.attachment = have->digest;
         return out;
@@ -157,8 +167,9 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
                           const VerifyOptions& opt) {
   VerifyReport rep;
   rep.image = image;
-  for (const auto& m : attached(img, image, ".sig")) {
-    for (const auto& l : oci::attachment_layers(m, img.name() + ":" + tag_for(image, ".sig"))) {
+  std::vector<std::string> sig_problems, att_problems;
+  {
+    for (const auto& l : attached_layers(img, image, ".sig", sig_problems)) {
       VerifiedSignature v;
       v.layer = l.digest;
       if (l.media_type != k_simple_signing_media_type) {
@@ -197,8 +208,8 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
       rep.signatures.push_back(v);
     }
   }
-  for (const auto& m : attached(img, image, ".att")) {
-    for (const auto& l : oci::attachment_layers(m, img.name() + ":" + tag_for(image, ".att"))) {
+  {
+    for (const auto& l : attached_layers(img, image, ".att", att_problems)) {
       VerifiedAttestation v;
       v.layer = l.digest;
       v.predicate_type = annotation(l, k_predicate_type_annotation);
@@ -215,6 +226,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
           signed_ok = signed_ok || key.verify(pae(e.payload_type, e.payload), s.sig);
         }
         if (!signed_ok) {
+          v.foreign = true;
           throw Error(ErrorKind::verification, "no envelope signature verifies with this key");
         }
         nlohmann::json st = nlohmann::json::parse(e.payload, nullptr, false);
@@ -261,15 +273,23 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
   for (const auto& s : rep.signatures) {
     sig_ok = sig_ok || s.ok;
   }
-  if (rep.signatures.empty()) {
+  if (!sig_problems.empty()) {
+    rep.failure =
+        img.name() + ": the signature manifest of " + image.str() + " is damaged (" + sig_problems.front() + ")";
+  } else if (!att_problems.empty()) {
+    rep.failure =
+        img.name() + ": the attestation manifest of " + image.str() + " is damaged (" + att_problems.front() + ")";
+  } else if (rep.signatures.empty()) {
     rep.failure = img.name() + ": no signatures for " + image.str() + " (no " + tag_for(image, ".sig") + ")";
   } else if (!sig_ok) {
     rep.failure = img.name() + ": no valid signature for " + image.str() + " (" + first_problem(rep.signatures) + ")";
   }
   std::vector<std::string> wanted = opt.attestations;
   if (opt.check_present) {
+    // Another key's well-formed attestations are not this verifier's business; this
+    // key's, and any that are damaged, must hold.
     for (const auto& a : rep.attestations) {
-      if (std::find(wanted.begin(), wanted.end(), a.predicate_type) == wanted.end()) {
+      if (!a.foreign && std::find(wanted.begin(), wanted.end(), a.predicate_type) == wanted.end()) {
         wanted.push_back(a.predicate_type);
       }
     }

@@ -56,6 +56,7 @@ struct VerifiedAttestation {
   oci::Digest layer;
   std::string predicate_type;
   bool ok = false;
+  bool foreign = false; // well-formed, but no signature verifies with this key
   std::string problem;
   nlohmann::json predicate; // when ok
 };

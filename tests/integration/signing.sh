@@ -69,6 +69,13 @@ openssl ecparam -name prime256v1 -genkey -noout -out sec1.pem 2>/dev/null
 openssl pkcs8 -topk8 -nocrypt -in sec1.pem -out pkcs8.pem
 openssl ec -in sec1.pem -pubout -out plain.pub 2>/dev/null
 check "a SEC1 EC PEM key signs" "$PI" sign oci:lay:v1 --key sec1.pem
+openssl ecparam -name prime256v1 -genkey -out params-first.pem 2>/dev/null
+check "... also after an EC PARAMETERS block (openssl ecparam -genkey)" "$PI" sign oci:lay:v1 --key params-first.pem
+openssl ec -in sec1.pem -aes256 -passout pass:legacy -out legacy.pem 2>/dev/null
+check "a legacy encrypted SEC1 key (Proc-Type header) reads with its passphrase" env COSIGN_PASSWORD=legacy "$PI" sign oci:lay:v1 --key legacy.pem
+expect_fail "... and a wrong one says so" 3 "wrong passphrase" env COSIGN_PASSWORD=nope "$PI" sign oci:lay:v1 --key legacy.pem
+expect_fail "an encrypted key with no passphrase source is a usage error, not a bad key" 2 "COSIGN_PASSWORD" \
+  bash -c "env -u COSIGN_PASSWORD '$PI' sign oci:lay:v1 --key legacy.pem </dev/null"
 check "a PKCS#8 PEM key signs, verified independently" bash -c "'$PI' sign oci:lay:v1 --key pkcs8.pem && '${CC[0]}' '${CC[1]}' verify --key plain.pub --layout lay --tag v1"
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.pem 2>/dev/null
 openssl genpkey -algorithm ed25519 -out ed.pem 2>/dev/null
@@ -91,6 +98,9 @@ expect_fail "a tampered key file is refused (exit 3)" 3 "wrong passphrase or dam
 check "no error message shows the passphrase" bash -c "! grep -qF '$PASSPHRASE' '$WORK/err.txt'"
 expect_fail "a docker-archive cannot be signed" 2 "docker-archive cannot carry" "$PI" sign docker-archive:x.tar --key k1.key
 printf 'image: {tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >proj/untitled.yaml
+printf 'image: {name: ocr, tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >proj/bare.yaml
+check "an image titled with a bare name builds" "$PI" build proj/bare.yaml -q -o oci:bare-name
+expect_fail "... and signing it needs --identity (not docker.io/library/ocr)" 2 "--identity" "$PI" sign oci:bare-name:v1 --key k1.key
 check "an image without a title builds" "$PI" build proj/untitled.yaml -q -o oci:untitled
 expect_fail "... and signing it needs --identity" 2 "--identity" "$PI" sign oci:untitled:v1 --key k1.key
 check "... which it takes" "$PI" sign oci:untitled:v1 --key k1.key --identity "$R/team/untitled:v1"
@@ -140,7 +150,7 @@ check "provenance: every wheel by sha256 ($nwheels)" js slsa.json 'w=[x for x in
 check "provenance: the spec file's digest" bash -c "grep -q \$(sha256sum proj/spec.yaml | cut -d' ' -f1) slsa.json"
 check "provenance: the data and files layers' input digests" js slsa.json 'r=[x["annotations"]["role"] for x in j["buildDefinition"]["resolvedDependencies"]]; assert "data layer" in r and "files layer" in r, r'
 check "provenance: builder, invocation and times" js slsa.json 'm=j["runDetails"]["metadata"]; assert j["runDetails"]["builder"]["id"] and m["invocationId"] and m["startedOn"].endswith("Z") and m["finishedOn"].endswith("Z"), j'
-check "provenance: the compatibility facts" js slsa.json 'assert j["buildDefinition"]["internalParameters"]["compatibility"]["cuda"]=="", j'
+check "provenance: the resolved compatibility facts (the image's io.paddle-image labels)" js slsa.json 'c=j["buildDefinition"]["internalParameters"]["compatibility"]; assert c.get("io.paddle-image.python.version")=="3.11", c'
 check "provenance: no host paths, no secrets" bash -c "! grep -qE '$WORK|$PASSPHRASE' slsa.json"
 check "SBOM: the base's real dpkg packages" js spdx.json 'p={x["name"] for x in j["packages"]}; assert {"libc6","python3","dpkg","bash"} <= p, sorted(p)[:20]'
 check "SBOM: deb purls name the distro" js spdx.json 'r=[e["referenceLocator"] for x in j["packages"] for e in x.get("externalRefs",[]) if "libc6" in e["referenceLocator"]]; assert r and r[0].startswith("pkg:deb/debian/libc6@") and "distro=debian-12" in r[0], r'
