@@ -183,6 +183,18 @@ void Upload::note_failure(const TransportFailure& f) {
   m_failure.curl_code = f.curl_code;
 }
 
+std::optional<Response> Upload::send_noting(const Request& q) {
+  try {
+    return perform(q);
+  } catch (const TransportFailure& f) {
+    if (!f.retryable) {
+      m_session.fail_transport(f, "uploading " + m_blob.digest.str());
+    }
+    note_failure(f);
+    return std::nullopt;
+  }
+}
+
 Upload::Put Upload::put_whole() {
   Request q;
   q.method = "PUT";
@@ -190,16 +202,11 @@ Upload::Put Upload::put_whole() {
   q.headers.push_back("Content-Type: application/octet-stream");
   q.reader = verifying(m_open(0), m_blob, 0, -1, m_session.stats(), m_progress, m_session.host());
   q.body_size = m_blob.size;
-  Response r;
-  try {
-    r = perform(q);
-  } catch (const TransportFailure& f) {
-    if (!f.retryable) {
-      m_session.fail_transport(f, "uploading " + m_blob.digest.str());
-    }
-    note_failure(f);
+  std::optional<Response> sent = send_noting(q);
+  if (!sent) {
     return Put::failed;
   }
+  const Response& r = *sent;
   if (r.status == 201) {
     return Put::stored;
   }
@@ -242,16 +249,11 @@ Attempt Upload::send_chunks() {
     q.headers.push_back("Content-Range: " + std::to_string(m_offset) + "-" + std::to_string(m_offset + len - 1));
     q.reader = verifying(m_open(m_offset), m_blob, m_offset, len, m_session.stats(), m_progress, m_session.host());
     q.body_size = len;
-    Response r;
-    try {
-      r = perform(q);
-    } catch (const TransportFailure& f) {
-      if (!f.retryable) {
-        m_session.fail_transport(f, "uploading " + m_blob.digest.str());
-      }
-      note_failure(f);
+    std::optional<Response> sent = send_noting(q);
+    if (!sent) {
       return Attempt::retry("uploading " + m_blob.digest.str() + ": " + m_failure.message);
     }
+    const Response& r = *sent;
     if (r.status == 202) {
       std::string next = r.headers.get("location");
       if (!next.empty()) {

@@ -51,6 +51,8 @@ private:
   Response perform(const Request& q);
   void note_refusal(const Response& r);
   void note_failure(const TransportFailure& f);
+  // Sends q; a retryable transport failure is noted and gives nullopt, another throws.
+  std::optional<Response> send_noting(const Request& q);
   [[noreturn]] void give_up(int attempts) const;
 
   Session& m_session;

@@ -11,7 +11,11 @@ mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 # Fixtures are made before any test runs, so the tests themselves touch no network.
 "$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
 "$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
-"$ROOT/tests/support/fetch-schemas.sh" "$PADDLE_IMAGE_TEST_CACHE/schemas"
+# The official CycloneDX schema comes from the npm registry; a machine that cannot
+# reach it (or does not trust its TLS) still runs every test, the SBOM checks then
+# against the required fields only (the signing test says which it used).
+"$ROOT/tests/support/fetch-schemas.sh" "$PADDLE_IMAGE_TEST_CACHE/schemas" ||
+  echo "test.sh: the official CycloneDX schema could not be fetched; CycloneDX documents are checked for the required fields only"
 
 # The main test build is Release (-O3), warnings as errors, so it stays warning-clean
 # where users and packagers build; the second build adds the sanitizers.

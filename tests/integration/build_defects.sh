@@ -79,6 +79,9 @@ expect_fail "--index-url in a wheels lock is refused with its line" 3 \
 expect_fail "--chunk-size below 64K is a usage error naming the flag" 2 "--chunk-size: '1' is below the minimum of 64K" \
   "$PI" push oci:out1:v1 127.0.0.1:9/x --chunk-size 1
 expect_fail "a bad --max-size names the flag" 2 "--max-size: 'lots' is not a size" "$PI" cache prune --max-size lots
+expect_fail "a -j out of range names the flag" 2 "--threads: Value 999 not in range" "$PI" build spec.yaml -j 999
+expect_fail "a -j that is not a number names the flag" 2 "--threads: Value abc" "$PI" build spec.yaml -j abc
+expect_fail "a bad --jobs names the flag" 2 "--jobs" "$PI" push oci:x:v1 127.0.0.1:9/x:v1 --jobs 0
 expect_fail "a bad --cache-max-size names the flag, before building" 2 "--cache-max-size: '5Q' has an unknown unit" \
   build app/spec.yaml -q -o oci:out4 --cache-max-size 5Q
 check "... and nothing was built" test ! -e out4

@@ -13,7 +13,7 @@ url=https://registry.npmjs.org/@cyclonedx/cyclonedx-library/-/cyclonedx-library-
 sha=9833bd949052eb18218dd64b13ad62d9246f7395eef01c66dad08fcbacf74f01
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-curl -fsSL --retry 3 -o "$tmp/lib.tgz" "$url"
+curl -fsSL --retry 3 --max-time 120 -o "$tmp/lib.tgz" "$url"
 echo "$sha  $tmp/lib.tgz" | sha256sum -c --quiet
 tar -xzf "$tmp/lib.tgz" -C "$tmp" package/res/schema
 mkdir -p "$out"
