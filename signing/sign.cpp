@@ -94,6 +94,20 @@ std::string reference_repository(const std::string& docker_reference) {
   return r;
 }
 
+namespace {
+
+// An identity "host/repo:tag" must equal the docker-reference; "host/repo" (no tag)
+// accepts any tag of that repository; an empty identity accepts anything.
+bool identity_matches(const std::string& identity, const std::string& docker_reference) {
+  if (identity.empty() || identity == docker_reference) {
+    return true;
+  }
+  bool repository_only = identity == reference_repository(identity);
+  return repository_only && reference_repository(docker_reference) == identity;
+}
+
+} // namespace
+
 Added sign_image(oci::AttachmentStore& store, const oci::Digest& image, const std::string& docker_reference,
                  const PrivateKey& key, const std::string& name) {
   std::string payload = simple_signing_payload(docker_reference, image);
@@ -195,9 +209,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         v.docker_reference = s.docker_reference;
         if (s.manifest != image) {
           v.problem = "the payload signs " + s.manifest.str() + ", not " + image.str();
-        } else if (!opt.identity.empty() && opt.identity != s.docker_reference &&
-                   (opt.identity != reference_repository(opt.identity) ||
-                    reference_repository(s.docker_reference) != opt.identity)) {
+        } else if (!identity_matches(opt.identity, s.docker_reference)) {
           v.problem = "the payload's docker-reference is '" + s.docker_reference + "', not '" + opt.identity + "'";
         } else {
           v.ok = true;
