@@ -2,6 +2,8 @@
 
 #include "builder/base.hpp"
 #include "builder/built_image.hpp"
+#include "builder/supply_chain.hpp"
+#include "layers/requirements.hpp"
 #include "layers/cache.hpp"
 #include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
@@ -134,11 +136,17 @@ std::vector<fs::path> list_wheels(const fs::path& dir) {
   return out;
 }
 
-// One wheel per project, and with a lock file exactly the locked versions and hashes.
+// One wheel per project, and with a lock file exactly the locked versions and hashes
+// (a locked line with an environment marker may have no wheel: it can be for another
+// target).
 void check_lock(const spec::LayerSpec& l, const layers::WheelInventory& inventory) {
-  std::map<std::string, layers::LockEntry> lock;
+  std::map<std::string, const layers::RequirementLine*> lock;
+  layers::RequirementsFile file;
   if (l.lock_file) {
-    lock = layers::parse_lock_file(*l.lock_file);
+    file = layers::parse_requirements(*l.lock_file, layers::RequirementsMode::lock);
+    for (const auto& r : file.requirements) {
+      lock[r.requirement.key] = &r;
+    }
   }
   std::set<std::string> seen;
   for (const auto& w : inventory.wheels) {
@@ -155,25 +163,23 @@ void check_lock(const spec::LayerSpec& l, const layers::WheelInventory& inventor
       throw Error(ErrorKind::input, "wheel " + w.filename + " is not in the lock file " + l.lock_file->string(),
                   "add it (name==version --hash=sha256:...) or remove the wheel");
     }
-    if (it->second.version != w.version) {
+    const layers::RequirementLine& e = *it->second;
+    if (layers::normalize_version(e.pinned()) != layers::normalize_version(w.version)) {
       throw Error(ErrorKind::input,
-                  l.lock_file->string() + ":" + std::to_string(it->second.line) + ": " + name + " is locked at " +
-                      it->second.version + " but the wheel is " + w.version,
+                  e.where() + ": " + name + " is locked at " + e.pinned() + " but the wheel is " + w.version,
                   "update the lock file or use the locked wheel");
     }
-    const auto& hashes = it->second.sha256;
-    if (std::find(hashes.begin(), hashes.end(), w.sha256) == hashes.end()) {
+    if (std::find(e.sha256.begin(), e.sha256.end(), w.sha256) == e.sha256.end()) {
       throw Error(ErrorKind::integrity,
-                  l.lock_file->string() + ":" + std::to_string(it->second.line) + ": sha256 of " + w.filename + " (" +
-                      w.sha256 + ") does not match the lock file",
+                  e.where() + ": sha256 of " + w.filename + " (" + w.sha256 + ") does not match the lock file",
                   "the wheel changed; verify where it came from, then update the lock");
     }
   }
   for (const auto& [name, e] : lock) {
-    if (seen.count(name) == 0) {
+    if (seen.count(name) == 0 && !e->requirement.marker) {
       throw Error(ErrorKind::input,
-                  l.lock_file->string() + ":" + std::to_string(e.line) + ": " + name + "==" + e.version +
-                      " is locked but has no wheel in " + l.wheel_dir.string(),
+                  e->where() + ": " + name + "==" + e->pinned() + " is locked but has no wheel in " +
+                      l.wheel_dir.string(),
                   "add the wheel or remove the line");
     }
   }
@@ -239,10 +245,126 @@ struct LayerContext {
   layers::LayerCache& cache;
   const Events& events;
   layers::CompressOptions compress;
+  const Base& base;
 };
+
+// The Python facts of the target for selection and the closure check: the full
+// version from the base's dpkg entry for python3.N (else 3.N.0, with a warning) and the
+// Python distributions the base already has.
+TargetFacts base_target_facts(const Base& base, const layers::PythonTarget& t, const BuildOptions& o,
+                              const Events& ev) {
+  std::map<std::string, std::string> dists;
+  std::string full;
+  if (base.local_blob && !base.manifest.layers.empty()) {
+    layers::Inventory inv = util::with_context("reading the packages of base " + base.name, [&] {
+      return local_layers_inventory(base.name, base.manifest.layers, base.local_blob, o.cache_dir);
+    });
+    std::string want = "python3." + std::to_string(t.minor);
+    for (const auto& p : inv.packages) {
+      if (p.type == "pypi") {
+        dists[layers::normalize_project_name(p.name)] = p.version;
+      } else if (p.type == "deb" && (p.name == want || p.name == want + "-minimal") && full.empty()) {
+        std::string v = p.version.substr(p.version.find(':') == std::string::npos ? 0 : p.version.find(':') + 1);
+        full = v.substr(0, v.find_first_of("-+~"));
+      }
+    }
+  }
+  if (full.empty() || full.rfind("3." + std::to_string(t.minor), 0) != 0) {
+    full = "3." + std::to_string(t.minor) + ".0";
+    ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
+            "; environment markers on python_full_version are evaluated as " + full);
+  }
+  return target_facts(t, full, std::move(dists));
+}
+
+// A wheels layer from a package index: keyed by the parsed lock (requirements and
+// hashes, includes followed), the sources, the target and the base (whose Python
+// packages the closure check counts); so an unchanged lock costs no request at all.
+std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const Base& base,
+                             const LayerContext& cx) {
+  std::error_code ec;
+  if (!fs::exists(*l.lock_file, ec)) {
+    throw Error(ErrorKind::input,
+                l.lock_origin + ": lock file " + l.lock_file->string() + " does not exist",
+                "write it from pinned requirements: paddle-image lock requirements.txt -o " + l.lock_file->string() +
+                    " --spec SPEC --layer " + l.name);
+  }
+  auto lock = layers::parse_requirements(*l.lock_file, layers::RequirementsMode::lock);
+  Sources src = layer_sources(l.indexes, l.find_links, lock, cx.options.index.defaults);
+  KeyHasher key;
+  start_layer_key(key, cx.compress, cx.options);
+  layers::Owner owner = to_owner(l.owner);
+  nlohmann::json reqs = nlohmann::json::array();
+  for (const auto& r : lock.requirements) {
+    reqs.push_back({r.text, r.sha256});
+  }
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& u : src.sources.indexes) {
+    sources.push_back(registry::redact_url(u));
+  }
+  for (const auto& u : src.sources.find_links) {
+    sources.push_back(registry::redact_url(u));
+  }
+  key.add({{"kind", "wheels-index"},
+           {"target",
+            {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1, t.interpreter,
+             t.site_packages, t.scripts_dir, t.prefix}},
+           {"owner", {owner.uid, owner.gid, owner.uname, owner.gname}},
+           {"requirements", reqs},
+           {"sources", sources},
+           {"base", base.digest ? base.digest->str() : ""}});
+  return key.finish();
+}
+
+layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers::PythonTarget& t,
+                                          const LayerContext& cx, LayerReport& r, std::vector<LayerWheel>& wheels_out) {
+  std::string key = util::with_context(l.origin + ": layer '" + l.name + "'",
+                                       [&] { return index_wheels_key(l, t, cx.base, cx); });
+  layers::LayerRecord record;
+  layers::BlobInfo blob = cx.cache.get_or_build(
+      key,
+      [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
+        TargetFacts facts = base_target_facts(cx.base, t, cx.options, cx.events);
+        LockedLayer locked = util::with_context(l.origin + ": layer '" + l.name + "'", [&] {
+          return fetch_locked_layer(l, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads),
+                                    cx.events.info);
+        });
+        cx.events.info("  wheels: " + std::to_string(locked.stats.downloaded) + " downloaded (" +
+                       std::to_string(locked.stats.bytes) + " bytes), " + std::to_string(locked.stats.cached) +
+                       " from the cache");
+        // The installer reads wheels by their own names: links to the cache blobs.
+        util::TempDir links(cx.cache.dir() / "staging", "wheels-");
+        std::vector<fs::path> wheels;
+        for (const auto& w : locked.wheels) {
+          fs::path link = links.path() / w.selected.file.filename;
+          fs::create_symlink(fs::absolute(w.path), link);
+          wheels.push_back(link);
+        }
+        std::sort(wheels.begin(), wheels.end());
+        cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
+                       t.site_packages);
+        util::TempDir staging(cx.cache.dir() / "staging");
+        layers::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
+        layers::EntrySet set = staged_entries(l, t, staging.path());
+        rec.wheels = inventory;
+        rec.entries = set.entries().size();
+        return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+      },
+      r.rebuilt, record);
+  r.entries = record.entries.value_or(0);
+  if (record.wheels) {
+    for (const auto& w : record.wheels->wheels) {
+      wheels_out.push_back(LayerWheel{l.name, w});
+    }
+  }
+  return blob;
+}
 
 layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::PythonTarget& t, const LayerContext& cx,
                                     LayerReport& r, std::vector<LayerWheel>& wheels_out) {
+  if (l.from_index()) {
+    return build_index_wheels_layer(l, t, cx, r, wheels_out);
+  }
   auto wheels = list_wheels(l.wheel_dir);
   if (wheels.empty()) {
     throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
@@ -302,12 +424,12 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
 }
 
 LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
-                        layers::LayerCache& cache, const std::optional<layers::PythonTarget>& py, const Events& ev,
-                        std::vector<LayerWheel>& wheels_out) {
+                        layers::LayerCache& cache, const Base& base, const std::optional<layers::PythonTarget>& py,
+                        const Events& ev, std::vector<LayerWheel>& wheels_out) {
   LayerReport r;
   r.name = l.name;
   double t0 = o.clock();
-  LayerContext cx{o, cache, ev, compression_for(s, l, o)};
+  LayerContext cx{o, cache, ev, compression_for(s, l, o), base};
   if (l.kind == spec::LayerSpec::Kind::wheels) {
     r.kind = "wheels";
     r.blob = build_wheels_layer(l, *py, cx, r, wheels_out);
@@ -510,12 +632,12 @@ void append_layer(Assembly& a, const LayerReport& lr) {
 }
 
 // Builds or reuses each spec layer, in order.
-void build_spec_layers(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache,
+void build_spec_layers(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache, const Base& base,
                        const std::optional<layers::PythonTarget>& py, const Events& ev, Assembly& a, BuildReport& rep) {
   for (std::size_t i = 0; i < s.layers.size(); ++i) {
     const auto& l = s.layers[i];
     ev.info("[" + std::to_string(i + 1) + "/" + std::to_string(s.layers.size()) + "] layer '" + l.name + "'");
-    LayerReport lr = build_layer(s, l, o, cache, py, ev, rep.wheels);
+    LayerReport lr = build_layer(s, l, o, cache, base, py, ev, rep.wheels);
     ev.info("  " + std::string(lr.rebuilt ? "built " : "reused ") + lr.blob.digest.str() + " (" +
             std::to_string(lr.blob.size) + " bytes, " + std::to_string(lr.entries) + " entries)");
     append_layer(a, lr);
@@ -737,6 +859,45 @@ json BuildReport::to_json() const {
       {"seconds", seconds}};
 }
 
+LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const fs::path& requirements,
+                LockOptions lo, const BuildOptions& o, const Events& ev) {
+  const spec::LayerSpec* layer = nullptr;
+  std::vector<std::string> names;
+  for (const auto& l : s.layers) {
+    if (l.kind == spec::LayerSpec::Kind::wheels) {
+      names.push_back(l.name);
+      if (l.name == layer_name || (layer_name.empty() && !layer)) {
+        layer = &l;
+      }
+    }
+  }
+  if (names.empty()) {
+    throw Error(ErrorKind::usage, s.file.string() + " has no wheels layer to lock for",
+                "add a wheels layer with lock: FILE to the spec");
+  }
+  if (!layer || (layer_name.empty() && names.size() > 1)) {
+    throw Error(ErrorKind::usage,
+                layer_name.empty() ? "--layer: " + s.file.string() + " has several wheels layers (" +
+                                         util::join(names, ", ") + ")"
+                                   : "--layer " + layer_name + ": " + s.file.string() + " has no wheels layer of that name",
+                "name one of them: --layer " + (layer_name.empty() ? names.front() : util::closest(layer_name, names)));
+  }
+  if (lo.indexes.empty()) {
+    lo.indexes = layer->indexes;
+  }
+  if (lo.find_links.empty()) {
+    lo.find_links = layer->find_links;
+  }
+  layers::LayerCache cache(o.cache_dir, ev.debug);
+  auto cache_use = cache.use();
+  Base base = open_build_base(s, o, cache, ev);
+  layers::PythonTarget t = python_target(s, base, o.cache_dir, ev.debug);
+  TargetFacts facts = base_target_facts(base, t, o, ev);
+  ev.info("locking " + requirements.string() + " for layer '" + layer->name + "': " +
+          (lo.all_platforms ? "every platform" : t.describe()));
+  return write_lock(requirements, facts, lo, o.index, cache, std::max(1, o.threads), ev.info);
+}
+
 BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
   double t0 = o.clock();
   BuildReport rep;
@@ -749,7 +910,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   report_base(base, rep, ev);
   std::optional<layers::PythonTarget> py = wheels_target(s, base, o, ev);
   Assembly a = start_from_base(s, base, o.source_date_epoch);
-  build_spec_layers(s, o, cache, py, ev, a, rep);
+  build_spec_layers(s, o, cache, base, py, ev, a, rep);
 
   a.config.created = a.created;
   merge_runtime_config(s.config, a.config);

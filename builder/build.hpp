@@ -1,5 +1,6 @@
 #pragma once
 // The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
+#include "builder/wheel_fetch.hpp"
 #include "layers/compress.hpp"
 #include "layers/wheel.hpp"
 #include "oci/reference.hpp"
@@ -42,6 +43,8 @@ struct BuildOptions {
   // local view: every blob a local file (a registry base's layers pulled once into the
   // layer cache when opened). A signed build reads the image for its SBOM here.
   std::function<void(const oci::Image& image, const struct BuildReport& report)> on_image;
+  // Wheels layers with a lock and no dir: the package indexes' defaults and transport.
+  IndexAccess index;
 };
 
 struct LayerReport {
@@ -80,6 +83,12 @@ struct BuildReport {
 inline constexpr std::int64_t k_default_epoch = 315532800;
 
 BuildReport build(const spec::BuildSpec& s, const BuildOptions& options, const Events& events);
+
+// `paddle-image lock`: the hashes of the wheels the named wheels layer (the only one
+// when "") would install from `requirements`, for the spec's base and Python. The
+// index flags in `lock_options` override the layer's index/find_links.
+LockResult lock(const spec::BuildSpec& s, const std::string& layer, const std::filesystem::path& requirements,
+                LockOptions lock_options, const BuildOptions& options, const Events& events);
 
 // Tags for one output: the output's own tag, else --tag, else image.tags, else "latest".
 std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,

@@ -5,6 +5,7 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace builder {
@@ -76,7 +77,9 @@ std::vector<std::pair<std::string, std::string>> layer_origins(const oci::ImageC
   return out;
 }
 
-layers::LayerPackages scan_cached(const oci::Image& img, const oci::Descriptor& d, const fs::path& cache_dir) {
+layers::LayerPackages scan_cached(const std::string& image_name, const oci::Descriptor& d,
+                                  const std::function<oci::Reader(const oci::Descriptor&)>& open,
+                                  const fs::path& cache_dir) {
   fs::path file = cache_dir / "sbom" / (d.digest.algorithm + "-" + d.digest.hex + ".json");
   std::error_code ec;
   if (fs::exists(file, ec)) {
@@ -88,15 +91,15 @@ layers::LayerPackages scan_cached(const oci::Image& img, const oci::Descriptor& 
     }
   }
   // The layer streams through a verifying hash; a corrupt blob fails the scan.
-  oci::VerifyingSink verify(d, img.name(), nullptr);
-  oci::Reader raw = img.open_blob(d, 0);
+  oci::VerifyingSink verify(d, image_name, nullptr);
+  oci::Reader raw = open(d);
   oci::Reader reader = [&](char* buf, std::size_t len) {
     std::size_t n = raw(buf, len);
     verify(buf, n);
     return n;
   };
   layers::LayerPackages p =
-      layers::scan_layer_packages(reader, d.digest.str(), img.name() + " layer " + d.digest.str());
+      layers::scan_layer_packages(reader, d.digest.str(), image_name + " layer " + d.digest.str());
   char rest[65536];
   while (reader(rest, sizeof rest) > 0) {
   }
@@ -111,6 +114,28 @@ layers::LayerPackages scan_cached(const oci::Image& img, const oci::Descriptor& 
 }
 
 } // namespace
+
+layers::Inventory local_layers_inventory(const std::string& image_name, const std::vector<oci::Descriptor>& layer_list,
+                                         const std::function<fs::path(const oci::Descriptor&)>& local_blob,
+                                         const fs::path& cache_dir) {
+  std::vector<layers::LayerPackages> scans;
+  for (const auto& d : layer_list) {
+    scans.push_back(scan_cached(
+        image_name, d,
+        [&](const oci::Descriptor& x) -> oci::Reader {
+          auto in = std::make_shared<std::ifstream>(local_blob(x), std::ios::binary);
+          if (!*in) {
+            throw Error(ErrorKind::io, "cannot read the blob of layer " + x.digest.str() + " of " + image_name);
+          }
+          return [in](char* buf, std::size_t len) {
+            in->read(buf, static_cast<std::streamsize>(len));
+            return static_cast<std::size_t>(in->gcount());
+          };
+        },
+        cache_dir));
+  }
+  return layers::merge_layers(scans);
+}
 
 signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
                                           const ProvenanceContext& ctx) {
@@ -223,7 +248,8 @@ signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m,
       continue;
     }
     opt.info("scanning layer " + d.digest.str() + " for packages");
-    scans.push_back(scan_cached(img, d, opt.cache_dir));
+    scans.push_back(scan_cached(
+        img.name(), d, [&](const oci::Descriptor& x) { return img.open_blob(x, 0); }, opt.cache_dir));
   }
   layers::Inventory inv = layers::merge_layers(scans);
   in.os_id = inv.os_id;

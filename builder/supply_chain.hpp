@@ -4,6 +4,7 @@
 // honoured, and one component per data/files layer). Layer scans are cached by layer
 // digest, so a base is read once however many images stand on it.
 #include "builder/build.hpp"
+#include "layers/packages.hpp"
 #include "oci/image.hpp"
 #include "signing/provenance.hpp"
 
@@ -38,6 +39,12 @@ struct SbomOptions {
   std::string tool_version;
   std::function<void(const std::string&)> info = [](const std::string&) {};
 };
+
+// The packages (dpkg and Python) of layers available as local files, bottom to top,
+// merged with overlay semantics; scans cached as for the SBOM.
+layers::Inventory local_layers_inventory(const std::string& image_name, const std::vector<oci::Descriptor>& layers,
+                                         const std::function<std::filesystem::path(const oci::Descriptor&)>& local_blob,
+                                         const std::filesystem::path& cache_dir);
 
 // The SBOM facts of the image manifest m of img (an image manifest, not an index).
 signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m, const SbomOptions& opt);

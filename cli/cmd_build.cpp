@@ -209,6 +209,7 @@ int run_build(const BuildArgs& a) {
   RegistrySession sess(a.flags, out, push_host);
   o.connect = [&sess](const std::string& host) { return sess.connect(host); };
   o.transfer = sess.transfer_options();
+  o.index = sess.index_access(index_defaults_from_env());
   for (const auto& t : a.tags) {
     if (!oci::is_valid_tag(t)) {
       throw util::Error(util::ErrorKind::usage, "--tag '" + t + "' is not a valid tag",

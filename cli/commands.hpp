@@ -20,4 +20,7 @@ void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
 // key generate, sign, attest, verify, sbom.
 void add_signing_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
 
+// lock: hash-locked requirements for a spec's wheels layer.
+void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
+
 } // namespace cli

@@ -854,3 +854,48 @@ WheelInventory wheel_inventory_from_json(const nlohmann::json& j) {
 }
 
 } // namespace layers
+
+namespace layers {
+
+std::string read_wheel_metadata(const fs::path& wheel, const std::string& filename) {
+  WheelName name = WheelName::parse(filename);
+  ReadArchive ra;
+  archive* a = ra.a;
+  archive_read_support_format_zip_seekable(a);
+  if (archive_read_open_filename(a, wheel.c_str(), 1 << 16) != ARCHIVE_OK) {
+    const char* why = archive_error_string(a);
+    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is not a readable zip: " + (why ? why : "unknown error"));
+  }
+  archive_entry* e = nullptr;
+  int rc = 0;
+  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+    std::string member = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
+    // <name>-<version>.dist-info/METADATA at the top level; the directory name's
+    // project and version are checked by the installer, here only its shape.
+    auto slash = member.find('/');
+    if (slash == std::string::npos || slash < 10 || member.substr(slash) != "/METADATA" ||
+        member.compare(slash - 10, 10, ".dist-info") != 0) {
+      continue;
+    }
+    std::string out;
+    std::vector<char> buf(1 << 16);
+    la_ssize_t n = 0;
+    while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) {
+      out.append(buf.data(), static_cast<std::size_t>(n));
+      if (out.size() > (16u << 20)) {
+        throw Error(ErrorKind::input, "wheel " + filename + ": METADATA is over 16 MiB");
+      }
+    }
+    if (n < 0) {
+      const char* why = archive_error_string(a);
+      throw Error(ErrorKind::input,
+                  "wheel " + filename + ": cannot read " + member + ": " + (why ? why : "unknown error"));
+    }
+    return out;
+  }
+  throw Error(ErrorKind::input, "wheel " + filename + " (" + name.distribution + " " + name.version +
+                                    ") has no .dist-info/METADATA",
+              "the file is not a valid wheel; rebuild or re-download it");
+}
+
+} // namespace layers

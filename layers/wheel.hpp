@@ -55,6 +55,11 @@ struct LockEntry {
 // pip's hash-checking format: "name==version --hash=sha256:HEX ..." with "\" continuations.
 std::map<std::string, LockEntry> parse_lock_file(const fs::path& path);
 
+// The .dist-info/METADATA text of the wheel at `wheel` (a cache blob may have any
+// name; `filename` is the wheel's own). Throws util::Error(input) for a file that is
+// not a wheel or has no METADATA.
+std::string read_wheel_metadata(const fs::path& wheel, const std::string& filename);
+
 struct InstalledWheel {
   std::string name;
   std::string version;

@@ -189,7 +189,8 @@ void check_image_path(const Ctx& c, const YAML::Node& n, const std::string& fiel
   }
 }
 
-fs::path source_path(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir) {
+fs::path source_path(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
+                     bool must_exist = true) {
   std::string s = c.str(n, field);
   if (has_control(s)) {
     c.fail(n, field, "'" + util::escape_bytes(s) + "' holds a control character (NUL, newline, ...)",
@@ -198,7 +199,7 @@ fs::path source_path(const Ctx& c, const YAML::Node& n, const std::string& field
   fs::path p = fs::path(s).is_absolute() ? fs::path(s) : dir / s;
   p = p.lexically_normal();
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(p, ec))) {
+  if (must_exist && !fs::exists(fs::symlink_status(p, ec))) {
     c.fail(n, field, "source '" + s + "' does not exist (looked for " + p.string() + ")",
            "paths are relative to the directory of the spec file");
   }
@@ -317,6 +318,39 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
   return out;
 }
 
+// `index` / `find_links`: a string or a list of strings. URLs need http(s)://; a
+// find_links entry may also be a path (relative to the spec) to a directory or page.
+std::vector<std::string> url_list(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
+                                  bool paths_allowed) {
+  std::vector<std::string> out;
+  if (!n) {
+    return out;
+  }
+  std::vector<std::pair<YAML::Node, std::string>> items;
+  if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      items.emplace_back(n[i], field + "[" + std::to_string(i) + "]");
+    }
+  } else {
+    items.emplace_back(n, field);
+  }
+  for (const auto& [node, f] : items) {
+    std::string v = c.str(node, f);
+    bool url = v.rfind("http://", 0) == 0 || v.rfind("https://", 0) == 0;
+    if (!url && v.rfind("file://", 0) == 0 && paths_allowed) {
+      out.push_back(v);
+      continue;
+    }
+    if (!url && (!paths_allowed || v.find("://") != std::string::npos)) {
+      c.fail(node, f, "'" + v + "' is not an http(s) URL",
+             paths_allowed ? "give https://host/path, or a path to a directory of wheels"
+                           : "give the simple-API root, e.g. https://mirror.example/simple");
+    }
+    out.push_back(url ? v : (dir / v).lexically_normal().string());
+  }
+  return out;
+}
+
 LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
                 const CompressionSpec& top, const std::vector<std::string>& ignore) {
   c.check_keys(n, field, {"name", "wheels", "files", "data", "compression", "owner"});
@@ -337,18 +371,37 @@ LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, con
     if (w.IsScalar()) {
       l.wheel_dir = source_path(c, w, wf, dir);
     } else {
-      c.check_keys(w, wf, {"dir", "lock"});
-      if (!w["dir"]) {
-        c.fail(w, wf, "missing 'dir'", "name the directory holding the .whl files");
+      c.check_keys(w, wf, {"dir", "lock", "index", "find_links"});
+      if (!w["dir"] && !w["lock"]) {
+        c.fail(w, wf, "a wheels layer needs 'dir' (a directory of .whl files) or 'lock' (a hash-locked requirements "
+                      "file, fetched from a package index)",
+               "add lock: requirements.lock (paddle-image lock writes one), or dir: wheels/");
       }
-      l.wheel_dir = source_path(c, w["dir"], wf + ".dir", dir);
+      if (w["dir"]) {
+        l.wheel_dir = source_path(c, w["dir"], wf + ".dir", dir);
+        for (const char* k : {"index", "find_links"}) {
+          if (w[k]) {
+            c.fail(w[k], wf + "." + k, std::string("'") + k + "' fetches wheels from an index; 'dir' installs a directory",
+                   "drop 'dir' to fetch the lock's wheels from the index (a directory can be a find_links entry)");
+          }
+        }
+      }
       if (w["lock"]) {
-        l.lock_file = source_path(c, w["lock"], wf + ".lock", dir);
+        // A lock from an index may not exist yet: `paddle-image lock` reads this spec to
+        // write it (the build names the file when it is still missing).
+        l.lock_file = source_path(c, w["lock"], wf + ".lock", dir, w["dir"].IsDefined());
+        l.lock_origin = c.where(w["lock"]);
       }
+      l.indexes = url_list(c, w["index"], wf + ".index", dir, false);
+      l.find_links = url_list(c, w["find_links"], wf + ".find_links", dir, true);
     }
     std::error_code ec;
-    if (!fs::is_directory(l.wheel_dir, ec)) {
+    if (!l.wheel_dir.empty() && !fs::is_directory(l.wheel_dir, ec)) {
       c.fail(w, wf, "'" + l.wheel_dir.string() + "' is not a directory");
+    }
+    if (l.lock_file && fs::exists(*l.lock_file, ec) && !fs::is_regular_file(*l.lock_file, ec)) {
+      c.fail(w["lock"], wf + ".lock", "'" + l.lock_file->string() + "' is not a file",
+             "write the lock with paddle-image lock requirements.txt -o " + w["lock"].Scalar());
     }
   } else {
     l.kind = n["files"] ? LayerSpec::Kind::files : LayerSpec::Kind::data;

@@ -48,8 +48,15 @@ struct LayerSpec {
   std::string name;
   Kind kind = Kind::files;
   std::vector<CopySpec> copies; // files / data
-  fs::path wheel_dir;           // wheels
+  fs::path wheel_dir;           // wheels from a directory ("" for wheels from an index)
   std::optional<fs::path> lock_file;
+  std::string lock_origin; // "spec.yaml:12:13" of the lock key
+  // Wheels from a package index: `lock` without `dir`. `index` (first the primary, then
+  // extra indexes) and `find_links` as written (paths made absolute); empty means the
+  // lock's own -i/-f lines, then PIP_INDEX_URL / pip.conf, then PyPI.
+  std::vector<std::string> indexes;
+  std::vector<std::string> find_links;
+  bool from_index() const { return kind == Kind::wheels && wheel_dir.empty(); }
   std::optional<CompressionSpec> compression;
   std::optional<OwnerSpec> owner;
   std::string origin;

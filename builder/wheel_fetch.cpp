@@ -1,0 +1,720 @@
+#include "builder/wheel_fetch.hpp"
+
+#include "layers/pep440.hpp"
+#include "layers/tags.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/parallel.hpp"
+#include "util/sha256.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+namespace builder {
+
+using util::Error;
+using util::ErrorKind;
+namespace pep440 = layers::pep440;
+
+namespace {
+
+constexpr const char* k_pypi = "https://pypi.org/simple";
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_sdist(const std::string& filename) {
+  return ends_with(filename, ".tar.gz") || ends_with(filename, ".zip") || ends_with(filename, ".tar.bz2") ||
+         ends_with(filename, ".tgz");
+}
+
+// The version part of an sdist's file name ("" when it cannot be told).
+std::string sdist_version(const std::string& filename) {
+  std::string stem = filename;
+  for (const char* ext : {".tar.gz", ".tar.bz2", ".tgz", ".zip"}) {
+    if (ends_with(stem, ext)) {
+      stem.resize(stem.size() - std::string(ext).size());
+      break;
+    }
+  }
+  for (std::size_t i = stem.size(); i-- > 0;) {
+    if (stem[i] == '-' && i + 1 < stem.size() && std::isdigit(static_cast<unsigned char>(stem[i + 1]))) {
+      return stem.substr(i + 1);
+    }
+  }
+  return "";
+}
+
+// Does the line's specifier (a pin) take this version?
+bool pin_matches(const layers::RequirementLine& line, const std::string& version) {
+  const auto& items = line.requirement.specifier.items;
+  if (!items.empty() && items[0].op == "===") {
+    std::string a = version, b = items[0].version;
+    std::transform(a.begin(), a.end(), a.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(b.begin(), b.end(), b.begin(), [](unsigned char c) { return std::tolower(c); });
+    return a == b;
+  }
+  auto v = pep440::Version::parse(version);
+  return v && line.requirement.specifier.contains(*v, true);
+}
+
+bool marker_applies(const layers::RequirementLine& line, const TargetFacts& facts) {
+  return !line.requirement.marker || line.requirement.marker->evaluate(facts.markers, {});
+}
+
+std::string short_hash(const std::string& hex) {
+  return hex.size() > 12 ? hex.substr(0, 12) + "…" : hex;
+}
+
+registry::PackageIndex make_index(const Sources& s, const IndexAccess& access, registry::Stats& stats) {
+  std::shared_ptr<registry::Transport> http = access.http;
+  if (!http) {
+    registry::HttpOptions ho;
+    ho.connect_timeout_s = access.client.connect_timeout_s;
+    ho.stall_timeout_s = access.client.stall_timeout_s;
+    ho.log = access.client.log;
+    http = std::make_shared<registry::Http>(ho);
+  }
+  registry::ClientOptions client = access.client;
+  if (access.insecure_all) {
+    for (const auto& list : {s.sources.indexes, s.sources.find_links}) {
+      for (const auto& u : list) {
+        auto start = u.find("://");
+        if (start != std::string::npos) {
+          std::string auth = u.substr(start + 3, u.find_first_of("/?#", start + 3) - start - 3);
+          client.insecure.insert(auth.substr(auth.rfind('@') == std::string::npos ? 0 : auth.rfind('@') + 1));
+        }
+      }
+    }
+  }
+  return registry::PackageIndex(s.sources, http, client, stats);
+}
+
+// The file's bytes were hashed while they streamed; the lock line must list the hash.
+void check_locked_hash(const Selected& sel, const std::string& got) {
+  const auto& want = sel.line->sha256;
+  if (std::find(want.begin(), want.end(), got) != want.end()) {
+    return;
+  }
+  std::string listed;
+  for (const auto& h : want) {
+    listed += (listed.empty() ? "" : ", ") + h;
+  }
+  throw Error(ErrorKind::integrity,
+              sel.line->where() + ": " + sel.file.filename + " from " + registry::redact_url(sel.file.url) +
+                  " has sha256 " + got + ", which the lock does not list (it lists " + listed +
+                  "); nothing was stored",
+              "the index served other bytes than the ones locked (a tampered mirror or a re-uploaded file); find out "
+              "why before you update the lock with paddle-image lock");
+}
+
+} // namespace
+
+TargetFacts target_facts(const layers::PythonTarget& target, const std::string& python_full_version,
+                         std::map<std::string, std::string> base_dists) {
+  TargetFacts f;
+  f.target = target;
+  f.python_full_version = python_full_version;
+  f.markers = layers::marker_environment(target, python_full_version);
+  f.tags = layers::supported_tags(target);
+  f.base_dists = std::move(base_dists);
+  return f;
+}
+
+Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::vector<std::string>& spec_find_links,
+                      const layers::RequirementsFile& lock, const IndexDefaults& defaults) {
+  Sources s;
+  s.sources.netrc = defaults.netrc;
+  auto add = [](std::vector<std::string>& to, const std::string& url) {
+    if (std::find(to.begin(), to.end(), url) == to.end()) {
+      to.push_back(url);
+    }
+  };
+  if (!spec_indexes.empty()) {
+    for (const auto& u : spec_indexes) {
+      add(s.sources.indexes, u);
+    }
+    s.described = "the spec's wheels.index";
+  } else if (lock.no_index) {
+    s.described = "no index (the lock says --no-index)";
+  } else if (lock.index_url) {
+    add(s.sources.indexes, *lock.index_url);
+    s.described = "the lock's --index-url";
+  } else if (defaults.index_url) {
+    add(s.sources.indexes, *defaults.index_url);
+    s.described = defaults.index_url_from;
+  } else {
+    add(s.sources.indexes, k_pypi);
+    s.described = "PyPI (no index configured)";
+  }
+  if (!lock.no_index) {
+    for (const auto& u : lock.extra_index_urls) {
+      add(s.sources.indexes, u);
+    }
+    if (spec_indexes.empty()) {
+      for (const auto& u : defaults.extra_index_urls) {
+        add(s.sources.indexes, u);
+      }
+    }
+  }
+  for (const auto& u : spec_find_links) {
+    add(s.sources.find_links, u);
+  }
+  for (const auto& u : lock.find_links) {
+    add(s.sources.find_links, u);
+  }
+  if (spec_find_links.empty()) {
+    for (const auto& u : defaults.find_links) {
+      add(s.sources.find_links, u);
+    }
+  }
+  return s;
+}
+
+Selected select_wheel(const layers::RequirementLine& line, const std::vector<registry::IndexFile>& files,
+                      const TargetFacts& facts, bool check_hash) {
+  struct Fit {
+    const registry::IndexFile* file;
+    layers::WheelName wheel;
+    pep440::Version version;
+    std::size_t rank;
+  };
+  std::vector<Fit> fits, yanked_fits;
+  std::vector<std::string> refused;
+  std::set<std::string> other_versions;
+  auto python = pep440::Version::parse(facts.python_full_version);
+  for (const auto& f : files) {
+    if (is_sdist(f.filename)) {
+      std::string v = sdist_version(f.filename);
+      if (!v.empty() && pin_matches(line, v)) {
+        refused.push_back(f.filename + ": a source distribution; paddle-image installs wheels only (there is no "
+                                       "build step), so the index must offer a wheel for the target");
+      }
+      continue;
+    }
+    layers::WheelName w;
+    try {
+      w = layers::WheelName::parse(f.filename);
+    } catch (const Error&) {
+      continue; // not a wheel name: nothing pip would take either
+    }
+    auto v = pep440::Version::parse(w.version);
+    if (!v) {
+      continue;
+    }
+    if (!pin_matches(line, w.version)) {
+      other_versions.insert(v->str());
+      continue;
+    }
+    if (check_hash && !f.sha256.empty() &&
+        std::find(line.sha256.begin(), line.sha256.end(), f.sha256) == line.sha256.end()) {
+      refused.push_back(f.filename + ": its sha256 " + short_hash(f.sha256) + " is not in the lock");
+      continue;
+    }
+    if (f.requires_python && python) {
+      try {
+        if (!pep440::SpecifierSet::parse(*f.requires_python).contains(*python, true)) {
+          refused.push_back(f.filename + ": requires Python " + *f.requires_python + ", the target has " +
+                            facts.python_full_version);
+          continue;
+        }
+      } catch (const std::invalid_argument&) {
+        // pip ignores a Requires-Python it cannot parse; so do we.
+      }
+    }
+    auto rank = layers::tag_rank(w, facts.tags);
+    if (!rank) {
+      auto why = layers::incompatibility(w, facts.target);
+      refused.push_back(f.filename + ": " + (why ? *why : "none of its tags is supported by " + facts.target.describe()));
+      continue;
+    }
+    Fit fit{&f, w, *v, *rank};
+    (f.yanked ? yanked_fits : fits).push_back(std::move(fit));
+  }
+  auto better = [](const Fit& a, const Fit& b) {
+    int c = pep440::compare(a.version, b.version);
+    if (c != 0) {
+      return c > 0; // the newest matching version, as pip
+    }
+    if (a.rank != b.rank) {
+      return a.rank < b.rank; // then the most specific tag
+    }
+    return a.wheel.build > b.wheel.build;
+  };
+  const std::string& name = line.requirement.name;
+  std::string pin = line.requirement.specifier.str();
+  if (!fits.empty() || !yanked_fits.empty()) {
+    auto& pool = fits.empty() ? yanked_fits : fits;
+    std::sort(pool.begin(), pool.end(), better);
+    Selected s;
+    s.line = &line;
+    s.file = *pool.front().file;
+    s.wheel = pool.front().wheel;
+    if (fits.empty()) {
+      s.note = line.where() + ": " + s.file.filename + " is yanked" +
+               (s.file.yanked->empty() ? "" : " (" + *s.file.yanked + ")") +
+               "; taken because the lock pins exactly this version";
+    }
+    return s;
+  }
+  if (refused.empty()) {
+    std::vector<std::string> versions(other_versions.begin(), other_versions.end());
+    std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
+      auto va = pep440::Version::parse(a), vb = pep440::Version::parse(b);
+      return va && vb ? pep440::compare(*va, *vb) > 0 : a > b;
+    });
+    if (versions.size() > 12) {
+      versions.resize(12);
+      versions.push_back("…");
+    }
+    throw Error(ErrorKind::incompatible,
+                line.where() + ": no file of " + name + pin + " on the index" +
+                    (versions.empty() ? " (it lists no file of " + name + " at all)"
+                                      : "; it has " + util::join(versions, ", ")),
+                "check the pinned version and the index (spec 'index'/'find_links', the lock's -i/-f); a version "
+                "published only on another index needs that index in 'index' or 'find_links'");
+  }
+  std::string list;
+  for (const auto& r : refused) {
+    list += "\n  - " + r;
+  }
+  throw Error(ErrorKind::incompatible,
+              line.where() + ": no wheel of " + name + pin + " fits " + facts.target.describe() +
+                  "; the index has:" + list,
+              "pin a version that publishes a wheel for this Python and platform, or change the base image or the "
+              "spec's python settings");
+}
+
+WheelMetadata parse_metadata(const std::string& text) {
+  WheelMetadata m;
+  std::istringstream in(text);
+  std::string line, key, value;
+  auto flush = [&]() {
+    if (key.empty()) {
+      return;
+    }
+    std::string k = key;
+    std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
+    auto b = value.find_first_not_of(" \t");
+    std::string v = b == std::string::npos ? "" : value.substr(b);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) {
+      v.pop_back();
+    }
+    if (k == "name") {
+      m.name = v;
+    } else if (k == "version") {
+      m.version = v;
+    } else if (k == "requires-python") {
+      m.requires_python = v;
+    } else if (k == "requires-dist") {
+      m.requires_dist.push_back(v);
+    }
+    key.clear();
+    value.clear();
+  };
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.empty()) {
+      break; // the body (the description) follows the first blank line
+    }
+    if (line[0] == ' ' || line[0] == '\t') {
+      value += " " + line; // a folded header
+      continue;
+    }
+    flush();
+    auto colon = line.find(':');
+    if (colon == std::string::npos) {
+      continue;
+    }
+    key = line.substr(0, colon);
+    value = line.substr(colon + 1);
+  }
+  flush();
+  return m;
+}
+
+void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& facts, const std::string& lock_name) {
+  struct Have {
+    std::string version;
+    std::string from; // "the lock (file:line)" or "the base image"
+    const ClosureInput* input = nullptr;
+    std::set<std::string> extras_done;
+  };
+  std::map<std::string, Have> have;
+  for (const auto& [name, version] : facts.base_dists) {
+    have[name] = Have{version, "the base image", nullptr, {}};
+  }
+  for (const auto& l : locked) {
+    have[l.name] = Have{l.version, l.where, &l, {}};
+  }
+  std::vector<std::string> problems;
+  std::set<std::string> reported;
+  // (who, extras asked for it): processed until no new extras appear.
+  std::vector<std::pair<const ClosureInput*, std::set<std::string>>> work;
+  for (const auto& l : locked) {
+    work.emplace_back(&l, l.extras);
+  }
+  while (!work.empty()) {
+    auto [who, extras] = work.back();
+    work.pop_back();
+    Have& self = have[who->name];
+    std::set<std::string> fresh;
+    for (const auto& e : extras) {
+      if (self.extras_done.insert(e).second) {
+        fresh.insert(e);
+      }
+    }
+    bool first_pass = self.extras_done.count("") == 0;
+    self.extras_done.insert("");
+    for (const auto& text : who->metadata.requires_dist) {
+      layers::Requirement r;
+      try {
+        r = layers::Requirement::parse(text);
+      } catch (const std::invalid_argument& e) {
+        problems.push_back(who->name + " " + who->version + " has a malformed Requires-Dist '" + text +
+                           "': " + e.what());
+        continue;
+      }
+      // On a later pass only requirements that the new extras switch on are new.
+      bool applies_now = !r.marker || r.marker->evaluate(facts.markers, self.extras_done);
+      bool applied_before = first_pass ? false
+                                       : (!r.marker || r.marker->evaluate(facts.markers, [&] {
+                                           std::set<std::string> before = self.extras_done;
+                                           for (const auto& e : fresh) {
+                                             before.erase(e);
+                                           }
+                                           return before;
+                                         }()));
+      if (!applies_now || applied_before) {
+        continue;
+      }
+      std::string needer = who->name + " " + who->version + " (" + who->where + ")";
+      auto it = have.find(r.key);
+      if (it == have.end()) {
+        std::string msg = r.key + " (" + text + "), needed by " + needer + ": in neither the lock nor the base image";
+        if (reported.insert(msg).second) {
+          problems.push_back(msg);
+        }
+        continue;
+      }
+      auto v = pep440::Version::parse(it->second.version);
+      if (v && !r.specifier.empty() && !r.specifier.contains(*v, true)) {
+        problems.push_back(who->name + " " + who->version + " needs " + text + ", but " + it->second.from + " has " +
+                           r.key + " " + it->second.version);
+      }
+      if (!r.extras.empty() && it->second.input) {
+        work.emplace_back(it->second.input, r.extras);
+      }
+    }
+  }
+  if (problems.empty()) {
+    return;
+  }
+  std::string list;
+  for (const auto& p : problems) {
+    list += "\n  - " + p;
+  }
+  throw Error(ErrorKind::input,
+              lock_name + ": the locked wheels do not satisfy their own requirements for " + facts.target.describe() +
+                  " (pip check would fail in the image):" + list,
+              "add each missing requirement to the requirements file pinned (NAME==VERSION) and run paddle-image lock "
+              "again, or use a base image that already has it");
+}
+
+std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, registry::PackageIndex& index,
+                                       layers::LayerCache& cache, int jobs,
+                                       const std::function<void(const std::string&)>& info, FetchStats& stats) {
+  std::vector<FetchedWheel> out(selected.size());
+  std::mutex mutex;
+  auto say = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    info(line);
+  };
+  util::parallel_for(selected.size(), jobs, [&](std::size_t i) {
+    const Selected& sel = selected[i];
+    // Keyed by the advertised hash when there is one (the cache then answers without
+    // asking the index), else by the URL and the hashes the lock accepts.
+    std::string key_input = sel.file.sha256.empty()
+                                ? "wheel-url\n" + registry::redact_url(sel.file.url) + "\n" +
+                                      util::join(sel.line->sha256, ",")
+                                : "wheel-file\n" + sel.file.sha256;
+    std::string key = util::sha256_hex(key_input);
+    bool rebuilt = false;
+    layers::LayerRecord record;
+    layers::BlobInfo blob = cache.get_or_build(
+        key,
+        [&](util::AtomicFile& tmp, layers::LayerRecord&) {
+          say("  downloading " + sel.file.filename + " from " + registry::redact_url(sel.file.page));
+          util::Sha256 hash;
+          std::int64_t size = 0;
+          auto restart = [&]() {
+            if (::ftruncate(tmp.fd(), 0) != 0 || ::lseek(tmp.fd(), 0, SEEK_SET) != 0) {
+              util::throw_errno("cannot rewind " + tmp.temp_path().string());
+            }
+            hash.~Sha256();
+            new (&hash) util::Sha256();
+            size = 0;
+          };
+          index.download(
+              sel.file,
+              [&](const char* data, std::size_t len) {
+                tmp.write(data, len);
+                hash.update(data, len);
+                size += static_cast<std::int64_t>(len);
+              },
+              restart);
+          std::string got = hash.finish_hex();
+          check_locked_hash(sel, got);
+          layers::BlobInfo b;
+          b.digest = oci::Digest::sha256(got);
+          b.diff_id = b.digest;
+          b.size = size;
+          b.uncompressed_size = size;
+          b.media_type = "application/vnd.python.wheel";
+          return b;
+        },
+        rebuilt, record);
+    check_locked_hash(sel, blob.digest.hex); // a URL-keyed entry from another lock
+    FetchedWheel& fw = out[i];
+    fw.selected = sel;
+    fw.path = cache.blobs().blob_path(blob.digest);
+    fw.sha256 = blob.digest.hex;
+    fw.downloaded = rebuilt;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (rebuilt) {
+      ++stats.downloaded;
+      stats.bytes += blob.size;
+    } else {
+      ++stats.cached;
+    }
+  });
+  return out;
+}
+
+namespace {
+
+// The lines of a lock that apply to the target, each with its file selected.
+std::vector<Selected> select_all(const std::vector<const layers::RequirementLine*>& lines,
+                                 registry::PackageIndex& index, const TargetFacts& facts, int jobs, bool check_hash) {
+  std::vector<Selected> selected(lines.size());
+  util::parallel_for(lines.size(), jobs, [&](std::size_t i) {
+    selected[i] = select_wheel(*lines[i], index.files(lines[i]->requirement.key), facts, check_hash);
+  });
+  return selected;
+}
+
+ClosureInput closure_input(const Selected& sel, const std::string& metadata_text) {
+  ClosureInput c;
+  c.metadata = parse_metadata(metadata_text);
+  c.name = layers::normalize_project_name(sel.wheel.distribution);
+  c.version = sel.wheel.version;
+  c.extras = sel.line->requirement.extras;
+  c.where = sel.line->where();
+  if (layers::normalize_project_name(c.metadata.name) != c.name) {
+    throw Error(ErrorKind::input, sel.file.filename + ": its METADATA names project '" + c.metadata.name + "'",
+                "the index serves a mislabelled wheel; use another mirror");
+  }
+  return c;
+}
+
+} // namespace
+
+LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& facts, const IndexAccess& access,
+                               layers::LayerCache& cache, int jobs,
+                               const std::function<void(const std::string&)>& info) {
+  LockedLayer out;
+  out.lock = layers::parse_requirements(*layer.lock_file, layers::RequirementsMode::lock);
+  out.sources = layer_sources(layer.indexes, layer.find_links, out.lock, access.defaults);
+  registry::Stats stats;
+  registry::PackageIndex index = make_index(out.sources, access, stats);
+  std::vector<const layers::RequirementLine*> lines;
+  for (const auto& l : out.lock.requirements) {
+    if (marker_applies(l, facts)) {
+      lines.push_back(&l);
+    }
+  }
+  info("  " + std::to_string(lines.size()) + " locked wheel(s) from " + out.sources.described + " (" +
+       util::join([&] {
+         std::vector<std::string> v;
+         for (const auto& u : out.sources.sources.indexes) {
+           v.push_back(registry::redact_url(u));
+         }
+         for (const auto& u : out.sources.sources.find_links) {
+           v.push_back(registry::redact_url(u));
+         }
+         return v;
+       }(),
+                  ", ") +
+       ")");
+  std::vector<Selected> selected = select_all(lines, index, facts, jobs, true);
+  for (const auto& s : selected) {
+    if (!s.note.empty()) {
+      info("  warning: " + s.note);
+    }
+  }
+  out.wheels = fetch_wheels(selected, index, cache, jobs, info, out.stats);
+  std::vector<ClosureInput> closure;
+  for (const auto& w : out.wheels) {
+    closure.push_back(closure_input(w.selected, layers::read_wheel_metadata(w.path, w.selected.file.filename)));
+  }
+  check_closure(closure, facts, layer.lock_file->string());
+  return out;
+}
+
+LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, const LockOptions& options,
+                      const IndexAccess& access, layers::LayerCache& cache, int jobs,
+                      const std::function<void(const std::string&)>& info) {
+  LockResult res;
+  auto reqs = layers::parse_requirements(requirements, layers::RequirementsMode::pinned);
+  res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults);
+  registry::Stats stats;
+  registry::PackageIndex index = make_index(res.sources, access, stats);
+  std::vector<std::vector<registry::IndexFile>> pages(reqs.requirements.size());
+  util::parallel_for(reqs.requirements.size(), jobs,
+                     [&](std::size_t i) { pages[i] = index.files(reqs.requirements[i].requirement.key); });
+
+  // Per line: the files whose hashes go into the lock, and the selected one (for the
+  // closure check) when the line applies to the target.
+  struct Plan {
+    std::vector<registry::IndexFile> hashed;
+    std::optional<Selected> selected;
+  };
+  std::vector<Plan> plans(reqs.requirements.size());
+  for (std::size_t i = 0; i < reqs.requirements.size(); ++i) {
+    const auto& line = reqs.requirements[i];
+    bool applies = marker_applies(line, facts);
+    if (applies) {
+      plans[i].selected = select_wheel(line, pages[i], facts, false);
+      if (!plans[i].selected->note.empty()) {
+        res.warnings.push_back(plans[i].selected->note);
+      }
+    }
+    for (const auto& f : pages[i]) {
+      if (!ends_with(f.filename, ".whl")) {
+        continue;
+      }
+      layers::WheelName w;
+      try {
+        w = layers::WheelName::parse(f.filename);
+      } catch (const Error&) {
+        continue;
+      }
+      if (!pin_matches(line, w.version)) {
+        continue;
+      }
+      // Without --all-platforms a line for this target takes every wheel that fits it
+      // (pip may pick any of them on another machine of the same kind); a line whose
+      // marker excludes the target keeps every wheel of the version.
+      bool fits = layers::tag_rank(w, facts.tags).has_value();
+      if (options.all_platforms || !applies || fits) {
+        plans[i].hashed.push_back(f);
+      }
+    }
+  }
+  // Hashes the index does not advertise are computed from the file (kept in the cache).
+  std::vector<Selected> to_hash;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    for (const auto& f : plans[i].hashed) {
+      if (f.sha256.empty()) {
+        Selected s;
+        s.line = &reqs.requirements[i];
+        s.file = f;
+        s.wheel = layers::WheelName::parse(f.filename);
+        to_hash.push_back(s);
+      }
+    }
+  }
+  std::map<std::string, std::string> computed; // url -> sha256
+  if (!to_hash.empty()) {
+    info("  " + std::to_string(to_hash.size()) + " file(s) have no advertised sha256; downloading them to hash");
+    util::parallel_for(to_hash.size(), jobs, [&](std::size_t k) {
+      util::Sha256 h;
+      auto restart = [&]() {
+        h.~Sha256();
+        new (&h) util::Sha256();
+      };
+      index.download(to_hash[k].file, [&](const char* d, std::size_t len) { h.update(d, len); }, restart);
+      std::string hex = h.finish_hex();
+      static std::mutex m;
+      std::lock_guard<std::mutex> lock(m);
+      computed[to_hash[k].file.url] = hex;
+    });
+  }
+  // Closure over the lines that apply: metadata from PEP 658 files where offered, else
+  // from the wheel itself, downloaded into the cache (where the build will find it).
+  std::vector<ClosureInput> closure;
+  std::vector<layers::RequirementLine> known(plans.size());
+  std::vector<Selected> to_fetch;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (!plans[i].selected) {
+      continue;
+    }
+    const Selected& s = *plans[i].selected;
+    if (s.file.metadata_sha256) {
+      closure.push_back(closure_input(s, index.metadata(s.file)));
+      continue;
+    }
+    known[i] = *s.line;
+    known[i].sha256 = {s.file.sha256.empty() ? computed[s.file.url] : s.file.sha256};
+    Selected c = s;
+    c.line = &known[i];
+    to_fetch.push_back(c);
+  }
+  FetchStats fetch_stats;
+  for (const auto& w : fetch_wheels(to_fetch, index, cache, jobs, info, fetch_stats)) {
+    closure.push_back(closure_input(w.selected, layers::read_wheel_metadata(w.path, w.selected.file.filename)));
+  }
+  check_closure(closure, facts, requirements.string());
+
+  std::ostringstream text;
+  text << "#\n# This file is written by paddle-image lock from " << requirements.filename().string() << " for "
+       << (options.all_platforms ? "every platform" : facts.target.describe()) << ".\n"
+       << "# Edit " << requirements.filename().string() << " and run paddle-image lock again; do not edit by hand.\n#\n";
+  if (reqs.no_index) {
+    text << "--no-index\n";
+  }
+  if (reqs.index_url) {
+    text << "--index-url " << *reqs.index_url << "\n";
+  }
+  for (const auto& u : reqs.extra_index_urls) {
+    text << "--extra-index-url " << u << "\n";
+  }
+  for (const auto& u : reqs.find_links) {
+    text << "--find-links " << u << "\n";
+  }
+  if (reqs.no_index || reqs.index_url || !reqs.extra_index_urls.empty() || !reqs.find_links.empty()) {
+    text << "\n";
+  }
+  for (std::size_t i = 0; i < reqs.requirements.size(); ++i) {
+    const auto& line = reqs.requirements[i];
+    std::set<std::string> hashes;
+    LockResult::Line rl;
+    rl.name = line.requirement.name;
+    rl.version = line.pinned();
+    for (const auto& f : plans[i].hashed) {
+      std::string h = f.sha256.empty() ? computed[f.url] : f.sha256;
+      hashes.insert(h);
+      rl.files.push_back(f.filename);
+    }
+    if (hashes.empty()) {
+      throw Error(ErrorKind::incompatible, line.where() + ": no wheel of " + line.text + " on the index to hash",
+                  "pin a version that publishes wheels");
+    }
+    text << line.text;
+    for (const auto& h : hashes) {
+      text << " \\\n    --hash=sha256:" << h;
+    }
+    text << "\n";
+    res.lines.push_back(rl);
+  }
+  res.text = text.str();
+  return res;
+}
+
+} // namespace builder

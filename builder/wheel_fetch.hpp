@@ -1,0 +1,155 @@
+#pragma once
+// Wheels from a package index: a hash-locked requirements file is turned into the
+// exact wheel files for the image's Python and platform (selected by tags as pip
+// ranks them), downloaded in parallel into the layer cache's content-addressed store
+// (hashed while they stream, refused and never stored when the hash is not in the
+// lock), and checked for dependency closure before anything is installed. `lock`
+// does the selection without installing, writing the hashes the index advertises.
+#include "layers/cache.hpp"
+#include "layers/requirements.hpp"
+#include "layers/wheel.hpp"
+#include "registry/index.hpp"
+#include "spec/spec.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace builder {
+
+namespace fs = std::filesystem;
+
+// Index settings from the environment, read by the CLI: PIP_INDEX_URL,
+// PIP_EXTRA_INDEX_URL and pip.conf (PIP_CONFIG_FILE, /etc/pip.conf,
+// $XDG_CONFIG_HOME/pip/pip.conf, ~/.pip/pip.conf), and the netrc file.
+struct IndexDefaults {
+  std::optional<std::string> index_url;
+  std::string index_url_from; // "PIP_INDEX_URL", "/etc/pip.conf", ... (for messages)
+  std::vector<std::string> extra_index_urls;
+  std::vector<std::string> find_links;
+  fs::path netrc; // $NETRC or ~/.netrc
+};
+
+// How the index client reaches hosts: TLS (--insecure-registry, --ca-file), retries,
+// log; `http` shared with the registry client when both run in one command.
+struct IndexAccess {
+  IndexDefaults defaults;
+  registry::ClientOptions client;
+  std::shared_ptr<registry::Transport> http; // null: a fresh registry::Http
+  bool insecure_all = false;                 // --insecure: every index host too
+};
+
+// What selection and the closure check need to know of the target.
+struct TargetFacts {
+  layers::PythonTarget target;
+  std::string python_full_version;             // "3.11.2"
+  std::map<std::string, std::string> markers;  // PEP 508 marker environment
+  std::vector<std::string> tags;               // supported tags, best first
+  std::map<std::string, std::string> base_dists; // normalised name -> version, Python distributions in the base
+};
+TargetFacts target_facts(const layers::PythonTarget& target, const std::string& python_full_version,
+                         std::map<std::string, std::string> base_dists);
+
+// Where a layer's wheels come from: spec > the lock's -i > PIP_INDEX_URL > pip.conf >
+// PyPI for the primary index; extra indexes and find-links add up. `described` says
+// where the primary came from.
+struct Sources {
+  registry::IndexSources sources;
+  std::string described;
+};
+Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::vector<std::string>& spec_find_links,
+                      const layers::RequirementsFile& lock, const IndexDefaults& defaults);
+
+// The file chosen for one requirement.
+struct Selected {
+  const layers::RequirementLine* line = nullptr;
+  registry::IndexFile file;
+  layers::WheelName wheel;
+  std::string note; // a warning to show (a yanked file taken because it is pinned)
+};
+// Picks the best wheel for the target among `files` (pip's order: best tag, then
+// newest matching version), skipping sdists, other versions, files whose advertised
+// hash the lock does not list (`check_hash`), unsupported Requires-Python and tags,
+// and yanked files while an unyanked one fits. Throws util::Error(incompatible)
+// listing every file of the pinned version and why it was refused.
+Selected select_wheel(const layers::RequirementLine& line, const std::vector<registry::IndexFile>& files,
+                      const TargetFacts& facts, bool check_hash);
+
+// The Requires-Dist lines (and name/version) of a METADATA file.
+struct WheelMetadata {
+  std::string name;
+  std::string version;
+  std::optional<std::string> requires_python;
+  std::vector<std::string> requires_dist;
+};
+WheelMetadata parse_metadata(const std::string& text);
+
+// A distribution that will be in the image: from the lock (with the extras asked for
+// it) or already in the base.
+struct ClosureInput {
+  std::string name; // normalised
+  std::string version;
+  std::set<std::string> extras;
+  WheelMetadata metadata;
+  std::string where; // "requirements.lock:12"
+};
+// Every Requires-Dist whose marker holds for the target (and the extras asked for) must
+// be met by a locked distribution or one in the base; otherwise util::Error(input)
+// listing each missing or conflicting requirement and who needs it.
+void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& facts, const std::string& lock_name);
+
+// A wheel downloaded (or found) in the cache.
+struct FetchedWheel {
+  Selected selected;
+  fs::path path;      // the cache blob
+  std::string sha256; // verified
+  bool downloaded = false;
+};
+struct FetchStats {
+  std::size_t downloaded = 0, cached = 0;
+  std::int64_t bytes = 0;
+};
+// Downloads the selected files into the cache (parallel, resumed after cuts), each
+// hashed as it streams; a hash not in its lock line is util::Error(integrity) and
+// nothing is stored.
+std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, registry::PackageIndex& index,
+                                       layers::LayerCache& cache, int jobs,
+                                       const std::function<void(const std::string&)>& info, FetchStats& stats);
+
+// The locked wheels of a wheels layer, fetched and closure-checked, ready to install.
+struct LockedLayer {
+  layers::RequirementsFile lock;
+  std::vector<FetchedWheel> wheels;
+  Sources sources;
+  FetchStats stats;
+};
+LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& facts, const IndexAccess& access,
+                               layers::LayerCache& cache, int jobs,
+                               const std::function<void(const std::string&)>& info);
+
+// `paddle-image lock`: pinned requirements in, the same with the hashes of every wheel
+// fitting the target (or, with all_platforms, every wheel of the pinned version) out.
+struct LockOptions {
+  bool all_platforms = false;
+  std::vector<std::string> indexes; // --index-url / the spec layer's
+  std::vector<std::string> find_links;
+};
+struct LockResult {
+  std::string text; // the lock file
+  struct Line {
+    std::string name, version;
+    std::vector<std::string> files; // file names whose hashes were written
+  };
+  std::vector<Line> lines;
+  std::vector<std::string> warnings;
+  Sources sources;
+};
+LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, const LockOptions& options,
+                      const IndexAccess& access, layers::LayerCache& cache, int jobs,
+                      const std::function<void(const std::string&)>& info);
+
+} // namespace builder
