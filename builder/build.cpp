@@ -3,9 +3,9 @@
 #include "builder/base.hpp"
 #include "builder/built_image.hpp"
 #include "builder/supply_chain.hpp"
-#include "layers/requirements.hpp"
 #include "layers/cache.hpp"
 #include "layers/docker_archive.hpp"
+#include "layers/requirements.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
 #include "layers/wheel.hpp"
@@ -284,8 +284,7 @@ std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarge
                              const LayerContext& cx) {
   std::error_code ec;
   if (!fs::exists(*l.lock_file, ec)) {
-    throw Error(ErrorKind::input,
-                l.lock_origin + ": lock file " + l.lock_file->string() + " does not exist",
+    throw Error(ErrorKind::input, l.lock_origin + ": lock file " + l.lock_file->string() + " does not exist",
                 "write it from pinned requirements: paddle-image lock requirements.txt -o " + l.lock_file->string() +
                     " --spec SPEC --layer " + l.name);
   }
@@ -318,8 +317,8 @@ std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarge
 
 layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers::PythonTarget& t,
                                           const LayerContext& cx, LayerReport& r, std::vector<LayerWheel>& wheels_out) {
-  std::string key = util::with_context(l.origin + ": layer '" + l.name + "'",
-                                       [&] { return index_wheels_key(l, t, cx.base, cx); });
+  std::string key =
+      util::with_context(l.origin + ": layer '" + l.name + "'", [&] { return index_wheels_key(l, t, cx.base, cx); });
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
@@ -859,8 +858,8 @@ json BuildReport::to_json() const {
       {"seconds", seconds}};
 }
 
-LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const fs::path& requirements,
-                LockOptions lo, const BuildOptions& o, const Events& ev) {
+LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const fs::path& requirements, LockOptions lo,
+                const BuildOptions& o, const Events& ev) {
   const spec::LayerSpec* layer = nullptr;
   std::vector<std::string> names;
   for (const auto& l : s.layers) {
@@ -877,9 +876,9 @@ LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const f
   }
   if (!layer || (layer_name.empty() && names.size() > 1)) {
     throw Error(ErrorKind::usage,
-                layer_name.empty() ? "--layer: " + s.file.string() + " has several wheels layers (" +
-                                         util::join(names, ", ") + ")"
-                                   : "--layer " + layer_name + ": " + s.file.string() + " has no wheels layer of that name",
+                layer_name.empty()
+                    ? "--layer: " + s.file.string() + " has several wheels layers (" + util::join(names, ", ") + ")"
+                    : "--layer " + layer_name + ": " + s.file.string() + " has no wheels layer of that name",
                 "name one of them: --layer " + (layer_name.empty() ? names.front() : util::closest(layer_name, names)));
   }
   if (lo.indexes.empty()) {
@@ -893,8 +892,8 @@ LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const f
   Base base = open_build_base(s, o, cache, ev);
   layers::PythonTarget t = python_target(s, base, o.cache_dir, ev.debug);
   TargetFacts facts = base_target_facts(base, t, o, ev);
-  ev.info("locking " + requirements.string() + " for layer '" + layer->name + "': " +
-          (lo.all_platforms ? "every platform" : t.describe()));
+  ev.info("locking " + requirements.string() + " for layer '" + layer->name +
+          "': " + (lo.all_platforms ? "every platform" : t.describe()));
   return write_lock(requirements, facts, lo, o.index, cache, std::max(1, o.threads), ev.info);
 }
 

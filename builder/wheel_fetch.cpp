@@ -106,8 +106,7 @@ void check_locked_hash(const Selected& sel, const std::string& got) {
   }
   throw Error(ErrorKind::integrity,
               sel.line->where() + ": " + sel.file.filename + " from " + registry::redact_url(sel.file.url) +
-                  " has sha256 " + got + ", which the lock does not list (it lists " + listed +
-                  "); nothing was stored",
+                  " has sha256 " + got + ", which the lock does not list (it lists " + listed + "); nothing was stored",
               "the index served other bytes than the ones locked (a tampered mirror or a re-uploaded file); find out "
               "why before you update the lock with paddle-image lock");
 }
@@ -229,7 +228,8 @@ Selected select_wheel(const layers::RequirementLine& line, const std::vector<reg
     auto rank = layers::tag_rank(w, facts.tags);
     if (!rank) {
       auto why = layers::incompatibility(w, facts.target);
-      refused.push_back(f.filename + ": " + (why ? *why : "none of its tags is supported by " + facts.target.describe()));
+      refused.push_back(f.filename + ": " +
+                        (why ? *why : "none of its tags is supported by " + facts.target.describe()));
       continue;
     }
     Fit fit{&f, w, *v, *rank};
@@ -383,14 +383,13 @@ void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& f
       }
       // On a later pass only requirements that the new extras switch on are new.
       bool applies_now = !r.marker || r.marker->evaluate(facts.markers, self.extras_done);
-      bool applied_before = first_pass ? false
-                                       : (!r.marker || r.marker->evaluate(facts.markers, [&] {
-                                           std::set<std::string> before = self.extras_done;
-                                           for (const auto& e : fresh) {
-                                             before.erase(e);
-                                           }
-                                           return before;
-                                         }()));
+      bool applied_before = first_pass ? false : (!r.marker || r.marker->evaluate(facts.markers, [&] {
+        std::set<std::string> before = self.extras_done;
+        for (const auto& e : fresh) {
+          before.erase(e);
+        }
+        return before;
+      }()));
       if (!applies_now || applied_before) {
         continue;
       }
@@ -440,10 +439,9 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
     const Selected& sel = selected[i];
     // Keyed by the advertised hash when there is one (the cache then answers without
     // asking the index), else by the URL and the hashes the lock accepts.
-    std::string key_input = sel.file.sha256.empty()
-                                ? "wheel-url\n" + registry::redact_url(sel.file.url) + "\n" +
-                                      util::join(sel.line->sha256, ",")
-                                : "wheel-file\n" + sel.file.sha256;
+    std::string key_input = sel.file.sha256.empty() ? "wheel-url\n" + registry::redact_url(sel.file.url) + "\n" +
+                                                          util::join(sel.line->sha256, ",")
+                                                    : "wheel-file\n" + sel.file.sha256;
     std::string key = util::sha256_hex(key_input);
     bool rebuilt = false;
     layers::LayerRecord record;
@@ -540,17 +538,18 @@ LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& 
     }
   }
   info("  " + std::to_string(lines.size()) + " locked wheel(s) from " + out.sources.described + " (" +
-       util::join([&] {
-         std::vector<std::string> v;
-         for (const auto& u : out.sources.sources.indexes) {
-           v.push_back(registry::redact_url(u));
-         }
-         for (const auto& u : out.sources.sources.find_links) {
-           v.push_back(registry::redact_url(u));
-         }
-         return v;
-       }(),
-                  ", ") +
+       util::join(
+           [&] {
+             std::vector<std::string> v;
+             for (const auto& u : out.sources.sources.indexes) {
+               v.push_back(registry::redact_url(u));
+             }
+             for (const auto& u : out.sources.sources.find_links) {
+               v.push_back(registry::redact_url(u));
+             }
+             return v;
+           }(),
+           ", ") +
        ")");
   std::vector<Selected> selected = select_all(lines, index, facts, jobs, true);
   for (const auto& s : selected) {
@@ -639,7 +638,8 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
         h.~Sha256();
         new (&h) util::Sha256();
       };
-      index.download(to_hash[k].file, [&](const char* d, std::size_t len) { h.update(d, len); }, restart);
+      index.download(
+          to_hash[k].file, [&](const char* d, std::size_t len) { h.update(d, len); }, restart);
       std::string hex = h.finish_hex();
       static std::mutex m;
       std::lock_guard<std::mutex> lock(m);
@@ -675,7 +675,8 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   std::ostringstream text;
   text << "#\n# This file is written by paddle-image lock from " << requirements.filename().string() << " for "
        << (options.all_platforms ? "every platform" : facts.target.describe()) << ".\n"
-       << "# Edit " << requirements.filename().string() << " and run paddle-image lock again; do not edit by hand.\n#\n";
+       << "# Edit " << requirements.filename().string()
+       << " and run paddle-image lock again; do not edit by hand.\n#\n";
   if (reqs.no_index) {
     text << "--no-index\n";
   }

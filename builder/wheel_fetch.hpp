@@ -46,9 +46,9 @@ struct IndexAccess {
 // What selection and the closure check need to know of the target.
 struct TargetFacts {
   layers::PythonTarget target;
-  std::string python_full_version;             // "3.11.2"
-  std::map<std::string, std::string> markers;  // PEP 508 marker environment
-  std::vector<std::string> tags;               // supported tags, best first
+  std::string python_full_version;               // "3.11.2"
+  std::map<std::string, std::string> markers;    // PEP 508 marker environment
+  std::vector<std::string> tags;                 // supported tags, best first
   std::map<std::string, std::string> base_dists; // normalised name -> version, Python distributions in the base
 };
 TargetFacts target_facts(const layers::PythonTarget& target, const std::string& python_full_version,

@@ -81,14 +81,15 @@ int run_lock(const LockArgs& a) {
   for (const auto& u : r.sources.sources.find_links) {
     fl.push_back(registry::redact_url(u));
   }
-  nlohmann::json j = {{"requirements", a.requirements},
-                      {"output", a.output.empty() || a.output == "-" ? nlohmann::json(nullptr) : nlohmann::json(a.output)},
-                      {"indexes", sources},
-                      {"find_links", fl},
-                      {"index_from", r.sources.described},
-                      {"all_platforms", a.all_platforms},
-                      {"lines", lines},
-                      {"warnings", r.warnings}};
+  nlohmann::json j = {
+      {"requirements", a.requirements},
+      {"output", a.output.empty() || a.output == "-" ? nlohmann::json(nullptr) : nlohmann::json(a.output)},
+      {"indexes", sources},
+      {"find_links", fl},
+      {"index_from", r.sources.described},
+      {"all_platforms", a.all_platforms},
+      {"lines", lines},
+      {"warnings", r.warnings}};
   if (a.output.empty() || a.output == "-") {
     // The lock itself is the result; --json wraps it.
     j["lock"] = r.text;

@@ -5,11 +5,11 @@
 #include "util/error.hpp"
 
 #include <algorithm>
-#include <sstream>
-#include <fstream>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 namespace cli {

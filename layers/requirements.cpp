@@ -71,7 +71,7 @@ bool is_url(const std::string& s) {
 struct Reader {
   RequirementsMode mode;
   RequirementsFile out;
-  std::set<fs::path> open; // the include chain, for cycles
+  std::set<fs::path> open;                 // the include chain, for cycles
   std::map<std::string, std::string> seen; // project -> where
 
   [[noreturn]] void fail(const fs::path& file, int line, const std::string& message, std::string hint = {}) const {
@@ -114,7 +114,8 @@ struct Reader {
       } else if (is("--requirement", "-r")) {
         fs::path inc = value(w, i, o.rfind("--", 0) == 0 ? "--requirement" : "-r", file, line);
         if (is_url(inc.string())) {
-          fail(file, line, "a requirements include by URL is not read", "download it next to this file and use -r FILE");
+          fail(file, line, "a requirements include by URL is not read",
+               "download it next to this file and use -r FILE");
         }
         read(inc.is_absolute() ? inc : file.parent_path() / inc, file, line);
       } else if (is("--constraint", "-c") || is("--editable", "-e")) {

@@ -369,84 +369,6 @@ std::string normalize_version(const std::string& version) {
   return local.empty() ? out : out + "+" + local;
 }
 
-std::map<std::string, LockEntry> parse_lock_file(const fs::path& path) {
-  std::string text = util::read_file(path);
-  std::map<std::string, LockEntry> out;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  std::string logical;
-  int logical_start = 0;
-  auto flush = [&]() {
-    std::string l = trim(logical.substr(0, logical.find('#')));
-    logical.clear();
-    if (l.empty()) {
-      return;
-    }
-    if (l.front() == '-') {
-      // Index options need the package-index support that is not built yet; ignoring
-      // them would install from the wrong place without saying so.
-      std::string opt = l.substr(0, l.find_first_of(" \t="));
-      throw Error(ErrorKind::input,
-                  path.string() + ":" + std::to_string(logical_start) + ": pip option '" + opt +
-                      "' is not supported in a wheels lock",
-                  "remove the line: the wheels come from the layer's directory, and every line must be "
-                  "NAME==VERSION --hash=sha256:HEX");
-    }
-    std::istringstream words(l);
-    std::string req;
-    words >> req;
-    if (auto semi = req.find(';'); semi != std::string::npos) {
-      req = req.substr(0, semi); // environment markers are not evaluated
-    }
-    if (auto br = req.find('['); br != std::string::npos && req.find(']', br) != std::string::npos) {
-      req.erase(br, req.find(']', br) - br + 1); // extras do not change the wheel
-    }
-    auto eq = req.find("==");
-    if (eq == std::string::npos) {
-      throw Error(ErrorKind::input,
-                  path.string() + ":" + std::to_string(logical_start) + ": '" + req + "' is not pinned with ==",
-                  "lock every wheel as name==version --hash=sha256:HEX (pip-compile --generate-hashes)");
-    }
-    LockEntry e;
-    e.name = normalize_project_name(req.substr(0, eq));
-    e.version = req.substr(eq + 2);
-    e.line = logical_start;
-    std::string w;
-    while (words >> w) {
-      if (w.rfind("--hash=sha256:", 0) == 0) {
-        std::string h = w.substr(14);
-        std::transform(h.begin(), h.end(), h.begin(), [](unsigned char ch) { return std::tolower(ch); });
-        e.sha256.push_back(h);
-      } else if (w.rfind("--hash=", 0) == 0) {
-        throw Error(ErrorKind::input,
-                    path.string() + ":" + std::to_string(logical_start) + ": only sha256 hashes are supported");
-      }
-    }
-    if (e.sha256.empty()) {
-      throw Error(ErrorKind::input,
-                  path.string() + ":" + std::to_string(logical_start) + ": '" + req + "' has no --hash=sha256:",
-                  "add the wheel's sha256 (sha256sum FILE.whl)");
-    }
-    out[e.name] = e;
-  };
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (logical.empty()) {
-      logical_start = line_no;
-    }
-    std::string t = trim(line);
-    if (!t.empty() && t.back() == '\\') {
-      logical += t.substr(0, t.size() - 1) + " ";
-      continue;
-    }
-    logical += t;
-    flush();
-  }
-  flush();
-  return out;
-}
-
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -864,7 +786,8 @@ std::string read_wheel_metadata(const fs::path& wheel, const std::string& filena
   archive_read_support_format_zip_seekable(a);
   if (archive_read_open_filename(a, wheel.c_str(), 1 << 16) != ARCHIVE_OK) {
     const char* why = archive_error_string(a);
-    throw Error(ErrorKind::input, "wheel " + wheel.string() + " is not a readable zip: " + (why ? why : "unknown error"));
+    throw Error(ErrorKind::input,
+                "wheel " + wheel.string() + " is not a readable zip: " + (why ? why : "unknown error"));
   }
   archive_entry* e = nullptr;
   int rc = 0;
@@ -893,8 +816,8 @@ std::string read_wheel_metadata(const fs::path& wheel, const std::string& filena
     }
     return out;
   }
-  throw Error(ErrorKind::input, "wheel " + filename + " (" + name.distribution + " " + name.version +
-                                    ") has no .dist-info/METADATA",
+  throw Error(ErrorKind::input,
+              "wheel " + filename + " (" + name.distribution + " " + name.version + ") has no .dist-info/METADATA",
               "the file is not a valid wheel; rebuild or re-download it");
 }
 

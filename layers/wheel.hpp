@@ -46,15 +46,6 @@ std::string normalize_project_name(const std::string& name);
 // spellings unified ("1.0" == "1.0.0", "1.0-RC1" == "1.0rc1", "1.0-1" == "1.0.post1").
 std::string normalize_version(const std::string& version);
 
-struct LockEntry {
-  std::string name; // normalised
-  std::string version;
-  std::vector<std::string> sha256;
-  int line = 0;
-};
-// pip's hash-checking format: "name==version --hash=sha256:HEX ..." with "\" continuations.
-std::map<std::string, LockEntry> parse_lock_file(const fs::path& path);
-
 // The .dist-info/METADATA text of the wheel at `wheel` (a cache blob may have any
 // name; `filename` is the wheel's own). Throws util::Error(input) for a file that is
 // not a wheel or has no METADATA.

@@ -139,8 +139,8 @@ std::string decode_entities(const std::string& s) {
       continue;
     }
     std::string ent = s.substr(i + 1, semi - i - 1);
-    static const std::map<std::string, char> named = {{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'},
-                                                      {"apos", '\''}};
+    static const std::map<std::string, char> named = {
+        {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
     if (auto it = named.find(ent); it != named.end()) {
       out.push_back(it->second);
     } else if (ent.size() > 1 && ent[0] == '#') {
@@ -524,7 +524,8 @@ std::optional<Response> PackageIndex::get(const std::string& url, const std::vec
                 what + ": " + redact_url(url) + " answered " + std::to_string(r->status) +
                     (h.auth_header.empty() ? " and no credentials were sent" : " to the credentials sent"),
                 "give the index credentials in its URL (https://USER:TOKEN@host/simple) or in ~/.netrc "
-                "(machine " + p.authority.substr(0, p.authority.rfind(':')) + " login USER password TOKEN)");
+                "(machine " +
+                    p.authority.substr(0, p.authority.rfind(':')) + " login USER password TOKEN)");
   }
   if (r->status < 200 || r->status >= 300) {
     throw Error(ErrorKind::registry, what + ": " + redact_url(url) + " answered HTTP " + std::to_string(r->status),
@@ -593,7 +594,7 @@ std::vector<IndexFile> PackageIndex::files(const std::string& project) {
     // The page URL after redirects is not reported by the transport; the normalised
     // URL we asked for is where relative links resolve (what PyPI and mirrors serve).
     auto files = type.find("application/vnd.pypi.simple.v1+json") != std::string::npos ? parse_json_page(r->body, url)
-                                                                                          : parse_html_page(r->body, url);
+                                                                                       : parse_html_page(r->body, url);
     out.insert(out.end(), files.begin(), files.end());
   }
   if (!m_sources.find_links.empty()) {
@@ -702,13 +703,14 @@ void PackageIndex::download(const IndexFile& file, const std::function<void(cons
     return;
   }
   if (r->status == 401 || r->status == 403) {
-    throw Error(ErrorKind::auth, "downloading " + file.filename + ": " + redact_url(file.url) + " answered " +
-                                     std::to_string(r->status),
+    throw Error(ErrorKind::auth,
+                "downloading " + file.filename + ": " + redact_url(file.url) + " answered " + std::to_string(r->status),
                 "give the index credentials in its URL or in ~/.netrc");
   }
   if (r->status != 200 && r->status != 206) {
-    throw Error(ErrorKind::registry, "downloading " + file.filename + ": " + redact_url(file.url) + " answered HTTP " +
-                                         std::to_string(r->status),
+    throw Error(ErrorKind::registry,
+                "downloading " + file.filename + ": " + redact_url(file.url) + " answered HTTP " +
+                    std::to_string(r->status),
                 "the index lists a file it does not serve; try again later or use another mirror");
   }
 }

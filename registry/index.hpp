@@ -27,12 +27,12 @@ namespace fs = std::filesystem;
 // One distribution file an index or find-links page offers.
 struct IndexFile {
   std::string filename;
-  std::string url;                             // absolute, without credentials or fragment
-  std::string sha256;                          // advertised (lower-case hex); "" when the page gives none
-  std::optional<std::string> requires_python;  // data-requires-python / "requires-python"
-  std::optional<std::string> yanked;           // the reason ("" when none given) when yanked
-  std::optional<std::string> metadata_sha256;  // PEP 658: offered ("" without a hash)
-  std::string page;                            // the page it was listed on (redacted)
+  std::string url;                            // absolute, without credentials or fragment
+  std::string sha256;                         // advertised (lower-case hex); "" when the page gives none
+  std::optional<std::string> requires_python; // data-requires-python / "requires-python"
+  std::optional<std::string> yanked;          // the reason ("" when none given) when yanked
+  std::optional<std::string> metadata_sha256; // PEP 658: offered ("" without a hash)
+  std::string page;                           // the page it was listed on (redacted)
 };
 
 struct IndexSources {

@@ -373,15 +373,17 @@ LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, con
     } else {
       c.check_keys(w, wf, {"dir", "lock", "index", "find_links"});
       if (!w["dir"] && !w["lock"]) {
-        c.fail(w, wf, "a wheels layer needs 'dir' (a directory of .whl files) or 'lock' (a hash-locked requirements "
-                      "file, fetched from a package index)",
+        c.fail(w, wf,
+               "a wheels layer needs 'dir' (a directory of .whl files) or 'lock' (a hash-locked requirements "
+               "file, fetched from a package index)",
                "add lock: requirements.lock (paddle-image lock writes one), or dir: wheels/");
       }
       if (w["dir"]) {
         l.wheel_dir = source_path(c, w["dir"], wf + ".dir", dir);
         for (const char* k : {"index", "find_links"}) {
           if (w[k]) {
-            c.fail(w[k], wf + "." + k, std::string("'") + k + "' fetches wheels from an index; 'dir' installs a directory",
+            c.fail(w[k], wf + "." + k,
+                   std::string("'") + k + "' fetches wheels from an index; 'dir' installs a directory",
                    "drop 'dir' to fetch the lock's wheels from the index (a directory can be a find_links entry)");
           }
         }
