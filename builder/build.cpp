@@ -326,7 +326,10 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers
         TargetFacts facts = base_target_facts(cx.base, t, cx.options, cx.events);
         LockedLayer locked = util::with_context(l.origin + ": layer '" + l.name + "'", [&] {
           return fetch_locked_layer(l, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads),
-                                    cx.events.info);
+                                    cx.events.info,
+                                    [&](const std::string& file, std::int64_t done, std::int64_t total) {
+                                      cx.events.progress(file, done, total);
+                                    });
         });
         cx.events.info("  wheels: " + std::to_string(locked.stats.downloaded) + " downloaded (" +
                        std::to_string(locked.stats.bytes) + " bytes), " + std::to_string(locked.stats.cached) +

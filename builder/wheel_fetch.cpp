@@ -428,7 +428,8 @@ void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& f
 
 std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, registry::PackageIndex& index,
                                        layers::LayerCache& cache, int jobs,
-                                       const std::function<void(const std::string&)>& info, FetchStats& stats) {
+                                       const std::function<void(const std::string&)>& info, FetchStats& stats,
+                                       const FetchProgress& progress) {
   std::vector<FetchedWheel> out(selected.size());
   std::mutex mutex;
   auto say = [&](const std::string& line) {
@@ -465,6 +466,9 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
                 tmp.write(data, len);
                 hash.update(data, len);
                 size += static_cast<std::int64_t>(len);
+                if (progress) {
+                  progress(sel.file.filename, size, sel.file.size);
+                }
               },
               restart);
           std::string got = hash.finish_hex();
@@ -524,8 +528,8 @@ ClosureInput closure_input(const Selected& sel, const std::string& metadata_text
 } // namespace
 
 LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& facts, const IndexAccess& access,
-                               layers::LayerCache& cache, int jobs,
-                               const std::function<void(const std::string&)>& info) {
+                               layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
+                               const FetchProgress& progress) {
   LockedLayer out;
   out.lock = layers::parse_requirements(*layer.lock_file, layers::RequirementsMode::lock);
   out.sources = layer_sources(layer.indexes, layer.find_links, out.lock, access.defaults);
@@ -557,7 +561,7 @@ LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& 
       info("  warning: " + s.note);
     }
   }
-  out.wheels = fetch_wheels(selected, index, cache, jobs, info, out.stats);
+  out.wheels = fetch_wheels(selected, index, cache, jobs, info, out.stats, progress);
   std::vector<ClosureInput> closure;
   for (const auto& w : out.wheels) {
     closure.push_back(closure_input(w.selected, layers::read_wheel_metadata(w.path, w.selected.file.filename)));

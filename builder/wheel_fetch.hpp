@@ -116,9 +116,12 @@ struct FetchStats {
 // Downloads the selected files into the cache (parallel, resumed after cuts), each
 // hashed as it streams; a hash not in its lock line is util::Error(integrity) and
 // nothing is stored.
+// Progress of one download: file name, bytes so far, total (-1 unknown).
+using FetchProgress = std::function<void(const std::string& file, std::int64_t done, std::int64_t total)>;
 std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, registry::PackageIndex& index,
                                        layers::LayerCache& cache, int jobs,
-                                       const std::function<void(const std::string&)>& info, FetchStats& stats);
+                                       const std::function<void(const std::string&)>& info, FetchStats& stats,
+                                       const FetchProgress& progress = {});
 
 // The locked wheels of a wheels layer, fetched and closure-checked, ready to install.
 struct LockedLayer {
@@ -128,8 +131,8 @@ struct LockedLayer {
   FetchStats stats;
 };
 LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& facts, const IndexAccess& access,
-                               layers::LayerCache& cache, int jobs,
-                               const std::function<void(const std::string&)>& info);
+                               layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
+                               const FetchProgress& progress = {});
 
 // `paddle-image lock`: pinned requirements in, the same with the hashes of every wheel
 // fitting the target (or, with all_platforms, every wheel of the pinned version) out.

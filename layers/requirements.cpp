@@ -234,6 +234,12 @@ struct Reader {
       if (!t.empty() && t.back() == '\r') {
         t.pop_back();
       }
+      // A whole-line comment never continues (pip), even when it ends in "\"; inside a
+      // continued requirement it ends that requirement.
+      if (auto first = t.find_first_not_of(" \t"); first != std::string::npos && t[first] == '#') {
+        flush();
+        continue;
+      }
       // A comment ends the logical line even after a continuation (pip joins first,
       // then strips comments; "#" inside a continued line comments out the rest).
       if (!t.empty() && t.back() == '\\') {
@@ -267,7 +273,7 @@ RequirementsFile parse_requirements(const fs::path& path, RequirementsMode mode)
     auto [it, fresh] = seen.emplace(req.requirement.key, &req);
     // The same project twice is fine only when markers split it (one line for
     // python_version < "3.10", another for the rest); the build picks per target.
-    if (!fresh && !req.requirement.marker && !it->second->requirement.marker) {
+    if (!fresh && !(req.requirement.marker && it->second->requirement.marker)) {
       throw Error(ErrorKind::input,
                   req.where() + ": " + req.requirement.key + " is listed again (first at " + it->second->where() + ")",
                   "keep one line per project");

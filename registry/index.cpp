@@ -246,6 +246,13 @@ std::string auth_header_for(const std::string& userinfo) {
   return "Authorization: Basic " + util::base64_encode(percent_decode(userinfo));
 }
 
+// The URL without userinfo: links on a page resolve against it, so no file URL carries
+// the index's credentials (they are sent as a header, per host).
+std::string without_userinfo(const std::string& url) {
+  UrlParts p = split_url(url);
+  return p.userinfo.empty() ? url : p.scheme + "://" + p.authority + p.path;
+}
+
 bool is_local(const std::string& source) {
   return source.rfind("file://", 0) == 0 || source.find("://") == std::string::npos;
 }
@@ -259,8 +266,13 @@ fs::path local_path(const std::string& source) {
 // ---- parsers ----
 
 std::string resolve_url(const std::string& base, const std::string& ref) {
-  if (auto c = ref.find("://"); c != std::string::npos && ref.find('/') > c) {
-    return ref; // absolute
+  // Absolute when it starts with a scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":").
+  if (auto c = ref.find("://"); c != std::string::npos && c > 0 && std::isalpha(static_cast<unsigned char>(ref[0])) &&
+                                std::all_of(ref.begin(), ref.begin() + static_cast<std::ptrdiff_t>(c), [](char ch) {
+                                  return std::isalnum(static_cast<unsigned char>(ch)) || ch == '+' || ch == '-' ||
+                                         ch == '.';
+                                })) {
+    return ref;
   }
   UrlParts b = split_url(base);
   std::string prefix = b.scheme + "://" + (b.userinfo.empty() ? "" : b.userinfo + "@") + b.authority;
@@ -291,7 +303,8 @@ std::string redact_url(const std::string& url) {
 
 std::string file_project(const std::string& filename) {
   if (filename.size() > 4 && filename.compare(filename.size() - 4, 4, ".whl") == 0) {
-    return normalize_name(filename.substr(0, filename.find('-')));
+    auto dash = filename.find('-');
+    return dash == std::string::npos ? "" : normalize_name(filename.substr(0, dash));
   }
   if (!is_distribution(filename)) {
     return "";
@@ -374,6 +387,9 @@ std::vector<IndexFile> parse_json_page(const std::string& text, const std::strin
       }
       if (e.contains("hashes") && e["hashes"].is_object() && e["hashes"].contains("sha256")) {
         f.sha256 = lower(e["hashes"]["sha256"].get<std::string>());
+      }
+      if (e.contains("size") && e["size"].is_number_integer()) {
+        f.size = e["size"].get<std::int64_t>();
       }
       if (e.contains("requires-python") && e["requires-python"].is_string()) {
         f.requires_python = e["requires-python"].get<std::string>();
@@ -569,7 +585,7 @@ std::vector<IndexFile> PackageIndex::find_links_files() {
       continue;
     }
     auto r = get(src, {"Accept: text/html"}, "reading the find-links page " + redact_url(src), false);
-    auto files = parse_html_page(r->body, src);
+    auto files = parse_html_page(r->body, without_userinfo(src));
     all.insert(all.end(), files.begin(), files.end());
   }
   return all;
@@ -585,7 +601,7 @@ std::vector<IndexFile> PackageIndex::files(const std::string& project) {
   }
   std::vector<IndexFile> out;
   for (const auto& root : m_sources.indexes) {
-    std::string url = root + (root.empty() || root.back() != '/' ? "/" : "") + name + "/";
+    std::string url = without_userinfo(root) + (root.empty() || root.back() != '/' ? "/" : "") + name + "/";
     auto r = get(url, {kAcceptSimple}, "reading the index page of " + name, true);
     if (!r) {
       continue;

@@ -32,6 +32,7 @@ struct IndexFile {
   std::optional<std::string> requires_python; // data-requires-python / "requires-python"
   std::optional<std::string> yanked;          // the reason ("" when none given) when yanked
   std::optional<std::string> metadata_sha256; // PEP 658: offered ("" without a hash)
+  std::int64_t size = -1;                     // PEP 700 "size" (JSON pages); -1 unknown
   std::string page;                           // the page it was listed on (redacted)
 };
 

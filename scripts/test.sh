@@ -11,6 +11,9 @@ mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 # Fixtures are made before any test runs, so the tests themselves touch no network.
 "$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
 "$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
+# The wheels the test package index serves (tests/integration/wheels_index.sh), with a
+# 200 MiB stored wheel for the memory check.
+python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/index-wheels" --big-mb 200
 # The official CycloneDX schema comes from the npm registry; a machine that cannot
 # reach it (or does not trust its TLS) still runs every test, the SBOM checks then
 # against the required fields only (the signing test says which it used).
