@@ -232,7 +232,7 @@ print(l["status"], len(m["wheels"]), l["size"], l["media_type"].rsplit("+", 1)[-
 }
 read -r st_cold n_cold size_cold comp <<<"$(layer_info "$run/pi_cold.json")"
 read -r st_warm n_warm _ _ <<<"$(layer_info "$run/pi_warm.json")"
-[[ $st_cold == built && $n_cold == 5 ]] || WARN+=("paddle-image cold build: layer status '$st_cold', $n_cold wheels (expected built, 5)")
+[[ $st_cold != reused && $n_cold == 5 ]] || WARN+=("paddle-image cold build: layer status '$st_cold', $n_cold wheels (expected a new layer, 5)")
 [[ $st_warm == reused && $n_warm == 5 ]] || WARN+=("paddle-image warm build: layer status '$st_warm', $n_warm wheels (expected reused, 5)")
 ((REQ[pi_warm] == 0)) || WARN+=("paddle-image warm build sent ${REQ[pi_warm]} request(s) to the index (expected none)")
 for t in pip-target-cold pip-target-warm pip-target-local; do
@@ -261,6 +261,7 @@ pi_phases=$(awk -v t0="${START[pi_cold]}" -v t1="$(awk -v a="${START[pi_cold]}" 
 # 3. Report
 # ---------------------------------------------------------------------------
 mb() { awk -v b="$1" 'BEGIN{printf "%.1f", b/1048576}'; }
+mb3() { awk -v b="$1" 'BEGIN{printf "%.3f", b/1048576}'; }
 rssmb() { awk -v k="$1" 'BEGIN{printf "%.1f", k/1024}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b <= 0) b = 0.005; printf "%.2f", a/b }'; }
 
@@ -308,9 +309,9 @@ report() {
   echo "  1a is pip's fetch and hash check alone: a lower bound for what pip needs before it can install."
   echo
   echo "requests and bytes from the index (requests: pages+files):"
-  printf '  %-44s %7s %10s   %7s %10s\n' "" "pip" "MB" "p-i" "MB"
-  brow() { printf '  %-44s %7s %10.1f   %7s %10.1f\n' "$1" "${PAGES[$2]}+${FILES[$2]}" "$(mb "${BYTES[$2]}")" \
-    "${PAGES[$3]}+${FILES[$3]}" "$(mb "${BYTES[$3]}")"; }
+  printf '  %-44s %7s %11s   %7s %11s\n' "" "pip" "MB" "p-i" "MB"
+  brow() { printf '  %-44s %7s %11.3f   %7s %11.3f\n' "$1" "${PAGES[$2]}+${FILES[$2]}" "$(mb3 "${BYTES[$2]}")" \
+    "${PAGES[$3]}+${FILES[$3]}" "$(mb3 "${BYTES[$3]}")"; }
   brow "1a cold: pip download vs build" pip_download pi_cold
   brow "1b cold: pip install --target vs build" pip_install pi_cold
   brow "2  warm: pip install (cache) vs 2nd build" pip_install_warm pi_warm

@@ -144,6 +144,14 @@ void check_lock(const spec::LayerSpec& l, const layers::WheelInventory& inventor
   layers::RequirementsFile file;
   if (l.lock_file) {
     file = layers::parse_requirements(*l.lock_file, layers::RequirementsMode::lock);
+    if (!file.first_index_option.empty()) {
+      // The layer installs a directory: an index named in the lock would not be used,
+      // and ignoring it would hide where the wheels really come from.
+      throw Error(ErrorKind::input,
+                  file.first_index_option + " names a package index, but layer '" + l.name +
+                      "' installs the wheels in " + l.wheel_dir.string(),
+                  "drop 'dir' from the layer to fetch the locked wheels from the index, or remove the line");
+    }
     for (const auto& r : file.requirements) {
       lock[r.requirement.key] = &r;
     }

@@ -95,6 +95,12 @@ struct Reader {
   void global_option(const std::vector<std::string>& w, const fs::path& file, int line) {
     for (std::size_t i = 0; i < w.size(); ++i) {
       const std::string& o = w[i];
+      for (const char* index_opt : {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--no-index"}) {
+        std::string io = index_opt;
+        if (out.first_index_option.empty() && o.compare(0, io.size(), io) == 0) {
+          out.first_index_option = file.string() + ":" + std::to_string(line) + ": pip option '" + io + "'";
+        }
+      }
       auto is = [&](const char* a, const char* b = nullptr) {
         auto starts = [&](const char* x) {
           std::string s = x;

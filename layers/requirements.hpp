@@ -34,6 +34,7 @@ struct RequirementsFile {
   std::vector<std::string> extra_index_urls;
   std::vector<std::string> find_links; // URLs, or paths made absolute against the file's directory
   bool no_index = false;
+  std::string first_index_option; // "FILE:LINE: OPTION" of the first index option, for messages
 };
 
 enum class RequirementsMode {

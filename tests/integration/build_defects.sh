@@ -72,8 +72,9 @@ layers:
   - name: deps
     wheels: {dir: wheels/, lock: requirements.lock}
 YAML
-expect_fail "--index-url in a wheels lock is refused with its line" 3 \
-  "requirements.lock:1: pip option '--index-url' is not supported in a wheels lock" build lock/spec.yaml -q
+expect_fail "--index-url in the lock of a directory layer is refused with its line" 3 \
+  "requirements.lock:1: pip option '--index-url' names a package index, but layer 'deps' installs the wheels in" \
+  build lock/spec.yaml -q
 
 # --- 15: sizes, chunk floor, XDG ---------------------------------------------
 expect_fail "--chunk-size below 64K is a usage error naming the flag" 2 "--chunk-size: '1' is below the minimum of 64K" \

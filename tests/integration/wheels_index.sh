@@ -255,7 +255,7 @@ check "... each file refused, musllinux and the sdist included" \
   bash -c "grep -q musllinux $WORK/err.txt && grep -q 'source distribution' $WORK/err.txt && grep -q macosx $WORK/err.txt && grep -q aarch64 $WORK/err.txt && grep -q cp310 $WORK/err.txt"
 # The same for CPython 3.11 from a local find-links directory without the fitting wheel.
 mkdir -p misfits
-for f in served/fastmath-1.0-*; do [[ $f == *"$FASTMATH_OK" ]] || cp -L "$f" misfits/; done
+for f in served/fastmath-1.0[-.]*; do [[ $f == *"$FASTMATH_OK" ]] || cp -L "$f" misfits/; done
 printf -- '--no-index\n-f misfits\nfastmath==1.0\n' >r-misfits.txt
 scratch_spec s311-bare.yaml x.lock # no spec index: it would take precedence over --no-index
 expect_fail "no fastmath wheel for CPython 3.11 in a find-links directory: exit 9" 9 "r-misfits.txt:3" \
