@@ -684,14 +684,16 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   if (reqs.no_index) {
     text << "--no-index\n";
   }
+  // Credentials in these URLs stay out of the lock (it is committed and shared): the
+  // build takes them from netrc or the spec's index URL.
   if (reqs.index_url) {
-    text << "--index-url " << *reqs.index_url << "\n";
+    text << "--index-url " << registry::without_userinfo(*reqs.index_url) << "\n";
   }
   for (const auto& u : reqs.extra_index_urls) {
-    text << "--extra-index-url " << u << "\n";
+    text << "--extra-index-url " << registry::without_userinfo(u) << "\n";
   }
   for (const auto& u : reqs.find_links) {
-    text << "--find-links " << u << "\n";
+    text << "--find-links " << registry::without_userinfo(u) << "\n";
   }
   if (reqs.no_index || reqs.index_url || !reqs.extra_index_urls.empty() || !reqs.find_links.empty()) {
     text << "\n";

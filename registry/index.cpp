@@ -246,13 +246,6 @@ std::string auth_header_for(const std::string& userinfo) {
   return "Authorization: Basic " + util::base64_encode(percent_decode(userinfo));
 }
 
-// The URL without userinfo: links on a page resolve against it, so no file URL carries
-// the index's credentials (they are sent as a header, per host).
-std::string without_userinfo(const std::string& url) {
-  UrlParts p = split_url(url);
-  return p.userinfo.empty() ? url : p.scheme + "://" + p.authority + p.path;
-}
-
 bool is_local(const std::string& source) {
   return source.rfind("file://", 0) == 0 || source.find("://") == std::string::npos;
 }
@@ -291,6 +284,11 @@ std::string resolve_url(const std::string& base, const std::string& ref) {
   }
   std::string dir = base_path.substr(0, base_path.rfind('/') + 1);
   return prefix + remove_dot_segments(dir + ref);
+}
+
+std::string without_userinfo(const std::string& url) {
+  UrlParts p = split_url(url);
+  return p.userinfo.empty() ? url : p.scheme + "://" + p.authority + p.path;
 }
 
 std::string redact_url(const std::string& url) {
@@ -478,6 +476,13 @@ PackageIndex::~PackageIndex() = default;
 
 PackageIndex::Host& PackageIndex::host_for(const std::string& url) {
   UrlParts p = split_url(url);
+  if (p.scheme == "http" && !m_options.insecure.count(p.authority)) {
+    // pip ignores a plain-HTTP index that is not a trusted host; we refuse it, and
+    // before any request, so no credential crosses the network in the clear.
+    throw Error(ErrorKind::input, redact_url(url) + ": the package index is plain HTTP",
+                "use https, or allow this host explicitly with --insecure-registry " + p.authority +
+                    " (or --insecure)");
+  }
   std::lock_guard<std::mutex> lock(m_mutex);
   auto& h = m_hosts[p.authority];
   if (!h) {

@@ -51,8 +51,11 @@ std::vector<IndexFile> parse_html_page(const std::string& html, const std::strin
 std::vector<IndexFile> parse_json_page(const std::string& json, const std::string& page_url);
 // `ref` resolved against `base` (RFC 3986 for the forms pages use).
 std::string resolve_url(const std::string& base, const std::string& ref);
-// The URL without userinfo (for messages and logs).
+// The URL with its userinfo shown as "***" (for messages and logs).
 std::string redact_url(const std::string& url);
+// The URL without userinfo (links on a page resolve against it; a lock file keeps it,
+// the credentials coming from netrc or the spec).
+std::string without_userinfo(const std::string& url);
 // The project a distribution file belongs to, PEP 503-normalised ("" when the name is
 // neither a wheel nor an sdist).
 std::string file_project(const std::string& filename);

@@ -108,6 +108,31 @@ void remove_stale_temps(const fs::path& dir) {
 }
 
 void write_file_atomic(const fs::path& path, std::string_view content) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // A device, FIFO or socket (-o /dev/stdout, /dev/null, a pipe): written in place;
+    // renaming a file over it would replace the device node.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      throw_errno("cannot open " + path.string());
+    }
+    std::size_t done = 0;
+    while (done < content.size()) {
+      ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0) {
+        int saved = errno;
+        ::close(fd);
+        errno = saved;
+        throw_errno("cannot write " + path.string());
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    return;
+  }
   AtomicFile f(path);
   f.write(content);
   f.commit();

@@ -785,3 +785,25 @@ TEST_CASE("parse_json_page reads the PEP 700 size; HTML pages have none") {
   CHECK(files[1].size == -1);
   CHECK(registry::parse_html_page("<a href=\"a-1.0.zip\">a</a>", "https://idx.test/simple/a/").at(0).size == -1);
 }
+
+TEST_CASE("PackageIndex refuses a plain-HTTP index unless the host is allowed, before any request") {
+  registry::IndexSources s = index_at("http://user:s3cret@idx.test:8080/simple");
+  {
+    Index ix(s);
+    auto e = error_of([&] { ix.index->files("pkg"); });
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "plain HTTP"));
+    CHECK(contains(e.hint(), "--insecure-registry idx.test:8080"));
+    CHECK_FALSE(contains(e.what(), "s3cret"));
+  }
+  registry::ClientOptions o;
+  o.insecure.insert("idx.test:8080");
+  auto fake = std::make_shared<FakeTransport>();
+  registry::Stats stats;
+  registry::PackageIndex allowed(s, fake, o, stats);
+  fake->expect("/simple/pkg/", [&](const Request& q) {
+    CHECK(q.url == "http://idx.test:8080/simple/pkg/");
+    return resp(404, {}, "");
+  });
+  CHECK(allowed.files("pkg").empty());
+}

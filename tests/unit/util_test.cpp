@@ -1,4 +1,4 @@
-#include <doctest/doctest.h>
+#include <thread>
 
 #include "tests/unit/support.hpp"
 
@@ -17,6 +17,7 @@
 #include <string>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -381,6 +382,23 @@ TEST_SUITE("util") {
     CHECK(e.kind() == util::ErrorKind::io);
     CHECK(std::string(e.what()).find("cannot open x: ") == 0);
     CHECK(std::string(e.what()).find("No such file") != std::string::npos);
+  }
+
+  TEST_CASE("write_file_atomic writes into a device or FIFO in place instead of renaming over it") {
+    auto tmp = test_support::make_temp("pi-util-test-");
+    fs::path fifo = tmp.path() / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::string got;
+    std::thread reader([&] { got = util::read_file(fifo); });
+    util::write_file_atomic(fifo, "through the pipe");
+    reader.join();
+    CHECK(got == "through the pipe");
+    struct stat st {};
+    REQUIRE(::stat(fifo.c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode)); // still the FIFO, not a regular file renamed over it
+    util::write_file_atomic("/dev/null", "discarded");
+    REQUIRE(::stat("/dev/null", &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
   }
 
 } // TEST_SUITE
