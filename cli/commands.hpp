@@ -23,4 +23,7 @@ void add_signing_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action
 // lock: hash-locked requirements for a spec's wheels layer.
 void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
 
+// render (dockerfile, CI pipelines), init.
+void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
+
 } // namespace cli

@@ -13,7 +13,7 @@ LIBS = {  # include prefix -> library name used in deps.txt
     "archive.h": "archive", "archive_entry.h": "archive", "zlib.h": "zlib", "zstd.h": "zstd",
     "curl/": "curl", "openssl/evp.h": "openssl/evp", "openssl/": "openssl", "yaml-cpp/": "yaml-cpp",
     "nlohmann/": "nlohmann", "CLI/": "CLI", "toml++/": "toml++", "sodium": "sodium", "dlfcn.h": "dl",
-    "mustache": "mustache", "doctest/": "doctest",
+    "kainjow/": "mustache", "doctest/": "doctest",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 

@@ -1,0 +1,151 @@
+// paddle-image render KIND SPEC: a spec rendered through a template (docs/templates.md).
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "spec/spec.hpp"
+#include "templates/dockerfile.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace cli {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> k_render_kinds = {"dockerfile"};
+
+struct RenderArgs {
+  std::string kind;
+  std::string spec_file;
+  std::string output;
+  std::string template_dir;
+};
+
+std::string owner_text(const std::optional<spec::OwnerSpec>& o) {
+  if (!o) {
+    return "";
+  }
+  return std::to_string(o->uid) + ":" + std::to_string(o->gid);
+}
+
+// A host path of the spec as the build context (the spec's directory) sees it.
+std::string context_path(const fs::path& p, const fs::path& dir, bool* outside = nullptr) {
+  fs::path rel = p.lexically_normal().lexically_relative(dir.lexically_normal());
+  std::string s = rel.empty() ? p.string() : rel.generic_string();
+  if (s.empty() || s == ".") {
+    s = ".";
+  }
+  if (outside != nullptr) {
+    *outside = rel.empty() || s.rfind("..", 0) == 0;
+  }
+  std::error_code ec;
+  if (fs::is_directory(p, ec) && s.back() != '/') {
+    s += '/';
+  }
+  return s;
+}
+
+templates::DockerfileInput dockerfile_input(const spec::BuildSpec& s, const std::string& spec_file) {
+  templates::DockerfileInput in;
+  in.spec_file = spec_file;
+  in.base = s.base;
+  in.platform = s.platform.os + "/" + s.platform.architecture +
+                (s.platform.variant.empty() ? std::string() : "/" + s.platform.variant);
+  in.python = "python3";
+  if (s.python) {
+    in.python = !s.python->interpreter.empty() ? s.python->interpreter : "python" + s.python->version;
+  }
+  std::error_code ec;
+  in.custom_ignore = fs::exists(s.dir / ".paddleimageignore", ec);
+  for (const auto& l : s.layers) {
+    templates::DockerLayer d;
+    d.name = l.name;
+    d.kind = l.kind == spec::LayerSpec::Kind::wheels ? "wheels"
+             : l.kind == spec::LayerSpec::Kind::data ? "data"
+                                                     : "files";
+    d.chown = owner_text(l.owner);
+    for (const auto& c : l.copies) {
+      templates::DockerCopy dc;
+      dc.from = context_path(c.from, s.dir, &dc.outside_context);
+      dc.to = c.to;
+      dc.exclude = c.exclude;
+      dc.mode = c.mode;
+      dc.dir_mode = c.dir_mode;
+      dc.chown = owner_text(c.owner);
+      d.copies.push_back(dc);
+    }
+    if (!l.wheel_dir.empty()) {
+      d.wheel_dir = context_path(l.wheel_dir, s.dir);
+    }
+    if (l.lock_file) {
+      d.lock = context_path(*l.lock_file, s.dir);
+    }
+    d.indexes = l.indexes;
+    d.find_links = l.find_links;
+    in.layers.push_back(d);
+  }
+  in.config.entrypoint = s.config.entrypoint;
+  in.config.cmd = s.config.cmd;
+  in.config.env = s.config.env;
+  in.config.workdir = s.config.workdir;
+  in.config.user = s.config.user;
+  for (const auto& [k, v] : s.config.labels) {
+    in.config.labels.emplace_back(k, v);
+  }
+  in.config.ports = s.config.ports;
+  in.config.stop_signal = s.config.stop_signal;
+  return in;
+}
+
+void check_kind(const std::string& kind, const std::vector<std::string>& kinds, const std::string& what) {
+  for (const auto& k : kinds) {
+    if (k == kind) {
+      return;
+    }
+  }
+  std::string near = util::closest(kind, kinds);
+  throw Error(ErrorKind::usage, "unknown " + what + " '" + kind + "'",
+              (near.empty() ? std::string() : "did you mean '" + near + "'? ") + "known: " + util::join(kinds, ", "));
+}
+
+void write_output(const std::string& output, const std::string& text) {
+  if (output.empty() || output == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  util::write_file_atomic(output, text);
+  std::cerr << "wrote " << output << "\n";
+}
+
+int run_render(const RenderArgs& a) {
+  check_kind(a.kind, k_render_kinds, "render kind");
+  spec::BuildSpec s = spec::load(a.spec_file);
+  std::string text;
+  if (a.kind == "dockerfile") {
+    text = templates::render_dockerfile(dockerfile_input(s, a.spec_file), a.template_dir);
+  }
+  write_output(a.output, text);
+  return 0;
+}
+
+} // namespace
+
+void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
+  auto a = std::make_shared<RenderArgs>();
+  CLI::App* r = app.add_subcommand("render", "Render a spec through a template: dockerfile (docs/templates.md)");
+  r->add_option("kind", a->kind, "What to render: " + util::join(k_render_kinds, ", "))->required();
+  r->add_option("spec", a->spec_file, "The spec file")->required();
+  r->add_option("-o,--output", a->output, "Write here instead of stdout");
+  r->add_option("--template-dir", a->template_dir,
+                "A directory whose template files replace the built-in ones of the same name");
+  actions.emplace_back(r, [a] { return run_render(*a); });
+}
+
+} // namespace cli

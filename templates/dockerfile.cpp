@@ -1,0 +1,275 @@
+#include "templates/dockerfile.hpp"
+
+#include "templates/render.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+
+namespace templates {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+// A value that goes into a Dockerfile line as it is (comments, instruction words).
+std::string one_line(const std::string& v, const std::string& what) {
+  if (v.find_first_of("\r\n") != std::string::npos) {
+    throw Error(ErrorKind::input,
+                what + " '" + util::escape_bytes(v) + "' has a line break, which a Dockerfile cannot hold",
+                "remove the line break from the spec");
+  }
+  return v;
+}
+
+std::string json_word(const std::string& v, const std::string& what) {
+  one_line(v, what);
+  if (v.find('$') != std::string::npos) {
+    throw Error(ErrorKind::input, what + " '" + v + "' has a '$', which a Dockerfile would expand as a variable",
+                "rename the path or copy it with paddle-image build only");
+  }
+  return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string json_array(const std::vector<std::string>& v) {
+  std::vector<std::string> words;
+  for (const auto& w : v) {
+    words.push_back(nlohmann::json(w).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return "[" + util::join(words, ", ") + "]";
+}
+
+std::string octal(std::uint32_t mode) {
+  std::string out;
+  for (int shift = 9; shift >= 0; shift -= 3) {
+    out += static_cast<char>('0' + ((mode >> shift) & 7u));
+  }
+  return out;
+}
+
+std::string safe_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
+bool is_url(const std::string& s) {
+  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+}
+
+std::string from_line(const DockerfileInput& in) {
+  const std::string& b = in.base;
+  if (b.rfind("oci:", 0) == 0) {
+    throw Error(ErrorKind::input, "base '" + b + "' is a local OCI layout, which a Dockerfile cannot name in FROM",
+                "push it to a registry (paddle-image push " + b +
+                    " REGISTRY/REPO:TAG) and write that reference as the spec's base, then render again");
+  }
+  if (b == "auto") {
+    throw Error(ErrorKind::input,
+                "base 'auto' is chosen by the compatibility matrix at build time; a Dockerfile needs "
+                "a fixed FROM",
+                "run `paddle-image resolve` with the spec's resolve: constraints and write the chosen reference as "
+                "the spec's base");
+  }
+  std::string ref = b.rfind("docker://", 0) == 0 ? b.substr(9) : b;
+  return one_line(ref, "base");
+}
+
+nlohmann::json text_list(const std::vector<std::string>& lines, const char* key) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& l : lines) {
+    a.push_back({{key, l}});
+  }
+  return a;
+}
+
+void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vector<std::string>& notes) {
+  for (const auto& c : l.copies) {
+    std::string line = "COPY";
+    std::string chown = c.chown.empty() ? l.chown : c.chown;
+    if (!chown.empty()) {
+      line += " --chown=" + one_line(chown, "owner");
+    }
+    if (c.mode) {
+      line += " --chmod=" + octal(*c.mode);
+    }
+    line += " [" + json_word(c.from, "from") + ", " + json_word(c.to, "to") + "]";
+    lines.push_back(line);
+    if (!c.exclude.empty()) {
+      std::vector<std::string> ex;
+      for (const auto& e : c.exclude) {
+        ex.push_back(one_line(e, "exclude pattern"));
+      }
+      notes.push_back("excluded from " + c.from + " by the spec (add to .dockerignore): " + util::join(ex, ", "));
+    }
+    if (c.dir_mode) {
+      notes.push_back("dir_mode " + octal(*c.dir_mode) + " of " + c.from +
+                      " has no COPY flag (--chmod sets files and directories alike)");
+    }
+    if (c.outside_context) {
+      notes.push_back(c.from + " lies outside the spec's directory (allow_outside): it is not in the build context");
+    }
+  }
+}
+
+void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<std::string>& lines,
+                  std::vector<std::string>& notes) {
+  std::string tmp = "/tmp/paddle-image/" + safe_name(l.name);
+  std::string pip = sh_quote(one_line(in.python, "python.interpreter")) + " -m pip install";
+  std::string lock_in_image = tmp + ".lock";
+  if (!l.lock.empty()) {
+    lines.push_back("COPY [" + json_word(l.lock, "lock") + ", " + json_word(lock_in_image, "lock") + "]");
+  }
+  if (!l.wheel_dir.empty()) {
+    lines.push_back("COPY [" + json_word(l.wheel_dir, "wheels dir") + ", " + json_word(tmp + "/", "wheels dir") + "]");
+    if (l.lock.empty()) {
+      lines.push_back("RUN " + pip + " --no-deps --no-index " + sh_quote(tmp) + "/*.whl");
+    } else {
+      lines.push_back("RUN " + pip + " --no-deps --no-index --find-links " + sh_quote(tmp + "/") +
+                      " --require-hashes -r " + sh_quote(lock_in_image));
+    }
+  } else {
+    std::string line = "RUN " + pip + " --require-hashes -r " + sh_quote(lock_in_image);
+    for (std::size_t i = 0; i < l.indexes.size(); ++i) {
+      line += (i == 0 ? " -i " : " --extra-index-url ") + sh_quote(one_line(l.indexes[i], "index"));
+    }
+    for (const auto& f : l.find_links) {
+      if (is_url(f)) {
+        line += " -f " + sh_quote(one_line(f, "find_links"));
+      } else {
+        notes.push_back("find_links " + one_line(f, "find_links") +
+                        " is a local directory: COPY it in and add -f DIR to the pip line");
+      }
+    }
+    if (l.indexes.empty()) {
+      notes.push_back("no index in the spec: pip uses the lock's -i lines, then PIP_INDEX_URL / pip.conf, then PyPI");
+    }
+    lines.push_back(line);
+  }
+  if (!l.chown.empty()) {
+    notes.push_back("owner " + l.chown + ": pip installs as the build's user (root), not as the layer's owner");
+  }
+}
+
+void add_config(const DockerConfig& c, nlohmann::json& d) {
+  nlohmann::json env = nlohmann::json::array();
+  for (const auto& [k, v] : c.env) {
+    if (k.empty() || k.find_first_of(" \t\r\n\"'$=\\") != std::string::npos) {
+      throw Error(ErrorKind::input,
+                  "config.env name '" + util::escape_bytes(k) + "' cannot be written in a Dockerfile ENV",
+                  "use letters, digits and '_' in variable names");
+    }
+    dockerfile_quote(v); // refuses line breaks before rendering
+    env.push_back({{"name", k}, {"value", v}});
+  }
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& [k, v] : c.labels) {
+    dockerfile_quote(k);
+    dockerfile_quote(v);
+    labels.push_back({{"key", k}, {"value", v}});
+  }
+  nlohmann::json ports = nlohmann::json::array();
+  for (const auto& p : c.ports) {
+    ports.push_back({{"port", one_line(p, "port")}});
+  }
+  d["env"] = env;
+  d["labels"] = labels;
+  d["ports"] = ports;
+  d["workdir"] = c.workdir.empty() ? nlohmann::json(false) : nlohmann::json(one_line(c.workdir, "workdir"));
+  d["user"] = c.user.empty() ? nlohmann::json(false) : nlohmann::json(one_line(c.user, "user"));
+  d["stop_signal"] =
+      c.stop_signal.empty() ? nlohmann::json(false) : nlohmann::json(one_line(c.stop_signal, "stop_signal"));
+  d["entrypoint"] = c.entrypoint ? nlohmann::json(json_array(*c.entrypoint)) : nlohmann::json(false);
+  d["cmd"] = c.cmd ? nlohmann::json(json_array(*c.cmd)) : nlohmann::json(false);
+  d["has_config"] = !env.empty() || !labels.empty() || !ports.empty() || !c.workdir.empty() || !c.user.empty() ||
+                    !c.stop_signal.empty() || c.entrypoint.has_value() || c.cmd.has_value();
+}
+
+} // namespace
+
+std::string sh_quote(const std::string& word) {
+  if (!word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") ==
+          std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+nlohmann::json dockerfile_data(const DockerfileInput& in) {
+  nlohmann::json d;
+  d["spec_file"] = one_line(in.spec_file, "spec file");
+  d["from"] = from_line(in);
+  d["platform_flag"] = in.platform.empty() || in.platform == "linux/amd64" ? "" : "--platform=" + in.platform + " ";
+  bool wheels = false;
+  bool excludes = in.custom_ignore;
+  nlohmann::json layers = nlohmann::json::array();
+  for (std::size_t i = 0; i < in.layers.size(); ++i) {
+    const DockerLayer& l = in.layers[i];
+    std::vector<std::string> lines;
+    std::vector<std::string> notes;
+    if (l.kind == "wheels") {
+      wheels = true;
+      wheels_layer(in, l, lines, notes);
+    } else {
+      files_layer(l, lines, notes);
+      for (const auto& c : l.copies) {
+        excludes = excludes || !c.exclude.empty();
+      }
+    }
+    layers.push_back({{"index", std::to_string(i + 1)},
+                      {"name", one_line(l.name, "layer name")},
+                      {"kind", l.kind},
+                      {"notes", text_list(notes, "text")},
+                      {"instructions", text_list(lines, "line")}});
+  }
+  d["layers"] = layers;
+  std::vector<std::string> diffs;
+  if (wheels) {
+    diffs.push_back("pip compiles .pyc files and writes INSTALLER=pip into each .dist-info; paddle-image writes no "
+                    ".pyc and INSTALLER=paddle-image, so wheels layers differ byte for byte");
+    diffs.push_back("each wheels layer is a COPY (wheels or lock, kept under /tmp/paddle-image) plus a RUN pip "
+                    "install layer, instead of one layer");
+  }
+  diffs.push_back("file times are the build's, not SOURCE_DATE_EPOCH, and layer order inside a tar is the "
+                  "builder's: digests are not reproducible across builds");
+  diffs.push_back("the labels paddle-image computes (org.opencontainers.image.*, io.paddle-image.* from requires:) "
+                  "are not set");
+  if (excludes) {
+    diffs.push_back("exclude: patterns and .paddleimageignore are not read by docker: put them in .dockerignore");
+  }
+  d["differences"] = text_list(diffs, "text");
+  add_config(in.config, d);
+  return d;
+}
+
+nlohmann::json dockerfile_schema() {
+  return nlohmann::json::parse(R"({
+    "spec_file": null, "from": null, "platform_flag": null,
+    "differences": {"text": null},
+    "layers": {"index": null, "name": null, "kind": null, "notes": {"text": null}, "instructions": {"line": null}},
+    "has_config": null,
+    "env": {"name": null, "value": null},
+    "labels": {"key": null, "value": null},
+    "ports": {"port": null},
+    "workdir": null, "user": null, "stop_signal": null, "entrypoint": null, "cmd": null
+  })");
+}
+
+std::string render_dockerfile(const DockerfileInput& in, const std::filesystem::path& template_dir) {
+  return render(find_template("Dockerfile.mustache", template_dir), dockerfile_data(in), dockerfile_schema(),
+                Escape::dockerfile);
+}
+
+} // namespace templates

@@ -1,0 +1,67 @@
+#pragma once
+// `render dockerfile`: a Dockerfile with the spec's layering (same layer order), from
+// plain data the cli fills in from the spec (this module does not read specs).
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace templates {
+
+struct DockerCopy {
+  std::string from; // relative to the build context (the spec's directory), '/' kept for directories
+  std::string to;
+  std::vector<std::string> exclude;
+  std::optional<std::uint32_t> mode;
+  std::optional<std::uint32_t> dir_mode;
+  std::string chown;            // "UID:GID" or "" (root)
+  bool outside_context = false; // allow_outside: `from` lies outside the spec's directory
+};
+
+struct DockerLayer {
+  std::string name;
+  std::string kind; // files, data, wheels
+  std::vector<DockerCopy> copies;
+  // wheels: a directory (relative), or from an index (wheel_dir empty)
+  std::string wheel_dir;
+  std::string lock; // relative, "" without one
+  std::vector<std::string> indexes;
+  std::vector<std::string> find_links;
+  std::string chown; // the layer's owner "UID:GID" ("" = root)
+};
+
+struct DockerConfig {
+  std::optional<std::vector<std::string>> entrypoint;
+  std::optional<std::vector<std::string>> cmd;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string workdir;
+  std::string user;
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::string> ports;
+  std::string stop_signal;
+};
+
+struct DockerfileInput {
+  std::string spec_file; // as given on the command line (for the header)
+  std::string base;      // as written in the spec
+  std::string platform;  // "linux/amd64"
+  std::string python;    // the interpreter pip runs under ("python3" when the spec names none)
+  std::vector<DockerLayer> layers;
+  DockerConfig config;
+  bool custom_ignore = false; // the spec directory has a .paddleimageignore
+};
+
+// The data and the variables the Dockerfile template gets (docs/templates.md).
+nlohmann::json dockerfile_data(const DockerfileInput& in);
+nlohmann::json dockerfile_schema();
+// Renders Dockerfile.mustache (from template_dir when it holds one). An `oci:` or `auto`
+// base cannot be a FROM: input error with the fix.
+std::string render_dockerfile(const DockerfileInput& in, const std::filesystem::path& template_dir);
+
+// Shell word quoting for RUN lines in shell form ('...' when needed).
+std::string sh_quote(const std::string& word);
+
+} // namespace templates

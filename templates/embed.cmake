@@ -1,0 +1,15 @@
+# Writes OUT: a C++ file with the contents of each FILES entry (in DIR) as a string,
+# so the templates under templates/files/ are part of the binary.
+set(body "// Generated from templates/files by embed.cmake. Do not edit.\n#include \"templates/render.hpp\"\n\nnamespace templates {\n\nconst std::vector<EmbeddedTemplate>& embedded_templates() {\n  static const std::vector<EmbeddedTemplate> k_files = {\n")
+string(REPLACE "|" ";" FILES "${FILES}")
+foreach(f ${FILES})
+  file(READ ${DIR}/${f} content)
+  string(FIND "${content}" ")PITEMPLATE\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${f} contains the raw-string delimiter )PITEMPLATE\"")
+  endif()
+  string(APPEND body "    {\"${f}\", R\"PITEMPLATE(${content})PITEMPLATE\"},\n")
+endforeach()
+string(APPEND body "  };\n  return k_files;\n}\n\n} // namespace templates\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(RENAME ${OUT}.tmp ${OUT})

@@ -1,0 +1,363 @@
+#include "templates/render.hpp"
+
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+#include <kainjow/mustache.hpp>
+#include <optional>
+
+namespace templates {
+
+using util::Error;
+using util::ErrorKind;
+
+Template find_template(const std::string& name, const std::filesystem::path& template_dir) {
+  if (!template_dir.empty()) {
+    std::filesystem::path p = template_dir / name;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(p, ec)) {
+      return Template{name, util::read_file(p), p.string()};
+    }
+  }
+  for (const auto& e : embedded_templates()) {
+    if (name == e.name) {
+      return Template{name, e.content, "embedded:" + name};
+    }
+  }
+  throw Error(ErrorKind::internal, "no template named " + name);
+}
+
+std::string yaml_quote(const std::string& value) {
+  std::string out = "\"";
+  for (unsigned char c : value) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    default:
+      if (c < 0x20 || c == 0x7f) {
+        const char* hex = "0123456789abcdef";
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string dockerfile_quote(const std::string& value) {
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '\n' || c == '\r') {
+      throw Error(ErrorKind::input,
+                  "value '" + util::escape_bytes(value) + "' has a line break, which a Dockerfile cannot hold",
+                  "remove the line break from the spec value");
+    }
+    if (c == '"' || c == '\\' || c == '$') {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+namespace {
+
+struct Tag {
+  char kind = 'v'; // v (escaped), & (raw), # ^ / ! > =
+  std::string name;
+  std::size_t line = 0;
+  std::size_t begin = 0; // offsets of the tag in the text
+  std::size_t end = 0;
+};
+
+std::string trim(const std::string& s) {
+  std::size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) {
+    return "";
+  }
+  std::size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+[[noreturn]] void fail_at(const Template& t, std::size_t line, const std::string& what, const std::string& hint = {}) {
+  throw Error(ErrorKind::input, t.origin + ":" + std::to_string(line) + ": " + what, hint);
+}
+
+// The tags of a template in order, with their lines; follows {{=<% %>=}} delimiter changes.
+std::vector<Tag> scan_tags(const Template& t) {
+  std::vector<Tag> tags;
+  const std::string& s = t.text;
+  std::string open = "{{";
+  std::string close = "}}";
+  std::size_t pos = 0;
+  std::size_t line = 1;
+  std::size_t counted = 0;
+  while (true) {
+    std::size_t start = s.find(open, pos);
+    if (start == std::string::npos) {
+      break;
+    }
+    for (; counted < start; ++counted) {
+      line += s[counted] == '\n' ? 1 : 0;
+    }
+    std::size_t after = start + open.size();
+    Tag tag;
+    tag.line = line;
+    tag.begin = start;
+    std::string body;
+    if (open == "{{" && after < s.size() && s[after] == '{') {
+      std::size_t end = s.find("}}}", after);
+      if (end == std::string::npos) {
+        fail_at(t, line, "'{{{' is never closed with '}}}'");
+      }
+      tag.kind = '&';
+      tag.name = trim(s.substr(after + 1, end - after - 1));
+      pos = end + 3;
+    } else {
+      std::size_t end = s.find(close, after);
+      if (end == std::string::npos) {
+        fail_at(t, line, "'" + open + "' is never closed with '" + close + "'");
+      }
+      body = trim(s.substr(after, end - after));
+      pos = end + close.size();
+      if (!body.empty() && std::string("#^/!>&=").find(body[0]) != std::string::npos) {
+        tag.kind = body[0];
+        tag.name = trim(body.substr(1));
+      } else {
+        tag.name = body;
+      }
+      if (tag.kind == '=') {
+        if (tag.name.empty() || tag.name.back() != '=') {
+          fail_at(t, line, "a delimiter change must look like {{=<% %>=}}");
+        }
+        std::string d = trim(tag.name.substr(0, tag.name.size() - 1));
+        std::size_t sp = d.find_first_of(" \t");
+        if (sp == std::string::npos) {
+          fail_at(t, line, "a delimiter change needs two delimiters, e.g. {{=<% %>=}}");
+        }
+        open = d.substr(0, sp);
+        close = trim(d.substr(sp));
+      }
+    }
+    tag.end = pos;
+    tags.push_back(tag);
+  }
+  return tags;
+}
+
+constexpr char k_keep = '\x01';
+
+// Mustache's "standalone" rule: a line holding only a section, inverted, closing,
+// comment or delimiter tag (and blanks) leaves no line in the output.
+std::string strip_standalone(const Template& t) {
+  const std::string& s = t.text;
+  std::string out;
+  std::size_t copied = 0;
+  for (const Tag& tag : scan_tags(t)) {
+    if (std::string("#^/!=").find(tag.kind) == std::string::npos) {
+      continue;
+    }
+    std::size_t ls = tag.begin;
+    while (ls > copied && (s[ls - 1] == ' ' || s[ls - 1] == '\t')) {
+      --ls;
+    }
+    bool at_line_start = ls == 0 || s[ls - 1] == '\n';
+    std::size_t le = tag.end;
+    while (le < s.size() && (s[le] == ' ' || s[le] == '\t' || s[le] == '\r')) {
+      ++le;
+    }
+    bool at_line_end = le == s.size() || s[le] == '\n';
+    if (!at_line_start || !at_line_end || ls < copied) {
+      continue;
+    }
+    out.append(s, copied, ls - copied);
+    out.append(s, tag.begin, tag.end - tag.begin);
+    // kainjow drops a rendered line that held a section tag and came out empty: the
+    // marker keeps the line the tag is now glued to (a blank line of the template).
+    out += k_keep;
+    copied = le < s.size() ? le + 1 : le;
+  }
+  out.append(s, copied, std::string::npos);
+  return out;
+}
+
+std::vector<std::string> split_dots(const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t b = 0;
+  while (true) {
+    std::size_t d = name.find('.', b);
+    parts.push_back(name.substr(b, d == std::string::npos ? std::string::npos : d - b));
+    if (d == std::string::npos) {
+      break;
+    }
+    b = d + 1;
+  }
+  return parts;
+}
+
+std::vector<std::string> keys_of(const nlohmann::json& o) {
+  std::vector<std::string> k;
+  if (o.is_object()) {
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      k.push_back(it.key());
+    }
+  }
+  return k;
+}
+
+kainjow::mustache::data to_data(const nlohmann::json& j) {
+  using kainjow::mustache::data;
+  if (j.is_object()) {
+    data d{data::type::object};
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      d.set(it.key(), to_data(it.value()));
+    }
+    return d;
+  }
+  if (j.is_array()) {
+    data d{data::type::list};
+    for (const auto& e : j) {
+      d.push_back(to_data(e));
+    }
+    return d;
+  }
+  if (j.is_boolean()) {
+    return data{j.get<bool>()};
+  }
+  if (j.is_string()) {
+    return data{j.get<std::string>()};
+  }
+  if (j.is_null()) {
+    return data{std::string()};
+  }
+  return data{j.dump()};
+}
+
+} // namespace
+
+void check_variables(const Template& t, const nlohmann::json& schema) {
+  static const nlohmann::json k_empty = nlohmann::json::object();
+  std::vector<const nlohmann::json*> scopes{&schema};
+  std::vector<Tag> open_sections;
+  for (const Tag& tag : scan_tags(t)) {
+    if (tag.kind == '!' || tag.kind == '=') {
+      continue;
+    }
+    if (tag.kind == '>') {
+      fail_at(t, tag.line, "partials ({{> " + tag.name + "}}) are not supported", "copy the text into the template");
+    }
+    if (tag.kind == '/') {
+      if (open_sections.empty() || open_sections.back().name != tag.name) {
+        fail_at(t, tag.line, "{{/" + tag.name + "}} closes no open section",
+                open_sections.empty() ? "remove it" : "the open section is '" + open_sections.back().name + "'");
+      }
+      open_sections.pop_back();
+      scopes.pop_back();
+      continue;
+    }
+    if (tag.name.empty()) {
+      fail_at(t, tag.line, "empty tag");
+    }
+    const nlohmann::json* node = nullptr;
+    if (tag.name == ".") {
+      if (scopes.size() < 2) {
+        fail_at(t, tag.line, "'{{.}}' outside a section");
+      }
+      node = &k_empty;
+    } else {
+      std::vector<std::string> parts = split_dots(tag.name);
+      for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+        if ((*it)->is_object() && (*it)->contains(parts[0])) {
+          node = &(**it)[parts[0]];
+          break;
+        }
+      }
+      if (node == nullptr) {
+        std::vector<std::string> known;
+        for (const auto* sc : scopes) {
+          for (const auto& k : keys_of(*sc)) {
+            known.push_back(k);
+          }
+        }
+        std::string near = util::closest(parts[0], known);
+        fail_at(t, tag.line, "unknown variable '" + tag.name + "'",
+                near.empty() ? "variables here: " + util::join(known, ", ") : "did you mean '" + near + "'?");
+      }
+      for (std::size_t i = 1; i < parts.size(); ++i) {
+        if (!node->is_object() || !node->contains(parts[i])) {
+          std::string near = util::closest(parts[i], keys_of(*node));
+          fail_at(t, tag.line, "unknown variable '" + tag.name + "'",
+                  near.empty() ? "'" + parts[0] + "' has: " + util::join(keys_of(*node), ", ")
+                               : "did you mean '" + near + "'?");
+        }
+        node = &(*node)[parts[i]];
+      }
+    }
+    if (tag.kind == '#' || tag.kind == '^') {
+      open_sections.push_back(tag);
+      scopes.push_back(node->is_object() ? node : &k_empty);
+    }
+  }
+  if (!open_sections.empty()) {
+    fail_at(t, open_sections.back().line, "section '" + open_sections.back().name + "' is never closed",
+            "add {{/" + open_sections.back().name + "}}");
+  }
+}
+
+std::string render(const Template& t, const nlohmann::json& data, const nlohmann::json& schema, Escape escape) {
+  check_variables(t, schema);
+  if (t.text.find(k_keep) != std::string::npos) {
+    throw Error(ErrorKind::input, t.origin + ": the template holds a \\x01 byte", "remove it");
+  }
+  kainjow::mustache::mustache m{strip_standalone(t)};
+  if (!m.is_valid()) {
+    throw Error(ErrorKind::input, t.origin + ": " + m.error_message(), "check the template's tags");
+  }
+  std::optional<Error> escape_error;
+  m.set_custom_escape([&](const std::string& v) -> std::string {
+    switch (escape) {
+    case Escape::yaml:
+      return yaml_quote(v);
+    case Escape::dockerfile:
+      try {
+        return dockerfile_quote(v);
+      } catch (const Error& e) {
+        if (!escape_error) {
+          escape_error = e;
+        }
+        return "";
+      }
+    case Escape::none:
+      break;
+    }
+    return v;
+  });
+  std::string out = m.render(to_data(data));
+  std::erase(out, k_keep);
+  if (escape_error) {
+    throw escape_error->with_context(t.origin);
+  }
+  if (!m.is_valid()) {
+    throw Error(ErrorKind::input, t.origin + ": " + m.error_message(), "check the template's tags");
+  }
+  return out;
+}
+
+} // namespace templates

@@ -1,0 +1,53 @@
+#pragma once
+// Template files (templates/files/, embedded at build time; --template-dir overrides
+// any of them by name) rendered with mustache. Before rendering, every tag of the
+// template is checked against the variables the renderer provides (mustache itself
+// renders an unknown variable as nothing): an unknown one is an input error naming
+// the template file and line. `{{name}}` escapes the value for the target (a
+// double-quoted YAML string, a double-quoted Dockerfile word); `{{{name}}}` inserts
+// it as it is (values the renderer has already escaped, e.g. JSON arrays).
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace templates {
+
+struct EmbeddedTemplate {
+  const char* name;
+  const char* content;
+};
+const std::vector<EmbeddedTemplate>& embedded_templates();
+
+struct Template {
+  std::string name;   // file name, e.g. "Dockerfile.mustache"
+  std::string text;   // the template
+  std::string origin; // "embedded:Dockerfile.mustache" or the override's path
+};
+
+// The template NAME: DIR/NAME when `template_dir` is given and holds it, else the
+// embedded one. An unknown name is an internal error (names are the renderer's).
+Template find_template(const std::string& name, const std::filesystem::path& template_dir);
+
+enum class Escape {
+  yaml,       // {{x}} -> "x" as a YAML double-quoted scalar (\", \\, \n, \t, \xNN escapes)
+  dockerfile, // {{x}} -> "x" as a Dockerfile double-quoted word (\", \\, \$ escaped; no newlines)
+  none,       // {{x}} -> x (plain text files)
+};
+
+std::string yaml_quote(const std::string& value);
+// Throws Error(input) for a newline (a Dockerfile line cannot hold one).
+std::string dockerfile_quote(const std::string& value);
+
+// `schema` names the variables the renderer provides: an object whose keys are the
+// variable names; a value that is an object is the shape of a nested object or of the
+// items of a list (for sections), anything else a plain value.
+// Throws Error(input) "ORIGIN:LINE: unknown variable 'x'" (with the known names as a
+// hint, and "did you mean" for a typo), or for a malformed template.
+void check_variables(const Template& t, const nlohmann::json& schema);
+
+// check_variables, then render `data` (objects, arrays of objects, strings, numbers,
+// booleans) with the target's escaping.
+std::string render(const Template& t, const nlohmann::json& data, const nlohmann::json& schema, Escape escape);
+
+} // namespace templates

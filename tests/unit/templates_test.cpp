@@ -1,0 +1,131 @@
+#include <doctest/doctest.h>
+
+#include "templates/dockerfile.hpp"
+#include "templates/render.hpp"
+#include "util/error.hpp"
+
+#include <functional>
+#include <string>
+
+using templates::Escape;
+using templates::Template;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const util::Error& e) {
+    return std::string(e.what()) + " | " + e.hint();
+  }
+  return "";
+}
+
+nlohmann::json schema() {
+  return nlohmann::json::parse(R"({"name": null, "items": {"key": null, "value": null}, "flag": null})");
+}
+
+} // namespace
+
+TEST_CASE("templates: an unknown variable names the template file and line") {
+  Template t{"x.mustache", "a\n{{name}}\n{{#items}}{{key}}\n{{valeu}}{{/items}}\n", "dir/x.mustache"};
+  std::string e = error_of([&] { templates::check_variables(t, schema()); });
+  CHECK(e.find("dir/x.mustache:4: unknown variable 'valeu'") != std::string::npos);
+  CHECK(e.find("did you mean 'value'?") != std::string::npos);
+  // outer names are visible inside a section; inner ones are not outside
+  Template ok{"y", "{{#items}}{{name}}{{key}}{{/items}}{{^flag}}{{.}}{{/flag}}", "y"};
+  CHECK_NOTHROW(templates::check_variables(ok, schema()));
+  Template outside{"z", "{{#items}}{{/items}}\n{{key}}", "z"};
+  CHECK(error_of([&] { templates::check_variables(outside, schema()); }).find("z:2: unknown variable 'key'") !=
+        std::string::npos);
+  Template unclosed{"u", "\n{{#items}}", "u"};
+  CHECK(error_of([&] {
+          templates::check_variables(unclosed, schema());
+        }).find("u:2: section 'items' is never closed") != std::string::npos);
+  Template partial{"p", "{{> other}}", "p"};
+  CHECK(error_of([&] { templates::check_variables(partial, schema()); }).find("p:1: partials") != std::string::npos);
+}
+
+TEST_CASE("templates: delimiter changes are followed (GitHub's ${{ }} stays text)") {
+  Template t{"g", "{{=[[ ]]=}}\nrun: ${{ github.sha }} [[name]]\n[[nope]]\n", "g"};
+  CHECK(error_of([&] { templates::check_variables(t, schema()); }).find("g:3: unknown variable 'nope'") !=
+        std::string::npos);
+  Template ok{"g", "{{=[[ ]]=}}\nrun: ${{ github.sha }} [[name]]\n", "g"};
+  CHECK(templates::render(ok, {{"name", "a:b"}}, schema(), Escape::yaml) == "run: ${{ github.sha }} \"a:b\"\n");
+}
+
+TEST_CASE("templates: values are escaped for their target; standalone tag lines leave no line") {
+  CHECK(templates::yaml_quote("a: \"b\" # c\nd\\") == R"("a: \"b\" # c\nd\\")");
+  CHECK(templates::yaml_quote(std::string("\x01", 1)) == R"("\x01")");
+  CHECK(templates::dockerfile_quote("a \"b\" $HOME\\") == R"("a \"b\" \$HOME\\")");
+  CHECK_THROWS_AS(templates::dockerfile_quote("a\nb"), util::Error);
+  Template t{"s",
+             "{{! a comment\n   over lines }}\nstart\n{{#items}}\n- {{key}}: "
+             "{{{value}}}\n{{/items}}\n{{^items}}\nnone\n{{/items}}\nend\n",
+             "s"};
+  nlohmann::json d = {{"items", {{{"key", "k: v"}, {"value", "raw"}}}}};
+  CHECK(templates::render(t, d, schema(), Escape::yaml) == "start\n- \"k: v\": raw\nend\n");
+  CHECK(templates::render(t, {{"items", nlohmann::json::array()}}, schema(), Escape::none) == "start\nnone\nend\n");
+  CHECK(templates::sh_quote("/tmp/a") == "/tmp/a");
+  CHECK(templates::sh_quote("it's") == "'it'\\''s'");
+}
+
+TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
+  templates::DockerfileInput in;
+  in.spec_file = "spec.yaml";
+  in.base = "paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6";
+  in.python = "python3";
+  templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"}, {}, ""};
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000"};
+  app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false});
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false});
+  in.layers = {deps, app};
+  in.config.entrypoint = std::vector<std::string>{"python3", "/app/train.py"};
+  in.config.env = {{"A", "x \"y\" $z"}};
+  in.config.labels = {{"team", "ocr: \"vision\""}};
+  in.config.ports = {"8080/tcp"};
+  in.config.workdir = "/app";
+  std::string out = templates::render_dockerfile(in, "");
+  auto at = [&](const std::string& s) {
+    auto p = out.find(s);
+    REQUIRE_MESSAGE(p != std::string::npos, std::string(s + " not in\n" + out));
+    return p;
+  };
+  CHECK(at("FROM paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\n") <
+        at("COPY [\"requirements.lock\", \"/tmp/paddle-image/deps.lock\"]\n"));
+  CHECK(at("RUN python3 -m pip install --require-hashes -r /tmp/paddle-image/deps.lock -i "
+           "https://mirror.example/simple\n") < at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n"));
+  CHECK(at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n") <
+        at("COPY --chown=0:0 --chmod=0755 [\"run.sh\", \"/usr/local/bin/run\"]\n"));
+  at("# excluded from src/ by the spec (add to .dockerignore): *.pyc\n");
+  at("ENV A=\"x \\\"y\\\" \\$z\"\n");
+  at("LABEL \"team\"=\"ocr: \\\"vision\\\"\"\n");
+  at("EXPOSE 8080/tcp\n");
+  at("WORKDIR \"/app\"\n");
+  at("ENTRYPOINT [\"python3\", \"/app/train.py\"]\n");
+  CHECK(out.find("CMD") == std::string::npos);
+  CHECK(out.find("\n\n\n") == std::string::npos);
+  at("pip compiles .pyc files");
+
+  in.base = "oci:bases/paddle:2.6";
+  std::string e = error_of([&] { templates::render_dockerfile(in, ""); });
+  CHECK(e.find("cannot name in FROM") != std::string::npos);
+  CHECK(e.find("paddle-image push oci:bases/paddle:2.6") != std::string::npos);
+  in.base = "scratch";
+  in.config.env = {{"A", "two\nlines"}};
+  CHECK(error_of([&] { templates::render_dockerfile(in, ""); }).find("line break") != std::string::npos);
+}
+
+TEST_CASE("templates: the Dockerfile data matches the variables the template may use") {
+  templates::DockerfileInput in;
+  in.base = "scratch";
+  in.python = "python3";
+  nlohmann::json d = templates::dockerfile_data(in);
+  nlohmann::json s = templates::dockerfile_schema();
+  for (auto it = d.begin(); it != d.end(); ++it) {
+    CHECK_MESSAGE(s.contains(it.key()), it.key());
+  }
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    CHECK_MESSAGE(d.contains(it.key()), it.key());
+  }
+}
