@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "spec/spec.hpp"
+#include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -19,13 +20,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> k_render_kinds = {"dockerfile"};
+const std::vector<std::string> k_render_kinds = {"dockerfile", "github-actions", "gitlab-ci"};
 
 struct RenderArgs {
   std::string kind;
   std::string spec_file;
   std::string output;
   std::string template_dir;
+  std::string image;
+  std::string requirements;
+  std::string layer;
+  bool no_sign = false;
 };
 
 std::string owner_text(const std::optional<spec::OwnerSpec>& o) {
@@ -104,6 +109,36 @@ templates::DockerfileInput dockerfile_input(const spec::BuildSpec& s, const std:
   return in;
 }
 
+// The lock check of a CI file: the wheels layer from an index that --requirements is for.
+void ci_lock(const spec::BuildSpec& s, const RenderArgs& a, templates::CiInput& in) {
+  std::vector<const spec::LayerSpec*> cands;
+  for (const auto& l : s.layers) {
+    if (l.from_index() && l.lock_file && (a.layer.empty() || l.name == a.layer)) {
+      cands.push_back(&l);
+    }
+  }
+  if (a.requirements.empty()) {
+    if (!a.layer.empty()) {
+      throw Error(ErrorKind::usage, "--layer goes with --requirements",
+                  "name the requirements file the lock is made from");
+    }
+    return;
+  }
+  if (cands.empty()) {
+    throw Error(ErrorKind::usage,
+                a.layer.empty() ? "--requirements: the spec has no wheels layer with a lock from an index"
+                                : "--layer " + a.layer + ": no wheels layer of that name with a lock from an index",
+                "the lock check is for `wheels: {lock: FILE, index: URL}` layers (docs/wheels.md)");
+  }
+  if (cands.size() > 1) {
+    throw Error(ErrorKind::usage, "--requirements: the spec has several wheels layers from an index",
+                "name one with --layer");
+  }
+  in.requirements = a.requirements;
+  in.lock_layer = cands[0]->name;
+  in.lock_file = context_path(*cands[0]->lock_file, fs::current_path());
+}
+
 void check_kind(const std::string& kind, const std::vector<std::string>& kinds, const std::string& what) {
   for (const auto& k : kinds) {
     if (k == kind) {
@@ -130,6 +165,16 @@ int run_render(const RenderArgs& a) {
   std::string text;
   if (a.kind == "dockerfile") {
     text = templates::render_dockerfile(dockerfile_input(s, a.spec_file), a.template_dir);
+  } else {
+    templates::CiInput in;
+    in.spec_file = a.spec_file;
+    in.image = a.image.empty() ? s.name : a.image;
+    if (in.image.empty()) {
+      throw Error(ErrorKind::usage, "the spec names no image (image.name) to push", "give --image REGISTRY/REPO");
+    }
+    in.sign = !a.no_sign;
+    ci_lock(s, a, in);
+    text = templates::render_ci(a.kind, in, a.template_dir);
   }
   write_output(a.output, text);
   return 0;
@@ -139,12 +184,21 @@ int run_render(const RenderArgs& a) {
 
 void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
   auto a = std::make_shared<RenderArgs>();
-  CLI::App* r = app.add_subcommand("render", "Render a spec through a template: dockerfile (docs/templates.md)");
+  CLI::App* r = app.add_subcommand(
+      "render", "Render a spec through a template: dockerfile, github-actions, gitlab-ci (docs/templates.md)");
   r->add_option("kind", a->kind, "What to render: " + util::join(k_render_kinds, ", "))->required();
   r->add_option("spec", a->spec_file, "The spec file")->required();
   r->add_option("-o,--output", a->output, "Write here instead of stdout");
   r->add_option("--template-dir", a->template_dir,
                 "A directory whose template files replace the built-in ones of the same name");
+  r->add_option("--image", a->image,
+                "github-actions, gitlab-ci: the repository to push to (default: the spec's image.name); the tag is "
+                "the commit");
+  r->add_option("--requirements", a->requirements,
+                "github-actions, gitlab-ci: add a step that checks the lock of the spec's wheels layer from an index "
+                "is current (paddle-image lock FILE ... && diff)");
+  r->add_option("--layer", a->layer, "github-actions, gitlab-ci: the wheels layer --requirements is for");
+  r->add_flag("--no-sign", a->no_sign, "github-actions, gitlab-ci: push without --sign (no key secrets)");
   actions.emplace_back(r, [a] { return run_render(*a); });
 }
 

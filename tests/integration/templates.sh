@@ -57,4 +57,75 @@ expect_fail "a template with an unknown variable fails naming file:line" 3 \
   "$WORK/tpl/Dockerfile.mustache:3: unknown variable 'imagename'" \
   "$PI" render dockerfile "$EX/spec.yaml" --template-dir "$WORK/tpl"
 
+# --- render github-actions / gitlab-ci --------------------------------------------
+mkdir -p "$WORK/ci/src"
+echo 'print(1)' >"$WORK/ci/src/train.py"
+printf '# pip hash-checking format\n' >"$WORK/ci/requirements.lock"
+printf 'numpy==1.26.4\n' >"$WORK/ci/requirements.txt"
+cat >"$WORK/ci/spec.yaml" <<'YAML'
+image:
+  name: registry.example.com/ocr/train
+base: scratch
+python:
+  version: "3.11"
+  glibc: "2.36"
+layers:
+  - name: deps
+    wheels:
+      lock: requirements.lock
+      index: https://mirror.example/simple
+  - name: app
+    files:
+      - from: src/
+        to: /app/
+YAML
+for kind in github-actions gitlab-ci; do
+  (cd "$WORK/ci" && "$PI" render $kind spec.yaml --requirements requirements.txt) >"$WORK/$kind.yml" 2>"$WORK/err.txt"
+  check "render $kind matches the golden file" diff -u "$GOLDEN/$kind.yml" "$WORK/$kind.yml"
+done
+# Parsed: the jobs, their steps in order, the commands and how the digest goes on.
+check "the GitHub workflow parses: steps in order, signed push with --digest-file, digest as a job output" \
+  python3 - "$WORK/github-actions.yml" <<'PY'
+import sys, yaml
+w = yaml.safe_load(open(sys.argv[1]))
+b = w["jobs"]["build"]
+names = [s.get("name", s.get("uses")) for s in b["steps"]]
+assert names == ["actions/checkout@v4", "Get paddle-image", "Check that the lock is current",
+                 "Log in to the registry", "Build, sign and push"], names
+build = b["steps"][-1]
+assert build["id"] == "build"
+assert 'paddle-image build "$SPEC" --push "$IMAGE:$GITHUB_SHA" --digest-file digest.txt --sign --key cosign.key' in build["run"]
+assert build["env"]["COSIGN_PASSWORD"] == "${{ secrets.COSIGN_PASSWORD }}"
+assert "digest=$(cat digest.txt)" in build["run"] and "GITHUB_OUTPUT" in build["run"]
+assert b["outputs"]["digest"] == "${{ steps.build.outputs.digest }}"
+assert w["jobs"]["digest"]["needs"] == "build"
+assert b["env"] == {"SPEC": "spec.yaml", "IMAGE": "registry.example.com/ocr/train", "REGISTRY": "registry.example.com"}
+lock = b["steps"][2]
+assert lock["env"] == {"REQUIREMENTS": "requirements.txt", "LOCK": "requirements.lock", "LAYER": "deps"}
+assert "scripts/setup.sh" in b["steps"][1]["run"] and "PADDLE_IMAGE_BIN" in b["steps"][1]["run"]
+PY
+check "the GitLab file parses: build job with --digest-file and a dotenv artifact, a job that needs it" \
+  python3 - "$WORK/gitlab-ci.yml" <<'PY'
+import sys, yaml
+g = yaml.safe_load(open(sys.argv[1]))
+assert g["stages"] == ["build", "deploy"]
+job = g["build-image"]
+script = "\n".join(job["script"])
+assert '--digest-file digest.txt --sign --key "$COSIGN_KEY"' in script, script
+assert 'paddle-image lock "$REQUIREMENTS" -o /tmp/check.lock --spec "$SPEC" --layer "$LAYER"' in script
+assert script.index("paddle-image lock") < script.index("paddle-image build")
+assert "IMAGE_DIGEST=$(cat digest.txt)" in script
+assert job["artifacts"]["reports"]["dotenv"] == "build.env"
+assert g["digest"]["needs"] == ["build-image"]
+assert g["variables"]["IMAGE"] == "registry.example.com/ocr/train"
+PY
+# A value with ':', '"', '#' and a newline stays one YAML scalar.
+check "an image value with : \" # stays one YAML string" bash -c \
+  "cd '$WORK/ci' && '$PI' render gitlab-ci spec.yaml --no-sign --image 'reg.example.com/a: \"b\" #c' |
+   python3 -c 'import sys, yaml; v = yaml.safe_load(sys.stdin)[\"variables\"][\"IMAGE\"]; assert v == \"reg.example.com/a: \\\"b\\\" #c\", v'"
+expect_fail "render github-actions --requirements without a wheels layer from an index" 2 "no wheels layer" \
+  "$PI" render github-actions "$EX/spec.yaml" --requirements requirements.txt
+expect_fail "render: a misspelt CI kind gets 'did you mean'" 2 "did you mean 'gitlab-ci'" \
+  "$PI" render gitlabci "$WORK/ci/spec.yaml"
+
 finish

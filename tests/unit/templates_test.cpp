@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
 #include "templates/render.hpp"
 #include "util/error.hpp"
@@ -127,5 +128,30 @@ TEST_CASE("templates: the Dockerfile data matches the variables the template may
   }
   for (auto it = s.begin(); it != s.end(); ++it) {
     CHECK_MESSAGE(d.contains(it.key()), it.key());
+  }
+}
+
+TEST_CASE("templates: CI pipelines push with --digest-file, sign from secrets and check the lock when asked") {
+  CHECK(templates::registry_host("registry.example.com/ocr/train") == "registry.example.com");
+  CHECK(templates::registry_host("localhost/a") == "localhost");
+  CHECK(templates::registry_host("127.0.0.1:5000/a") == "127.0.0.1:5000");
+  CHECK(templates::registry_host("team/app") == "docker.io");
+  templates::CiInput in{"spec.yaml", "registry.example.com/ocr/train", true, "requirements.txt", "requirements.lock",
+                        "deps"};
+  for (const auto& kind : templates::ci_kinds()) {
+    nlohmann::json d = templates::ci_data(kind, in);
+    CHECK(d.size() == templates::ci_schema().size());
+    std::string out = templates::render_ci(kind, in, "");
+    CHECK(out.find("--digest-file digest.txt --sign --key") != std::string::npos);
+    CHECK(out.find("paddle-image lock \"$REQUIREMENTS\" -o /tmp/check.lock") != std::string::npos);
+    CHECK(out.find("IMAGE: \"registry.example.com/ocr/train\"") != std::string::npos);
+    in.sign = false;
+    in.requirements.clear();
+    out = templates::render_ci(kind, in, "");
+    CHECK(out.find("--sign") == std::string::npos);
+    CHECK(out.find("COSIGN") == std::string::npos);
+    CHECK(out.find("paddle-image lock") == std::string::npos);
+    in.sign = true;
+    in.requirements = "requirements.txt";
   }
 }
