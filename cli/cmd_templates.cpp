@@ -4,6 +4,7 @@
 #include "spec/spec.hpp"
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
+#include "templates/init.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -139,6 +140,59 @@ void ci_lock(const spec::BuildSpec& s, const RenderArgs& a, templates::CiInput& 
   in.lock_file = context_path(*cands[0]->lock_file, fs::current_path());
 }
 
+struct InitArgs {
+  std::vector<std::string> args; // TEMPLATE DIR
+  std::string image;
+  std::string template_dir;
+  bool json = false;
+};
+
+// Writes the files under dir, none if any of them exists (exit 3 naming them).
+void write_project(const fs::path& dir, const std::vector<templates::ProjectFile>& files) {
+  std::vector<std::string> existing;
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(dir / f.path, ec))) {
+      existing.push_back((dir / f.path).string());
+    }
+  }
+  if (!existing.empty()) {
+    throw Error(ErrorKind::input, "init writes no file over an existing one: " + util::join(existing, ", "),
+                "move " + std::string(existing.size() == 1 ? "it" : "them") +
+                    " away or choose another directory; nothing was written");
+  }
+  for (const auto& f : files) {
+    fs::path p = dir / f.path;
+    util::create_dirs(p.parent_path(), "directory");
+    util::write_file_atomic(p, f.content);
+  }
+}
+
+int run_init(const InitArgs& a) {
+  Output out = Output::detect(a.json, false);
+  if (a.args.size() != 2) {
+    throw Error(ErrorKind::usage, "init needs a template and a directory: paddle-image init TEMPLATE DIR",
+                "templates: " + util::join(templates::project_templates(), ", "));
+  }
+  const std::string& name = a.args[0];
+  fs::path dir = a.args[1];
+  std::string image = a.image.empty() ? "registry.example.com/team/" + templates::project_name(dir) : a.image;
+  std::vector<templates::ProjectFile> files = templates::project_files(name, image, a.template_dir);
+  write_project(dir, files);
+  nlohmann::json written = nlohmann::json::array();
+  std::string text;
+  for (const auto& f : files) {
+    written.push_back((dir / f.path).string());
+    text += "wrote " + (dir / f.path).string() + "\n";
+  }
+  std::vector<std::string> next = {"cd " + dir.string() + " && paddle-image build spec.yaml",
+                                   "list dependencies in requirements.txt, then: paddle-image lock requirements.txt -o "
+                                   "requirements.lock --spec spec.yaml --layer deps"};
+  text += "next:\n  " + util::join(next, "\n  ") + "\n";
+  out.result({{"template", name}, {"dir", dir.string()}, {"image", image}, {"files", written}, {"next", next}}, text);
+  return 0;
+}
+
 void check_kind(const std::string& kind, const std::vector<std::string>& kinds, const std::string& what) {
   for (const auto& k : kinds) {
     if (k == kind) {
@@ -200,6 +254,17 @@ void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   r->add_option("--layer", a->layer, "github-actions, gitlab-ci: the wheels layer --requirements is for");
   r->add_flag("--no-sign", a->no_sign, "github-actions, gitlab-ci: push without --sign (no key secrets)");
   actions.emplace_back(r, [a] { return run_render(*a); });
+
+  auto i = std::make_shared<InitArgs>();
+  CLI::App* c = app.add_subcommand("init", "Start a project: spec.yaml, .paddleimageignore, requirements, CI file "
+                                           "(templates: " +
+                                               util::join(templates::project_templates(), ", ") + ")");
+  c->add_option("args", i->args, "TEMPLATE DIR");
+  c->add_option("--image", i->image, "The repository the spec and CI push to (default registry.example.com/team/DIR)");
+  c->add_option("--template-dir", i->template_dir,
+                "A directory whose template files replace the built-in ones of the same name");
+  c->add_flag("--json", i->json, "Print the result as JSON on stdout");
+  actions.emplace_back(c, [i] { return run_init(*i); });
 }
 
 } // namespace cli

@@ -128,4 +128,43 @@ expect_fail "render github-actions --requirements without a wheels layer from an
 expect_fail "render: a misspelt CI kind gets 'did you mean'" 2 "did you mean 'gitlab-ci'" \
   "$PI" render gitlabci "$WORK/ci/spec.yaml"
 
+# --- init ----------------------------------------------------------------------------
+check "init ocr-train writes the project" "$PI" init ocr-train "$WORK/proj"
+check "init: spec, ignore file, requirements, lock stub, code, CI file" bash -c "cd '$WORK/proj' &&
+  test -f spec.yaml && test -f .paddleimageignore && test -f requirements.txt && test -f requirements.lock &&
+  test -f src/train.py && test -f .github/workflows/build.yml"
+check "init: the workflow pushes the spec's image, signed, and checks the lock" python3 - "$WORK/proj/.github/workflows/build.yml" <<'PY'
+import sys, yaml
+b = yaml.safe_load(open(sys.argv[1]))["jobs"]["build"]
+assert b["env"]["IMAGE"] == "registry.example.com/team/proj", b["env"]
+run = b["steps"][-1]["run"]
+assert "--push" in run and "--digest-file digest.txt" in run and "--sign --key cosign.key" in run
+assert b["steps"][2]["env"]["LOCK"] == "requirements.lock"
+PY
+check "init ocr-train then build: the spec builds as it is" bash -c \
+  "cd '$WORK/proj' && '$PI' build spec.yaml -o 'oci:$WORK/proj-out' -q"
+check "the built image has the three layers and the entrypoint" python3 - "$WORK/proj-out" <<'PY'
+import json, sys
+d = sys.argv[1]
+idx = json.load(open(d + "/index.json"))
+m = json.load(open(d + "/blobs/sha256/" + idx["manifests"][0]["digest"][7:]))
+c = json.load(open(d + "/blobs/sha256/" + m["config"]["digest"][7:]))
+assert len(m["layers"]) == 3, m["layers"]
+assert c["config"]["Entrypoint"] == ["python3", "/app/train.py"], c["config"]
+PY
+sum_before=$(cd "$WORK/proj" && find . -type f -exec sha256sum {} + | sort)
+expect_fail "init refuses to overwrite, naming the file" 3 "init writes no file over an existing one: .*spec.yaml" \
+  "$PI" init ocr-train "$WORK/proj"
+check "a refused init changed nothing" bash -c \
+  "diff <(echo '$sum_before') <(cd '$WORK/proj' && find . -type f -exec sha256sum {} + | sort)"
+mkdir -p "$WORK/half"
+echo keep >"$WORK/half/requirements.txt"
+expect_fail "init refuses when any one file exists, and writes nothing" 3 "requirements.txt" \
+  "$PI" init ocr-train "$WORK/half"
+check "nothing but the existing file is there" bash -c "[[ \$(find '$WORK/half' -type f | wc -l) == 1 && \$(cat '$WORK/half/requirements.txt') == keep ]]"
+expect_fail "init: an unknown template gets 'did you mean'" 2 "did you mean 'ocr-train'" \
+  "$PI" init ocr-trian "$WORK/x"
+check "init --json reports the files" bash -c \
+  "'$PI' init ocr-train '$WORK/proj2' --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert len(j[\"files\"]) == 7 and j[\"template\"] == \"ocr-train\"'"
+
 finish

@@ -2,6 +2,7 @@
 
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
+#include "templates/init.hpp"
 #include "templates/render.hpp"
 #include "util/error.hpp"
 
@@ -154,4 +155,16 @@ TEST_CASE("templates: CI pipelines push with --digest-file, sign from secrets an
     in.sign = true;
     in.requirements = "requirements.txt";
   }
+}
+
+TEST_CASE("templates: init's project files") {
+  CHECK(templates::project_name("/x/My Proj_1") == "my-proj_1");
+  CHECK(templates::project_name("/x/--") == "app");
+  auto files = templates::project_files("ocr-train", "reg.example.com/t/p", "");
+  REQUIRE(files.size() == 7);
+  CHECK(files[0].path == "spec.yaml");
+  CHECK(files[0].content.find("  name: \"reg.example.com/t/p\"\n") != std::string::npos);
+  CHECK(files.back().path == ".github/workflows/build.yml");
+  std::string e = error_of([] { templates::project_files("ocr-trian", "x", ""); });
+  CHECK(e.find("did you mean 'ocr-train'?") != std::string::npos);
 }
