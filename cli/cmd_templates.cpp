@@ -4,6 +4,7 @@
 #include "spec/spec.hpp"
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
+#include "templates/from_dockerfile.hpp"
 #include "templates/init.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -144,6 +145,7 @@ struct InitArgs {
   std::vector<std::string> args; // TEMPLATE DIR
   std::string image;
   std::string template_dir;
+  std::string from_dockerfile;
   bool json = false;
 };
 
@@ -168,8 +170,49 @@ void write_project(const fs::path& dir, const std::vector<templates::ProjectFile
   }
 }
 
+int run_from_dockerfile(const InitArgs& a, const Output& out) {
+  if (a.args.size() > 1) {
+    throw Error(ErrorKind::usage,
+                "init --from-dockerfile takes at most a directory: paddle-image init --from-dockerfile "
+                "Dockerfile [DIR]",
+                "the spec goes to DIR (default: the Dockerfile's directory, its build context)");
+  }
+  fs::path file = a.from_dockerfile;
+  fs::path context = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  fs::path dir = a.args.empty() ? context : fs::path(a.args[0]);
+  std::string rel = fs::absolute(context)
+                        .lexically_normal()
+                        .lexically_relative(fs::absolute(dir).lexically_normal())
+                        .generic_string();
+  std::string text = util::read_file(file);
+  templates::FromDockerfile r = templates::spec_from_dockerfile(text, file.filename().string(), rel == "." ? "" : rel);
+  write_project(dir, {{"spec.yaml", r.spec}});
+  nlohmann::json unmapped = nlohmann::json::array();
+  for (const auto& u : r.unmapped) {
+    std::cerr << file.string() << ":" << u.line << ": not mapped: " << u.instruction << "\n  " << u.reason << "\n";
+    unmapped.push_back({{"line", u.line}, {"instruction", u.instruction}, {"reason", u.reason}});
+  }
+  std::string summary = "wrote " + (dir / "spec.yaml").string() + " (" + std::to_string(r.unmapped.size()) +
+                        " instruction(s) not mapped, listed on stderr)\n";
+  if (!r.commands.empty()) {
+    summary += "a requirements file is not a lock; next, from " + dir.string() + ":\n";
+    for (const auto& c : r.commands) {
+      summary += "  " + c + "\n";
+    }
+  }
+  out.result({{"dockerfile", file.string()},
+              {"spec", (dir / "spec.yaml").string()},
+              {"unmapped", unmapped},
+              {"commands", r.commands}},
+             summary);
+  return 0;
+}
+
 int run_init(const InitArgs& a) {
   Output out = Output::detect(a.json, false);
+  if (!a.from_dockerfile.empty()) {
+    return run_from_dockerfile(a, out);
+  }
   if (a.args.size() != 2) {
     throw Error(ErrorKind::usage, "init needs a template and a directory: paddle-image init TEMPLATE DIR",
                 "templates: " + util::join(templates::project_templates(), ", "));
@@ -259,7 +302,10 @@ void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   CLI::App* c = app.add_subcommand("init", "Start a project: spec.yaml, .paddleimageignore, requirements, CI file "
                                            "(templates: " +
                                                util::join(templates::project_templates(), ", ") + ")");
-  c->add_option("args", i->args, "TEMPLATE DIR");
+  c->add_option("args", i->args, "TEMPLATE DIR (with --from-dockerfile: [DIR])");
+  c->add_option("--from-dockerfile", i->from_dockerfile,
+                "Write DIR/spec.yaml from a Dockerfile (FROM, COPY/ADD, WORKDIR, ENV, ENTRYPOINT/CMD, EXPOSE, USER, "
+                "LABEL, RUN pip install -r); what cannot be mapped is listed with its line");
   c->add_option("--image", i->image, "The repository the spec and CI push to (default registry.example.com/team/DIR)");
   c->add_option("--template-dir", i->template_dir,
                 "A directory whose template files replace the built-in ones of the same name");

@@ -2,6 +2,7 @@
 
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
+#include "templates/from_dockerfile.hpp"
 #include "templates/init.hpp"
 #include "templates/render.hpp"
 #include "util/error.hpp"
@@ -167,4 +168,81 @@ TEST_CASE("templates: init's project files") {
   CHECK(files.back().path == ".github/workflows/build.yml");
   std::string e = error_of([] { templates::project_files("ocr-trian", "x", ""); });
   CHECK(e.find("did you mean 'ocr-train'?") != std::string::npos);
+}
+
+TEST_CASE("templates: Dockerfile parser (continuations, comments, directives, line numbers)") {
+  std::string df = "# syntax=docker/dockerfile:1\n# a comment\nFROM scratch\n\nRUN a && \\\n  # inside\n  b \\\n  c\n"
+                   "copy x /y\nCMD [\"a\"]";
+  auto ins = templates::parse_dockerfile(df, "Dockerfile");
+  REQUIRE(ins.size() == 4);
+  CHECK(ins[0].keyword == "FROM");
+  CHECK(ins[0].line == 3);
+  CHECK(ins[1].keyword == "RUN");
+  CHECK(ins[1].line == 5);
+  CHECK(ins[1].args == "a && b c");
+  CHECK(ins[2].keyword == "COPY");
+  CHECK(ins[2].line == 9);
+  CHECK(ins[3].args == "[\"a\"]");
+  auto esc = templates::parse_dockerfile("# escape=`\nFROM scratch\nRUN a `\n b\n", "D");
+  REQUIRE(esc.size() == 2);
+  CHECK(esc[1].args == "a b");
+  CHECK(error_of([] { templates::parse_dockerfile("FROM x\n--flag y\n", "D"); }).find("D:2:") != std::string::npos);
+}
+
+TEST_CASE("templates: a seed's Dockerfile mapped onto a spec, the rest listed with line numbers") {
+  std::string df = "FROM paddlepaddle/paddle:2.6.1-gpu-cuda11.7-cudnn8.4-trt8.4\n"          // 1
+                   "WORKDIR /app\n"                                                         // 2
+                   "COPY requirements.txt .\n"                                              // 3
+                   "RUN pip install -r requirements.txt -i https://mirror.example/simple\n" // 4
+                   "RUN apt-get update && apt-get install -y libgl1\n"                      // 5
+                   "COPY --chown=1000:1000 src/ ./src/\n"                                   // 6
+                   "ADD https://example.com/m.tar /opt/\n"                                  // 7
+                   "ENV A=1 B=\"x: y\"\n"                                                   // 8
+                   "ARG V\n"                                                                // 9
+                   "EXPOSE 8080\n"                                                          // 10
+                   "USER 1000\n"                                                            // 11
+                   "ENTRYPOINT [\"python3\"]\n"                                             // 12
+                   "CMD train.py --epochs 3\n";                                             // 13
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  REQUIRE(r.unmapped.size() == 3);
+  CHECK(r.unmapped[0].line == 5);
+  CHECK(r.unmapped[0].instruction.find("apt-get") != std::string::npos);
+  CHECK(r.unmapped[1].line == 7);
+  CHECK(r.unmapped[1].reason.find("URL") != std::string::npos);
+  CHECK(r.unmapped[2].line == 9);
+  REQUIRE(r.commands.size() == 1);
+  CHECK(r.commands[0] == "paddle-image lock requirements.txt -o requirements.txt.lock --spec spec.yaml --layer deps");
+  auto has = [&](const std::string& s) { return r.spec.find(s) != std::string::npos; };
+  CHECK(has("base: \"paddlepaddle/paddle:2.6.1-gpu-cuda11.7-cudnn8.4-trt8.4\"\n"));
+  CHECK(has("  - name: \"deps\"\n    wheels:\n      lock: \"requirements.txt.lock\"\n      index: "
+            "\"https://mirror.example/simple\"\n"));
+  CHECK(has("      - from: \"src/\"\n        to: \"/app/src/\"\n        owner: \"1000:1000\"\n"));
+  CHECK(has("      - from: \"requirements.txt\"\n        to: \"/app/\"\n"));
+  CHECK(has("    \"B\": \"x: y\"\n"));
+  CHECK(has("  entrypoint: [\"python3\"]\n  cmd: [\"/bin/sh\", \"-c\", \"train.py --epochs 3\"]\n"));
+  CHECK(has("  workdir: \"/app\"\n"));
+  CHECK(has("  user: \"1000\"\n"));
+  CHECK(has("  ports: [\"8080\"]\n"));
+  // requirements, then deps, then src: the Dockerfile's order
+  CHECK(r.spec.find("requirements.txt\"\n        to") < r.spec.find("name: \"deps\""));
+  CHECK(r.spec.find("name: \"deps\"") < r.spec.find("from: \"src/\""));
+  // the context as seen from the spec's directory is prefixed
+  auto sub = templates::spec_from_dockerfile(df, "Dockerfile", "../seed");
+  CHECK(sub.spec.find("from: \"../seed/src/\"") != std::string::npos);
+  CHECK(sub.commands[0].find("lock ../seed/requirements.txt -o ../seed/requirements.txt.lock") != std::string::npos);
+}
+
+TEST_CASE("templates: multi-stage Dockerfiles map the last stage and list every earlier instruction") {
+  std::string df = "FROM golang AS build\nRUN go build -o /x\nCOPY a /a\nFROM scratch\nCOPY --from=build /x /x\n"
+                   "COPY b /b\n";
+  auto r = templates::spec_from_dockerfile(df, "D");
+  REQUIRE(r.unmapped.size() == 4);
+  CHECK(r.unmapped[0].line == 1);
+  CHECK(r.unmapped[0].reason.find("earlier stage") != std::string::npos);
+  CHECK(r.unmapped[2].line == 3);
+  CHECK(r.unmapped[3].line == 5);
+  CHECK(r.unmapped[3].reason.find("--from") != std::string::npos);
+  CHECK(r.spec.find("base: \"scratch\"") != std::string::npos);
+  CHECK(r.spec.find("from: \"b\"") != std::string::npos);
+  CHECK(r.spec.find("from: \"a\"") == std::string::npos);
 }

@@ -1,0 +1,736 @@
+#include "templates/from_dockerfile.hpp"
+
+#include "templates/render.hpp"
+#include "util/error.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+namespace templates {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+std::string trim(const std::string& s) {
+  std::size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) {
+    return "";
+  }
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) {
+    if (c >= 'a' && c <= 'z') {
+      c = static_cast<char>(c - 'a' + 'A');
+    }
+  }
+  return s;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return s;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t b = 0;
+  while (b <= text.size()) {
+    std::size_t e = text.find('\n', b);
+    if (e == std::string::npos) {
+      if (b < text.size()) {
+        lines.push_back(text.substr(b));
+      }
+      break;
+    }
+    lines.push_back(text.substr(b, e - b));
+    b = e + 1;
+  }
+  return lines;
+}
+
+// Shell-like words: quotes removed, backslash escapes (outside single quotes) applied.
+// `vars` is set when a '$' appears outside single quotes.
+std::vector<std::string> words(const std::string& s, bool* vars = nullptr) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote == '\'') {
+      if (c == '\'') {
+        quote = 0;
+      } else {
+        cur += c;
+      }
+      continue;
+    }
+    if (c == '$' && vars != nullptr) {
+      *vars = true;
+    }
+    if (c == '\\' && i + 1 < s.size()) {
+      cur += s[++i];
+      in_word = true;
+      continue;
+    }
+    if (quote == '"') {
+      if (c == '"') {
+        quote = 0;
+      } else {
+        cur += c;
+      }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      in_word = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t') {
+      if (in_word) {
+        out.push_back(cur);
+        cur.clear();
+        in_word = false;
+      }
+      continue;
+    }
+    cur += c;
+    in_word = true;
+  }
+  if (in_word) {
+    out.push_back(cur);
+  }
+  return out;
+}
+
+// ["a", "b"] -> {a, b}; nullopt when the text is not a JSON array of strings.
+std::optional<std::vector<std::string>> json_form(const std::string& args) {
+  if (args.empty() || args[0] != '[') {
+    return std::nullopt;
+  }
+  try {
+    nlohmann::json j = nlohmann::json::parse(args);
+    if (!j.is_array()) {
+      return std::nullopt;
+    }
+    std::vector<std::string> v;
+    for (const auto& e : j) {
+      if (!e.is_string()) {
+        return std::nullopt;
+      }
+      v.push_back(e.get<std::string>());
+    }
+    return v;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string join_path(const std::string& dir, const std::string& p) {
+  if (!p.empty() && p[0] == '/') {
+    return p;
+  }
+  std::string d = dir.empty() ? "/" : dir;
+  if (d.back() != '/') {
+    d += '/';
+  }
+  return d + (p == "." ? "" : p.rfind("./", 0) == 0 ? p.substr(2) : p);
+}
+
+bool is_url(const std::string& s) {
+  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || s.rfind("git@", 0) == 0;
+}
+
+bool is_archive(const std::string& s) {
+  for (const char* ext : {".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst"}) {
+    std::string e = ext;
+    if (s.size() > e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct Copy {
+  std::string from;
+  std::string to;
+  std::string owner;
+  std::string mode;
+};
+
+struct Layer {
+  std::string name;
+  bool wheels = false;
+  std::vector<Copy> copies;
+  std::string lock;
+  std::vector<std::string> indexes;
+  std::vector<std::string> find_links;
+};
+
+struct Mapping {
+  std::string base = "scratch";
+  std::string platform;
+  std::vector<Layer> layers;
+  std::optional<std::vector<std::string>> entrypoint;
+  std::optional<std::vector<std::string>> cmd;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::string> ports;
+  std::string workdir;
+  std::string user;
+  std::string stop_signal;
+  std::set<std::string> names;
+};
+
+std::string layer_name(Mapping& m, std::string want) {
+  std::string n;
+  for (char c : lower(want)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    n += ok ? c : '-';
+  }
+  n.erase(0, n.find_first_not_of('-'));
+  if (n.empty()) {
+    n = "files";
+  }
+  std::string out = n;
+  for (int i = 2; m.names.count(out) != 0; ++i) {
+    out = n + "-" + std::to_string(i);
+  }
+  m.names.insert(out);
+  return out;
+}
+
+class Mapper {
+public:
+  Mapper(std::string context) : m_context(std::move(context)) {}
+
+  void instruction(const DockerInstruction& in) {
+    m_cur = &in;
+    m_stage_ins.push_back(&in);
+    const std::string& k = in.keyword;
+    if (k == "FROM") {
+      from(in.args);
+    } else if (k == "COPY" || k == "ADD") {
+      copy(in);
+    } else if (k == "WORKDIR") {
+      if (!no_vars(in.args)) {
+        return;
+      }
+      auto w = words(in.args);
+      m.workdir = join_path(m.workdir, w.empty() ? "/" : w[0]);
+    } else if (k == "ENV") {
+      env(in.args);
+    } else if (k == "LABEL") {
+      label(in.args);
+    } else if (k == "ENTRYPOINT" || k == "CMD") {
+      std::vector<std::string> v;
+      if (auto j = json_form(in.args)) {
+        v = *j;
+      } else {
+        v = {"/bin/sh", "-c", in.args};
+      }
+      if (k == "ENTRYPOINT") {
+        m.entrypoint = v;
+        m.cmd.reset(); // as docker does: a new ENTRYPOINT clears the CMD before it
+      } else {
+        m.cmd = v;
+      }
+    } else if (k == "EXPOSE") {
+      if (!no_vars(in.args)) {
+        return;
+      }
+      for (const auto& p : words(in.args)) {
+        m.ports.push_back(p);
+      }
+    } else if (k == "USER") {
+      if (no_vars(in.args)) {
+        m.user = words(in.args).empty() ? "" : words(in.args)[0];
+      }
+    } else if (k == "STOPSIGNAL") {
+      m.stop_signal = trim(in.args);
+    } else if (k == "RUN") {
+      run(in.args);
+    } else if (k == "ARG") {
+      skip("build arguments have no spec equivalent: write the value where it is used");
+    } else {
+      skip(k + " has no spec equivalent");
+    }
+  }
+
+  // A new stage starts: everything mapped so far belonged to an earlier stage.
+  void restart() {
+    for (const DockerInstruction* in : m_stage_ins) {
+      std::string reason = "earlier stage of a multi-stage build (only the last stage is the image)";
+      for (const auto& u : m_stage) {
+        if (u.line == in->line) {
+          reason += "; also: " + u.reason;
+        }
+      }
+      std::string t = in->text.size() > 120 ? in->text.substr(0, 117) + "..." : in->text;
+      unmapped.push_back({in->line, t, reason});
+    }
+    m_stage.clear();
+    m_stage_ins.clear();
+    m = Mapping{};
+    m_lock_commands.clear();
+  }
+
+  void finish() {
+    for (auto& u : m_stage) {
+      unmapped.push_back(u);
+    }
+    std::sort(unmapped.begin(), unmapped.end(), [](const Unmapped& a, const Unmapped& b) { return a.line < b.line; });
+  }
+
+  Mapping m;
+  std::vector<Unmapped> unmapped;
+  std::vector<std::string> m_lock_commands;
+
+private:
+  void skip(const std::string& reason) {
+    std::string t = m_cur->text.size() > 120 ? m_cur->text.substr(0, 117) + "..." : m_cur->text;
+    m_stage.push_back({m_cur->line, t, reason});
+  }
+
+  bool no_vars(const std::string& args) {
+    bool vars = false;
+    words(args, &vars);
+    if (vars) {
+      skip("refers to a variable ($...), which a spec cannot expand: write the value");
+    }
+    return !vars;
+  }
+
+  void from(const std::string& args) {
+    auto w = words(args);
+    std::string platform;
+    std::size_t i = 0;
+    for (; i < w.size() && w[i].rfind("--", 0) == 0; ++i) {
+      if (w[i].rfind("--platform=", 0) == 0) {
+        platform = w[i].substr(11);
+      }
+    }
+    if (i >= w.size()) {
+      skip("FROM without an image");
+      return;
+    }
+    bool vars = false;
+    words(args, &vars);
+    if (vars) {
+      skip("the base refers to a build argument: write the image reference as the spec's base");
+      return;
+    }
+    std::string img = w[i];
+    m.base = lower(img) == "scratch" ? "scratch" : img;
+    if (!platform.empty() && platform.find('$') == std::string::npos) {
+      m.platform = platform;
+    }
+  }
+
+  void copy(const DockerInstruction& in) {
+    bool add = in.keyword == "ADD";
+    std::string rest = trim(in.args);
+    std::string owner;
+    std::string mode;
+    while (rest.rfind("--", 0) == 0) {
+      std::size_t sp = rest.find_first_of(" \t");
+      std::string flag = rest.substr(0, sp);
+      rest = sp == std::string::npos ? "" : trim(rest.substr(sp));
+      if (flag.rfind("--chown=", 0) == 0) {
+        owner = flag.substr(8);
+      } else if (flag.rfind("--chmod=", 0) == 0) {
+        mode = flag.substr(8);
+      } else if (flag == "--link") {
+        continue;
+      } else if (flag.rfind("--from=", 0) == 0) {
+        skip("COPY --from copies out of another stage or image, which a spec cannot do");
+        return;
+      } else {
+        skip("flag " + flag + " has no spec equivalent");
+        return;
+      }
+    }
+    std::vector<std::string> w;
+    if (auto j = json_form(rest)) {
+      w = *j;
+    } else {
+      bool vars = false;
+      w = words(rest, &vars);
+      if (vars) {
+        skip("refers to a variable ($...), which a spec cannot expand: write the paths");
+        return;
+      }
+    }
+    if (w.size() < 2) {
+      skip("needs a source and a destination");
+      return;
+    }
+    std::string dest = join_path(m.workdir, w.back());
+    w.pop_back();
+    if (w.size() > 1 && dest.back() != '/') {
+      dest += '/';
+    }
+    for (const auto& src : w) {
+      if (is_url(src)) {
+        skip("ADD of a URL: download it into the project and copy the file");
+        return;
+      }
+      if (add && is_archive(src)) {
+        skip("ADD unpacks a local archive: unpack it into the project and copy the directory");
+        return;
+      }
+      if (src.find_first_of("*?[") != std::string::npos) {
+        skip("wildcard sources: name the files or their directory");
+        return;
+      }
+      if (src.find("..") != std::string::npos || (!src.empty() && src[0] == '/')) {
+        skip("source outside the build context");
+        return;
+      }
+    }
+    bool numeric_owner = owner.find_first_not_of("0123456789:") == std::string::npos;
+    if (!owner.empty() && !numeric_owner) {
+      skip("--chown=" + owner +
+           " names a user or group: the COPY is mapped without an owner; give numeric ids "
+           "(owner: \"UID:GID\")");
+    }
+    Layer l;
+    std::string base_name = dest;
+    while (base_name.size() > 1 && base_name.back() == '/') {
+      base_name.pop_back();
+    }
+    base_name = base_name.substr(base_name.find_last_of('/') + 1);
+    l.name = layer_name(m, base_name.empty() ? "files" : base_name);
+    for (const auto& src : w) {
+      std::string from = src == "." || src == "./" ? "./" : src.rfind("./", 0) == 0 ? src.substr(2) : src;
+      l.copies.push_back({m_context + from, dest, numeric_owner ? owner : "", mode});
+    }
+    m.layers.push_back(l);
+  }
+
+  void env(const std::string& args) {
+    bool vars = false;
+    auto w = words(args, &vars);
+    if (vars) {
+      skip("refers to a variable ($...), which a spec cannot expand: write the value");
+      return;
+    }
+    if (!w.empty() && w[0].find('=') == std::string::npos) {
+      // legacy form: ENV NAME value with spaces
+      std::string name = w[0];
+      std::string value = trim(trim(args).substr(
+          trim(args).find_first_of(" \t") == std::string::npos ? trim(args).size() : trim(args).find_first_of(" \t")));
+      m.env.emplace_back(name, value);
+      return;
+    }
+    for (const auto& kv : w) {
+      std::size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        skip("cannot read '" + kv + "' as NAME=value");
+        return;
+      }
+      m.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+
+  void label(const std::string& args) {
+    auto w = words(args);
+    for (const auto& kv : w) {
+      std::size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        skip("cannot read '" + kv + "' as key=value");
+        return;
+      }
+      m.labels.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+
+  // RUN pip install -r FILE [-i URL]: a wheels layer from an index with FILE.lock.
+  void run(const std::string& args) {
+    if (auto j = json_form(args)) {
+      skip("RUN executes a command at build time; paddle-image runs nothing (put its result in the base or a layer)");
+      return;
+    }
+    bool vars = false;
+    auto w = words(args, &vars);
+    std::size_t i = 0;
+    if (i < w.size() && (w[i] == "python" || w[i] == "python3" || w[i].rfind("python3.", 0) == 0) && i + 2 < w.size() &&
+        w[i + 1] == "-m" && w[i + 2] == "pip") {
+      i += 3;
+    } else if (i < w.size() && (w[i] == "pip" || w[i] == "pip3")) {
+      i += 1;
+    } else {
+      skip("RUN executes a command at build time; paddle-image runs nothing (put its result in the base or a layer)");
+      return;
+    }
+    if (i >= w.size() || w[i] != "install") {
+      skip("only `pip install -r FILE` maps to a spec (a wheels layer)");
+      return;
+    }
+    ++i;
+    std::vector<std::string> reqs;
+    Layer l;
+    l.wheels = true;
+    for (; i < w.size(); ++i) {
+      const std::string& a = w[i];
+      auto value = [&](const std::string& flag) -> std::optional<std::string> {
+        if (a == flag && i + 1 < w.size()) {
+          return w[++i];
+        }
+        if (flag.rfind("--", 0) == 0 && a.rfind(flag + "=", 0) == 0) {
+          return a.substr(flag.size() + 1);
+        }
+        return std::nullopt;
+      };
+      if (auto v = value("-r")) {
+        reqs.push_back(*v);
+      } else if (auto v2 = value("--requirement")) {
+        reqs.push_back(*v2);
+      } else if (auto v3 = value("-i")) {
+        l.indexes.insert(l.indexes.begin(), *v3);
+      } else if (auto v4 = value("--index-url")) {
+        l.indexes.insert(l.indexes.begin(), *v4);
+      } else if (auto v5 = value("--extra-index-url")) {
+        l.indexes.push_back(*v5);
+      } else if (auto v6 = value("-f")) {
+        l.find_links.push_back(*v6);
+      } else if (auto v7 = value("--find-links")) {
+        l.find_links.push_back(*v7);
+      } else if (a == "--no-cache-dir" || a == "--upgrade" || a == "-U" || a == "-q" || a == "--quiet" ||
+                 a == "--disable-pip-version-check" || a == "--no-compile") {
+        continue;
+      } else {
+        skip("`" + a + "` in a pip install: only `pip install -r FILE [-i URL]` maps to a spec (a wheels layer)");
+        return;
+      }
+    }
+    if (vars) {
+      skip("refers to a variable ($...), which a spec cannot expand: write the value");
+      return;
+    }
+    if (reqs.size() != 1) {
+      skip(reqs.empty() ? "pip install without -r FILE: list the packages in a requirements file"
+                        : "several -r files: merge them into one requirements file");
+      return;
+    }
+    std::string req = m_context + (reqs[0].rfind("./", 0) == 0 ? reqs[0].substr(2) : reqs[0]);
+    l.name = layer_name(m, "deps");
+    l.lock = req + ".lock";
+    m.layers.push_back(l);
+    m_lock_commands.push_back("paddle-image lock " + req + " -o " + l.lock + " --spec spec.yaml --layer " + l.name);
+  }
+
+  std::string m_context;
+  const DockerInstruction* m_cur = nullptr;
+  std::vector<Unmapped> m_stage;
+  std::vector<const DockerInstruction*> m_stage_ins;
+};
+
+std::string q(const std::string& s) {
+  return yaml_quote(s);
+}
+
+std::string list(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out += (i ? ", " : "") + q(v[i]);
+  }
+  return out + "]";
+}
+
+std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const std::string& file_name,
+                 const std::vector<std::string>& commands) {
+  std::string y = "# Made by `paddle-image init --from-dockerfile " + file_name + "`. Reference: docs/spec.md.\n";
+  if (!unmapped.empty()) {
+    y += "# Not mapped (no spec equivalent; see docs/templates.md):\n";
+    for (const auto& u : unmapped) {
+      std::string t = u.instruction;
+      std::replace(t.begin(), t.end(), '\n', ' ');
+      y += "#   " + file_name + ":" + std::to_string(u.line) + ": " + t + "\n#     " + u.reason + "\n";
+    }
+  }
+  for (const auto& c : commands) {
+    y += "# A requirements file is not a lock; write the lock with\n#   " + c + "\n";
+  }
+  y += "base: " + q(m.base) + "\n";
+  if (!m.platform.empty()) {
+    y += "platform: " + q(m.platform) + "\n";
+  }
+  y += m.layers.empty() ? "layers: []\n" : "layers:\n";
+  for (const auto& l : m.layers) {
+    y += "  - name: " + q(l.name) + "\n";
+    if (l.wheels) {
+      y += "    wheels:\n      lock: " + q(l.lock) + "\n";
+      if (l.indexes.size() == 1) {
+        y += "      index: " + q(l.indexes[0]) + "\n";
+      } else if (!l.indexes.empty()) {
+        y += "      index: " + list(l.indexes) + "\n";
+      }
+      if (!l.find_links.empty()) {
+        y += "      find_links: " + list(l.find_links) + "\n";
+      }
+      continue;
+    }
+    y += "    files:\n";
+    for (const auto& c : l.copies) {
+      y += "      - from: " + q(c.from) + "\n        to: " + q(c.to) + "\n";
+      if (!c.owner.empty()) {
+        y += "        owner: " + q(c.owner) + "\n";
+      }
+      if (c.from.rfind("../", 0) == 0) {
+        y += "        allow_outside: true # the build context lies outside the spec's directory\n";
+      }
+      if (!c.mode.empty()) {
+        y += "        mode: " + q(c.mode.size() < 4 ? std::string(4 - c.mode.size(), '0') + c.mode : c.mode) + "\n";
+      }
+    }
+  }
+  std::string cfg;
+  if (m.entrypoint) {
+    cfg += "  entrypoint: " + list(*m.entrypoint) + "\n";
+  }
+  if (m.cmd) {
+    cfg += "  cmd: " + list(*m.cmd) + "\n";
+  }
+  if (!m.env.empty()) {
+    cfg += "  env:\n";
+    for (const auto& [k, v] : m.env) {
+      cfg += "    " + q(k) + ": " + q(v) + "\n";
+    }
+  }
+  if (!m.workdir.empty()) {
+    cfg += "  workdir: " + q(m.workdir) + "\n";
+  }
+  if (!m.user.empty()) {
+    cfg += "  user: " + q(m.user) + "\n";
+  }
+  if (!m.labels.empty()) {
+    cfg += "  labels:\n";
+    for (const auto& [k, v] : m.labels) {
+      cfg += "    " + q(k) + ": " + q(v) + "\n";
+    }
+  }
+  if (!m.ports.empty()) {
+    cfg += "  ports: " + list(m.ports) + "\n";
+  }
+  if (!m.stop_signal.empty()) {
+    cfg += "  stop_signal: " + q(m.stop_signal) + "\n";
+  }
+  if (!cfg.empty()) {
+    y += "config:\n" + cfg;
+  }
+  return y;
+}
+
+} // namespace
+
+std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const std::string& file_name) {
+  std::vector<std::string> lines = split_lines(text);
+  char escape = '\\';
+  // Parser directives: leading "# key=value" comments before anything else.
+  for (const auto& raw : lines) {
+    std::string l = trim(raw);
+    if (l.empty() || l[0] != '#') {
+      break;
+    }
+    std::string d = lower(trim(l.substr(1)));
+    if (d.rfind("escape=", 0) == 0 && d.size() > 7) {
+      escape = trim(l.substr(1)).substr(7)[0];
+    } else if (d.find('=') == std::string::npos) {
+      break;
+    }
+  }
+  std::vector<DockerInstruction> out;
+  std::string cur;
+  int start = 0;
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    std::string l = lines[n];
+    if (!l.empty() && l.back() == '\r') {
+      l.pop_back();
+    }
+    std::string t = trim(l);
+    if (t.empty() || t[0] == '#') {
+      continue; // comments and blank lines, also inside a continued instruction
+    }
+    if (cur.empty()) {
+      start = static_cast<int>(n + 1);
+    }
+    std::string r = l;
+    while (!r.empty() && (r.back() == ' ' || r.back() == '\t')) {
+      r.pop_back();
+    }
+    if (!r.empty() && r.back() == escape) {
+      r.pop_back();
+      cur += trim(r) + " ";
+      continue;
+    }
+    cur += trim(l);
+    std::size_t sp = cur.find_first_of(" \t");
+    DockerInstruction in;
+    in.line = start;
+    in.keyword = upper(cur.substr(0, sp));
+    in.args = sp == std::string::npos ? "" : trim(cur.substr(sp));
+    in.text = cur;
+    if (in.keyword.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos) {
+      throw Error(ErrorKind::input,
+                  file_name + ":" + std::to_string(start) + ": '" + in.keyword + "' is not a Dockerfile instruction",
+                  "is a line continuation (a trailing backslash) missing above?");
+    }
+    out.push_back(in);
+    cur.clear();
+  }
+  if (!cur.empty()) {
+    DockerInstruction in;
+    in.line = start;
+    std::size_t sp = cur.find_first_of(" \t");
+    in.keyword = upper(cur.substr(0, sp));
+    in.args = sp == std::string::npos ? "" : trim(cur.substr(sp));
+    in.text = trim(cur);
+    out.push_back(in);
+  }
+  return out;
+}
+
+FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& file_name, const std::string& context) {
+  std::vector<DockerInstruction> ins = parse_dockerfile(text, file_name);
+  std::string prefix = context;
+  if (!prefix.empty() && prefix != "." && prefix.back() != '/') {
+    prefix += '/';
+  }
+  if (prefix == "." || prefix == "./") {
+    prefix.clear();
+  }
+  Mapper mp(prefix);
+  bool seen_from = false;
+  for (const auto& in : ins) {
+    if (in.keyword == "FROM") {
+      if (seen_from) {
+        mp.restart();
+      }
+      seen_from = true;
+    }
+    mp.instruction(in);
+  }
+  mp.finish();
+  if (!seen_from) {
+    throw Error(ErrorKind::input, file_name + ": no FROM instruction", "is this a Dockerfile?");
+  }
+  FromDockerfile r;
+  r.unmapped = mp.unmapped;
+  r.commands = mp.m_lock_commands;
+  r.spec = emit(mp.m, r.unmapped, file_name, r.commands);
+  return r;
+}
+
+} // namespace templates

@@ -1,0 +1,38 @@
+#pragma once
+// `init --from-dockerfile`: a Dockerfile read into instructions (line continuations,
+// comments, parser directives) and mapped onto a spec. What has no spec equivalent
+// (RUN apt-get, ADD of a URL, ARG, earlier stages of a multi-stage build, ...) is
+// returned with its line number, never dropped silently. Pure: no file access.
+#include <string>
+#include <vector>
+
+namespace templates {
+
+struct DockerInstruction {
+  int line = 0;        // first physical line of the logical line
+  std::string keyword; // upper case: FROM, COPY, ...
+  std::string args;    // the rest, continuations joined with a space
+  std::string text;    // the logical line as written (continuations joined)
+};
+
+// Throws Error(input) "FILE:LINE: ..." for a line that is not an instruction.
+std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const std::string& file_name);
+
+struct Unmapped {
+  int line = 0;
+  std::string instruction; // the logical line (shortened to 120 characters)
+  std::string reason;
+};
+
+struct FromDockerfile {
+  std::string spec;                  // spec.yaml text
+  std::vector<Unmapped> unmapped;    // in line order
+  std::vector<std::string> commands; // to run next (paddle-image lock for each requirements file)
+};
+
+// `context` is the Dockerfile's build context as seen from the spec's directory ("" when
+// they are the same): it is prefixed to COPY sources and requirements files.
+FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& file_name,
+                                    const std::string& context = "");
+
+} // namespace templates
