@@ -220,4 +220,16 @@ check "init --from-dockerfile DIR: paths point back at the build context" bash -
   "'$PI' init --from-dockerfile '$S/Dockerfile' '$WORK/elsewhere' 2>/dev/null && grep -q 'from: \"../seed/src/\"' '$WORK/elsewhere/spec.yaml' &&
    cd '$WORK/elsewhere' && '$PI' render dockerfile spec.yaml >/dev/null"
 
+# --- docs/templates.md: every flag its tables list is accepted -------------------------
+while read -r cmd flag; do
+  if "$PI" "$cmd" --help 2>/dev/null | grep -q -- "$flag\b"; then
+    pass "docs/templates.md: $cmd takes $flag"
+  else
+    fail "docs/templates.md lists $flag for '$cmd', which does not take it"
+  fi
+done < <(awk '/^## render/{c="render"} /^## init/{c="init"} /^## Template files/{c=""}
+              c != "" && /^\| `-/ {split($0, cell, "|"); s = cell[2]
+                while (match(s, /--[a-z][a-z-]*/)) {print c, substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)}}' \
+          "$ROOT/docs/templates.md" | sort -u)
+
 finish
