@@ -57,6 +57,77 @@ expect_fail "a template with an unknown variable fails naming file:line" 3 \
   "$WORK/tpl/Dockerfile.mustache:3: unknown variable 'imagename'" \
   "$PI" render dockerfile "$EX/spec.yaml" --template-dir "$WORK/tpl"
 
+# --- the rendered Dockerfile built with buildah: the same files per layer ---------------
+# buildah (vfs, its own root, /var/lib/containers private as in bench/workflow.sh),
+# one layer per instruction (--layers); a spec with files/data layers only, since
+# wheels layers cannot match byte for byte (pip writes .pyc and INSTALLER).
+if command -v buildah >/dev/null && [[ $(id -u) -eq 0 ]]; then
+  B=$WORK/bah
+  mkdir -p "$B/proj/src/pkg" "$B/proj/models" "$B/root" "$B/runroot" "$B/up" "$B/wk" "$B/containers" "$B/tmp"
+  echo 'print(1)' >"$B/proj/src/train.py"
+  echo 'X = 1' >"$B/proj/src/pkg/__init__.py"
+  ln -s train.py "$B/proj/src/main.py"
+  head -c 100000 /dev/zero >"$B/proj/models/w.bin"
+  cat >"$B/proj/spec.yaml" <<'YAML'
+image:
+  name: example.com/team/app
+base: scratch
+layers:
+  - name: models
+    data:
+      - from: models/
+        to: /opt/models/
+  - name: app
+    owner: "1000:1000"
+    files:
+      - from: src/
+        to: /app/
+config:
+  entrypoint: [python3, /app/train.py]
+  env: {A: "x: \"y\" $z"}
+  workdir: /app
+YAML
+  printf '[storage]\ndriver = "vfs"\ngraphroot = "%s/root"\nrunroot = "%s/runroot"\n' "$B" "$B" >"$B/storage.conf"
+  printf 'unqualified-search-registries = []\n' >"$B/registries.conf"
+  (cd "$B/proj" && "$PI" render dockerfile spec.yaml -o Dockerfile && "$PI" build spec.yaml -o "oci:$B/pi:v1" -q) >/dev/null 2>&1
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  CONTAINERS_STORAGE_CONF=$B/storage.conf CONTAINERS_REGISTRIES_CONF=$B/registries.conf TMPDIR=$B/tmp BUILDAH_FORMAT=oci \
+    unshare --mount --propagation private bash -c 'mount -t overlay overlay \
+      -o "lowerdir=/var/lib,upperdir=$1/up,workdir=$1/wk" /var/lib && mkdir -p /var/lib/containers &&
+      mount --bind "$1/containers" /var/lib/containers &&
+      buildah --root "$1/root" --runroot "$1/runroot" --storage-driver vfs bud --layers -q -f "$1/proj/Dockerfile" -t localhost/t:1 "$1/proj" &&
+      buildah --root "$1/root" --runroot "$1/runroot" --storage-driver vfs push -q localhost/t:1 "oci:$1/bah:v1"' _ "$B" \
+    >"$B/buildah.log" 2>&1 || true
+  layer_files() { # LAYOUT: per layer with files, its files and symlinks with owner and mode; then the config
+    python3 - "$1" <<'PY'
+import json, sys, tarfile
+d = sys.argv[1]
+blob = lambda dg: d + "/blobs/sha256/" + dg[7:]
+idx = json.load(open(d + "/index.json"))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+n = 0
+for l in m["layers"]:
+    with tarfile.open(blob(l["digest"])) as t:
+        es = [e for e in t.getmembers() if e.isfile() or e.issym()]
+    if not es:
+        continue
+    for e in sorted(es, key=lambda e: e.name.lstrip("./")):
+        print(n, e.name.lstrip("./"), e.linkname if e.issym() else e.size, e.uid, e.gid, oct(e.mode & 0o7777) if e.isfile() else "")
+    n += 1
+c = json.load(open(blob(m["config"]["digest"])))["config"]
+print(c.get("Entrypoint"), c.get("WorkingDir"), [e for e in c.get("Env", []) if e.startswith("A=")])
+PY
+  }
+  if [[ -f "$B/bah/index.json" ]]; then
+    check "buildah builds the rendered Dockerfile into the same files per layer, owners, modes and config" \
+      diff -u <(layer_files "$B/pi") <(layer_files "$B/bah")
+  else
+    fail "buildah could not build the rendered Dockerfile: $(tail -3 "$B/buildah.log")"
+  fi
+else
+  echo "skip - buildah check of the rendered Dockerfile (needs buildah and root)"
+fi
+
 # --- render github-actions / gitlab-ci --------------------------------------------
 mkdir -p "$WORK/ci/src"
 echo 'print(1)' >"$WORK/ci/src/train.py"
