@@ -428,10 +428,9 @@ private:
     }
     if (!w.empty() && w[0].find('=') == std::string::npos) {
       // legacy form: ENV NAME value with spaces
-      std::string name = w[0];
-      std::string value = trim(trim(args).substr(
-          trim(args).find_first_of(" \t") == std::string::npos ? trim(args).size() : trim(args).find_first_of(" \t")));
-      m.env.emplace_back(name, value);
+      std::string rest = trim(args);
+      std::size_t sp = rest.find_first_of(" \t");
+      m.env.emplace_back(w[0], sp == std::string::npos ? "" : trim(rest.substr(sp)));
       return;
     }
     for (const auto& kv : w) {
@@ -676,6 +675,32 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
       continue;
     }
     cur += trim(l);
+    // A heredoc (RUN <<EOF ... EOF): its body belongs to the instruction.
+    std::size_t hd = cur.find("<<");
+    if (hd != std::string::npos && hd + 2 < cur.size() && cur[hd + 2] != '<') {
+      std::string word = cur.substr(hd + 2);
+      if (!word.empty() && word[0] == '-') {
+        word.erase(0, 1);
+      }
+      word = word.substr(0, word.find_first_of(" \t;&|>"));
+      if (!word.empty() && (word.front() == '"' || word.front() == '\'')) {
+        word = word.substr(1, word.size() >= 2 ? word.size() - 2 : 0);
+      }
+      bool ident =
+          !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+                               std::string::npos;
+      while (ident && n + 1 < lines.size()) {
+        ++n;
+        std::string body = lines[n];
+        if (!body.empty() && body.back() == '\r') {
+          body.pop_back();
+        }
+        cur += "\n" + body;
+        if (trim(body) == word) {
+          break;
+        }
+      }
+    }
     std::size_t sp = cur.find_first_of(" \t");
     DockerInstruction in;
     in.line = start;

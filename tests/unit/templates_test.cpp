@@ -187,6 +187,14 @@ TEST_CASE("templates: Dockerfile parser (continuations, comments, directives, li
   REQUIRE(esc.size() == 2);
   CHECK(esc[1].args == "a b");
   CHECK(error_of([] { templates::parse_dockerfile("FROM x\n--flag y\n", "D"); }).find("D:2:") != std::string::npos);
+  auto hd =
+      templates::parse_dockerfile("FROM x\nRUN <<EOF\napt-get update\n# not a comment here\nEOF\nCMD [\"a\"]\n", "D");
+  REQUIRE(hd.size() == 3);
+  CHECK(hd[1].line == 2);
+  CHECK(hd[1].args.find("apt-get update") != std::string::npos);
+  CHECK(hd[2].line == 6);
+  auto env = templates::spec_from_dockerfile("FROM x\nENV A hello world\n", "D");
+  CHECK(env.spec.find("\"A\": \"hello world\"") != std::string::npos);
 }
 
 TEST_CASE("templates: a seed's Dockerfile mapped onto a spec, the rest listed with line numbers") {
