@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
+#include <algorithm>
 #include <kainjow/mustache.hpp>
 #include <optional>
 
@@ -12,8 +13,30 @@ namespace templates {
 using util::Error;
 using util::ErrorKind;
 
+void check_template_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw Error(ErrorKind::usage, "--template-dir " + dir.string() + ": not a directory",
+                "copy the templates to change from templates/files/ into a directory and name it");
+  }
+  std::vector<std::string> known;
+  for (const auto& e : embedded_templates()) {
+    known.emplace_back(e.name);
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string f = entry.path().filename().string();
+    if (f.size() > 9 && f.compare(f.size() - 9, 9, ".mustache") == 0 &&
+        std::find(known.begin(), known.end(), f) == known.end()) {
+      std::string near = util::closest(f, known);
+      throw Error(ErrorKind::usage, "--template-dir " + dir.string() + ": " + f + " is not a template name",
+                  near.empty() ? "template files: " + util::join(known, ", ") : "did you mean '" + near + "'?");
+    }
+  }
+}
+
 Template find_template(const std::string& name, const std::filesystem::path& template_dir) {
   if (!template_dir.empty()) {
+    check_template_dir(template_dir);
     std::filesystem::path p = template_dir / name;
     std::error_code ec;
     if (std::filesystem::is_regular_file(p, ec)) {

@@ -28,6 +28,9 @@ struct Template {
 // The template NAME: DIR/NAME when `template_dir` is given and holds it, else the
 // embedded one. An unknown name is an internal error (names are the renderer's).
 Template find_template(const std::string& name, const std::filesystem::path& template_dir);
+// A usage error when `dir` is not a directory or holds a *.mustache file that is not a
+// template name (a typo would otherwise be ignored silently), with "did you mean".
+void check_template_dir(const std::filesystem::path& dir);
 
 enum class Escape {
   yaml,       // {{x}} -> "x" as a YAML double-quoted scalar (\", \\, \n, \t, \xNN escapes)

@@ -128,6 +128,13 @@ else
   echo "skip - buildah check of the rendered Dockerfile (needs buildah and root)"
 fi
 
+mkdir -p "$WORK/tpl2"
+printf 'x\n' >"$WORK/tpl2/Dockerfle.mustache"
+expect_fail "--template-dir: a misspelt template file name gets 'did you mean'" 2 "did you mean 'Dockerfile.mustache'" \
+  "$PI" render dockerfile "$EX/spec.yaml" --template-dir "$WORK/tpl2"
+expect_fail "--template-dir that is not a directory" 2 "not a directory" \
+  "$PI" render dockerfile "$EX/spec.yaml" --template-dir "$WORK/nonexistent"
+
 # --- render github-actions / gitlab-ci --------------------------------------------
 mkdir -p "$WORK/ci/src"
 echo 'print(1)' >"$WORK/ci/src/train.py"
