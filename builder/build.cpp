@@ -198,18 +198,32 @@ void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const Bu
   key.add({{"v", k_key_version}, {"compression", compression_json(co)}, {"epoch", o.source_date_epoch}});
 }
 
+// The Python target and the layer owner as parts of a wheels layer's key.
+nlohmann::json target_key(const layers::PythonTarget& t) {
+  return {t.major,
+          t.minor,
+          t.arch,
+          t.glibc ? t.glibc->first : -1,
+          t.glibc ? t.glibc->second : -1,
+          t.interpreter,
+          t.site_packages,
+          t.scripts_dir,
+          t.prefix};
+}
+nlohmann::json owner_key(const spec::LayerSpec& l) {
+  layers::Owner owner = to_owner(l.owner);
+  return {owner.uid, owner.gid, owner.uname, owner.gname};
+}
+
 // A wheels layer's inputs: the Python target, the owner, the lock file and the stat
 // data of each .whl.
 std::string wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const std::vector<fs::path>& wheels,
                        const layers::CompressOptions& co, const BuildOptions& o) {
   KeyHasher key;
   start_layer_key(key, co, o);
-  layers::Owner owner = to_owner(l.owner);
   key.add({{"kind", "wheels"},
-           {"target",
-            {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1, t.interpreter,
-             t.site_packages, t.scripts_dir, t.prefix}},
-           {"owner", {owner.uid, owner.gid, owner.uname, owner.gname}},
+           {"target", target_key(t)},
+           {"owner", owner_key(l)},
            {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
   layers::EntrySet stat_set;
   for (const auto& w : wheels) {
@@ -288,56 +302,65 @@ TargetFacts base_target_facts(const Base& base, const layers::PythonTarget& t, c
 // A wheels layer from a package index: keyed by the parsed lock (requirements and
 // hashes, includes followed), the sources, the target and the base (whose Python
 // packages the closure check counts); so an unchanged lock costs no request at all.
-std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const Base& base,
+std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const LockedLayer& locked,
                              const LayerContext& cx) {
-  std::error_code ec;
-  if (!fs::exists(*l.lock_file, ec)) {
-    throw Error(ErrorKind::input, l.lock_origin + ": lock file " + l.lock_file->string() + " does not exist",
-                "write it from pinned requirements: paddle-image lock requirements.txt -o " + l.lock_file->string() +
-                    " --spec SPEC --layer " + l.name);
-  }
-  auto lock = layers::parse_requirements(*l.lock_file, layers::RequirementsMode::lock);
-  Sources src = layer_sources(l.indexes, l.find_links, lock, cx.options.index.defaults);
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
-  layers::Owner owner = to_owner(l.owner);
   nlohmann::json reqs = nlohmann::json::array();
-  for (const auto& r : lock.requirements) {
+  for (const auto& r : locked.lock.requirements) {
     reqs.push_back({r.text, r.sha256});
   }
-  nlohmann::json sources = nlohmann::json::array();
-  for (const auto& u : src.sources.indexes) {
-    sources.push_back(registry::redact_url(u));
-  }
-  for (const auto& u : src.sources.find_links) {
-    sources.push_back(registry::redact_url(u));
-  }
   key.add({{"kind", "wheels-index"},
-           {"target",
-            {t.major, t.minor, t.arch, t.glibc ? t.glibc->first : -1, t.glibc ? t.glibc->second : -1, t.interpreter,
-             t.site_packages, t.scripts_dir, t.prefix}},
-           {"owner", {owner.uid, owner.gid, owner.uname, owner.gname}},
+           {"target", target_key(t)},
+           {"owner", owner_key(l)},
            {"requirements", reqs},
-           {"sources", sources},
-           {"base", base.digest ? base.digest->str() : ""}});
+           {"sources", locked.sources.redacted()},
+           {"base", cx.base.digest ? cx.base.digest->str() : ""}});
   return key.finish();
+}
+
+// Installs the wheels into a staging tree and writes it as the layer; `check` sees
+// what was installed first.
+layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const layers::PythonTarget& t, const LayerContext& cx,
+                              const std::vector<fs::path>& wheels, util::AtomicFile& tmp, layers::LayerRecord& rec,
+                              const std::function<void(const layers::WheelInventory&)>& check) {
+  cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
+                 t.site_packages);
+  util::TempDir staging(cx.cache.dir() / "staging");
+  layers::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
+  check(inventory);
+  layers::EntrySet set = staged_entries(l, t, staging.path());
+  rec.wheels = inventory;
+  rec.entries = set.entries().size();
+  return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+}
+
+// What a wheels layer (built or reused) reports: its entries and installed wheels.
+void report_wheels(const spec::LayerSpec& l, const layers::LayerRecord& record, LayerReport& r,
+                   std::vector<LayerWheel>& wheels_out) {
+  r.entries = record.entries.value_or(0);
+  if (record.wheels) {
+    for (const auto& w : record.wheels->wheels) {
+      wheels_out.push_back(LayerWheel{l.name, w});
+    }
+  }
 }
 
 layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers::PythonTarget& t,
                                           const LayerContext& cx, LayerReport& r, std::vector<LayerWheel>& wheels_out) {
-  std::string key =
-      util::with_context(l.origin + ": layer '" + l.name + "'", [&] { return index_wheels_key(l, t, cx.base, cx); });
+  const std::string where = l.origin + ": layer '" + l.name + "'";
+  LockedLayer locked = util::with_context(where, [&] { return open_locked_layer(l, cx.options.index.defaults); });
+  std::string key = index_wheels_key(l, t, locked, cx);
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
         TargetFacts facts = base_target_facts(cx.base, t, cx.options, cx.events);
-        LockedLayer locked = util::with_context(l.origin + ": layer '" + l.name + "'", [&] {
-          return fetch_locked_layer(l, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads),
-                                    cx.events.info,
-                                    [&](const std::string& file, std::int64_t done, std::int64_t total) {
-                                      cx.events.progress(file, done, total);
-                                    });
+        util::with_context(where, [&] {
+          fetch_locked_layer(locked, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads), cx.events.info,
+                             [&](const std::string& file, std::int64_t done, std::int64_t total) {
+                               cx.events.progress(file, done, total);
+                             });
         });
         cx.events.info("  wheels: " + std::to_string(locked.stats.downloaded) + " downloaded (" +
                        std::to_string(locked.stats.bytes) + " bytes), " + std::to_string(locked.stats.cached) +
@@ -351,22 +374,10 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers
           wheels.push_back(link);
         }
         std::sort(wheels.begin(), wheels.end());
-        cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
-                       t.site_packages);
-        util::TempDir staging(cx.cache.dir() / "staging");
-        layers::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
-        layers::EntrySet set = staged_entries(l, t, staging.path());
-        rec.wheels = inventory;
-        rec.entries = set.entries().size();
-        return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+        return stage_wheels(l, t, cx, wheels, tmp, rec, [](const layers::WheelInventory&) {});
       },
       r.rebuilt, record);
-  r.entries = record.entries.value_or(0);
-  if (record.wheels) {
-    for (const auto& w : record.wheels->wheels) {
-      wheels_out.push_back(LayerWheel{l.name, w});
-    }
-  }
+  report_wheels(l, record, r, wheels_out);
   return blob;
 }
 
@@ -384,23 +395,11 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::Pyth
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-        cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
-                       t.site_packages);
-        util::TempDir staging(cx.cache.dir() / "staging");
-        layers::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
-        check_lock(l, inventory);
-        layers::EntrySet set = staged_entries(l, t, staging.path());
-        rec.wheels = inventory;
-        rec.entries = set.entries().size();
-        return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+        return stage_wheels(l, t, cx, wheels, tmp, rec,
+                            [&](const layers::WheelInventory& inventory) { check_lock(l, inventory); });
       },
       r.rebuilt, record);
-  r.entries = record.entries.value_or(0);
-  if (record.wheels) {
-    for (const auto& w : record.wheels->wheels) {
-      wheels_out.push_back(LayerWheel{l.name, w});
-    }
-  }
+  report_wheels(l, record, r, wheels_out);
   return blob;
 }
 

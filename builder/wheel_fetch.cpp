@@ -174,6 +174,16 @@ Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::v
   return s;
 }
 
+std::vector<std::string> Sources::redacted() const {
+  std::vector<std::string> out;
+  for (const auto& list : {sources.indexes, sources.find_links}) {
+    for (const auto& u : list) {
+      out.push_back(registry::redact_url(u));
+    }
+  }
+  return out;
+}
+
 Selected select_wheel(const layers::RequirementLine& line, const std::vector<registry::IndexFile>& files,
                       const TargetFacts& facts, bool check_hash) {
   struct Fit {
@@ -456,8 +466,7 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
             if (::ftruncate(tmp.fd(), 0) != 0 || ::lseek(tmp.fd(), 0, SEEK_SET) != 0) {
               util::throw_errno("cannot rewind " + tmp.temp_path().string());
             }
-            hash.~Sha256();
-            new (&hash) util::Sha256();
+            hash.reset();
             size = 0;
           };
           index.download(
@@ -527,12 +536,23 @@ ClosureInput closure_input(const Selected& sel, const std::string& metadata_text
 
 } // namespace
 
-LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& facts, const IndexAccess& access,
-                               layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
-                               const FetchProgress& progress) {
+LockedLayer open_locked_layer(const spec::LayerSpec& layer, const IndexDefaults& defaults) {
   LockedLayer out;
-  out.lock = layers::parse_requirements(*layer.lock_file, layers::RequirementsMode::lock);
-  out.sources = layer_sources(layer.indexes, layer.find_links, out.lock, access.defaults);
+  out.file = *layer.lock_file;
+  std::error_code ec;
+  if (!fs::exists(out.file, ec)) {
+    throw Error(ErrorKind::input, layer.lock_origin + ": lock file " + out.file.string() + " does not exist",
+                "write it from pinned requirements: paddle-image lock requirements.txt -o " + out.file.string() +
+                    " --spec SPEC --layer " + layer.name);
+  }
+  out.lock = layers::parse_requirements(out.file, layers::RequirementsMode::lock);
+  out.sources = layer_sources(layer.indexes, layer.find_links, out.lock, defaults);
+  return out;
+}
+
+void fetch_locked_layer(LockedLayer& out, const TargetFacts& facts, const IndexAccess& access,
+                        layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
+                        const FetchProgress& progress) {
   registry::Stats stats;
   registry::PackageIndex index = make_index(out.sources, access, stats);
   std::vector<const layers::RequirementLine*> lines;
@@ -542,19 +562,7 @@ LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& 
     }
   }
   info("  " + std::to_string(lines.size()) + " locked wheel(s) from " + out.sources.described + " (" +
-       util::join(
-           [&] {
-             std::vector<std::string> v;
-             for (const auto& u : out.sources.sources.indexes) {
-               v.push_back(registry::redact_url(u));
-             }
-             for (const auto& u : out.sources.sources.find_links) {
-               v.push_back(registry::redact_url(u));
-             }
-             return v;
-           }(),
-           ", ") +
-       ")");
+       util::join(out.sources.redacted(), ", ") + ")");
   std::vector<Selected> selected = select_all(lines, index, facts, jobs, true);
   for (const auto& s : selected) {
     if (!s.note.empty()) {
@@ -566,8 +574,7 @@ LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& 
   for (const auto& w : out.wheels) {
     closure.push_back(closure_input(w.selected, layers::read_wheel_metadata(w.path, w.selected.file.filename)));
   }
-  check_closure(closure, facts, layer.lock_file->string());
-  return out;
+  check_closure(closure, facts, out.file.string());
 }
 
 LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, const LockOptions& options,
@@ -638,12 +645,8 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
     info("  " + std::to_string(to_hash.size()) + " file(s) have no advertised sha256; downloading them to hash");
     util::parallel_for(to_hash.size(), jobs, [&](std::size_t k) {
       util::Sha256 h;
-      auto restart = [&]() {
-        h.~Sha256();
-        new (&h) util::Sha256();
-      };
       index.download(
-          to_hash[k].file, [&](const char* d, std::size_t len) { h.update(d, len); }, restart);
+          to_hash[k].file, [&](const char* d, std::size_t len) { h.update(d, len); }, [&]() { h.reset(); });
       std::string hex = h.finish_hex();
       static std::mutex m;
       std::lock_guard<std::mutex> lock(m);

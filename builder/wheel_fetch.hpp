@@ -60,6 +60,8 @@ TargetFacts target_facts(const layers::PythonTarget& target, const std::string& 
 struct Sources {
   registry::IndexSources sources;
   std::string described;
+  // Every index, then every find-links entry, without credentials (messages, keys).
+  std::vector<std::string> redacted() const;
 };
 Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::vector<std::string>& spec_find_links,
                       const layers::RequirementsFile& lock, const IndexDefaults& defaults);
@@ -123,16 +125,22 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
                                        const std::function<void(const std::string&)>& info, FetchStats& stats,
                                        const FetchProgress& progress = {});
 
-// The locked wheels of a wheels layer, fetched and closure-checked, ready to install.
+// The locked wheels of a wheels layer: the parsed lock and its sources (read once,
+// for the layer key and the fetch), then the wheels fetched and closure-checked.
 struct LockedLayer {
+  fs::path file;
   layers::RequirementsFile lock;
-  std::vector<FetchedWheel> wheels;
   Sources sources;
+  std::vector<FetchedWheel> wheels;
   FetchStats stats;
 };
-LockedLayer fetch_locked_layer(const spec::LayerSpec& layer, const TargetFacts& facts, const IndexAccess& access,
-                               layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
-                               const FetchProgress& progress = {});
+// Reads the layer's lock (util::Error(input) naming the spec line when it is missing)
+// and settles its sources.
+LockedLayer open_locked_layer(const spec::LayerSpec& layer, const IndexDefaults& defaults);
+// Selects, downloads and closure-checks the lock's wheels for the target.
+void fetch_locked_layer(LockedLayer& locked, const TargetFacts& facts, const IndexAccess& access,
+                        layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
+                        const FetchProgress& progress = {});
 
 // `paddle-image lock`: pinned requirements in, the same with the hashes of every wheel
 // fitting the target (or, with all_platforms, every wheel of the pinned version) out.

@@ -268,20 +268,7 @@ std::optional<std::string> incompatibility(const WheelName& wheel, const PythonT
 }
 
 std::string normalize_project_name(const std::string& name) {
-  std::string out;
-  bool sep = false;
-  for (char c : name) {
-    if (c == '-' || c == '_' || c == '.') {
-      sep = true;
-      continue;
-    }
-    if (sep && !out.empty()) {
-      out.push_back('-');
-    }
-    sep = false;
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return out;
+  return util::normalize_project_name(name);
 }
 
 std::string normalize_version(const std::string& version) {

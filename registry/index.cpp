@@ -25,23 +25,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string normalize_name(const std::string& name) {
-  std::string out;
-  bool sep = false;
-  for (char c : name) {
-    if (c == '-' || c == '_' || c == '.') {
-      sep = true;
-      continue;
-    }
-    if (sep && !out.empty()) {
-      out.push_back('-');
-    }
-    sep = false;
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return out;
-}
-
 struct UrlParts {
   std::string scheme;    // "https"
   std::string userinfo;  // "user:pass" (percent-encoded as written)
@@ -302,7 +285,7 @@ std::string redact_url(const std::string& url) {
 std::string file_project(const std::string& filename) {
   if (filename.size() > 4 && filename.compare(filename.size() - 4, 4, ".whl") == 0) {
     auto dash = filename.find('-');
-    return dash == std::string::npos ? "" : normalize_name(filename.substr(0, dash));
+    return dash == std::string::npos ? "" : util::normalize_project_name(filename.substr(0, dash));
   }
   if (!is_distribution(filename)) {
     return "";
@@ -310,7 +293,7 @@ std::string file_project(const std::string& filename) {
   // An sdist: NAME-VERSION.ext, the version starting at the last '-' followed by a digit.
   for (std::size_t i = filename.size(); i-- > 0;) {
     if (filename[i] == '-' && i + 1 < filename.size() && std::isdigit(static_cast<unsigned char>(filename[i + 1]))) {
-      return normalize_name(filename.substr(0, i));
+      return util::normalize_project_name(filename.substr(0, i));
     }
   }
   return "";
@@ -597,7 +580,7 @@ std::vector<IndexFile> PackageIndex::find_links_files() {
 }
 
 std::vector<IndexFile> PackageIndex::files(const std::string& project) {
-  std::string name = normalize_name(project);
+  std::string name = util::normalize_project_name(project);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (auto it = m_pages.find(name); it != m_pages.end()) {

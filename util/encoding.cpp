@@ -1,6 +1,7 @@
 #include "util/encoding.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <vector>
 
@@ -205,6 +206,23 @@ std::string escape_bytes(std::string_view s) {
       out.append(s.substr(i, n));
       i += n;
     }
+  }
+  return out;
+}
+
+std::string normalize_project_name(std::string_view name) {
+  std::string out;
+  bool sep = false;
+  for (char c : name) {
+    if (c == '-' || c == '_' || c == '.') {
+      sep = true;
+      continue;
+    }
+    if (sep && !out.empty()) {
+      out.push_back('-');
+    }
+    sep = false;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
 }

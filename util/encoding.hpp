@@ -20,6 +20,10 @@ std::size_t levenshtein(std::string_view a, std::string_view b);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // The candidate closest to `word` when it is plausibly a typo of it, else "".
 std::string closest(std::string_view word, const std::vector<std::string>& candidates);
+// A Python project name as PEP 503 compares it: lower-cased, each run of '-', '_' and
+// '.' one '-', none at either end ("Foo__Bar." -> "foo-bar"). Shared by the wheel
+// installer and the package-index client.
+std::string normalize_project_name(std::string_view name);
 // RFC 3339 UTC time ("2024-01-02T03:04:05Z") for a Unix time.
 std::string rfc3339_utc(std::int64_t seconds);
 bool is_lower_hex(std::string_view s);

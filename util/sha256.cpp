@@ -8,7 +8,14 @@
 namespace util {
 
 Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
-  if (m_ctx == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_ctx), EVP_sha256(), nullptr) != 1) {
+  if (m_ctx == nullptr) {
+    throw Error(ErrorKind::internal, "cannot initialise SHA-256");
+  }
+  reset();
+}
+
+void Sha256::reset() {
+  if (EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_ctx), EVP_sha256(), nullptr) != 1) {
     throw Error(ErrorKind::internal, "cannot initialise SHA-256");
   }
 }

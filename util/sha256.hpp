@@ -17,6 +17,8 @@ public:
   Sha256& operator=(const Sha256&) = delete;
   void update(const void* data, std::size_t size);
   void update(std::string_view data) { update(data.data(), data.size()); }
+  // Starts over, as if new (a download that restarts from its first byte).
+  void reset();
   std::array<std::uint8_t, 32> finish_raw();
   std::string finish_hex();
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "registry/index.hpp"
+#include "tests/unit/http_fakes.hpp"
 #include "tests/unit/support.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -30,30 +31,6 @@ std::string upper(std::string s) {
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return s;
-}
-
-Response resp(long status, std::vector<std::pair<std::string, std::string>> headers = {}, std::string body = {}) {
-  Response r;
-  r.status = status;
-  for (auto& [k, v] : headers) {
-    std::string lower;
-    for (char c : k) {
-      lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    }
-    r.headers.items.emplace_back(lower, v);
-  }
-  r.body = std::move(body);
-  r.http_version = "1.1";
-  return r;
-}
-
-std::string header(const Request& q, const std::string& name) {
-  for (const auto& h : q.headers) {
-    if (h.rfind(name + ": ", 0) == 0) {
-      return h.substr(name.size() + 2);
-    }
-  }
-  return {};
 }
 
 // Plays a script of (URL piece, answer) steps; a 2xx answer to a request with a sink

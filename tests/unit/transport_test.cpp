@@ -5,6 +5,7 @@
 
 #include "registry/client.hpp"
 #include "registry/transfer.hpp"
+#include "tests/unit/http_fakes.hpp"
 #include "tests/unit/support.hpp"
 #include "util/sha256.hpp"
 
@@ -18,30 +19,6 @@ using registry::Request;
 using registry::Response;
 
 namespace {
-
-Response resp(long status, std::vector<std::pair<std::string, std::string>> headers = {}, std::string body = {}) {
-  Response r;
-  r.status = status;
-  for (auto& [k, v] : headers) {
-    std::string lower;
-    for (char c : k) {
-      lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    }
-    r.headers.items.emplace_back(lower, v);
-  }
-  r.body = std::move(body);
-  r.http_version = "1.1";
-  return r;
-}
-
-std::string header(const Request& q, const std::string& name) {
-  for (const auto& h : q.headers) {
-    if (h.rfind(name + ": ", 0) == 0) {
-      return h.substr(name.size() + 2);
-    }
-  }
-  return {};
-}
 
 // Drains a request body (as libcurl would) and returns it.
 std::string body_of(const Request& q) {

@@ -71,6 +71,13 @@ TEST_SUITE("util") {
       }
       CHECK(h.finish_hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
     }
+    SUBCASE("reset starts over") {
+      util::Sha256 h;
+      h.update("partial bytes of a first attempt");
+      h.reset();
+      h.update("abc");
+      CHECK(h.finish_hex() == util::sha256_hex("abc"));
+    }
     SUBCASE("empty updates are ignored") {
       util::Sha256 h;
       h.update("a", 0);
