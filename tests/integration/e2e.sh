@@ -8,19 +8,7 @@ cd "$WORK"
 [[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
 pyver=$(cat "$FIXTURES/base/python-version")
 
-cat >base.yaml <<YAML
-base: scratch
-layers:
-  - name: rootfs
-    files:
-      - from: $BASE_ROOTFS
-        to: /
-        allow_absolute_symlinks: true
-        allow_outside: true   # the cached Debian rootfs lives outside the test dir
-config:
-  env: {PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-  cmd: [/bin/sh]
-YAML
+debian_base_spec base.yaml
 check "base image builds from the rootfs" "$PI" build base.yaml -q -o oci:base:bookworm
 
 mkdir -p app/src app/wheels

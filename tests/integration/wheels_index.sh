@@ -115,19 +115,7 @@ MAIN_FILES=$(sorted_list alpha-1.1-py3-none-any.whl beta-2.0-py3-none-any.whl "$
 printf 'alpha==1.1\nbeta==2.0\nfastmath==1.0\npaddlestub==2.6.1\npip==%s\n' "$PIP_VERSION" >requirements.txt
 
 # ---- the Debian base (as in e2e.sh) ------------------------------------------------
-cat >base.yaml <<YAML
-base: scratch
-layers:
-  - name: rootfs
-    files:
-      - from: $BASE_ROOTFS
-        to: /
-        allow_absolute_symlinks: true
-        allow_outside: true   # the cached Debian rootfs lives outside the test dir
-config:
-  env: {PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-  cmd: [/bin/sh]
-YAML
+debian_base_spec base.yaml
 check "base image builds from the Debian rootfs" "$PI" build base.yaml -q -o oci:base:bookworm
 
 cat >app.yaml <<YAML

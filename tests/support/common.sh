@@ -68,6 +68,22 @@ blobs_intact() {
   done
   return $ok
 }
+# A spec that turns the cached Debian rootfs fixture into a base image.
+debian_base_spec() { # FILE
+  cat >"$1" <<YAML
+base: scratch
+layers:
+  - name: rootfs
+    files:
+      - from: $BASE_ROOTFS
+        to: /
+        allow_absolute_symlinks: true
+        allow_outside: true   # the cached Debian rootfs lives outside the test dir
+config:
+  env: {PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+  cmd: [/bin/sh]
+YAML
+}
 # A small project: wheels (from the fixtures), a model file and business code.
 make_project() { # DIR
   local d=$1
