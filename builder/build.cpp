@@ -748,6 +748,9 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<
   set_label("io.paddle-image.paddle.version", req.paddle);
   set_label("io.paddle-image.driver.min", req.driver_min);
   set_label("io.paddle-image.gpu.archs", util::join(req.gpu_archs, ","));
+  if (req.gpu_memory_mib > 0) {
+    set_label("io.paddle-image.gpu.memory-mib", std::to_string(req.gpu_memory_mib));
+  }
   if (py) {
     set_label("io.paddle-image.python.version", "3." + std::to_string(py->minor));
   }

@@ -41,6 +41,7 @@ struct ImageNeeds {
   std::string require_cuda;       // NVIDIA_REQUIRE_CUDA floor
   std::vector<std::string> archs; // "sm_80"
   std::string paddle;
+  std::uint64_t gpu_memory_mib = 0;      // io.paddle-image.gpu.memory-mib (requires.gpu_memory); 0: unstated
   bool scanned = false;                  // layers were scanned
   std::vector<std::string> driver_files; // driver libraries/binaries shipped in the image
   std::vector<std::string> compat_libs;  // cuda-compat libcuda in the image

@@ -75,6 +75,13 @@ void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
   n.paddle = label("io.paddle-image.paddle.version");
   check_label("io.paddle-image.paddle.version", n.paddle, n.paddle.empty() || paddle_version(n.paddle),
               "a Paddle version (e.g. 3.0.0, 3.0.0b1 or 2.6.1.post117)");
+  std::string memory = label("io.paddle-image.gpu.memory-mib");
+  if (!memory.empty()) {
+    static const std::regex mib("[1-9][0-9]{0,8}");
+    check_label("io.paddle-image.gpu.memory-mib", memory, std::regex_match(memory, mib),
+                "a whole number of MiB (e.g. 40960)");
+    n.gpu_memory_mib = std::stoull(memory);
+  }
   std::string archs = label("io.paddle-image.gpu.archs");
   std::size_t i = 0;
   while (!archs.empty() && i <= archs.size()) {

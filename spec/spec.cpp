@@ -755,7 +755,7 @@ ResolveSpec parse_resolve(const Ctx& c, const YAML::Node& rs, const fs::path& di
 }
 
 RequiresSpec parse_requires(const Ctx& c, const YAML::Node& r) {
-  c.check_keys(r, "requires", {"cuda", "cudnn", "paddle", "driver_min", "gpu_archs"});
+  c.check_keys(r, "requires", {"cuda", "cudnn", "paddle", "driver_min", "gpu_archs", "gpu_memory"});
   RequiresSpec q;
   for (auto [key, field] : {std::pair{"cuda", &q.cuda}, std::pair{"cudnn", &q.cudnn}, std::pair{"paddle", &q.paddle},
                             std::pair{"driver_min", &q.driver_min}}) {
@@ -765,6 +765,17 @@ RequiresSpec parse_requires(const Ctx& c, const YAML::Node& r) {
   }
   if (r["gpu_archs"]) {
     q.gpu_archs = c.str_list(r["gpu_archs"], "requires.gpu_archs");
+  }
+  if (r["gpu_memory"]) {
+    q.gpu_memory = c.str(r["gpu_memory"], "requires.gpu_memory");
+    auto bytes = util::parse_byte_quantity(q.gpu_memory);
+    if (!bytes || *bytes == 0) {
+      c.fail(r["gpu_memory"], "requires.gpu_memory",
+             "'" + util::escape_bytes(q.gpu_memory) + "' is not a memory quantity",
+             "write a Kubernetes quantity such as \"40Gi\" or \"46068Mi\" (usable MiB as nvidia.com/gpu.memory "
+             "reports it, below the marketed size)");
+    }
+    q.gpu_memory_mib = (*bytes + (1ULL << 20) - 1) >> 20;
   }
   check_requires(c, r, q);
   return q;

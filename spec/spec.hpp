@@ -78,6 +78,10 @@ struct RequiresSpec {
   std::string paddle;
   std::string driver_min;
   std::vector<std::string> gpu_archs;
+  // requires.gpu_memory ("40Gi"): the usable GPU memory a node must report, in MiB
+  // (rounded up); 0 when not set. Recorded as io.paddle-image.gpu.memory-mib.
+  std::uint64_t gpu_memory_mib = 0;
+  std::string gpu_memory; // as written
 };
 
 // Constraints for `base: auto` (the same as `paddle-image resolve`'s flags).

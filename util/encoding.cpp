@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <limits>
 #include <vector>
 
 namespace util {
@@ -225,6 +226,62 @@ std::string normalize_project_name(std::string_view name) {
     out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
+}
+
+std::optional<std::uint64_t> parse_byte_quantity(std::string_view text) {
+  static const std::vector<std::pair<std::string_view, std::uint64_t>> suffixes = {
+      {"Ki", 1ULL << 10},        {"Mi", 1ULL << 20},   {"Gi", 1ULL << 30},
+      {"Ti", 1ULL << 40},        {"Pi", 1ULL << 50},   {"k", 1000ULL},
+      {"M", 1000000ULL},         {"G", 1000000000ULL}, {"T", 1000000000000ULL},
+      {"P", 1000000000000000ULL}};
+  std::size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) != 0 || text[digits] == '.')) {
+    ++digits;
+  }
+  std::string_view number = text.substr(0, digits);
+  std::string_view suffix = text.substr(digits);
+  std::uint64_t unit = 1;
+  if (!suffix.empty()) {
+    auto it = std::find_if(suffixes.begin(), suffixes.end(), [&](const auto& s) { return s.first == suffix; });
+    if (it == suffixes.end()) {
+      return std::nullopt;
+    }
+    unit = it->second;
+  }
+  auto dot = number.find('.');
+  std::string_view whole = number.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? std::string_view{} : number.substr(dot + 1);
+  if (whole.empty() || (dot != std::string_view::npos && (frac.empty() || frac.find('.') != std::string_view::npos)) ||
+      frac.size() > 9) {
+    return std::nullopt;
+  }
+  // whole * unit + ceil(frac * unit), with overflow caught.
+  constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t total = 0;
+  for (char c : whole) {
+    auto d = static_cast<std::uint64_t>(c - '0');
+    if (total > (max - d) / 10) {
+      return std::nullopt;
+    }
+    total = total * 10 + d;
+  }
+  if (total > max / unit) {
+    return std::nullopt;
+  }
+  total *= unit;
+  std::uint64_t num = 0; // frac as num / den, den <= 10^9
+  std::uint64_t den = 1;
+  for (char c : frac) {
+    num = num * 10 + static_cast<std::uint64_t>(c - '0');
+    den *= 10;
+  }
+  // num * unit / den = num * (unit / den) + num * (unit % den) / den; num * (unit % den) < 10^18.
+  std::uint64_t part = num * (unit / den) + (num * (unit % den) + den - 1) / den;
+  if (total > max - part) {
+    return std::nullopt;
+  }
+  total += part;
+  return total;
 }
 
 } // namespace util

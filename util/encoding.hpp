@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +25,10 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
 // '.' one '-', none at either end ("Foo__Bar." -> "foo-bar"). Shared by the wheel
 // installer and the package-index client.
 std::string normalize_project_name(std::string_view name);
+// A Kubernetes resource quantity of bytes ("40Gi", "46068Mi", "40G", "1.5Gi", "1024"):
+// binary suffixes Ki Mi Gi Ti Pi, decimal k M G T P, or none (bytes), as whole bytes
+// (rounded up); nullopt for anything else (exponents, negative values, overflow).
+std::optional<std::uint64_t> parse_byte_quantity(std::string_view text);
 // RFC 3339 UTC time ("2024-01-02T03:04:05Z") for a Unix time.
 std::string rfc3339_utc(std::int64_t seconds);
 bool is_lower_hex(std::string_view s);
