@@ -7,6 +7,7 @@
 #include "oci/layout.hpp"
 #include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
+#include "templates/k8s.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -14,7 +15,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <unistd.h>
 
@@ -73,48 +73,6 @@ std::string render_text(const doctor::Report& r, bool colour) {
   return t.str();
 }
 
-// A YAML double-quoted scalar: quotes, backslashes and every control character escaped,
-// so no value can end the scalar or start a new line.
-std::string yaml_quote(const std::string& s) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(ch);
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    } else {
-      out.push_back(ch);
-    }
-  }
-  return out + "\"";
-}
-
-bool dns1123_label(const std::string& s) {
-  static const std::regex re("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  return s.size() <= 63 && std::regex_match(s, re);
-}
-
-// Kubernetes label keys: [DNS-1123 subdomain/]name; values: empty or a name (63 chars).
-bool label_name(const std::string& s) {
-  static const std::regex re("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
-  return s.size() <= 63 && std::regex_match(s, re);
-}
-
-bool label_key(const std::string& s) {
-  auto slash = s.find('/');
-  if (slash == std::string::npos) {
-    return label_name(s);
-  }
-  static const std::regex sub("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  std::string prefix = s.substr(0, slash);
-  return prefix.size() <= 253 && std::regex_match(prefix, sub) && label_name(s.substr(slash + 1));
-}
-
 // Everything --render puts into the manifest is checked here (usage errors, exit 2)
 // and quoted when written.
 void validate_render(const DoctorArgs& a) {
@@ -140,7 +98,7 @@ void validate_render(const DoctorArgs& a) {
                 "--doctor-image '" + a.doctor_image + "' must be a registry reference (the kubelet pulls it)",
                 "e.g. registry.example.com/tools/paddle-image-doctor:1.0");
   }
-  if (!dns1123_label(a.ns)) {
+  if (!templates::k8s::dns1123_label(a.ns)) {
     throw Error(ErrorKind::usage,
                 "--namespace '" + a.ns +
                     "' is not a Kubernetes namespace (a DNS-1123 label: lower-case letters, "
@@ -148,70 +106,30 @@ void validate_render(const DoctorArgs& a) {
                 "e.g. --namespace kube-system");
   }
   for (const auto& kv : a.node_selector) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw Error(ErrorKind::usage, "--node-selector '" + kv + "' is not KEY=VALUE",
-                  "e.g. nvidia.com/gpu.present=true");
-    }
-    std::string k = kv.substr(0, eq);
-    std::string v = kv.substr(eq + 1);
-    if (!label_key(k)) {
-      throw Error(ErrorKind::usage,
-                  "--node-selector '" + kv + "': '" + k +
-                      "' is not a Kubernetes label key ([PREFIX/]NAME: the prefix a "
-                      "DNS subdomain, the name at most 63 of A-Z a-z 0-9 - _ .)",
-                  "e.g. nvidia.com/gpu.present=true");
-    }
-    if (!v.empty() && !label_name(v)) {
-      throw Error(ErrorKind::usage,
-                  "--node-selector '" + kv + "': '" + v +
-                      "' is not a Kubernetes label value (at most 63 of A-Z "
-                      "a-z 0-9 - _ ., starting and ending with a letter or digit)",
-                  "e.g. nvidia.com/gpu.present=true");
-    }
+    templates::k8s::parse_selector(kv, "--node-selector");
   }
 }
 
+// The DaemonSet comes from templates/ (docs/templates.md), as every rendered manifest does.
 std::string render_daemonset(const DoctorArgs& a, const std::string& requires_arg) {
-  std::ostringstream y;
-  y << "# paddle-image doctor on every GPU node: read-only host mounts, JSON report on stdout.\n"
-       "# Collect with: kubectl logs -n "
-    << a.ns // a validated DNS-1123 label: safe in a comment
-    << " -l app=paddle-image-doctor --prefix=false > nodes.jsonl\n"
-       "# then: paddle-image doctor aggregate nodes.jsonl\n";
-  y << "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: paddle-image-doctor\n  namespace: " << yaml_quote(a.ns)
-    << "\n  labels:\n    app: paddle-image-doctor\nspec:\n  selector:\n    matchLabels:\n      app: "
-       "paddle-image-doctor\n"
-       "  template:\n    metadata:\n      labels:\n        app: paddle-image-doctor\n    spec:\n";
-  if (!a.node_selector.empty()) {
-    y << "      nodeSelector:\n";
-    for (const auto& kv : a.node_selector) {
-      auto eq = kv.find('=');
-      y << "        " << yaml_quote(kv.substr(0, eq)) << ": " << yaml_quote(kv.substr(eq + 1)) << "\n";
-    }
+  templates::k8s::DaemonSetInput in;
+  in.ns = a.ns;
+  in.image = a.doctor_image;
+  for (const auto& kv : a.node_selector) {
+    in.node_selector.push_back(templates::k8s::parse_selector(kv, "--node-selector"));
   }
-  y << "      hostPID: true  # to see nv-fabricmanager in /proc\n"
-       "      tolerations:\n        - operator: Exists\n"
-       "      containers:\n        - name: doctor\n          image: "
-    << yaml_quote(a.doctor_image)
-    << "\n"
-       "          command:\n";
-  std::vector<std::string> cmd = {
-      "/usr/local/bin/paddle-image", "doctor", "--root", "/host", "--json", "--node", "$(NODE_NAME)"};
+  in.command = {"/usr/local/bin/paddle-image", "doctor", "--root", "/host", "--json", "--node", "$(NODE_NAME)"};
   if (!requires_arg.empty()) {
-    cmd.push_back("--requires");
-    cmd.push_back(requires_arg);
+    in.command.push_back("--requires");
+    in.command.push_back(requires_arg);
   }
-  for (const auto& c : cmd) {
-    y << "            - " << yaml_quote(c) << "\n";
-  }
-  y << "          env:\n            - name: NODE_NAME\n              valueFrom:\n                fieldRef:\n"
-       "                  fieldPath: spec.nodeName\n"
-       "          securityContext:\n            readOnlyRootFilesystem: true\n"
-       "          volumeMounts:\n            - name: host\n              mountPath: /host\n              readOnly: "
-       "true\n"
-       "      volumes:\n        - name: host\n          hostPath:\n            path: /\n";
-  return y.str();
+  return templates::k8s::to_yaml_stream(
+      templates::k8s::doctor_daemonset(in),
+      "paddle-image doctor on every GPU node: read-only host mounts, JSON report on stdout.\n"
+      "Collect with: kubectl logs -n " +
+          a.ns +
+          " -l app=paddle-image-doctor --prefix=false > nodes.jsonl\n" // a validated DNS-1123 label
+          "then: paddle-image doctor aggregate nodes.jsonl");
 }
 
 std::string needs_as_requires(const doctor::ImageNeeds& n) {

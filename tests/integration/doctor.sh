@@ -212,7 +212,7 @@ assert "Is a directory" in s["driver.module"][1], s["driver.module"]'
 
 # Fleet: render and aggregate.
 "$PI" doctor --render daemonset --doctor-image reg.example.com/doctor:1 --node-selector nvidia.com/gpu.present=true --image oci:img-layout:v1 >ds.yaml
-check "DaemonSet mounts / read-only and passes the image needs" bash -c "grep -q 'readOnly: true' ds.yaml && grep -q 'cuda=12.6' ds.yaml && grep -q '\"nvidia.com/gpu.present\": \"true\"' ds.yaml && grep -q 'reg.example.com/doctor:1' ds.yaml"
+check "DaemonSet mounts / read-only and passes the image needs" bash -c "grep -q 'readOnly: true' ds.yaml && grep -q 'cuda=12.6' ds.yaml && grep -q 'nvidia.com/gpu.present: \"true\"' ds.yaml && grep -q 'reg.example.com/doctor:1' ds.yaml"
 check "the DaemonSet is valid YAML with one container" python3 -c '
 import yaml; d=yaml.safe_load(open("ds.yaml")); c=d["spec"]["template"]["spec"]["containers"]
 assert d["kind"]=="DaemonSet" and len(c)==1 and "--root" in c[0]["command"]'
