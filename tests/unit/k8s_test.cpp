@@ -2,6 +2,7 @@
 
 #include "compat_matrix/matrix.hpp"
 #include "templates/k8s.hpp"
+#include "tests/unit/error_text.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 
@@ -11,15 +12,6 @@
 using templates::k8s::Object;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const util::Error& e) {
-    return std::string(e.what()) + " | " + e.hint();
-  }
-  return "";
-}
 
 // The expressions of each term as "key op value" strings.
 std::vector<std::vector<std::string>> terms_of(const Object& affinity) {

@@ -5,6 +5,7 @@
 #include "templates/from_dockerfile.hpp"
 #include "templates/init.hpp"
 #include "templates/render.hpp"
+#include "tests/unit/error_text.hpp"
 #include "util/error.hpp"
 
 #include <functional>
@@ -14,15 +15,6 @@ using templates::Escape;
 using templates::Template;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const util::Error& e) {
-    return std::string(e.what()) + " | " + e.hint();
-  }
-  return "";
-}
 
 nlohmann::json schema() {
   return nlohmann::json::parse(R"({"name": null, "items": {"key": null, "value": null}, "flag": null})");
