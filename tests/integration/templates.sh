@@ -300,7 +300,10 @@ check "init --from-dockerfile DIR: paths point back at the build context" bash -
 
 # --- docs/templates.md: every flag its tables list is accepted -------------------------
 while read -r cmd flag; do
-  if "$PI" "$cmd" --help 2>/dev/null | grep -q -- "$flag\b"; then
+  # the help captured first: `--help | grep -q` fails under pipefail when grep exits at the
+  # first match and paddle-image then gets SIGPIPE
+  help_text=$("$PI" "$cmd" --help 2>/dev/null || true)
+  if grep -q -- "$flag\b" <<<"$help_text"; then
     pass "docs/templates.md: $cmd takes $flag"
   else
     fail "docs/templates.md lists $flag for '$cmd', which does not take it"
