@@ -298,6 +298,61 @@ check "init --from-dockerfile DIR: paths point back at the build context" bash -
   "'$PI' init --from-dockerfile '$S/Dockerfile' '$WORK/elsewhere' 2>/dev/null && grep -q 'from: \"../seed/src/\"' '$WORK/elsewhere/spec.yaml' &&
    cd '$WORK/elsewhere' && '$PI' render dockerfile spec.yaml >/dev/null"
 
+# --- every rendered pipeline validated (tests/support/ci_validate.py) -----------------
+# GitHub workflows against the schema @action-validator/cli checks them with (pinned in
+# tests/support/ci-schemas, so this runs offline), plus expressions, needs and uses;
+# GitLab files for their structure. The renders above, their variants, and what init wrote.
+CI_VALIDATE=(/usr/bin/python3 "$SUPPORT/ci_validate.py")
+mkdir -p "$WORK/ci-out"
+for kind in github-actions gitlab-ci; do
+  (cd "$WORK/ci" && "$PI" render $kind spec.yaml --no-sign --requirements requirements.txt) >"$WORK/ci-out/$kind-nosign.yml"
+  (cd "$WORK/ci" && "$PI" render $kind spec.yaml --image 'reg.example.com/a: "b" #c') >"$WORK/ci-out/$kind-image.yml"
+  (cd "$EX" && "$PI" render $kind spec.yaml) >"$WORK/ci-out/$kind-example.yml"
+done
+gh_files=("$WORK/github-actions.yml" "$WORK/ci-out/github-actions-"*.yml)
+gl_files=("$WORK/gitlab-ci.yml" "$WORK/ci-out/gitlab-ci-"*.yml)
+while IFS= read -r f; do gh_files+=("$f"); done < <(find "$WORK/proj" "$WORK/proj2" "$S" "$WORK/elsewhere" \
+  -path '*/.github/workflows/*' \( -name '*.yml' -o -name '*.yaml' \) | sort)
+while IFS= read -r f; do gl_files+=("$f"); done < <(find "$WORK/proj" "$WORK/proj2" "$S" "$WORK/elsewhere" \
+  -name '.gitlab-ci.yml' | sort)
+check "init wrote a workflow that gets validated" test -f "$WORK/proj/.github/workflows/build.yml"
+for f in "${gh_files[@]}"; do
+  check "GitHub workflow valid (pinned action-validator schema, expressions, needs, uses): ${f#"$WORK"/}" \
+    "${CI_VALIDATE[@]}" github "$f"
+done
+for f in "${gl_files[@]}"; do
+  check "GitLab CI file valid (stages, needs, keywords, artifacts): ${f#"$WORK"/}" "${CI_VALIDATE[@]}" gitlab "$f"
+done
+check "ci_validate.py self-test: the golden files pass, each kind of mistake is caught" \
+  env TEST_WORK="$WORK/ci-selftest" bash "$SUPPORT/ci-validate-selftest.sh"
+
+# The issue's own check, npm's @action-validator/cli, as an extra where npm can fetch it
+# (CI machines have no npm, or cannot reach the registry): the pinned schema above is the
+# one it validates against, so the offline check is the same schema check.
+AV=0.6.0
+# npm is optional here and deliberately not installed by scripts/setup.sh: it is called by
+# the path `command -v` found, as tests/support/check-tools.py has no notion of an optional tool.
+if npm_bin=$(command -v npm); then
+  npm_cache=$FIXTURES/npm  # $PADDLE_IMAGE_TEST_CACHE/npm
+  action_validator() {
+    timeout 90 "$npm_bin" exec --yes --prefer-offline --cache "$npm_cache" --fetch-retries 1 --fetch-timeout 30000 \
+      --package="@action-validator/cli@$AV" --package="@action-validator/core@$AV" -- action-validator "$@"
+  }
+  if action_validator --help >"$WORK/av-probe.log" 2>&1; then
+    echo "# action-validator $AV (npm @action-validator/cli) fetched: running it on ${#gh_files[@]} workflows too"
+    for f in "${gh_files[@]}"; do
+      check "action-validator $AV accepts ${f#"$WORK"/}" action_validator "$f"
+    done
+    sed -e '0,/^\(      *\)run: /s//\1runs: /' "$WORK/github-actions.yml" >"$WORK/ci-out/misspelt.yml"
+    expect_fail "action-validator $AV rejects a misspelt step key (it really validates)" 1 "runs" \
+      action_validator "$WORK/ci-out/misspelt.yml"
+  else
+    echo "skip - action-validator $AV: npm could not fetch @action-validator/cli ($(grep -m1 -iE 'err|fail' "$WORK/av-probe.log" || tail -1 "$WORK/av-probe.log")); the workflows were checked against its pinned schema (tests/support/ci-schemas) only"
+  fi
+else
+  echo "skip - action-validator $AV: npm is not installed; the workflows were checked against its pinned schema (tests/support/ci-schemas) only"
+fi
+
 # --- docs/templates.md: every flag its tables list is accepted -------------------------
 while read -r cmd flag; do
   # the help captured first: `--help | grep -q` fails under pipefail when grep exits at the
