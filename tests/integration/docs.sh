@@ -35,15 +35,17 @@ for line in open(path):
             print(c, f)
 PY
 }
+# (the help is read whole before grep: `--help | grep -q` fails under pipefail when grep
+# exits at its first match and paddle-image then gets SIGPIPE)
 while read -r cmd flag; do
-  if "$PI" "$cmd" --help 2>/dev/null | grep -q -- "$flag\b"; then
+  if grep -q -- "$flag\b" <<<"$("$PI" "$cmd" --help 2>/dev/null)"; then
     pass "docs/registry.md: $cmd takes $flag"
   else
     fail "docs/registry.md lists $flag for '$cmd', which does not take it"
   fi
 done < <(flag_table docs/registry.md push)
 while read -r _ flag; do
-  if "$PI" resolve --help 2>/dev/null | grep -q -- "$flag\b"; then
+  if grep -q -- "$flag\b" <<<"$("$PI" resolve --help 2>/dev/null)"; then
     pass "docs/resolve.md: resolve takes $flag"
   else
     fail "docs/resolve.md lists $flag, which resolve does not take"
@@ -54,7 +56,7 @@ while IFS='|' read -r heading cmd; do
   n=0
   while read -r _ flag; do
     n=$((n + 1))
-    if "$PI" $cmd --help 2>/dev/null | grep -q -- "$flag\b"; then
+    if grep -q -- "$flag\b" <<<"$("$PI" $cmd --help 2>/dev/null)"; then
       pass "docs/signing.md: $cmd takes $flag"
     else
       fail "docs/signing.md lists $flag for '$cmd', which does not take it"
