@@ -27,6 +27,8 @@ int exit_code(ErrorKind kind) {
     return 10;
   case ErrorKind::verification:
     return 11;
+  case ErrorKind::incomplete:
+    return 12;
   case ErrorKind::internal:
     return 70;
   }
@@ -55,6 +57,8 @@ std::string_view kind_name(ErrorKind kind) {
     return "host";
   case ErrorKind::verification:
     return "verification";
+  case ErrorKind::incomplete:
+    return "incomplete";
   case ErrorKind::internal:
     return "internal";
   }

@@ -18,6 +18,7 @@ enum class ErrorKind {
   incompatible, // no compatible base image / wheel cannot run on target
   host,         // a host check failed (doctor)
   verification, // a signature or attestation did not verify (verify)
+  incomplete,   // content a node or mirror should hold is missing (warm verify)
   internal,     // a bug
 };
 

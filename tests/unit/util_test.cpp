@@ -48,10 +48,10 @@ bool can_flock(const fs::path& p, int op) {
   return ok;
 }
 
-const std::array<util::ErrorKind, 10> k_all_kinds = {
-    util::ErrorKind::usage,   util::ErrorKind::input,    util::ErrorKind::io,        util::ErrorKind::auth,
-    util::ErrorKind::network, util::ErrorKind::registry, util::ErrorKind::integrity, util::ErrorKind::incompatible,
-    util::ErrorKind::host,    util::ErrorKind::internal};
+const std::array<util::ErrorKind, 12> k_all_kinds = {
+    util::ErrorKind::usage,   util::ErrorKind::input,        util::ErrorKind::io,         util::ErrorKind::auth,
+    util::ErrorKind::network, util::ErrorKind::registry,     util::ErrorKind::integrity,  util::ErrorKind::incompatible,
+    util::ErrorKind::host,    util::ErrorKind::verification, util::ErrorKind::incomplete, util::ErrorKind::internal};
 
 } // namespace
 
@@ -359,6 +359,8 @@ TEST_SUITE("util") {
     CHECK(util::exit_code(util::ErrorKind::usage) == 2);
     CHECK(util::exit_code(util::ErrorKind::internal) == 70);
     CHECK(util::kind_name(util::ErrorKind::integrity) == "integrity");
+    CHECK(util::exit_code(util::ErrorKind::verification) == 11);
+    CHECK(util::exit_code(util::ErrorKind::incomplete) == 12);
   }
 
   TEST_CASE("Error carries kind and hint; with_context prepends context and keeps both") {
