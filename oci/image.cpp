@@ -132,12 +132,12 @@ Platform parse_platform(const std::string& text, const std::string& what) {
   return p;
 }
 
-namespace {
-
 bool platform_matches(const Platform& have, const Platform& want) {
   return have.os == want.os && have.architecture == want.architecture &&
          (want.variant.empty() || have.variant == want.variant);
 }
+
+namespace {
 
 ManifestBlob child(const Image& img, const Descriptor& d) {
   ManifestBlob m = img.manifest(d);

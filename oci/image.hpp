@@ -96,6 +96,8 @@ ImageConfig read_config(const Image& img, const Manifest& m);
 std::string platform_str(const Platform& p);
 // Parses "os/arch[/variant]"; `what` names the flag or field in the error (usage).
 Platform parse_platform(const std::string& text, const std::string& what);
+// Whether an index entry's platform serves `want` (an empty wanted variant matches any).
+bool platform_matches(const Platform& have, const Platform& want);
 // The default platform of commands that read an index.
 inline Platform default_platform() {
   return Platform{"amd64", "linux", ""};
