@@ -26,4 +26,7 @@ void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& 
 // render (dockerfile, CI pipelines), init.
 void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
 
+// warm plan, push, export, hosts, verify.
+void add_warm_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
+
 } // namespace cli

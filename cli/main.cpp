@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   cli::add_signing_commands(app, actions);
   cli::add_lock_command(app, actions);
   cli::add_template_commands(app, actions);
+  cli::add_warm_commands(app, actions);
   bool want_json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") {

@@ -1,0 +1,579 @@
+// warm plan, push, export, hosts, verify: put an image where GPU nodes will find it
+// before the pods arrive (docs/warm.md).
+#include "builder/build.hpp"
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "cli/registry_flags.hpp"
+#include "oci/reference.hpp"
+#include "util/error.hpp"
+#include "warm/export.hpp"
+#include "warm/have.hpp"
+#include "warm/hosts.hpp"
+#include "warm/mirror.hpp"
+#include "warm/plan.hpp"
+#include "warm/verify.hpp"
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace cli {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+std::string short_digest(const oci::Digest& d) {
+  return d.algorithm + ":" + d.hex.substr(0, 12);
+}
+
+std::string pad(std::string s, std::size_t n) {
+  if (s.size() < n) {
+    s.append(n - s.size(), ' ');
+  }
+  return s;
+}
+
+// A registry named by a flag: host[:port], or a URL. An explicit http:// is consent
+// to plain HTTP for that host (as --insecure-registry HOST would be).
+struct Target {
+  std::string host;
+  bool plain_http = false;
+};
+
+Target parse_target(const std::string& text, const std::string& flag) {
+  Target t;
+  std::string rest = text;
+  if (rest.rfind("http://", 0) == 0) {
+    t.plain_http = true;
+    rest = rest.substr(7);
+  } else if (rest.rfind("https://", 0) == 0) {
+    rest = rest.substr(8);
+  }
+  while (!rest.empty() && rest.back() == '/') {
+    rest.pop_back();
+  }
+  if (rest.empty() || rest.find_first_of("/ \t@?#") != std::string::npos || rest.find("://") != std::string::npos) {
+    throw Error(ErrorKind::usage,
+                flag + " '" + text + "' is not a registry host (the repository path is the image's own)",
+                "e.g. " + flag + " mirror.cluster.local:5000 or " + flag + " http://127.0.0.1:5000");
+  }
+  t.host = rest;
+  return t;
+}
+
+oci::ImageRef parse_registry_image(const std::string& text, const std::string& what) {
+  oci::ImageRef ref = util::with_context(what, [&] { return oci::ImageRef::parse(text); });
+  if (ref.kind != oci::ImageRef::Kind::registry) {
+    throw Error(ErrorKind::usage, what + " '" + text + "' is not a registry reference",
+                "warm works on the repository path nodes pull from, e.g. registry.example.com/team/ocr:1.4");
+  }
+  return ref;
+}
+
+// The tag or digest a registry reference names (the digest when it has both).
+std::string reference_of(const oci::ImageRef& ref) {
+  return ref.digest.empty() ? ref.tag : ref.digest;
+}
+
+// --- plan --------------------------------------------------------------------------
+
+struct PlanArgs {
+  std::string image;
+  std::string against;
+  std::string have;
+  bool json = false;
+  RegistryFlags flags;
+};
+
+int run_plan(const PlanArgs& a) {
+  Output out = Output::detect(a.json, true);
+  if (!a.against.empty() && !a.have.empty()) {
+    throw Error(ErrorKind::usage, "--against and --have are two baselines; give one",
+                "--against REF compares with an image the node runs; --have FILE with what its store holds");
+  }
+  oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
+  std::optional<warm::HaveList> have;
+  if (!a.have.empty()) {
+    have = warm::read_have(a.have); // before any request: a bad file fails fast
+  }
+  RegistrySession sess(a.flags, out, ref.registry);
+  oci::CopyOptions opt = sess.transfer_options();
+  oci::ImagePtr img = open_image(ref, sess);
+  warm::Baseline base = warm::empty_baseline();
+  if (have) {
+    base = warm::baseline_from_have(*have);
+  } else if (!a.against.empty()) {
+    oci::ImageRef aref = util::with_context("--against", [&] { return oci::ImageRef::parse(a.against); });
+    oci::ImagePtr against = util::with_context("--against " + aref.str(), [&] { return open_image(aref, sess); });
+    base = util::with_context("--against " + aref.str(), [&] { return warm::baseline_from_image(*against, opt); });
+  }
+  warm::Plan p = warm::make_plan(*img, opt, base);
+  std::ostringstream t;
+  t << p.image << " (" << p.digest.str() << ", " << oci::platform_str(p.platform) << ") against " << p.baseline << "\n";
+  t << "  " << pad("LAYER", 21) << pad("SIZE", 11) << pad("STATUS", 8) << pad("DIFF_ID", 21) << "CHAIN_ID\n";
+  for (const auto& l : p.layers) {
+    std::string status = l.shared ? "shared" : "new";
+    if (l.snapshot_shared && l.shared && !*l.snapshot_shared) {
+      status = "shared*"; // the blob is there, the unpacked chain is not
+    }
+    t << "  " << pad(short_digest(l.digest), 21) << pad(human_size(l.size), 11) << pad(status, 8)
+      << pad(short_digest(l.diff_id), 21) << short_digest(l.chain_id) << "\n";
+  }
+  t << "  " << pad("config", 21) << pad(human_size(p.config.size), 11) << (p.config_shared ? "shared" : "new") << "\n";
+  if (std::any_of(p.layers.begin(), p.layers.end(),
+                  [](const warm::LayerPlan& l) { return l.snapshot_shared && l.shared && !*l.snapshot_shared; })) {
+    t << "  * the blob is shared but a layer below it differs: the node unpacks it again\n";
+  }
+  t << "to move: " << p.layers_new << " of " << p.layers.size() << " layers, " << human_size(p.bytes_to_move) << " of "
+    << human_size(p.bytes_total) << " (" << p.bytes_to_move << " bytes, manifest and config included)\n";
+  out.result(warm::to_json(p), t.str());
+  return 0;
+}
+
+// --- push --------------------------------------------------------------------------
+
+struct PushArgs {
+  std::string image;
+  std::string to;
+  std::string through;
+  bool tag = false;
+  bool json = false;
+  bool quiet = false;
+  RegistryFlags flags;
+};
+
+int run_push(const PushArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  if (a.to.empty() == a.through.empty()) {
+    throw Error(ErrorKind::usage, "warm push needs one of --to MIRROR or --through URL",
+                "--to pushes what a mirror lacks; --through reads everything through a pull-through cache");
+  }
+  oci::ImageRef ref = parse_registry_image(a.image, "IMAGE");
+  if (a.tag && ref.tag.empty()) {
+    throw Error(ErrorKind::usage, "--tag puts IMAGE's tag on the mirror, and " + ref.str() + " has none",
+                "name the image by tag (REG/REPO:TAG or REG/REPO:TAG@sha256:...)");
+  }
+  if (a.tag && !a.through.empty()) {
+    throw Error(ErrorKind::usage, "--tag goes with --to (a pull-through cache takes no pushes)");
+  }
+  bool to_mirror = !a.to.empty();
+  Target target = parse_target(to_mirror ? a.to : a.through, to_mirror ? "--to" : "--through");
+  RegistryFlags flags = a.flags;
+  if (target.plain_http) {
+    flags.insecure_hosts.push_back(target.host);
+  }
+  RegistrySession sess(flags, out, target.host);
+  oci::CopyOptions opt = sess.transfer_options();
+  auto reg = sess.connect(target.host);
+  util::with_context(target.host, [&] { reg->ping(); }); // a mirror that is down fails before anything is read
+  if (to_mirror) {
+    if (target.host == ref.registry) {
+      throw Error(ErrorKind::usage, "--to " + a.to + " is IMAGE's own registry",
+                  "name the mirror nodes pull from, e.g. --to mirror.cluster.local:5000");
+    }
+    oci::ImagePtr img = open_image(ref, sess);
+    out.info("pushing " + img->name() + " (" + img->root().digest.str() + ") to " + target.host + "/" + ref.repository);
+    std::vector<std::string> tags;
+    if (a.tag) {
+      tags.push_back(ref.tag);
+    }
+    warm::MirrorResult r = util::with_context("pushing to " + target.host + "/" + ref.repository, [&] {
+      return warm::push_to_mirror(*img, reg, ref.repository, tags, opt);
+    });
+    sess.finish();
+    const auto& st = sess.stats();
+    std::string text;
+    for (const auto& x : r.copy.refs) {
+      text += x + "\n";
+    }
+    out.info(human_size(st.bytes_uploaded) + " uploaded (" + std::to_string(st.blobs_uploaded.load()) + " blobs), " +
+             human_size(st.bytes_mounted) + " mounted, " + human_size(st.bytes_skipped) + " already there (" +
+             std::to_string(st.blobs_skipped.load()) + " blobs); " + std::to_string(r.copy.attachments) +
+             " signature/attestation manifest(s) along");
+    out.result({{"image", ref.str()},
+                {"mirror", target.host},
+                {"repository", ref.repository},
+                {"digest", r.copy.manifest.digest.str()},
+                {"refs", r.copy.refs},
+                {"tags", r.tags},
+                {"attachments", r.copy.attachments},
+                {"stats", sess.stats_json()}},
+               text);
+    return 0;
+  }
+  std::string reference = reference_of(ref);
+  out.info("reading " + ref.repository + ":" + reference + " through " + target.host);
+  warm::ThroughResult r = util::with_context("warming " + target.host + "/" + ref.repository,
+                                             [&] { return warm::warm_through(reg, ref.repository, reference, opt); });
+  sess.finish();
+  nlohmann::json blobs = nlohmann::json::array();
+  for (const auto& b : r.blobs) {
+    blobs.push_back({{"digest", b.desc.digest.str()}, {"kind", b.kind}, {"size", b.desc.size}, {"read", b.read}});
+  }
+  nlohmann::json manifests = nlohmann::json::array();
+  for (const auto& m : r.manifests) {
+    manifests.push_back(m.str());
+  }
+  std::string text = target.host + "/" + ref.repository + "@" + r.top.digest.str() + ": " +
+                     std::to_string(r.manifests.size()) + " manifest(s) and " + std::to_string(r.blobs.size()) +
+                     " blob(s), " + human_size(r.bytes) + ", read through the cache with every digest checked\n";
+  out.result({{"image", ref.str()},
+              {"cache", target.host},
+              {"repository", ref.repository},
+              {"digest", r.top.digest.str()},
+              {"manifests", manifests},
+              {"blobs", blobs},
+              {"attachments", r.attachments},
+              {"bytes", r.bytes},
+              {"stats", sess.stats_json()}},
+             text);
+  return 0;
+}
+
+// --- export ------------------------------------------------------------------------
+
+struct ExportArgs {
+  std::string image;
+  std::string output;
+  std::string format = "oci-archive";
+  std::string name;
+  std::string have;
+  bool thin = false;
+  bool pin = false;
+  bool json = false;
+  bool quiet = false;
+  RegistryFlags flags;
+};
+
+int run_export(const ExportArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  warm::ExportOptions eo;
+  eo.format = warm::parse_archive_format(a.format, "--format");
+  eo.pin = a.pin;
+  if (a.thin && a.have.empty()) {
+    warm::check_export_options(eo, true); // the usage error, before anything is read
+  }
+  if (!a.have.empty()) {
+    if (!a.thin) {
+      eo.have = warm::HaveList{};
+      warm::check_export_options(eo, false);
+    }
+  }
+  oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
+  if (!a.name.empty()) {
+    oci::ImageRef n = parse_registry_image(a.name, "--name");
+    if (!n.digest.empty()) {
+      throw Error(ErrorKind::usage, "--name takes REPOSITORY[:TAG]; the digest comes from the image",
+                  "drop the @sha256:... part");
+    }
+    eo.repository = n.name();
+    eo.tag = n.tag_defaulted ? "" : n.tag;
+  } else if (ref.kind == oci::ImageRef::Kind::registry) {
+    eo.repository = ref.name();
+    eo.tag = ref.tag;
+  } else {
+    throw Error(ErrorKind::usage, ref.str() + " has no registry name, and the node's containerd names images by one",
+                "pass --name REGISTRY/REPO[:TAG], the name pods use");
+  }
+  if (eo.format == warm::ArchiveFormat::docker_archive && eo.tag.empty()) {
+    warm::check_export_options(eo, false);
+  }
+  if (a.thin) {
+    eo.have = warm::read_have(a.have);
+  }
+  warm::check_export_options(eo, a.thin);
+  eo.mtime = builder::k_default_epoch;
+  RegistrySession sess(a.flags, out, ref.registry);
+  eo.copy = sess.transfer_options();
+  oci::ImagePtr img = open_image(ref, sess);
+  out.info("writing " + warm::format_name(eo.format) + " " + a.output + " from " + img->name());
+  warm::ExportResult r =
+      util::with_context("writing " + a.output, [&] { return warm::export_archive(*img, a.output, eo); });
+  sess.finish();
+  std::vector<std::string> notes;
+  if (!r.omitted.empty()) {
+    std::int64_t left = 0;
+    for (const auto& d : r.omitted) {
+      left += d.size;
+    }
+    notes.push_back("this archive is thin: " + std::to_string(r.omitted.size()) + " layer(s) (" + human_size(left) +
+                    ") listed in " + a.have +
+                    " are left out; ctr import needs them in the node's content store, or it fails to unpack");
+  } else if (a.thin) {
+    notes.push_back("--thin: the node has none of this image's layers, so the archive holds all of them");
+  }
+  if (a.pin) {
+    notes.push_back("Debian 12's containerd 1.6 has no `ctr images import --label`: the label command pins the "
+                    "image after the import; the CRI honours io.cri-containerd.pinned from containerd 1.7.3 on "
+                    "(older ones keep the label, but the kubelet may still garbage-collect the image)");
+  }
+  if (eo.format == warm::ArchiveFormat::docker_archive) {
+    notes.push_back("containerd rebuilds a docker-archive's manifest (uncompressed layers): on the node the image "
+                    "has another digest, so pods pinned by digest will not find it; use --format oci-archive for "
+                    "those");
+  }
+  for (const auto& n : notes) {
+    out.info("note: " + n);
+  }
+  std::string text;
+  for (const auto& c : r.commands) {
+    text += c + "\n";
+  }
+  nlohmann::json written = nlohmann::json::array();
+  for (const auto& d : r.written) {
+    written.push_back(d.digest.str());
+  }
+  nlohmann::json omitted = nlohmann::json::array();
+  for (const auto& d : r.omitted) {
+    omitted.push_back(d.digest.str());
+  }
+  out.result({{"image", ref.str()},
+              {"file", a.output},
+              {"format", warm::format_name(r.format)},
+              {"digest", r.manifest.digest.str()},
+              {"platform", oci::platform_str(r.platform)},
+              {"names", r.names},
+              {"thin", a.thin},
+              {"blobs", written},
+              {"omitted", omitted},
+              {"bytes", r.archive_bytes},
+              {"commands", r.commands},
+              {"notes", notes}},
+             text);
+  return 0;
+}
+
+// --- hosts -------------------------------------------------------------------------
+
+struct HostsArgs {
+  warm::HostsOptions opt;
+  std::string ca;
+  std::string output;
+  std::string certs_dir = "/etc/containerd/certs.d";
+  bool json = false;
+};
+
+int run_hosts(HostsArgs a) {
+  Output out = Output::detect(a.json, false);
+  a.opt.ca_file = a.ca;
+  warm::HostsFile f = warm::render_hosts(a.opt);
+  warm::HostsWritten w = warm::write_hosts(f, a.opt, a.output);
+  std::string v2 = warm::config_path_snippet(a.certs_dir, 2);
+  std::string v3 = warm::config_path_snippet(a.certs_dir, 3);
+  std::ostringstream t;
+  t << "wrote " << w.hosts_toml.string() << " (mirrors for " << f.host_dir << ", in order: ";
+  for (std::size_t i = 0; i < f.mirrors.size(); ++i) {
+    t << (i ? ", " : "") << f.mirrors[i];
+  }
+  t << (f.server.empty() ? "" : "; then " + f.server) << ")\n";
+  if (!w.ca.empty()) {
+    t << "wrote " << w.ca.string() << " (the CA hosts.toml names)\n";
+  }
+  t << "\nNothing was installed. On each node, copy " << a.output << "/" << f.host_dir << "/ into " << a.certs_dir
+    << "/ and point containerd's CRI at it (/etc/containerd/config.toml; takes effect after a restart, the\n"
+    << "hosts.toml files themselves are re-read on every pull):\n\n"
+    << "# containerd 1.x (config version 2)\n"
+    << v2 << "\n# containerd 2.x (config version 3)\n"
+    << v3 << "\nTry it without the CRI: ctr -n k8s.io images pull --hosts-dir " << a.certs_dir << " "
+    << (f.host_dir == "_default" ? std::string("REGISTRY") : f.host_dir) << "/REPO@sha256:...\n";
+  out.result({{"hosts_toml", w.hosts_toml.string()},
+              {"host", f.host_dir},
+              {"server", f.server},
+              {"mirrors", f.mirrors},
+              {"ca", w.ca.string()},
+              {"config_path", {{"v2", v2}, {"v3", v3}}}},
+             t.str());
+  return 0;
+}
+
+// --- verify ------------------------------------------------------------------------
+
+struct VerifyArgs {
+  std::string image;
+  std::string registry;
+  std::string content_dir;
+  bool json = false;
+  bool quiet = false;
+  RegistryFlags flags;
+};
+
+int run_verify(const VerifyArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  if (a.registry.empty() == a.content_dir.empty()) {
+    throw Error(ErrorKind::usage, "warm verify needs one of --registry URL or --content-dir DIR",
+                "--registry checks a mirror; --content-dir a node's content store or an OCI layout");
+  }
+  RegistryFlags flags = a.flags;
+  warm::VerifyReport rep;
+  if (!a.content_dir.empty()) {
+    oci::Digest digest;
+    std::string shown = a.image;
+    if (a.image.rfind("sha256:", 0) == 0) {
+      digest = util::with_context("IMAGE", [&] { return oci::Digest::parse(a.image); });
+    } else {
+      oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
+      if (ref.kind != oci::ImageRef::Kind::registry || ref.digest.empty()) {
+        throw Error(ErrorKind::usage,
+                    "--content-dir needs IMAGE pinned by digest, and '" + a.image +
+                        "' names a tag: a content store keeps blobs, not tags",
+                    "use REG/REPO@sha256:... (paddle-image inspect " + a.image +
+                        " --json prints the digest), or check a registry with --registry");
+      }
+      digest = oci::Digest::parse(ref.digest);
+    }
+    RegistrySession sess(flags, out);
+    oci::CopyOptions opt = sess.transfer_options();
+    rep = warm::verify_content_dir(a.content_dir, digest, opt);
+    sess.finish();
+  } else {
+    oci::ImageRef ref = parse_registry_image(a.image, "IMAGE");
+    Target target = parse_target(a.registry, "--registry");
+    if (target.plain_http) {
+      flags.insecure_hosts.push_back(target.host);
+    }
+    RegistrySession sess(flags, out, target.host);
+    oci::CopyOptions opt = sess.transfer_options();
+    std::string reference = reference_of(ref);
+    if (ref.digest.empty() && target.host != ref.registry) {
+      // The mirror is asked for what the tag names upstream now (by digest: a mirror
+      // pushed to by digest has no tag).
+      auto up = sess.connect(ref.registry);
+      auto d = util::with_context("resolving " + ref.str(), [&] { return up->head_manifest(ref.repository, ref.tag); });
+      if (!d) {
+        throw Error(ErrorKind::registry, ref.str() + ": no such tag upstream",
+                    "check the tag, or give IMAGE@sha256:... to check the mirror by digest");
+      }
+      reference = d->digest.str();
+      out.info(ref.str() + " is " + reference);
+    }
+    auto reg = sess.connect(target.host);
+    rep = util::with_context("verifying " + target.host + "/" + ref.repository,
+                             [&] { return warm::verify_registry(reg, ref.repository, reference, opt); });
+    sess.finish();
+  }
+  std::ostringstream t;
+  for (const auto& b : rep.blobs) {
+    const char* s = b.status == warm::BlobStatus::ok        ? "ok     "
+                    : b.status == warm::BlobStatus::missing ? "MISSING"
+                                                            : "CORRUPT";
+    t << s << "  " << pad(b.kind, 11) << b.desc.digest.str() << "  " << human_size(b.desc.size) << "\n";
+  }
+  t << rep.summary() << "\n";
+  nlohmann::json j = warm::to_json(rep);
+  j["image"] = a.image;
+  if (rep.passed()) {
+    out.result(j, t.str());
+    return 0;
+  }
+  ErrorKind kind = rep.failure_kind();
+  std::string msg = rep.summary() + " for " + a.image + " (" + rep.digest.str() + ")";
+  for (const auto& b : rep.blobs) {
+    if (b.status != warm::BlobStatus::ok) {
+      msg += "\n  " + std::string(b.status == warm::BlobStatus::missing ? "missing " : "corrupt ") + b.kind + " " +
+             (b.desc.digest.empty() ? std::string("(manifest)") : b.desc.digest.str()) +
+             (b.detail.empty() ? "" : ": " + b.detail);
+    }
+  }
+  std::string hint = kind == ErrorKind::integrity
+                         ? "a corrupt blob must be deleted from the store and fetched again (warm push --to, or ctr "
+                           "images import of a full archive)"
+                         : "warm it first: paddle-image warm push --to (a mirror) or warm export + ctr images import "
+                           "(a node)";
+  if (a.json) {
+    j["error"] = {{"kind", std::string(util::kind_name(kind))},
+                  {"message", msg},
+                  {"hint", hint},
+                  {"exit_code", util::exit_code(kind)}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  } else {
+    std::cout << t.str() << std::flush;
+  }
+  std::cerr << "paddle-image: error: " << msg << "\n  hint: " << hint << "\n";
+  return util::exit_code(kind);
+}
+
+} // namespace
+
+void add_warm_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
+  CLI::App* w =
+      app.add_subcommand("warm", "Put an image where GPU nodes find it before the pods arrive (docs/warm.md)");
+  w->require_subcommand(1);
+
+  auto plan = std::make_shared<PlanArgs>();
+  CLI::App* c =
+      w->add_subcommand("plan", "Which layers a node must fetch: digest, diff_id, chain id, size, new or shared");
+  c->add_option("image", plan->image, "The image (registry reference, oci:DIR[:TAG] or docker-archive:FILE)")
+      ->required();
+  c->add_option("--against", plan->against, "Compare with an image the node already has");
+  c->add_option("--have", plan->have, "Compare with the node's content store: `ctr -n k8s.io content ls -q` output");
+  c->add_flag("--json", plan->json, "JSON output");
+  plan->flags.add(c, false);
+  actions.emplace_back(c, [plan] { return run_plan(*plan); });
+
+  auto push = std::make_shared<PushArgs>();
+  c = w->add_subcommand("push", "Push what a mirror lacks (same repository path), or read everything through a "
+                                "pull-through cache");
+  c->add_option("image", push->image, "REGISTRY/REPO[:TAG][@DIGEST]")->required();
+  c->add_option("--to", push->to, "The mirror nodes pull from: HOST[:PORT] (http:// allows plain HTTP)");
+  c->add_option("--through", push->through, "A pull-through cache to warm: URL (http:// allows plain HTTP)");
+  c->add_flag("--tag", push->tag, "Also put IMAGE's tag on the mirror (the manifest always goes by digest)");
+  c->add_flag("--json", push->json, "JSON output");
+  c->add_flag("-q,--quiet", push->quiet, "No progress output");
+  push->flags.add(c, true);
+  actions.emplace_back(c, [push] { return run_push(*push); });
+
+  auto exp = std::make_shared<ExportArgs>();
+  c = w->add_subcommand("export", "Write an archive for `ctr -n k8s.io images import` and print the commands to run");
+  c->add_option("image", exp->image, "The image (registry reference, oci:DIR[:TAG] or docker-archive:FILE)")
+      ->required();
+  c->add_option("-o,--output", exp->output, "The archive file")->required();
+  c->add_option("--format", exp->format, "oci-archive (default) or docker-archive");
+  c->add_option("--name", exp->name, "The name on the node (REGISTRY/REPO[:TAG]); default: IMAGE's");
+  c->add_flag("--thin", exp->thin, "Leave out the layers the node has (oci-archive, with --have)");
+  c->add_option("--have", exp->have, "The node's `ctr -n k8s.io content ls -q` output (with --thin)");
+  c->add_flag("--pin", exp->pin, "Also print the label command that pins the image against kubelet GC");
+  c->add_flag("--json", exp->json, "JSON output");
+  c->add_flag("-q,--quiet", exp->quiet, "No progress output");
+  exp->flags.add(c, false);
+  exp->flags.jobs = 4;
+  actions.emplace_back(c, [exp] { return run_export(*exp); });
+
+  auto hosts = std::make_shared<HostsArgs>();
+  c = w->add_subcommand("hosts", "Write containerd hosts.toml files for mirrors (DIR/<host>/hosts.toml; never "
+                                 "installed)");
+  c->add_option("--upstream", hosts->opt.upstream,
+                "The registry the mirrors stand in for (host[:port], URL, "
+                "docker.io or _default)")
+      ->required();
+  c->add_option("--mirror", hosts->opt.mirrors, "A mirror URL (repeatable, tried in order)")->required();
+  c->add_option("--capabilities", hosts->opt.capabilities,
+                "Of each mirror, comma separated: pull (by digest), resolve (tags), push; default pull,resolve")
+      ->delimiter(',');
+  c->add_flag("--skip-verify", hosts->opt.skip_verify, "Do not verify https mirrors' certificates (tests only)");
+  c->add_option("--ca", hosts->ca, "A CA (PEM) for https mirrors, copied beside hosts.toml")->check(CLI::ExistingFile);
+  c->add_option("-o,--output", hosts->output, "The directory to write <host>/hosts.toml into")->required();
+  c->add_option("--certs-dir", hosts->certs_dir,
+                "Where the files go on the nodes, for the printed config (default /etc/containerd/certs.d)");
+  c->add_flag("--json", hosts->json, "JSON output");
+  actions.emplace_back(c, [hosts] { return run_hosts(*hosts); });
+
+  auto ver = std::make_shared<VerifyArgs>();
+  c = w->add_subcommand("verify", "Check a mirror or a content store holds every blob of an image (read and hashed)");
+  c->add_option("image", ver->image, "REGISTRY/REPO[:TAG][@DIGEST] (--content-dir: pinned by digest)")->required();
+  c->add_option("--registry", ver->registry, "The registry to check: HOST[:PORT] (http:// allows plain HTTP)");
+  c->add_option("--content-dir", ver->content_dir,
+                "A directory of blobs/sha256/<hex>: /var/lib/containerd/io.containerd.content.v1.content, an OCI "
+                "layout");
+  c->add_flag("--json", ver->json, "JSON output");
+  c->add_flag("-q,--quiet", ver->quiet, "No progress output");
+  c->add_option("--jobs", ver->flags.jobs, "Blobs read in parallel (default 4)")->check(CLI::Range(1, 64));
+  c->add_flag("--all", ver->flags.all_platforms, "Check every image of an index");
+  c->add_flag("--no-signatures", ver->flags.no_signatures,
+              "Do not check the signatures and attestations the registry holds for the image");
+  ver->flags.add(c, false);
+  actions.emplace_back(c, [ver] { return run_verify(*ver); });
+}
+
+} // namespace cli

@@ -1,0 +1,61 @@
+#pragma once
+// `warm export`: an archive a node imports into containerd's k8s.io namespace
+// (`ctr -n k8s.io images import`), named so the CRI finds it by tag and by digest,
+// with the import and pin commands to run. A thin oci-archive leaves out the layers
+// the node has (--have); ctr import then needs those blobs in the node's content
+// store, or it fails to unpack.
+#include "oci/image.hpp"
+#include "warm/have.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace warm {
+
+enum class ArchiveFormat { oci_archive, docker_archive };
+// "oci-archive" or "docker-archive"; `flag` names the option in the error.
+ArchiveFormat parse_archive_format(const std::string& text, const std::string& flag);
+std::string format_name(ArchiveFormat f);
+
+inline constexpr const char* k_containerd_name_annotation = "io.containerd.image.name";
+inline constexpr const char* k_pin_label = "io.cri-containerd.pinned=pinned";
+
+struct ExportOptions {
+  ArchiveFormat format = ArchiveFormat::oci_archive;
+  // The names the node's containerd gives the image: "host/repo:tag" and/or
+  // "host/repo@sha256:..." (the digest of the platform manifest, added by export).
+  std::string repository;       // "host/repo" as containerd spells it
+  std::string tag;              // may be empty (then the image is named by digest only)
+  std::optional<HaveList> have; // thin: leave these layers out (oci-archive only)
+  bool pin = false;
+  std::int64_t mtime = 0;
+  oci::CopyOptions copy;
+};
+
+struct ExportResult {
+  std::filesystem::path file;
+  ArchiveFormat format = ArchiveFormat::oci_archive;
+  oci::ManifestBlob manifest;
+  oci::Platform platform;
+  std::vector<std::string> names;       // image names in the node's containerd
+  std::vector<oci::Descriptor> written; // blobs in the archive
+  std::vector<oci::Descriptor> omitted; // layers left out (thin)
+  std::int64_t archive_bytes = 0;
+  std::vector<std::string> commands; // to run on the node, in order
+};
+
+// Checks the flags that go together before anything is read (usage errors).
+void check_export_options(const ExportOptions& opt, bool thin);
+ExportResult export_archive(const oci::Image& img, const std::filesystem::path& out, const ExportOptions& opt);
+
+// `ctr -n k8s.io images import --platform P FILE` (FILE quoted for a POSIX shell).
+std::string import_command(const std::filesystem::path& file, const oci::Platform& platform);
+// `ctr -n k8s.io images label NAME io.cri-containerd.pinned=pinned`.
+std::string pin_command(const std::string& name);
+// A word quoted for a POSIX shell when it needs it.
+std::string shell_quote(const std::string& word);
+
+} // namespace warm
