@@ -315,7 +315,7 @@ int run_export(const ExportArgs& a) {
                     "those");
   }
   for (const auto& n : notes) {
-    out.info("note: " + n);
+    std::cerr << "note: " << n << "\n"; // even with --quiet: they change what to run on the node
   }
   std::string text;
   for (const auto& c : r.commands) {
