@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Keeps the documentation true where a machine can tell: every command in the README's
-# usage block exists, every flag the flag tables of docs/registry.md and docs/resolve.md
-# list is accepted by the commands they name, and no page still says that a working
-# feature is refused or comes later.
+# usage block exists, every flag the flag tables of docs/registry.md, docs/resolve.md,
+# docs/signing.md and docs/warm.md list is accepted by the commands they name, and no
+# page still says that a working feature is refused or comes later.
 source "$(dirname "$0")/../support/common.sh"
 cd "$ROOT"
 
@@ -70,6 +70,27 @@ attest|attest
 verify|verify
 sbom|sbom
 build --sign|build
+EOF
+
+# docs/warm.md: one flag table per command, under the "## " heading that names it.
+while IFS='|' read -r heading cmd; do
+  n=0
+  while read -r _ flag; do
+    n=$((n + 1))
+    if "$PI" $cmd --help 2>/dev/null | grep -q -- "$flag\b"; then
+      pass "docs/warm.md: $cmd takes $flag"
+    else
+      fail "docs/warm.md lists $flag for '$cmd', which does not take it"
+    fi
+  done < <(flag_table <(awk -v h="$heading" 'index($0, "## ") == 1 && index($0, h) {on=1; next} /^##/ {on=0} on' docs/warm.md) -)
+  ((n > 0)) || fail "docs/warm.md has no flag table under the heading naming $heading"
+done <<'EOF'
+`warm plan`|warm plan
+`warm push --to`|warm push
+`warm push --through`|warm push
+`warm export`|warm export
+`warm hosts`|warm hosts
+`warm verify`|warm verify
 EOF
 
 # Claims that went stale once the features were built.

@@ -143,6 +143,8 @@ check "verify --registry: every blob on the mirror read and hashed" bash -c \
   "'$PI' warm verify $U/team/ocr:1.4 --registry http://$M ${INS[*]} --json >ver.json"
 check "... the image's five blobs and the signature's" js ver.json \
   'assert j["passed"] and j["ok"]>=7 and j["digest"]==open("d14").read().strip(), j; assert {b["kind"] for b in j["blobs"]}=={"manifest","config","layer","attachment"}, j'
+expect_fail "an image the mirror does not have (exit 12, names the manifest)" 12 "missing manifest $D14" \
+  "$PI" warm verify "$U/team/elsewhere@$D14" --registry "http://$M" -q
 DEAD=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 expect_fail "a mirror that is down (exit 6, names the host)" 6 "127.0.0.1:$DEAD" \
   "$PI" warm push "$U/team/ocr:1.4" --to "http://127.0.0.1:$DEAD" "${INS[@]}" --retries 0 -q
@@ -204,7 +206,11 @@ expect_fail "--thin with a docker-archive (exit 2)" 2 "oci-archive only" \
   "$PI" warm export "$U/team/ocr:1.4" -o x.tar --thin --have node.txt --format docker-archive "${INS[@]}"
 expect_fail "--thin with a garbage --have (exit 3)" 3 "garbage.txt:2" \
   "$PI" warm export "$U/team/ocr:1.4" -o x.tar --thin --have garbage.txt "${INS[@]}"
+"$PI" pull "$U/team/ocr:1.4" -o oci:local14 "${INS[@]}" -q >/dev/null
+expect_fail "an oci: layout without --name (exit 2)" 2 "pass --name" "$PI" warm export oci:local14:1.4 -o x.tar
 check "nothing was written by the refused exports" test ! -e x.tar
+check "an oci: layout exported under --name gives the same archive as the registry image" bash -c \
+  "'$PI' warm export oci:local14:1.4 --name $U/team/ocr:1.4 -o fromlayout.tar -q >/dev/null && cmp fromlayout.tar full14.tar"
 check "export a docker-archive" bash -c \
   "'$PI' warm export $U/team/ocr:1.3 -o dock13.tar --format docker-archive ${INS[*]} -q 2>dock.err >dock.txt && grep -q 'another digest' dock.err"
 check "ctr imports the docker-archive under its name" bash -c \
