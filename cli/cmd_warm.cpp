@@ -5,10 +5,14 @@
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
 #include "oci/reference.hpp"
+#include "registry/transfer.hpp"
+#include "templates/k8s.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "warm/export.hpp"
 #include "warm/have.hpp"
 #include "warm/hosts.hpp"
+#include "warm/manifests.hpp"
 #include "warm/mirror.hpp"
 #include "warm/plan.hpp"
 #include "warm/verify.hpp"
@@ -252,15 +256,6 @@ int run_export(const ExportArgs& a) {
   warm::ExportOptions eo;
   eo.format = warm::parse_archive_format(a.format, "--format");
   eo.pin = a.pin;
-  if (a.thin && a.have.empty()) {
-    warm::check_export_options(eo, true); // the usage error, before anything is read
-  }
-  if (!a.have.empty()) {
-    if (!a.thin) {
-      eo.have = warm::HaveList{};
-      warm::check_export_options(eo, false);
-    }
-  }
   oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
   if (!a.name.empty()) {
     oci::ImageRef n = parse_registry_image(a.name, "--name");
@@ -277,13 +272,15 @@ int run_export(const ExportArgs& a) {
     throw Error(ErrorKind::usage, ref.str() + " has no registry name, and the node's containerd names images by one",
                 "pass --name REGISTRY/REPO[:TAG], the name pods use");
   }
-  if (eo.format == warm::ArchiveFormat::docker_archive && eo.tag.empty()) {
-    warm::check_export_options(eo, false);
+  // Flags that go together are checked before any file is read or request made.
+  warm::ExportOptions pre = eo;
+  if (!a.have.empty()) {
+    pre.have = warm::HaveList{};
   }
+  warm::check_export_options(pre, a.thin);
   if (a.thin) {
     eo.have = warm::read_have(a.have);
   }
-  warm::check_export_options(eo, a.thin);
   eo.mtime = builder::k_default_epoch;
   RegistrySession sess(a.flags, out, ref.registry);
   eo.copy = sess.transfer_options();
@@ -494,6 +491,134 @@ int run_verify(const VerifyArgs& a) {
   return util::exit_code(kind);
 }
 
+// --- manifests ---------------------------------------------------------------------
+
+struct ManifestsArgs {
+  std::vector<std::string> images;
+  std::string kind;
+  std::vector<std::string> node_selector;
+  std::vector<std::string> tolerations;
+  std::string ns;
+  std::string name = "paddle-image-warm";
+  std::string pause_image = "registry.k8s.io/pause:3.10";
+  std::string command;
+  std::string kruise_api = "v1alpha1";
+  std::string bandwidth = "50MB/s";
+  std::vector<std::string> pull_secrets;
+  std::string output;
+  bool json = false;
+  RegistryFlags flags;
+};
+
+// `--command`: a JSON array of strings, or words split at spaces.
+std::vector<std::string> parse_command(const std::string& text) {
+  if (!text.empty() && text.front() == '[') {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    std::vector<std::string> out;
+    if (j.is_array() && !j.empty() &&
+        std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_string(); })) {
+      for (const auto& e : j) {
+        out.push_back(e.get<std::string>());
+      }
+      return out;
+    }
+    throw Error(ErrorKind::usage, "--command '" + text + "' is not a JSON array of strings",
+                "e.g. --command '[\"python3\", \"-c\", \"pass\"]' or --command /bin/true");
+  }
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) {
+    out.push_back(w);
+  }
+  return out;
+}
+
+// A registry reference pinned by digest: a tag is resolved through its registry.
+std::string pin(const std::string& text, const std::string& what, RegistrySession& sess, const Output& out,
+                const oci::CopyOptions* opt, std::int64_t* bytes) {
+  oci::ImageRef ref = parse_registry_image(text, what);
+  auto reg = sess.connect(ref.registry);
+  oci::ImagePtr img =
+      util::with_context(what + " " + ref.str(), [&] { return registry::open_registry_image(reg, ref); });
+  std::string pinned = ref.name() + "@" + img->root().digest.str();
+  if (ref.digest.empty()) {
+    out.info(what + " " + ref.str() + " is " + img->root().digest.str() + " (resolved in " + ref.registry + ")");
+  }
+  if (bytes != nullptr) {
+    oci::ManifestBlob m = oci::select_platform(*img, *opt);
+    std::int64_t n = static_cast<std::int64_t>(m.bytes.size());
+    for (const auto& d : oci::image_blobs(m, img->name())) {
+      n += d.size;
+    }
+    *bytes = n;
+  }
+  return pinned;
+}
+
+int run_manifests(const ManifestsArgs& a) {
+  Output out = Output::detect(a.json, false);
+  warm::ManifestsInput in;
+  in.kind = warm::parse_manifest_kind(a.kind, "--kind");
+  in.name = a.name;
+  in.ns = a.ns;
+  in.kruise_api = a.kruise_api;
+  in.bandwidth = warm::parse_bandwidth(a.bandwidth, "--assume-bandwidth");
+  in.pull_secrets = a.pull_secrets;
+  for (const auto& s : a.node_selector) {
+    in.node_selector.push_back(templates::k8s::parse_selector(s, "--node-selector"));
+  }
+  for (const auto& t : a.tolerations) {
+    in.tolerations.push_back(templates::k8s::parse_toleration(t));
+  }
+  if (!a.command.empty()) {
+    in.command = parse_command(a.command);
+  }
+  RegistrySession sess(a.flags, out);
+  oci::CopyOptions opt = sess.transfer_options();
+  for (const auto& text : a.images) {
+    warm::WarmImage im;
+    im.given = text;
+    im.pinned = pin(text, "IMAGE", sess, out, &opt, &im.bytes);
+    in.images.push_back(im);
+  }
+  if (in.kind == warm::ManifestKind::daemonset) {
+    in.pause_image = pin(a.pause_image, "--pause-image", sess, out, nullptr, nullptr);
+  }
+  warm::Rendered r = warm::render_manifests(in);
+  std::string header = "paddle-image warm manifests --kind " + a.kind + "\nimages (pinned by digest):\n";
+  for (const auto& im : in.images) {
+    header += "  " + im.pinned + "\n";
+  }
+  header += "pull timeout for the largest image: " + std::to_string(r.timeout_seconds) + " s (max(600, 3 x size / " +
+            a.bandwidth + "))\n";
+  for (const auto& n : r.notes) {
+    header += "note: " + n + "\n";
+    std::cerr << "note: " << n << "\n";
+  }
+  std::string yaml = templates::k8s::to_yaml_stream(r.docs, header);
+  if (!a.output.empty()) {
+    util::write_file_atomic(a.output, yaml);
+    out.info("wrote " + a.output);
+  }
+  nlohmann::json images = nlohmann::json::array();
+  for (const auto& im : in.images) {
+    images.push_back({{"image", im.given}, {"pinned", im.pinned}, {"bytes", im.bytes}});
+  }
+  nlohmann::json docs = nlohmann::json::array();
+  for (const auto& d : r.docs) {
+    docs.push_back(nlohmann::json::parse(d.dump()));
+  }
+  out.result({{"kind", a.kind},
+              {"images", images},
+              {"pause_image", in.pause_image},
+              {"timeout_seconds", r.timeout_seconds},
+              {"notes", r.notes},
+              {"documents", docs},
+              {"file", a.output}},
+             a.output.empty() ? yaml : "");
+  return 0;
+}
+
 } // namespace
 
 void add_warm_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
@@ -558,6 +683,29 @@ void add_warm_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>&
                 "Where the files go on the nodes, for the printed config (default /etc/containerd/certs.d)");
   c->add_flag("--json", hosts->json, "JSON output");
   actions.emplace_back(c, [hosts] { return run_hosts(*hosts); });
+
+  auto man = std::make_shared<ManifestsArgs>();
+  c = w->add_subcommand("manifests", "Kubernetes objects that pull images onto GPU nodes ahead of the pods: DaemonSet, "
+                                     "OpenKruise ImagePullJob or kube-fledged ImageCache, pinned by digest");
+  c->add_option("image", man->images, "Registry references (a tag is resolved to its digest)")->required();
+  c->add_option("--kind", man->kind, "daemonset, imagepulljob or imagecache")->required();
+  c->add_option("--node-selector", man->node_selector, "KEY=VALUE the nodes carry (repeatable)");
+  c->add_option("--toleration", man->tolerations, "KEY[=VALUE][:EFFECT] (repeatable; DaemonSet only)");
+  c->add_option("-n,--namespace", man->ns, "The objects' namespace");
+  c->add_option("--name", man->name, "The objects' name (default paddle-image-warm)");
+  c->add_option("--pause-image", man->pause_image,
+                "The DaemonSet's main container (default registry.k8s.io/pause:3.10; a tag is resolved to its digest)");
+  c->add_option("--command", man->command,
+                "What each init container runs (default /bin/sh -c true): words, or a JSON array for images "
+                "without a shell");
+  c->add_option("--kruise-api", man->kruise_api, "ImagePullJob API version: v1alpha1 (default) or v1beta1");
+  c->add_option("--assume-bandwidth", man->bandwidth,
+                "Per-node pull bandwidth for the deadlines (default 50MB/s): timeout = max(600 s, 3 x size / it)");
+  c->add_option("--pull-secret", man->pull_secrets, "An image pull Secret's name (repeatable)");
+  c->add_option("-o,--output", man->output, "Write the YAML here (atomically) instead of stdout");
+  c->add_flag("--json", man->json, "JSON output (the objects as JSON)");
+  man->flags.add(c, false);
+  actions.emplace_back(c, [man] { return run_manifests(*man); });
 
   auto ver = std::make_shared<VerifyArgs>();
   c = w->add_subcommand("verify", "Check a mirror or a content store holds every blob of an image (read and hashed)");

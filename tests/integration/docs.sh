@@ -91,6 +91,7 @@ done <<'EOF'
 `warm export`|warm export
 `warm hosts`|warm hosts
 `warm verify`|warm verify
+`warm manifests`|warm manifests
 EOF
 
 # Claims that went stale once the features were built.

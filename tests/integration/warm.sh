@@ -152,6 +152,38 @@ expect_fail "--to a path (exit 2)" 2 "not a registry host" "$PI" warm push "$U/t
 expect_fail "--to and --through together (exit 2)" 2 "one of --to" \
   "$PI" warm push "$U/team/ocr:1.4" --to "$M" --through "$C" -q
 
+# --- warm-up manifests ------------------------------------------------------------------
+mkdir -p pause/bin && cp /bin/busybox pause/bin/pause
+printf 'layers:\n  - name: pause\n    files: [{from: pause/, to: /}]\nconfig:\n  entrypoint: [/bin/pause, sleep, "1000000"]\n' >pause.yaml
+"$PI" build pause.yaml -q --push "$U/pause:3.10" "${INS[@]}" --digest-file dpause >/dev/null
+DP=$(<dpause)
+GOLDEN=$ROOT/tests/golden/warm
+norm() { sed -e "s|$U|REG|g" -e "s|$D14|sha256:IMAGE-1.4|g" -e "s|$D13|sha256:IMAGE-1.3|g" -e "s|$DP|sha256:PAUSE|g" "$1"; }
+for k in daemonset imagepulljob imagecache; do
+  check "manifests --kind $k (a tag and a digest)" "$PI" warm manifests --kind "$k" "$U/team/ocr:1.4" "$U/team/ocr@$D13" \
+    --pause-image "$U/pause:3.10" --node-selector nvidia.com/gpu.present=true --toleration nvidia.com/gpu:NoSchedule \
+    -n gpu-warm "${INS[@]}" -o "$k.yaml"
+  check "$k: valid against the pinned Kubernetes and CRD schemas" /usr/bin/python3 "$SUPPORT/k8s_validate.py" "$k.yaml"
+  check "$k: every image pinned by digest" bash -c "! grep -E '^ *(- )?(image|- )\"?$U/[^@\"]*\"?\$' '$k.yaml' && grep -q '@$D14' '$k.yaml'"
+  norm "$k.yaml" >"$k.norm.yaml"
+  if [[ "${UPDATE_GOLDEN:-0}" == 1 ]]; then mkdir -p "$GOLDEN" && cp "$k.norm.yaml" "$GOLDEN/$k.yaml"; fi
+  check "$k matches the golden file" diff -u "$GOLDEN/$k.yaml" "$k.norm.yaml"
+done
+check "the tags were resolved through the registry (said on stderr)" bash -c \
+  "'$PI' warm manifests --kind daemonset $U/team/ocr:1.4 --pause-image $U/pause:3.10 ${INS[*]} 2>&1 >/dev/null | grep -q 'is $D14'"
+check "the DaemonSet: pause pinned, maxUnavailable 100%" bash -c \
+  "grep -q 'image: \"$U/pause@$DP\"' daemonset.yaml && grep -q 'maxUnavailable: \"100%\"' daemonset.yaml"
+check "ImagePullJob and ImageCache notes: no tolerations, the deadline to set" bash -c \
+  "grep -q 'no tolerations' imagepulljob.yaml && grep -q 'image-pull-deadline-duration=600s' imagecache.yaml"
+check "--kruise-api v1beta1 and --json" bash -c \
+  "'$PI' warm manifests --kind imagepulljob $U/team/ocr@$D14 --kruise-api v1beta1 ${INS[*]} --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); d=j[\"documents\"][0]; assert d[\"apiVersion\"]==\"apps.kruise.io/v1beta1\" and d[\"spec\"][\"pullPolicy\"][\"timeoutSeconds\"]==600, j'"
+check "--command as a JSON array for images without a shell" bash -c \
+  "'$PI' warm manifests --kind daemonset $U/team/ocr@$D14 --pause-image $U/pause@$DP --command '[\"/bin/busybox\", \"true\"]' ${INS[*]} 2>/dev/null | grep -A2 'command:' | grep -q '/bin/busybox'"
+expect_fail "an unknown --kind (exit 2, did you mean)" 2 "did you mean 'daemonset'" \
+  "$PI" warm manifests --kind daemonsets "$U/team/ocr@$D14" "${INS[@]}"
+expect_fail "a tag the registry does not have (exit 7, named)" 7 "team/ocr:9.9" \
+  "$PI" warm manifests --kind imagecache "$U/team/ocr:9.9" "${INS[@]}"
+
 # --- export for ctr import -------------------------------------------------------------
 check "export 1.3: a full oci-archive, pinned" bash -c \
   "'$PI' warm export $U/team/ocr:1.3 -o full13.tar --pin ${INS[*]} -q >cmds13.txt"

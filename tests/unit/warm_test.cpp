@@ -7,6 +7,7 @@
 #include "warm/export.hpp"
 #include "warm/have.hpp"
 #include "warm/hosts.hpp"
+#include "warm/manifests.hpp"
 #include "warm/plan.hpp"
 #include "warm/verify.hpp"
 
@@ -344,5 +345,67 @@ TEST_SUITE("warm") {
     CHECK(none.failure_kind() == util::ErrorKind::incomplete);
     CHECK(util::exit_code(none.failure_kind()) == 12);
     CHECK(error_of([&] { warm::verify_content_dir(tmp.path(), top, opt); }).kind() == util::ErrorKind::input);
+  }
+
+  TEST_CASE("manifests: pull deadlines scale with the size, bandwidths parse") {
+    CHECK(warm::pull_timeout_seconds(1000, 50e6) == 600);
+    CHECK(warm::pull_timeout_seconds(20'000'000'000, 50e6) == 1200);
+    CHECK(warm::pull_timeout_seconds(20'000'000'001, 50e6) == 1201);
+    CHECK(warm::parse_bandwidth("50MB/s", "--assume-bandwidth") == 50e6);
+    CHECK(warm::parse_bandwidth("1.5G", "--assume-bandwidth") == 1.5e9);
+    CHECK(warm::parse_bandwidth("100MiB/s", "--assume-bandwidth") == 100.0 * 1024 * 1024);
+    for (const char* bad : {"fast", "0MB/s", "-5M", "50XB/s", ""}) {
+      auto e = error_of([&] { warm::parse_bandwidth(bad, "--assume-bandwidth"); });
+      CHECK(e.kind() == util::ErrorKind::usage);
+      CHECK(contains(e.what(), "--assume-bandwidth"));
+    }
+    auto k = error_of([] { warm::parse_manifest_kind("daemonsets", "--kind"); });
+    CHECK(contains(k.hint(), "did you mean 'daemonset'"));
+  }
+
+  TEST_CASE("manifests: a DaemonSet with an init container per image, pause, maxUnavailable 100%") {
+    warm::ManifestsInput in;
+    in.images = {
+        {"r.example.com/team/ocr@sha256:" + std::string(64, 'a'), "r.example.com/team/ocr:1.4", 20'000'000'000},
+        {"r.example.com/Team/My_Model@sha256:" + std::string(64, 'b'), "x", 1000}};
+    in.pause_image = "registry.k8s.io/pause@sha256:" + std::string(64, 'c');
+    in.node_selector = {{"nvidia.com/gpu.present", "true"}};
+    in.tolerations = {templates::k8s::parse_toleration("nvidia.com/gpu:NoSchedule")};
+    warm::Rendered r = warm::render_manifests(in);
+    REQUIRE(r.docs.size() == 1);
+    const auto& ds = r.docs[0];
+    CHECK(ds["kind"] == "DaemonSet");
+    CHECK(ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] == "100%");
+    const auto& spec = ds["spec"]["template"]["spec"];
+    CHECK(spec["initContainers"].size() == 2);
+    CHECK(spec["initContainers"][0]["name"] == "warm-0-ocr");
+    CHECK(spec["initContainers"][1]["name"] == "warm-1-my-model");
+    CHECK(spec["initContainers"][0]["command"] == templates::k8s::Object::array({"/bin/sh", "-c", "true"}));
+    CHECK(spec["containers"][0]["image"] == in.pause_image);
+    CHECK(spec["nodeSelector"]["nvidia.com/gpu.present"] == "true");
+    CHECK(spec["tolerations"][0]["effect"] == "NoSchedule");
+    CHECK(r.timeout_seconds == 1200);
+
+    in.kind = warm::ManifestKind::imagepulljob;
+    r = warm::render_manifests(in);
+    REQUIRE(r.docs.size() == 2);
+    CHECK(r.docs[0]["apiVersion"] == "apps.kruise.io/v1alpha1");
+    CHECK(r.docs[0]["spec"]["pullPolicy"]["timeoutSeconds"] == 1200);
+    CHECK(r.docs[1]["spec"]["pullPolicy"]["timeoutSeconds"] == 600);
+    CHECK(r.docs[1]["metadata"]["name"] == "paddle-image-warm-1");
+    CHECK(contains(r.notes[0], "no tolerations"));
+    in.kruise_api = "v1beta1";
+    CHECK(warm::render_manifests(in).docs[0]["apiVersion"] == "apps.kruise.io/v1beta1");
+    in.kruise_api = "v2";
+    CHECK(contains(error_of([&] { warm::render_manifests(in); }).what(), "--kruise-api"));
+
+    in.kind = warm::ManifestKind::imagecache;
+    in.kruise_api = "v1alpha1";
+    r = warm::render_manifests(in);
+    REQUIRE(r.docs.size() == 1);
+    CHECK(r.docs[0]["spec"]["cacheSpec"][0]["images"].size() == 2);
+    CHECK(contains(r.notes[0], "--image-pull-deadline-duration=1200s"));
+    in.name = "Bad_Name";
+    CHECK(contains(error_of([&] { warm::render_manifests(in); }).what(), "--name"));
   }
 }
