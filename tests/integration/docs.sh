@@ -77,7 +77,7 @@ while IFS='|' read -r heading cmd; do
   n=0
   while read -r _ flag; do
     n=$((n + 1))
-    if "$PI" $cmd --help 2>/dev/null | grep -q -- "$flag\b"; then
+    if grep -q -- "$flag\b" <<<"$("$PI" $cmd --help 2>/dev/null)"; then
       pass "docs/warm.md: $cmd takes $flag"
     else
       fail "docs/warm.md lists $flag for '$cmd', which does not take it"
