@@ -164,6 +164,10 @@ int run_push(const PushArgs& a) {
   }
   bool to_mirror = !a.to.empty();
   Target target = parse_target(to_mirror ? a.to : a.through, to_mirror ? "--to" : "--through");
+  if (to_mirror && target.host == ref.registry) {
+    throw Error(ErrorKind::usage, "--to " + a.to + " is IMAGE's own registry",
+                "name the mirror nodes pull from, e.g. --to mirror.cluster.local:5000");
+  }
   RegistryFlags flags = a.flags;
   if (target.plain_http) {
     flags.insecure_hosts.push_back(target.host);
@@ -173,10 +177,6 @@ int run_push(const PushArgs& a) {
   auto reg = sess.connect(target.host);
   util::with_context(target.host, [&] { reg->ping(); }); // a mirror that is down fails before anything is read
   if (to_mirror) {
-    if (target.host == ref.registry) {
-      throw Error(ErrorKind::usage, "--to " + a.to + " is IMAGE's own registry",
-                  "name the mirror nodes pull from, e.g. --to mirror.cluster.local:5000");
-    }
     oci::ImagePtr img = open_image(ref, sess);
     out.info("pushing " + img->name() + " (" + img->root().digest.str() + ") to " + target.host + "/" + ref.repository);
     std::vector<std::string> tags;

@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>

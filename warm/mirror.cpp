@@ -6,7 +6,6 @@
 #include "util/parallel.hpp"
 
 #include <atomic>
-#include <mutex>
 #include <set>
 
 namespace warm {
