@@ -489,12 +489,14 @@ Toleration parse_toleration(const std::string& text) {
   return t;
 }
 
-namespace {
-
 Object tolerations_of(const std::vector<Toleration>& ts) {
   Object out = Object::array();
   for (const auto& t : ts) {
-    Object o{{"key", t.key}, {"operator", t.op}};
+    Object o = Object::object();
+    if (!t.key.empty()) {
+      o["key"] = t.key;
+    }
+    o["operator"] = t.op;
     if (t.op == "Equal") {
       o["value"] = t.value;
     }
@@ -505,6 +507,8 @@ Object tolerations_of(const std::vector<Toleration>& ts) {
   }
   return out;
 }
+
+namespace {
 
 Object metadata(const std::string& name, const std::string& ns, const Object& labels) {
   Object m{{"name", name}};

@@ -121,6 +121,8 @@ struct Toleration {
 };
 // "KEY[=VALUE][:EFFECT]" (--toleration); a usage error naming the flag.
 Toleration parse_toleration(const std::string& text);
+// As a pod spec's tolerations (an empty key with Exists tolerates every taint).
+Object tolerations_of(const std::vector<Toleration>& ts);
 
 struct JobInput {
   std::string name;             // the Job's name (DNS-1123 label, leaves room for pod suffixes)

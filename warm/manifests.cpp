@@ -88,25 +88,6 @@ Object selector_map(const std::vector<std::pair<std::string, std::string>>& sel)
   return o;
 }
 
-Object tolerations_of(const std::vector<templates::k8s::Toleration>& ts) {
-  Object out = Object::array();
-  for (const auto& t : ts) {
-    Object o = Object::object();
-    if (!t.key.empty()) {
-      o["key"] = t.key;
-    }
-    o["operator"] = t.op;
-    if (t.op == "Equal") {
-      o["value"] = t.value;
-    }
-    if (!t.effect.empty()) {
-      o["effect"] = t.effect;
-    }
-    out.push_back(o);
-  }
-  return out;
-}
-
 Object secrets_of(const std::vector<std::string>& names) {
   Object out = Object::array();
   for (const auto& n : names) {
@@ -184,7 +165,7 @@ Rendered render_manifests(const ManifestsInput& in) {
       spec["nodeSelector"] = selector_map(in.node_selector);
     }
     if (!in.tolerations.empty()) {
-      spec["tolerations"] = tolerations_of(in.tolerations);
+      spec["tolerations"] = templates::k8s::tolerations_of(in.tolerations);
     }
     if (!in.pull_secrets.empty()) {
       spec["imagePullSecrets"] = secrets_of(in.pull_secrets);
