@@ -147,6 +147,9 @@ std::string needs_as_requires(const doctor::ImageNeeds& n) {
   for (const auto& a : n.archs) {
     add("sm", a.rfind("sm_", 0) == 0 ? a.substr(3) : a);
   }
+  if (n.gpu_memory_mib != 0) {
+    add("gpu_memory", std::to_string(n.gpu_memory_mib) + "Mi");
+  }
   return s;
 }
 

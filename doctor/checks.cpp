@@ -167,9 +167,13 @@ std::optional<Library> find_library(const Host& host, const std::string& soname,
     }
   }
   if (!found) {
-    for (const char* dir : {"/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu/nvidia/current",
-                            "/usr/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu/nvidia/current", "/lib64",
-                            "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib"}) {
+    // Then the usual directories, and where Kubernetes device plugins put the driver:
+    // GKE mounts it read-only at /usr/local/nvidia (the node's /home/kubernetes/bin/nvidia)
+    // and finds it through LD_LIBRARY_PATH, not ld.so.cache.
+    for (const char* dir :
+         {"/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu/nvidia/current",
+          "/usr/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu/nvidia/current", "/lib64", "/lib/x86_64-linux-gnu",
+          "/lib/aarch64-linux-gnu", "/usr/lib", "/usr/local/nvidia/lib64", "/home/kubernetes/bin/nvidia/lib64"}) {
       std::string p = std::string(dir) + "/" + soname;
       looked.push_back(dir);
       if (host.exists(p)) {
@@ -498,10 +502,39 @@ void check_gpus(Ctx& c, const json& nvml, bool driver_present) {
 
 void check_fabric(Ctx& c, const std::map<std::string, int>& majors, const json& nvml,
                   const std::optional<std::string>& driver) {
-  bool nvswitch = majors.count("nvidia-nvswitch") > 0 || c.host.exists("/dev/nvidia-nvswitchctl");
-  if (!nvswitch) {
+  // NVSwitches are seen by their device nodes (/dev/nvidia-nvswitchctl, nvidia-nvswitchN)
+  // and by NVML's fabric state. The `nvidia-nvswitch` major in /proc/devices is not
+  // evidence: the driver registers it on every node, as on an H200 VM with one PCIe GPU
+  // and no switch (driver 580.159.04, read on a real machine; docs/doctor.md).
+  std::vector<std::string> nodes;
+  for (const auto& name : c.host.list("/dev")) {
+    if (name.rfind("nvidia-nvswitch", 0) == 0) {
+      nodes.push_back("/dev/" + name);
+    }
+  }
+  std::vector<std::string> not_ready;
+  std::vector<std::string> states;
+  bool fabric = false; // some GPU is attached to a fabric (state 1 not started, 2 in progress, 3 completed)
+  if (nvml.is_object() && nvml.contains("gpus")) {
+    for (const auto& g : nvml["gpus"]) {
+      if (!g.contains("fabric_state")) {
+        continue;
+      }
+      int state = g.value("fabric_state", 0);
+      states.push_back("GPU" + std::to_string(g.value("index", 0)) + " fabric state " + std::to_string(state));
+      fabric = fabric || state != 0;
+      if (state != 3) {
+        not_ready.push_back(states.back());
+      }
+    }
+  }
+  if (nodes.empty() && !fabric) {
     c.add("fabric.manager", "NVSwitch Fabric Manager", Status::skip,
-          "no NVSwitch on this node (PCIe or NVLink bridges only)");
+          "no NVSwitch on this node: no /dev/nvidia-nvswitch* nodes" +
+              std::string(states.empty() ? "" : ", NVML fabric state 0 (not supported) on every GPU") +
+              (majors.count("nvidia-nvswitch") ? " (the nvidia-nvswitch major in /proc/devices is registered by the "
+                                                 "driver with or without switches)"
+                                               : ""));
     return;
   }
   bool running = false;
@@ -514,19 +547,19 @@ void check_fabric(Ctx& c, const std::map<std::string, int>& majors, const json& 
       running = true;
     }
   }
-  std::vector<std::string> not_ready;
-  if (nvml.is_object() && nvml.contains("gpus")) {
-    for (const auto& g : nvml["gpus"]) {
-      if (g.contains("fabric_state") && g.value("fabric_state", 0) != 3) {
-        not_ready.push_back("GPU" + std::to_string(g.value("index", 0)) + " fabric state " +
-                            std::to_string(g.value("fabric_state", 0)));
-      }
-    }
-  }
-  std::string ev = "NVSwitch present; nv-fabricmanager " + std::string(running ? "running" : "not running") +
+  std::string ev = std::string(nodes.empty() ? "GPUs attached to an NVLink fabric (NVML)"
+                                             : "NVSwitch present (" + std::to_string(nodes.size()) + " device nodes)") +
+                   "; nv-fabricmanager " + std::string(running ? "running" : "not running") +
                    (not_ready.empty() ? "" : "; " + join(not_ready));
-  if (running && not_ready.empty()) {
+  if (not_ready.empty() && running) {
     c.add("fabric.manager", "NVSwitch Fabric Manager", Status::pass, ev);
+  } else if (not_ready.empty() && !states.empty()) {
+    // The fabric is up on every GPU, so Fabric Manager did its work, but it is not seen
+    // now (stopped, or this process has no view of the host's processes).
+    c.add("fabric.manager", "NVSwitch Fabric Manager", Status::warn,
+          ev + " (NVML reports the fabric completed on every GPU)",
+          "check nvidia-fabricmanager is running (systemctl status nvidia-fabricmanager); in a pod, give the doctor "
+          "hostPID to see it");
   } else {
     c.add("fabric.manager", "NVSwitch Fabric Manager", Status::fail, ev + " (CUDA reports 802, system not ready)",
           "install and start nvidia-fabricmanager " + driver.value_or("of the driver's version") +
@@ -861,7 +894,11 @@ HostProbes probes_from(const std::optional<std::string>& driver, const json& nvm
   if (nvml.is_object() && nvml.contains("gpus")) {
     for (const auto& g : nvml["gpus"]) {
       if (g.contains("cc")) {
-        p.gpus.push_back({g.value("name", std::string("GPU")), g["cc"].get<std::string>()});
+        std::uint64_t mib = 0;
+        if (auto m = g.find("memory_mib"); m != g.end() && m->is_number_integer() && m->get<std::int64_t>() > 0) {
+          mib = m->get<std::uint64_t>();
+        }
+        p.gpus.push_back({g.value("name", std::string("GPU")), g["cc"].get<std::string>(), mib});
       }
     }
   }

@@ -51,8 +51,9 @@ struct ImageNeeds {
 
 // A GPU as the NVML probe reports it.
 struct ProbedGpu {
-  std::string name; // "GPU" when NVML gives none
-  std::string cc;   // compute capability, "9.0"
+  std::string name;             // "GPU" when NVML gives none
+  std::string cc;               // compute capability, "9.0"
+  std::uint64_t memory_mib = 0; // NVML's total memory (what GFD labels nvidia.com/gpu.memory); 0: unknown
 };
 
 // What the host checks found that the image checks compare against.

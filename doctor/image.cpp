@@ -177,7 +177,7 @@ ImageNeeds needs_from_requires(const std::string& text) {
   const std::string forms =
       "KEY=VALUE items separated by commas: cuda=12.6, driver=560.28.03, "
       "driver_compat=525.60.13, require_cuda=12.6 (dotted numbers), paddle=3.0.0 (or 3.0.0b1, 2.6.1.post117), "
-      "sm=90 (repeatable; also sm_90 or 9.0)";
+      "sm=90 (repeatable; also sm_90 or 9.0), gpu_memory=40Gi (a Kubernetes quantity: usable memory per GPU)";
   auto usage = [&](const std::string& what) {
     throw Error(ErrorKind::usage, "--requires '" + text + "': " + what, "use " + forms);
   };
@@ -214,7 +214,7 @@ ImageNeeds needs_from_requires(const std::string& text) {
   }
   for (const auto& [k, vs] : kv) {
     bool versioned = k == "cuda" || k == "driver" || k == "driver_compat" || k == "require_cuda";
-    if (!versioned && k != "sm" && k != "paddle") {
+    if (!versioned && k != "sm" && k != "paddle" && k != "gpu_memory") {
       throw Error(ErrorKind::usage, "--requires: unknown key '" + k + "'", "use " + forms);
     }
     if (k != "sm" && vs.size() > 1) {
@@ -227,6 +227,12 @@ ImageNeeds needs_from_requires(const std::string& text) {
       if (k == "paddle" && !paddle_version(v)) {
         usage("paddle=" + v + " is not a Paddle version (e.g. 3.0.0, 3.0.0b1 or 2.6.1.post117)");
       }
+      if (k == "gpu_memory") {
+        auto bytes = util::parse_byte_quantity(v);
+        if (!bytes || *bytes == 0) {
+          usage("gpu_memory=" + v + " is not a memory quantity (e.g. 40Gi or 46068Mi)");
+        }
+      }
       if (k == "sm" && !normalise_arch(v)) {
         usage("sm=" + v + " is not an architecture: accepted forms are " + arch_forms);
       }
@@ -238,6 +244,9 @@ ImageNeeds needs_from_requires(const std::string& text) {
   n.driver_min_compat = one("driver_compat");
   n.require_cuda = one("require_cuda");
   n.paddle = one("paddle");
+  if (auto q = one("gpu_memory"); !q.empty()) {
+    n.gpu_memory_mib = (*util::parse_byte_quantity(q) + (1ULL << 20) - 1) >> 20;
+  }
   for (const auto& s : kv["sm"]) {
     n.archs.push_back(*normalise_arch(s));
   }
@@ -328,7 +337,8 @@ void check_image(Report& report, const HostProbes& host, const ImageNeeds& n, co
                            {"driver_min_compat", n.driver_min_compat},
                            {"require_cuda", n.require_cuda},
                            {"archs", n.archs},
-                           {"paddle", n.paddle}};
+                           {"paddle", n.paddle},
+                           {"gpu_memory_mib", n.gpu_memory_mib}};
   std::optional<compat::Version> driver;
   if (host.driver) {
     driver = compat::Version::parse(*host.driver);
@@ -561,6 +571,40 @@ void check_image(Report& report, const HostProbes& host, const ImageNeeds& n, co
             std::string(n.paddle.empty()     ? ""
                         : release == nullptr ? "; Paddle " + n.paddle + " is not in the matrix"
                                              : ""));
+  }
+  // Memory: each GPU's total as NVML reports it (GFD's nvidia.com/gpu.memory), which is
+  // below the marketed size; the need is io.paddle-image.gpu.memory-mib.
+  const char* mem_title = "GPUs have the memory the image needs";
+  std::vector<std::string> short_gpus;
+  std::vector<std::string> mem_seen;
+  bool mem_known = !host.gpus.empty();
+  for (const auto& g : host.gpus) {
+    if (g.memory_mib == 0) {
+      mem_known = false;
+      continue;
+    }
+    mem_seen.push_back(g.name + " " + std::to_string(g.memory_mib) + " MiB");
+    if (g.memory_mib < n.gpu_memory_mib) {
+      short_gpus.push_back(g.name + " (" + std::to_string(g.memory_mib) + " MiB)");
+    }
+  }
+  std::sort(mem_seen.begin(), mem_seen.end());
+  mem_seen.erase(std::unique(mem_seen.begin(), mem_seen.end()), mem_seen.end());
+  if (n.gpu_memory_mib == 0) {
+    add("image.gpu-memory", mem_title, Status::skip,
+        "the image states no GPU memory need (io.paddle-image.gpu.memory-mib)");
+  } else if (!mem_known) {
+    add("image.gpu-memory", mem_title, Status::skip,
+        "the image needs " + std::to_string(n.gpu_memory_mib) + " MiB per GPU; no GPU memory facts (NVML unavailable)");
+  } else {
+    std::sort(short_gpus.begin(), short_gpus.end());
+    short_gpus.erase(std::unique(short_gpus.begin(), short_gpus.end()), short_gpus.end());
+    add("image.gpu-memory", mem_title, short_gpus.empty() ? Status::pass : Status::fail,
+        "the image needs " + std::to_string(n.gpu_memory_mib) + " MiB per GPU; NVML reports " +
+            util::join(mem_seen, ", ") + (short_gpus.empty() ? "" : "; too small: " + util::join(short_gpus, ", ")),
+        short_gpus.empty() ? ""
+                           : "run on GPUs with more memory (render k8s-job selects them by nvidia.com/gpu.memory), or "
+                             "lower requires.gpu_memory if the job fits");
   }
   if (!derived.empty()) {
     report.facts["image"]["derived"] = derived;

@@ -113,6 +113,59 @@ expect two-part-driver runtime.containerd PASS
 run_scenario gh200-aarch64
 expect gh200-aarch64 driver.version PASS
 
+# A real machine replayed: one NVIDIA H200 in a Firecracker VM, open module 580.159.04,
+# the driver on a read-only mount at /usr/local/nvidia (tests/fixtures/hosts/README.md).
+# The fakes answer what NVML and the CUDA driver answered there; the verdicts are the
+# ones the real run gave (scripts/gpu/real-gpu.sh), fabric.manager after its fix.
+run_scenario h200-vm-580
+check "h200-vm-580: exit 0" test "$rc" = 0
+for id in driver.module driver.version driver.uvm driver.devices libs.found libs.version nvml.init cuda.init \
+  gpu.health gpu.persistence mig.consistency; do
+  expect h200-vm-580 "$id" PASS
+done
+for id in fabric.manager runtime.docker runtime.containerd runtime.crio runtime.toolkit runtime.cdi \
+  runtime.cgroup-devices kernel.xid; do
+  expect h200-vm-580 "$id" SKIP
+done
+check "h200-vm-580: the nvidia-nvswitch major alone is no NVSwitch" \
+  grep -q "registered by the driver with or without switches" "$WORK/h200-vm-580.out"
+check "h200-vm-580: libraries found in /usr/local/nvidia/lib64 with no ld.so.cache entry (GKE)" \
+  grep -q "/usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04 via directory scan" "$WORK/h200-vm-580.out"
+check "h200-vm-580: every probe reading equals nvidia-smi's on the real machine" \
+  python3 "$SUPPORT/compare_nvidia_smi.py" "$WORK/h200-vm-580.json" "$HOSTS/h200-vm-580/nvidia-smi.xml" \
+  "$HOSTS/h200-vm-580/nvidia-smi-fields.csv"
+# With the mount listed in ld.so.conf.d (as on that machine), the cache finds them.
+echo /usr/local/nvidia/lib64 >"$WORK/h/h200-vm-580/root/etc/ld.so.conf.d/zz-nvidia.conf"
+ldconfig -r "$WORK/h/h200-vm-580/root"
+check "h200-vm-580: through ld.so.cache when ld.so.conf.d lists /usr/local/nvidia/lib64" bash -c \
+  "PI_FAKE_GPU_SCENARIO='$WORK/h/h200-vm-580/scenario.conf' '$PI' doctor --root '$WORK/h/h200-vm-580/root' |
+   grep -q '/usr/local/nvidia/lib64/libcuda.so.580.159.04 via ld.so.cache'"
+# The comparison itself catches a reading that differs.
+sed 's/<uuid>GPU-3/<uuid>GPU-4/' "$HOSTS/h200-vm-580/nvidia-smi.xml" >smi-other.xml
+expect_fail "compare_nvidia_smi.py reports a UUID that differs" 1 "" \
+  python3 "$SUPPORT/compare_nvidia_smi.py" "$WORK/h200-vm-580.json" smi-other.xml "$HOSTS/h200-vm-580/nvidia-smi-fields.csv"
+# The images of the real run (scripts/gpu/expected.tsv), against the replayed host:
+# the verdicts written before that run, which it gave.
+echo probe >probe.txt
+while IFS=$'\t' read -r tag req id want; do
+  [[ -z "$tag" || "$tag" == \#* ]] && continue
+  if [[ ! -d "gpuimg-$tag" ]]; then
+    printf 'image:\n  name: example.com/gpu-probe\nbase: scratch\nrequires: %s\nlayers:\n  - name: probe\n    files:\n      - from: probe.txt\n        to: /probe.txt\n' \
+      "$req" >"gpu-$tag.yaml"
+    "$PI" build "gpu-$tag.yaml" -o "oci:gpuimg-$tag:v1" --quiet >/dev/null
+    PI_FAKE_GPU_SCENARIO="$WORK/h/h200-vm-580/scenario.conf" "$PI" doctor --root "$WORK/h/h200-vm-580/root" \
+      --image "oci:gpuimg-$tag:v1" --json >"gpu-$tag.json" || true
+  fi
+  got=$(python3 -c 'import json,sys; print({c["id"]:c["status"] for c in json.load(open(sys.argv[1]))["checks"]}.get(sys.argv[2],"absent"))' "gpu-$tag.json" "$id")
+  check "h200-vm-580 --image $tag: $id is $want" test "$got" = "$want"
+done <"$ROOT/scripts/gpu/expected.tsv"
+# Fabric completed on every GPU but Fabric Manager not in /proc (a pod without hostPID): WARN.
+doctor_on healthy-8xh100
+rm -rf "$WORK/h/healthy-8xh100/root/proc/1234"
+PI_FAKE_GPU_SCENARIO="$WORK/h/healthy-8xh100/scenario.conf" "$PI" doctor --root "$WORK/h/healthy-8xh100/root" --json \
+  >"$WORK/fm-hidden.json" || true
+expect fm-hidden fabric.manager WARN
+
 # Image checks from a real image's labels (base: auto facts) and an arch mismatch.
 mkdir -p img/app && echo x >img/app/x
 cat >img/spec.yaml <<'YAML'

@@ -5,6 +5,7 @@
 # be pointed at:
 #   OUT_DIR/root           copy of SCENARIO_DIR/root, modes restored (git keeps only the x bit)
 #   OUT_DIR/root/usr/lib/<multiarch>/libnvidia-ml.so.<driver>, libcuda.so.<driver>
+#                          (or under libs.conf's `libdir = DIR`)
 #                          the fake libraries under the names libs.conf gives, with the
 #                          .so.1 symlinks (and libcuda.so -> libcuda.so.1); none when
 #                          libs.conf says `driver = none`
@@ -37,6 +38,13 @@ driver=$(awk '{ sub(/#.*/, "") }
   /^[[:space:]]*none[[:space:]]*$/ { print "none"; exit }' "$scenario/libs.conf")
 [[ -n $driver ]] || die "$scenario/libs.conf: no 'driver = VERSION' or 'none' line"
 [[ $driver =~ ^(none|[0-9]+(\.[0-9]+)+)$ ]] || die "$scenario/libs.conf: bad driver version '$driver'"
+# Optional `libdir = /ABSOLUTE/DIR`: where the libraries go instead of /usr/lib/<multiarch>
+# (e.g. /usr/local/nvidia/lib64, where GKE mounts the driver); the tree's ld.so.conf must
+# list it for ld.so.cache to hold them.
+libdir_conf=$(awk '{ sub(/#.*/, "") }
+  /^[[:space:]]*libdir[[:space:]]*=/ { sub(/^[^=]*=/, ""); gsub(/[[:space:]]/, ""); print; exit }' "$scenario/libs.conf")
+[[ -z $libdir_conf || $libdir_conf =~ ^/[A-Za-z0-9._/-]+$ && $libdir_conf != *..* ]] ||
+  die "$scenario/libs.conf: bad libdir '$libdir_conf' (an absolute path)"
 if [[ $driver != none ]]; then
   [[ -f $nvml_so ]] || die "$nvml_so: no such file"
   [[ -f $cuda_so ]] || die "$cuda_so: no such file"
@@ -78,6 +86,7 @@ if [[ -f $root/etc/ld.so.conf.d/aarch64-linux-gnu.conf ]]; then
   multiarch=aarch64-linux-gnu
 fi
 libdir=$root/usr/lib/$multiarch
+[[ -z $libdir_conf ]] || libdir=$root$libdir_conf
 mkdir -p "$libdir"
 
 if [[ $driver != none ]]; then

@@ -222,3 +222,38 @@ TEST_CASE("doctor image checks: the host's probe results are a typed value") {
   CHECK(check_of(with_probes, "image.gpu-arch").status == doctor::Status::fail);
   CHECK(check_of(with_probes, "image.cuda-driver").status == doctor::Status::fail);
 }
+
+TEST_CASE("doctor image checks: GPU memory against io.paddle-image.gpu.memory-mib") {
+  auto m = compat::Matrix::builtin();
+  auto n = doctor::needs_from_requires("gpu_memory=143771Mi");
+  CHECK(n.gpu_memory_mib == 143771);
+  CHECK(doctor::needs_from_requires("gpu_memory=1.5Gi").gpu_memory_mib == 1536);
+  CHECK(doctor::needs_from_requires("gpu_memory=80G").gpu_memory_mib == 76294); // 80e9 bytes, rounded up
+  for (const char* bad : {"gpu_memory=lots", "gpu_memory=0", "gpu_memory=-1Gi", "gpu_memory=1Gi,gpu_memory=2Gi"}) {
+    INFO(bad);
+    CHECK(kind_of(bad) == util::ErrorKind::usage);
+  }
+  auto verdict = [&](doctor::HostProbes host, const std::string& req) {
+    doctor::Report r;
+    doctor::check_image(r, host, doctor::needs_from_requires(req), m);
+    return check_of(r, "image.gpu-memory");
+  };
+  // An H200 as NVML reports it on a real machine: 143771 MiB.
+  doctor::HostProbes h200{std::string("580.159.03"), 13000, {{"NVIDIA H200", "9.0", 143771}}};
+  CHECK(verdict(h200, "gpu_memory=143771Mi").status == doctor::Status::pass);
+  auto over = verdict(h200, "gpu_memory=143772Mi");
+  CHECK(over.status == doctor::Status::fail);
+  CHECK(over.evidence.find("NVIDIA H200 (143771 MiB)") != std::string::npos);
+  CHECK_FALSE(over.fix.empty());
+  CHECK(verdict(h200, "cuda=12.0").status == doctor::Status::skip); // no need stated
+  // One small GPU among large ones fails the node; unknown memory skips.
+  doctor::HostProbes mixed{
+      std::string("550.54.15"), 12040, {{"NVIDIA H100 80GB HBM3", "9.0", 81559}, {"NVIDIA L4", "8.9", 23034}}};
+  CHECK(verdict(mixed, "gpu_memory=40Gi").status == doctor::Status::fail);
+  doctor::HostProbes unknown{std::string("550.54.15"), 12040, {{"NVIDIA H100 80GB HBM3", "9.0"}}};
+  CHECK(verdict(unknown, "gpu_memory=40Gi").status == doctor::Status::skip);
+  // The probes read memory_mib from the report's facts (doctor aggregate, JSON reports).
+  nlohmann::json facts = {{"driver", "580.159.03"},
+                          {"nvml", {{"gpus", {{{"name", "NVIDIA H200"}, {"cc", "9.0"}, {"memory_mib", 143771}}}}}}};
+  CHECK(doctor::host_probes_from_facts(facts).gpus.at(0).memory_mib == 143771);
+}
