@@ -2,10 +2,52 @@
 # Quick start, part 2: install dependencies (including the test tools), build
 # paddle-image twice (Release with -Werror, and ASan+UBSan), prepare the cached test fixtures
 # (a Debian base rootfs via debootstrap, offline-built wheels), and run every test.
+# Both builds go through ccache (a second run, even from a clone in another folder,
+# compiles nothing that did not change); every test runs under a time budget
+# (PADDLE_IMAGE_TEST_BUDGET, default 600 s, tests/support/budget.sh); the wall time of
+# each stage and the slowest tests are printed at the end, pass or fail
+# (docs/testing.md has the figures).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$ROOT/scripts/setup.sh" --test
 
+STAGE_LINES=()
+STAGE=""
+STAGE_START=$SECONDS
+export PADDLE_IMAGE_TEST_TIMES
+PADDLE_IMAGE_TEST_TIMES=$(mktemp "${TMPDIR:-/tmp}/paddle-image-test-times.XXXXXX")
+stage() { # stage NAME: ends the stage before, starts this one
+  if [[ -n $STAGE ]]; then
+    STAGE_LINES+=("$(printf '%-58s %6ds' "$STAGE" $((SECONDS - STAGE_START)))")
+  fi
+  STAGE=$1
+  STAGE_START=$SECONDS
+  [[ -z $STAGE ]] || echo "== $STAGE"
+}
+summary() {
+  local rc=$?
+  [[ -z $STAGE ]] || STAGE_LINES+=("$(printf '%-58s %6ds%s' "$STAGE" $((SECONDS - STAGE_START)) \
+    "$([[ $rc -ne 0 ]] && echo '  (failed here)')")")
+  echo "== wall time per stage"
+  printf '  %s\n' "${STAGE_LINES[@]}"
+  printf '  %-58s %6ds\n' "total" "$SECONDS"
+  if [[ -s $PADDLE_IMAGE_TEST_TIMES ]]; then
+    echo "== slowest tests (budget ${PADDLE_IMAGE_TEST_BUDGET:-600}s each)"
+    sort -k2,2nr "$PADDLE_IMAGE_TEST_TIMES" | head -12 | awk '{printf "  %-58s %6ds%s\n", $1, $2, ($3 == 0 ? "" : "  exit " $3)}'
+  fi
+  if command -v ccache >/dev/null 2>&1; then
+    echo "== ccache: $(ccache --print-stats 2>/dev/null | awk -F'\t' '$1=="direct_cache_hit"{d=$2} $1=="preprocessed_cache_hit"{p=$2} $1=="cache_miss"{m=$2} END{printf "%d hits, %d misses since the stats were zeroed", d+p, m}')"
+  fi
+  rm -f "$PADDLE_IMAGE_TEST_TIMES"
+  exit "$rc"
+}
+trap summary EXIT
+budget() { "$ROOT/tests/support/budget.sh" "$@"; }
+
+stage "set-up (Debian packages)"
+"$ROOT/scripts/setup.sh" --test
+command -v ccache >/dev/null 2>&1 && ccache --zero-stats >/dev/null
+
+stage "fixtures (debootstrap base, wheels, index wheels, schemas)"
 export PADDLE_IMAGE_TEST_CACHE=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 # Fixtures are made before any test runs, so the tests themselves touch no network.
@@ -22,21 +64,21 @@ python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/ind
 
 # The main test build is Release (-O3), warnings as errors, so it stays warning-clean
 # where users and packagers build; the second build adds the sanitizers.
+stage "build: Release, -Werror"
 "$ROOT/scripts/build.sh" "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_WERROR=ON
+stage "build: ASan+UBSan, -Werror"
 "$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON -DPADDLE_IMAGE_WERROR=ON
 
-echo "== unit, bad-input, repro and registry tests (ASan+UBSan build)"
+stage "tests: unit (ASan+UBSan)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-"$ROOT/build-asan/tests/unit_tests"
-PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/bad_input" \
-  bash "$ROOT/tests/integration/bad_input.sh"
-PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/repro" \
-  bash "$ROOT/tests/integration/repro.sh"
+budget asan.unit "$ROOT/build-asan/tests/unit_tests"
+stage "tests: bad-input, repro, registry x3 (ASan+UBSan)"
 # The registry client's threads, retries and error paths under the sanitizers.
-for t in registry registry_auth registry_faults; do
+for t in bad_input repro registry registry_auth registry_faults; do
   PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/$t" \
-    bash "$ROOT/tests/integration/$t.sh"
+    budget "asan.integration.$t" bash "$ROOT/tests/integration/$t.sh"
 done
-echo "== all tests"
+stage "tests: all (CTest, Release build)"
 cd "$ROOT/build"
-ctest --output-on-failure --timeout 1800
+ctest --output-on-failure
+stage ""
