@@ -3,6 +3,7 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -32,26 +33,18 @@ struct UrlParts {
   std::string path;      // "/simple/x/" (may carry ?query)
 };
 
+// The one URL parser (util/url.hpp), in the shape the page resolution below uses.
 UrlParts split_url(const std::string& url) {
   UrlParts p;
-  auto colon = url.find("://");
-  if (colon == std::string::npos) {
+  auto u = util::parse_url(url);
+  if (!u) {
     p.path = url;
     return p;
   }
-  p.scheme = lower(url.substr(0, colon));
-  auto start = colon + 3;
-  auto end = url.find_first_of("/?#", start);
-  std::string auth = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  if (auto at = auth.rfind('@'); at != std::string::npos) {
-    p.userinfo = auth.substr(0, at);
-    auth = auth.substr(at + 1);
-  }
-  p.authority = auth;
-  p.path = end == std::string::npos ? "/" : url.substr(end);
-  if (p.path.empty() || p.path[0] != '/') {
-    p.path = "/" + p.path;
-  }
+  p.scheme = u->scheme;
+  p.userinfo = u->userinfo;
+  p.authority = u->authority();
+  p.path = u->path + (u->has_query ? "?" + u->query : "") + (u->has_fragment ? "#" + u->fragment : "");
   return p;
 }
 
@@ -267,19 +260,6 @@ std::string resolve_url(const std::string& base, const std::string& ref) {
   }
   std::string dir = base_path.substr(0, base_path.rfind('/') + 1);
   return prefix + remove_dot_segments(dir + ref);
-}
-
-std::string without_userinfo(const std::string& url) {
-  UrlParts p = split_url(url);
-  return p.userinfo.empty() ? url : p.scheme + "://" + p.authority + p.path;
-}
-
-std::string redact_url(const std::string& url) {
-  UrlParts p = split_url(url);
-  if (p.userinfo.empty()) {
-    return url;
-  }
-  return p.scheme + "://***@" + p.authority + p.path;
 }
 
 std::string file_project(const std::string& filename) {

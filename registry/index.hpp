@@ -10,6 +10,8 @@
 #include "registry/http.hpp"
 #include "registry/session.hpp"
 
+#include "util/url.hpp"
+
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -51,11 +53,10 @@ std::vector<IndexFile> parse_html_page(const std::string& html, const std::strin
 std::vector<IndexFile> parse_json_page(const std::string& json, const std::string& page_url);
 // `ref` resolved against `base` (RFC 3986 for the forms pages use).
 std::string resolve_url(const std::string& base, const std::string& ref);
-// The URL with its userinfo shown as "***" (for messages and logs).
-std::string redact_url(const std::string& url);
-// The URL without userinfo (links on a page resolve against it; a lock file keeps it,
-// the credentials coming from netrc or the spec).
-std::string without_userinfo(const std::string& url);
+// Redaction is util's one function (util/url.hpp): URLs are shown with their userinfo
+// and credential-bearing query parameters as "***", and stored without userinfo.
+using util::redact_url;
+using util::without_userinfo;
 // The project a distribution file belongs to, PEP 503-normalised ("" when the name is
 // neither a wheel nor an sdist).
 std::string file_project(const std::string& filename);

@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
+#include "util/url.hpp"
 
 #include <array>
 #include <cerrno>
@@ -411,3 +412,54 @@ TEST_SUITE("util") {
   }
 
 } // TEST_SUITE
+
+TEST_CASE("util url: one parser, IPv6 brackets, and one redaction for every output") {
+  auto u = util::parse_url("HTTPS://ci:T0p%40S3cret@[::1]:8443/simple/pkg/?a=1&b=2#frag");
+  REQUIRE(u.has_value());
+  CHECK(u->scheme == "https");
+  CHECK(u->userinfo == "ci:T0p%40S3cret");
+  CHECK(u->host == "[::1]");
+  CHECK(u->port == "8443");
+  CHECK(u->path == "/simple/pkg/");
+  CHECK(u->query == "a=1&b=2");
+  CHECK(u->fragment == "frag");
+  CHECK(u->authority() == "[::1]:8443");
+  CHECK(u->str(false) == "https://[::1]:8443/simple/pkg/?a=1&b=2#frag");
+  CHECK(util::parse_url("http://host")->path == "/");
+  CHECK(util::parse_url("http://h/a@b/c")->userinfo.empty()); // '@' in the path is not userinfo
+  CHECK(util::parse_url("file:///srv/wheels")->host.empty());
+  CHECK(util::parse_url("file:///srv/wheels")->str() == "file:///srv/wheels");
+  for (const char* bad :
+       {"/srv/wheels", "file://u@/x", "http://", "http://[::1", "http://h:80x/", "://h/", "1http://h/", "http://[]/"}) {
+    INFO(bad);
+    CHECK_FALSE(util::parse_url(bad).has_value());
+  }
+  CHECK(util::without_userinfo("https://u:p@idx.test/simple/") == "https://idx.test/simple/");
+  CHECK(util::without_userinfo("/srv/wheels") == "/srv/wheels");
+  CHECK(util::redact_url("https://u:p@idx.test/simple/") == "https://***@idx.test/simple/");
+  CHECK(util::redact_url("https://token@[fd00::2]:5000/v2/") == "https://***@[fd00::2]:5000/v2/");
+  // Presigned redirects of S3/GCS/Azure-backed registries carry their credential in the query.
+  CHECK(util::redact_url(
+            "https://b.s3.amazonaws.com/blob?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abc&x-id=GetObject") ==
+        "https://b.s3.amazonaws.com/blob?X-Amz-Credential=***&X-Amz-Signature=***&x-id=GetObject");
+  CHECK(util::redact_url("https://storage.googleapis.com/o?X-Goog-Signature=f00&Expires=1") ==
+        "https://storage.googleapis.com/o?X-Goog-Signature=***&Expires=1");
+  CHECK(util::redact_url("https://acct.blob.core.windows.net/c?sv=2020&sig=s3cret") ==
+        "https://acct.blob.core.windows.net/c?sv=2020&sig=***");
+  CHECK(util::redact_url("https://r/token?token=abc&scope=x") == "https://r/token?token=***&scope=x");
+  CHECK(util::redact_url("https://idx.test/simple/?page=2") == "https://idx.test/simple/?page=2");
+  // Free text: every URL in it, and Authorization headers.
+  std::string text = "GET https://u:canary@h/x failed; redirected to 'https://s3/b?Signature=canary2' "
+                     "(see http://ok/)\nAuthorization: Bearer canary3\nnext line";
+  std::string red = util::redact_text(text);
+  CHECK(red.find("canary") == std::string::npos);
+  CHECK(red.find("https://***@h/x failed") != std::string::npos);
+  CHECK(red.find("'https://s3/b?Signature=***'") != std::string::npos);
+  CHECK(red.find("(see http://ok/)") != std::string::npos);
+  CHECK(red.find("Authorization: [redacted]\nnext line") != std::string::npos);
+  CHECK(util::redact_text("no urls here") == "no urls here");
+  CHECK(util::redact_text("curl -u ci:canary4 -o x --password canary5 --token=canary6 x") ==
+        "curl -u ci:*** -o x --password *** --token=*** x");
+  CHECK(util::redact_text("useradd -u 1000 app && wget --user=ci:canary7 x") ==
+        "useradd -u 1000 app && wget --user=ci:*** x");
+}

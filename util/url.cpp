@@ -1,0 +1,248 @@
+#include "util/url.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace util {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool scheme_char(char c, bool first) {
+  unsigned char u = static_cast<unsigned char>(c);
+  return std::isalpha(u) || (!first && (std::isdigit(u) || c == '+' || c == '-' || c == '.'));
+}
+
+} // namespace
+
+std::string Url::authority() const {
+  return port.empty() ? host : host + ":" + port;
+}
+
+std::string Url::str(bool with_userinfo) const {
+  std::string out = scheme + "://";
+  if (with_userinfo && !userinfo.empty()) {
+    out += userinfo + "@";
+  }
+  out += authority() + path;
+  if (has_query) {
+    out += "?" + query;
+  }
+  if (has_fragment) {
+    out += "#" + fragment;
+  }
+  return out;
+}
+
+std::optional<Url> parse_url(std::string_view text) {
+  auto sep = text.find("://");
+  if (sep == std::string_view::npos || sep == 0) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < sep; ++i) {
+    if (!scheme_char(text[i], i == 0)) {
+      return std::nullopt;
+    }
+  }
+  Url u;
+  u.scheme = lower(text.substr(0, sep));
+  std::size_t start = sep + 3;
+  std::size_t end = text.find_first_of("/?#", start);
+  std::string_view auth = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  if (auto at = auth.rfind('@'); at != std::string_view::npos) {
+    u.userinfo = std::string(auth.substr(0, at));
+    auth = auth.substr(at + 1);
+  }
+  if (!auth.empty() && auth.front() == '[') {
+    auto close = auth.find(']');
+    if (close == std::string_view::npos) {
+      return std::nullopt;
+    }
+    u.host = std::string(auth.substr(0, close + 1));
+    auth = auth.substr(close + 1);
+    if (!auth.empty()) {
+      if (auth.front() != ':') {
+        return std::nullopt;
+      }
+      u.port = std::string(auth.substr(1));
+    }
+  } else {
+    auto colon = auth.rfind(':');
+    u.host = std::string(auth.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      u.port = std::string(auth.substr(colon + 1));
+    }
+  }
+  // Only file: URLs have an empty authority ("file:///srv/wheels").
+  bool empty_ok = u.scheme == "file" && u.userinfo.empty() && u.port.empty();
+  if ((u.host.empty() && !empty_ok) || u.host == "[]" ||
+      !std::all_of(u.port.begin(), u.port.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return std::nullopt;
+  }
+  std::string_view rest = end == std::string_view::npos ? std::string_view() : text.substr(end);
+  if (auto hash = rest.find('#'); hash != std::string_view::npos) {
+    u.has_fragment = true;
+    u.fragment = std::string(rest.substr(hash + 1));
+    rest = rest.substr(0, hash);
+  }
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    u.has_query = true;
+    u.query = std::string(rest.substr(q + 1));
+    rest = rest.substr(0, q);
+  }
+  u.path = rest.empty() ? "/" : std::string(rest);
+  return u;
+}
+
+std::string without_userinfo(const std::string& url) {
+  auto u = parse_url(url);
+  if (!u || u->userinfo.empty()) {
+    return url;
+  }
+  return u->str(false);
+}
+
+bool is_secret_query_parameter(std::string_view name) {
+  static const std::array<std::string_view, 16> secret = {"x-amz-signature",
+                                                          "x-amz-credential",
+                                                          "x-amz-security-token",
+                                                          "x-goog-signature",
+                                                          "x-goog-credential",
+                                                          "signature",
+                                                          "sig",
+                                                          "token",
+                                                          "access_token",
+                                                          "x-ms-signature",
+                                                          "x-oss-signature",
+                                                          "ossaccesskeyid",
+                                                          "awsaccesskeyid",
+                                                          "password",
+                                                          "client_secret",
+                                                          "x-goog-signature2"};
+  std::string n = lower(name);
+  return std::find(secret.begin(), secret.end(), n) != secret.end();
+}
+
+std::string redact_url(const std::string& url) {
+  auto u = parse_url(url);
+  if (!u) {
+    return url;
+  }
+  if (!u->userinfo.empty()) {
+    u->userinfo = "***";
+  }
+  if (u->has_query) {
+    std::string q;
+    std::size_t i = 0;
+    while (i <= u->query.size()) {
+      auto amp = u->query.find('&', i);
+      std::string item = u->query.substr(i, amp == std::string::npos ? std::string::npos : amp - i);
+      auto eq = item.find('=');
+      if (eq != std::string::npos && is_secret_query_parameter(item.substr(0, eq))) {
+        item = item.substr(0, eq) + "=***";
+      }
+      q += (i == 0 ? "" : "&") + item;
+      if (amp == std::string::npos) {
+        break;
+      }
+      i = amp + 1;
+    }
+    u->query = q;
+  }
+  return u->str(true);
+}
+
+namespace {
+
+// Command-line secrets: the value after --password/--token/... (or after its '='), and
+// the password half of `-u USER:PASS` / `--user USER:PASS` (curl, wget).
+std::string redact_flags(const std::string& text) {
+  static const std::array<std::string_view, 8> secret_flags = {"--password",      "--passwd",        "--token",
+                                                               "--secret",        "--access-token",  "--auth-token",
+                                                               "--http-password", "--proxy-password"};
+  std::string out;
+  std::size_t i = 0;
+  bool hide_next = false;
+  bool user_next = false;
+  while (i < text.size()) {
+    std::size_t end = i;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) {
+      ++end;
+    }
+    std::string word = text.substr(i, end - i);
+    if (!word.empty()) {
+      if (hide_next) {
+        word = "***";
+      } else if (user_next && word.find(':') != std::string::npos) {
+        word = word.substr(0, word.find(':')) + ":***";
+      } else {
+        auto eq = word.find('=');
+        std::string flag = lower(word.substr(0, eq));
+        if (std::find(secret_flags.begin(), secret_flags.end(), flag) != secret_flags.end() &&
+            eq != std::string::npos) {
+          word = word.substr(0, eq) + "=***";
+        } else if (flag == "--user" && eq != std::string::npos && word.find(':', eq) != std::string::npos) {
+          word = word.substr(0, word.find(':', eq)) + ":***";
+        }
+      }
+      std::string flag = lower(word);
+      hide_next = std::find(secret_flags.begin(), secret_flags.end(), flag) != secret_flags.end();
+      user_next = flag == "-u" || flag == "--user";
+    }
+    out += word;
+    i = end;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::string redact_text(std::string_view input) {
+  std::string flags_done = redact_flags(std::string(input));
+  std::string_view text = flags_done;
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto sep = text.find("://", i);
+    // An Authorization header's value, up to the end of the line.
+    auto auth = text.find("uthorization:", i);
+    if (auth != std::string_view::npos && auth > 0 && (text[auth - 1] == 'A' || text[auth - 1] == 'a') &&
+        (sep == std::string_view::npos || auth < sep)) {
+      std::size_t value = auth + 13;
+      auto eol = text.find_first_of("\r\n", value);
+      out += std::string(text.substr(i, value - i)) + " [redacted]";
+      i = eol == std::string_view::npos ? text.size() : eol;
+      continue;
+    }
+    if (sep == std::string_view::npos) {
+      out += std::string(text.substr(i));
+      break;
+    }
+    // The URL starts at its scheme and ends at white space, a quote or a bracket.
+    std::size_t start = sep;
+    while (start > i && scheme_char(text[start - 1], false)) {
+      --start;
+    }
+    std::size_t end = sep + 3;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end])) &&
+           std::string_view("\"'<>`").find(text[end]) == std::string_view::npos) {
+      ++end;
+    }
+    out += std::string(text.substr(i, start - i));
+    out += start == sep ? std::string(text.substr(start, end - start))
+                        : redact_url(std::string(text.substr(start, end - start)));
+    i = end;
+  }
+  return out;
+}
+
+} // namespace util
