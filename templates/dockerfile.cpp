@@ -3,6 +3,7 @@
 #include "templates/render.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/url.hpp"
 
 namespace templates {
 
@@ -132,13 +133,25 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
                       " --require-hashes -r " + sh_quote(lock_in_image));
     }
   } else {
-    std::string line = "RUN " + pip + " --require-hashes -r " + sh_quote(lock_in_image);
+    // Credentials in a URL never reach the Dockerfile (nor an image history built from
+    // it): the URL is written without them and pip reads them from a BuildKit secret
+    // mounted as root's netrc.
+    std::vector<std::string> credentialed;
+    auto clean = [&](const std::string& u) {
+      auto parsed = util::parse_url(u);
+      if (parsed && !parsed->userinfo.empty()) {
+        credentialed.push_back(parsed->host);
+        return util::without_userinfo(u);
+      }
+      return u;
+    };
+    std::string args;
     for (std::size_t i = 0; i < l.indexes.size(); ++i) {
-      line += (i == 0 ? " -i " : " --extra-index-url ") + sh_quote(one_line(l.indexes[i], "index"));
+      args += (i == 0 ? " -i " : " --extra-index-url ") + sh_quote(one_line(clean(l.indexes[i]), "index"));
     }
     for (const auto& f : l.find_links) {
       if (is_url(f)) {
-        line += " -f " + sh_quote(one_line(f, "find_links"));
+        args += " -f " + sh_quote(one_line(clean(f), "find_links"));
       } else {
         notes.push_back("find_links " + one_line(f, "find_links") +
                         " is a local directory: COPY it in and add -f DIR to the pip line");
@@ -147,7 +160,14 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
     if (l.indexes.empty()) {
       notes.push_back("no index in the spec: pip uses the lock's -i lines, then PIP_INDEX_URL / pip.conf, then PyPI");
     }
-    lines.push_back(line);
+    std::string mount;
+    if (!credentialed.empty()) {
+      mount = "--mount=type=secret,id=netrc,target=/root/.netrc ";
+      notes.push_back("the credentials for " + util::join(credentialed, ", ") +
+                      " are not written here: build with --secret id=netrc,src=FILE, FILE a netrc file with a "
+                      "`machine HOST login USER password PASSWORD` line for each (pip reads /root/.netrc)");
+    }
+    lines.push_back("RUN " + mount + pip + " --require-hashes -r " + sh_quote(lock_in_image) + args);
   }
   if (!l.chown.empty()) {
     notes.push_back("owner " + l.chown + ": pip installs as the build's user (root), not as the layer's owner");

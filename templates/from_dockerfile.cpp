@@ -1,7 +1,9 @@
 #include "templates/from_dockerfile.hpp"
 
 #include "templates/render.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <map>
@@ -299,7 +301,9 @@ public:
 
 private:
   void skip(const std::string& reason) {
-    std::string t = m_cur->text.size() > 120 ? m_cur->text.substr(0, 117) + "..." : m_cur->text;
+    // The instruction is shown redacted: a URL in it may carry credentials.
+    std::string text = util::redact_text(m_cur->text);
+    std::string t = text.size() > 120 ? text.substr(0, 117) + "..." : text;
     m_stage.push_back({m_cur->line, t, reason});
   }
 
@@ -522,6 +526,22 @@ private:
       skip(reqs.empty() ? "pip install without -r FILE: list the packages in a requirements file"
                         : "several -r files: merge them into one requirements file");
       return;
+    }
+    // Credentials in an index or find-links URL never reach the spec (nor its --json):
+    // the URL is kept without them and the line says where they go instead.
+    std::vector<std::string> with_credentials;
+    for (auto* urls : {&l.indexes, &l.find_links}) {
+      for (auto& u : *urls) {
+        if (auto parsed = util::parse_url(u); parsed && !parsed->userinfo.empty()) {
+          with_credentials.push_back(parsed->authority());
+          u = util::without_userinfo(u);
+        }
+      }
+    }
+    if (!with_credentials.empty()) {
+      skip("the credentials in the URL for " + util::join(with_credentials, ", ") +
+           " are not copied into the spec: put them in ~/.netrc (machine HOST login USER password PASS) or "
+           "PIP_INDEX_URL where paddle-image runs");
     }
     std::string req = m_context + (reqs[0].rfind("./", 0) == 0 ? reqs[0].substr(2) : reqs[0]);
     l.name = layer_name(m, "deps");

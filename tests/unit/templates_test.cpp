@@ -246,3 +246,54 @@ TEST_CASE("templates: multi-stage Dockerfiles map the last stage and list every 
   CHECK(r.spec.find("from: \"b\"") != std::string::npos);
   CHECK(r.spec.find("from: \"a\"") == std::string::npos);
 }
+
+TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an init spec") {
+  const std::string canary = "T0pS3cretCanary";
+  templates::DockerfileInput in;
+  in.spec_file = "spec.yaml";
+  in.base = "scratch";
+  in.python = "python3";
+  templates::DockerLayer deps{
+      "deps",
+      "wheels",
+      {},
+      "",
+      "requirements.lock",
+      {"https://ciuser:" + canary + "@mirror.example/simple", "https://" + canary + "@[fd00::5]:8443/extra/"},
+      {"https://u:" + canary + "@files.example/links/"},
+      ""};
+  in.layers = {deps};
+  std::string out = templates::render_dockerfile(in, "");
+  CHECK(out.find(canary) == std::string::npos);
+  CHECK(out.find("ciuser") == std::string::npos);
+  CHECK(out.find("RUN --mount=type=secret,id=netrc,target=/root/.netrc python3 -m pip install --require-hashes -r "
+                 "/tmp/paddle-image/deps.lock -i https://mirror.example/simple --extra-index-url "
+                 "'https://[fd00::5]:8443/extra/' -f https://files.example/links/\n") != std::string::npos);
+  CHECK(out.find("# the credentials for mirror.example, [fd00::5], files.example are not written here: build with "
+                 "--secret id=netrc,src=FILE") != std::string::npos);
+  // Without credentials nothing is mounted.
+  in.layers[0].indexes = {"https://mirror.example/simple"};
+  in.layers[0].find_links = {};
+  CHECK(templates::render_dockerfile(in, "").find("--mount=type=secret") == std::string::npos);
+
+  std::string df = "FROM python:3.11\n"
+                   "COPY requirements.txt .\n"
+                   "RUN pip install -r requirements.txt -i https://ci:" +
+                   canary + "@mirror.example/simple --extra-index-url https://" + canary +
+                   "@extra.example/simple\n"
+                   "RUN curl -u ci:" +
+                   canary + " https://ci:" + canary + "@files.example/x.tar | tar x\n";
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  CHECK(r.spec.find(canary) == std::string::npos);
+  CHECK(r.spec.find("index: [\"https://mirror.example/simple\", \"https://extra.example/simple\"]") !=
+        std::string::npos);
+  bool told = false;
+  for (const auto& u : r.unmapped) {
+    CHECK(u.instruction.find(canary) == std::string::npos);
+    told = told || u.reason.find("not copied into the spec") != std::string::npos;
+  }
+  CHECK(told);
+  for (const auto& c : r.commands) {
+    CHECK(c.find(canary) == std::string::npos);
+  }
+}
