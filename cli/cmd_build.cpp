@@ -13,6 +13,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -114,7 +115,17 @@ constexpr const char* k_tool_version = "0.1.0";
 
 // What the SBOM describes: --identity's repository, else the image's name (as a
 // registry reference's host/repo when it is one).
-std::string sbom_subject(const spec::BuildSpec& s, const std::string& identity) {
+// The SBOM's name for the image: --identity; else, when every output is a push, the
+// pushed repository (what `paddle-image sbom REF` names, so the two match byte for
+// byte); else the spec's image name.
+std::string sbom_subject(const spec::BuildSpec& s, const std::string& identity,
+                         const std::vector<oci::ImageRef>& outputs) {
+  bool push_only = !outputs.empty() && std::all_of(outputs.begin(), outputs.end(), [](const oci::ImageRef& r) {
+    return r.kind == oci::ImageRef::Kind::registry;
+  });
+  if (identity.empty() && push_only) {
+    return outputs.front().name();
+  }
   std::string name = identity.empty() ? s.name : identity;
   try {
     oci::ImageRef r = oci::ImageRef::parse(name);
@@ -283,7 +294,7 @@ int run_build(const BuildArgs& a) {
           so.base_layers.insert(l.blob.digest.str());
         }
       }
-      so.image_name = sbom_subject(s, a.identity);
+      so.image_name = sbom_subject(s, a.identity, o.outputs);
       so.created = util::rfc3339_utc(o.source_date_epoch);
       so.tool_version = k_tool_version;
       so.info = [&out](const std::string& line) { out.info(line); };

@@ -15,6 +15,9 @@ using util::ErrorKind;
 
 namespace {
 
+// Why an envelope did not count when none of its signatures verifies with the key.
+constexpr const char* k_not_this_key = "no envelope signature verifies with this key";
+
 std::string tag_for(const oci::Digest& image, const std::string& suffix) {
   return image.algorithm + "-" + image.hex + suffix;
 }
@@ -56,6 +59,15 @@ bool envelope_signed_by(oci::AttachmentStore& store, const oci::Descriptor& laye
   return false;
 }
 
+// A registry or network failure while reading an attachment is not a verdict on it:
+// it keeps its own exit code (5 auth, 6 network, 7 registry) instead of becoming a
+// failed verification (11), so a 404 or a 503 after every retry is reported as what it is.
+void rethrow_transport(const Error& e) {
+  if (e.kind() == ErrorKind::auth || e.kind() == ErrorKind::network || e.kind() == ErrorKind::registry) {
+    throw e;
+  }
+}
+
 // The layers of the attachment manifests of `image` under `suffix` (layouts and
 // registries report them through Image::attachments). A manifest that cannot be read
 // or is not an image manifest is a failed verification, reported in `problems`.
@@ -72,6 +84,7 @@ std::vector<oci::Descriptor> attached_layers(const oci::Image& img, const oci::D
         out.push_back(std::move(l));
       }
     } catch (const Error& e) {
+      rethrow_transport(e);
       problems.push_back(a.descriptor.digest.str() + ": " + e.what());
     }
   }
@@ -195,6 +208,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
       try {
         payload = oci::read_small_blob(img, l, 1 << 20);
       } catch (const Error& e) {
+        rethrow_transport(e);
         v.problem = std::string("payload unreadable: ") + e.what();
         rep.signatures.push_back(v);
         continue;
@@ -229,7 +243,14 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         if (l.media_type != k_dsse_media_type) {
           throw Error(ErrorKind::verification, "layer media type " + l.media_type + " is not a DSSE envelope");
         }
-        Envelope e = parse_envelope(oci::read_small_blob(img, l, 64 << 20));
+        std::string blob;
+        try {
+          blob = oci::read_small_blob(img, l, 64 << 20);
+        } catch (const Error& e) {
+          rethrow_transport(e);
+          throw;
+        }
+        Envelope e = parse_envelope(blob);
         if (e.payload_type != k_in_toto_payload_type) {
           throw Error(ErrorKind::verification, "payloadType is '" + e.payload_type + "'");
         }
@@ -239,7 +260,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         }
         if (!signed_ok) {
           v.foreign = true;
-          throw Error(ErrorKind::verification, "no envelope signature verifies with this key");
+          throw Error(ErrorKind::verification, k_not_this_key);
         }
         nlohmann::json st = nlohmann::json::parse(e.payload, nullptr, false);
         if (st.is_discarded() || !st.is_object() || st.value("_type", "") != k_statement_type) {
@@ -298,10 +319,13 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
   }
   std::vector<std::string> wanted = opt.attestations;
   if (opt.check_present) {
-    // Another key's well-formed attestations are not this verifier's business; this
-    // key's, and any that are damaged, must hold.
+    // Every predicate type the image carries must have an attestation that verifies
+    // with this key (docs/signing.md, "What verify checks", rule 3). An envelope whose
+    // signature does not verify may be another key's or this key's, tampered with:
+    // nothing tells them apart, so it never excuses its type. A key that attested
+    // nothing verifies a signature with --attestations none.
     for (const auto& a : rep.attestations) {
-      if (!a.foreign && std::find(wanted.begin(), wanted.end(), a.predicate_type) == wanted.end()) {
+      if (std::find(wanted.begin(), wanted.end(), a.predicate_type) == wanted.end()) {
         wanted.push_back(a.predicate_type);
       }
     }
@@ -311,12 +335,15 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
       break;
     }
     bool found = false, good = false;
+    int unsigned_here = 0;
     std::string problem;
     for (const auto& a : rep.attestations) {
       if (a.predicate_type == want) {
         found = true;
         good = good || a.ok;
-        if (!a.ok && problem.empty()) {
+        unsigned_here += a.foreign ? 1 : 0;
+        // Name a layer that this key signed but that is wrong, before one it did not sign.
+        if (!a.ok && (problem.empty() || (!a.foreign && problem.find(k_not_this_key) != std::string::npos))) {
           problem = a.layer.str() + ": " + a.problem;
         }
       }
@@ -327,7 +354,11 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
       rep.failure =
           img.name() + ": no " + want + " attestation for " + image.str() + (other.empty() ? "" : " (" + other + ")");
     } else if (!good) {
-      rep.failure = img.name() + ": the " + want + " attestation of " + image.str() + " is not valid (" + problem + ")";
+      rep.failure = img.name() + ": the " + want + " attestation of " + image.str() + " is not valid (" + problem +
+                    ")" +
+                    (unsigned_here > 0 && opt.attestations.empty()
+                         ? "; a key that attested nothing verifies the signature alone with --attestations none"
+                         : "");
     }
   }
   rep.ok = rep.failure.empty();

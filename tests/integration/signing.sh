@@ -126,6 +126,17 @@ check "the independent verifier accepts the pushed image, its provenance and SBO
 check "... and the layout output" "${CC[@]}" verify --key k1.pub --layout signed --tag v1 --identity example.com/team/app:v1 --attestations slsa,spdx
 check "paddle-image verify the registry image (signature + provenance + SBOM)" bash -c "'$PI' verify $R/team/app:v1 --key k1.pub --insecure --attestations slsa,spdx --json >verify.json"
 check "... the report names both attestations as verified" js verify.json 'assert j["verified"] and sorted(a["predicate_type"] for a in j["attestations"] if a["verified"])==["https://slsa.dev/provenance/v1","https://spdx.dev/Document"], j'
+# Registry failures while verifying keep their codes (5-8), never "verification failed" (11).
+proxy_start vproxy "$R" "$WORK/vproxy"
+VP=$VPROXY_HOST
+proxy_rules vproxy '{"method": "GET", "path": "^/v2/team/app/blobs/", "action": "status", "code": 404, "times": -1}'
+expect_fail "verify: signature blobs the registry lost are a registry error (exit 7), not exit 11" 7 "" \
+  "$PI" verify "$VP/team/app:v1" --key k1.pub --insecure-registry "$VP" --identity "$R/team/app" --retries 1
+proxy_rules vproxy '{"method": "GET", "path": "^/v2/team/app/blobs/", "action": "status", "code": 503, "times": -1}'
+expect_fail "verify: a 503 after every retry is not exit 11 either" 7 "" \
+  "$PI" verify "$VP/team/app:v1" --key k1.pub --insecure-registry "$VP" --identity "$R/team/app" --retries 1
+proxy_rules vproxy ''
+check "verify: through the proxy with no fault it passes" "$PI" verify "$VP/team/app:v1" --key k1.pub --insecure-registry "$VP" --identity "$R/team/app"
 # The predicates, taken out of the envelopes for the schema checks.
 cat >predicates.py <<'PY'
 import base64, json, sys
@@ -170,6 +181,12 @@ check "sbom --format cyclonedx meets $cdx_what" bash -c "'$PI' sbom oci:signed:v
 check "... and so does the build's CycloneDX attestation" bash -c "'$PI' build proj/spec.yaml -q --sign --key k1.key -o oci:cdx --sbom-format cyclonedx && python3 predicates.py cdx \$(python3 -c 'import json; print([m[\"digest\"] for m in json.load(open(\"cdx/index.json\"))[\"manifests\"] if m.get(\"annotations\",{}).get(\"org.opencontainers.image.ref.name\")==\"v1\"][0])') cdx- && '${CC[0]}' '${CC[1]}' schema --kind cyclonedx ${cdx_check[*]} cdx-cyclonedx.json"
 check "sbom is reproducible (same image, same document)" bash -c "'$PI' sbom oci:signed:v1 >a.json && '$PI' sbom oci:signed:v1 >b.json && cmp a.json b.json"
 check "... and equals the attested SPDX document" bash -c "python3 -c 'import json,sys; assert json.load(open(\"a.json\"))==json.load(open(\"spdx.json\"))'"
+# A push-only build --sign attests the SBOM under the pushed repository, so `sbom REF`
+# of that push equals the attested document (before, it named the spec's image.name).
+check "push-only build --sign" bash -c "'$PI' build proj/spec.yaml -q --sign --key k1.key --push $R/team/ponly:v1 --insecure --digest-file ponly.digest"
+check "... pulled back with its attachments" "$PI" pull "$R/team/ponly:v1" -o oci:ponly --insecure -q
+python3 predicates.py ponly "$(cat ponly.digest)" ponly-
+check "... sbom REF equals the attested SPDX document" bash -c "'$PI' sbom $R/team/ponly:v1 --insecure >ponly-sbom.json && python3 -c 'import json; a=json.load(open(\"ponly-sbom.json\")); b=json.load(open(\"ponly-spdx.json\")); assert a==b, (a[\"name\"], b[\"name\"])'"
 check "build --sign --sbom-base skip" "$PI" build proj/spec.yaml -q --sign --key k1.key -o oci:skipped --sbom-base skip
 SD=$(manifest_digest skipped v1)
 check "... its SBOM lists the wheels but none of the base's dpkg packages" bash -c \

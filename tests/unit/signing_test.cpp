@@ -271,3 +271,134 @@ TEST_CASE("signing: documents derive their ids from the image digest") {
   CHECK(cdx["serialNumber"] == "urn:uuid:" + signing::uuid_v5("cyclonedx:" + in.image.str()));
   CHECK(cdx["components"][0]["purl"] == "pkg:deb/debian/libc6@2.36-9?arch=amd64");
 }
+
+namespace {
+
+// Adds an attestation layer holding `e` under predicate type `type` to the image's
+// .att attachment, as a tampering registry or a second signer would.
+void add_envelope(oci::AttachmentStore& store, const oci::Digest& img, const signing::Envelope& e,
+                  const std::string& type) {
+  std::string bytes = signing::envelope_json(e);
+  oci::Descriptor layer;
+  layer.media_type = signing::k_dsse_media_type;
+  layer.digest = digest_of(bytes);
+  layer.size = static_cast<std::int64_t>(bytes.size());
+  layer.annotations[signing::k_predicate_type_annotation] = type;
+  layer.annotations[signing::k_signature_annotation] = "";
+  oci::add_attachment_layers(store, img.algorithm + "-" + img.hex + ".att", {{layer, bytes}}, "test");
+}
+
+signing::Envelope signed_envelope(const signing::PrivateKey& key, const std::string& payload_type,
+                                  const std::string& body) {
+  signing::Envelope e;
+  e.payload_type = payload_type;
+  e.payload = body;
+  e.signatures.push_back({"", key.sign(signing::pae(payload_type, body))});
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("signing: verify is as strict as docs/signing.md says (tampered, foreign and missing attestations)") {
+  auto tmp = test_support::make_temp("signing-adversarial");
+  signing::PrivateKey mine = signing::PrivateKey::generate();
+  signing::PrivateKey theirs = signing::PrivateKey::generate();
+  const std::string id = "registry.example.com/team/ocr";
+  const nlohmann::json predicate = {{"buildDefinition", {{"buildType", "x"}}}};
+  int n = 0;
+  // A fresh layout signed by `mine`, then `setup` adds attestations; the verdict with
+  // the default options (every predicate type the image carries must pass).
+  auto verdict = [&](const std::function<void(oci::AttachmentStore&, const oci::Digest&)>& setup,
+                     signing::VerifyOptions opt = {}) {
+    auto dir = tmp.path() / ("l" + std::to_string(n++));
+    oci::Digest img = make_layout(dir);
+    {
+      auto layout = oci::OciLayout::open_existing(dir);
+      oci::LayoutAttachments store(layout);
+      signing::sign_image(store, img, id + ":v1", mine, "test");
+      setup(store, img);
+    }
+    auto image = oci::open_layout_image(dir, "v1", "oci:test:v1");
+    opt.identity = id;
+    return signing::verify_image(*image, img, mine.public_key(), opt);
+  };
+  auto statement_for = [&](const oci::Digest& subject, const nlohmann::json& pred) {
+    return signing::statement(id, subject, signing::k_slsa_provenance, pred).dump();
+  };
+
+  SUBCASE("an honest attestation passes") {
+    auto r = verdict([&](auto& store, const auto& img) {
+      signing::attest_image(store, img, id, signing::k_slsa_provenance, predicate, mine, "test");
+    });
+    CHECK_MESSAGE(r.ok, r.failure);
+  }
+  SUBCASE("an edited predicate under the old signature fails (exit 11), not skipped as another key's") {
+    auto r = verdict([&](auto& store, const auto& img) {
+      auto e = signed_envelope(mine, signing::k_in_toto_payload_type, statement_for(img, predicate));
+      e.payload = statement_for(img, {{"buildDefinition", {{"buildType", "edited"}}}});
+      add_envelope(store, img, e, signing::k_slsa_provenance);
+    });
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("attestation of") != std::string::npos);
+    CHECK(r.failure.find("no envelope signature verifies with this key") != std::string::npos);
+  }
+  SUBCASE("an edited payload type fails") {
+    auto r = verdict([&](auto& store, const auto& img) {
+      auto e = signed_envelope(mine, signing::k_in_toto_payload_type, statement_for(img, predicate));
+      e.payload_type = "application/json";
+      add_envelope(store, img, e, signing::k_slsa_provenance);
+    });
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("payloadType") != std::string::npos);
+  }
+  SUBCASE("a foreign envelope beside a tampered one does not make the type pass") {
+    auto r = verdict([&](auto& store, const auto& img) {
+      add_envelope(store, img, signed_envelope(theirs, signing::k_in_toto_payload_type, statement_for(img, predicate)),
+                   signing::k_slsa_provenance);
+      auto bad = signed_envelope(mine, signing::k_in_toto_payload_type, statement_for(img, predicate));
+      bad.payload += " ";
+      add_envelope(store, img, bad, signing::k_slsa_provenance);
+    });
+    CHECK_FALSE(r.ok);
+    CHECK(r.attestations.size() == 2);
+  }
+  SUBCASE("an attestation signed by this key for another digest fails") {
+    auto r = verdict([&](auto& store, const auto& img) {
+      add_envelope(store, img,
+                   signed_envelope(mine, signing::k_in_toto_payload_type, statement_for(digest_of("other"), predicate)),
+                   signing::k_slsa_provenance);
+    });
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("subject is not") != std::string::npos);
+  }
+  SUBCASE("a key that attested nothing fails, and passes with --attestations none") {
+    auto setup = [&](oci::AttachmentStore& store, const oci::Digest& img) {
+      signing::attest_image(store, img, id, signing::k_slsa_provenance, predicate, theirs, "test");
+    };
+    auto r = verdict(setup);
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("--attestations none") != std::string::npos);
+    signing::VerifyOptions none;
+    none.check_present = false;
+    auto ok = verdict(setup, none);
+    CHECK_MESSAGE(ok.ok, ok.failure);
+  }
+  SUBCASE("this key's attestation beside another key's passes") {
+    auto r = verdict([&](auto& store, const auto& img) {
+      signing::attest_image(store, img, id, signing::k_slsa_provenance, predicate, theirs, "test");
+      signing::attest_image(store, img, id, signing::k_slsa_provenance, predicate, mine, "test");
+    });
+    CHECK_MESSAGE(r.ok, r.failure);
+  }
+  SUBCASE("a predicate type --attestations names and the image lacks fails") {
+    signing::VerifyOptions want;
+    want.attestations = {signing::k_cyclonedx_bom};
+    auto r = verdict(
+        [&](auto& store, const auto& img) {
+          signing::attest_image(store, img, id, signing::k_slsa_provenance, predicate, mine, "test");
+        },
+        want);
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("no https://cyclonedx.org/bom attestation") != std::string::npos);
+  }
+}
