@@ -231,7 +231,13 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
     c.username = flags.username;
     c.password = pw;
     c.source = "--username/--password-stdin";
-    m_creds.set_explicit(explicit_host, c);
+    if (explicit_host.empty()) {
+      // The command names its registry only when it opens the image: the credential
+      // goes to the first registry it connects to (the image's), and to no other.
+      m_pending_explicit = c;
+    } else {
+      m_creds.set_explicit(explicit_host, c);
+    }
   }
 }
 
@@ -374,6 +380,10 @@ std::shared_ptr<registry::Registry> RegistrySession::connect(const std::string& 
   registry::ClientOptions opt = m_client;
   if (m_flags.insecure) {
     opt.insecure.insert(host);
+  }
+  if (m_pending_explicit) {
+    m_creds.set_explicit(host, *m_pending_explicit);
+    m_pending_explicit.reset();
   }
   registry::Credential cred = m_creds.lookup(host);
   if (m_level >= 2) {

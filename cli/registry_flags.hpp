@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,8 @@ private:
 
 class RegistrySession {
 public:
-  // `explicit_host` receives --username/--password-stdin credentials.
+  // `explicit_host` receives --username/--password-stdin credentials; when it is empty,
+  // the first registry the command connects to (the image's) receives them.
   RegistrySession(const RegistryFlags& flags, const Output& out, const std::string& explicit_host = {});
   std::shared_ptr<registry::Registry> connect(const std::string& host);
   registry::TransferOptions transfer_options();
@@ -78,6 +80,7 @@ private:
   registry::Stats m_stats;
   registry::ClientOptions m_client;
   registry::CredentialStore m_creds;
+  std::optional<registry::Credential> m_pending_explicit;
   std::shared_ptr<registry::Http> m_http;
   std::mutex m_mutex;
   std::map<std::string, std::shared_ptr<registry::Registry>> m_registries;

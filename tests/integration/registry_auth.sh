@@ -49,6 +49,35 @@ check "pull too" "$PI" pull "$B/team/img:v3" -o oci:pulled --insecure -q
 check "logout removes them" bash -c "'$PI' logout $B | grep -q Removed && ! grep -q '\"$B\"' '$DOCKER_CONFIG/config.json'"
 expect_fail "after logout the registry refuses again" 5 "no credentials" "$PI" push oci:img:v1 "$B/team/img:v4" --insecure -q
 
+# Every command that talks to a registry authenticates with -u/--password-stdin alone
+# (nothing stored): before, sign/attest/verify/sbom and warm manifests read the
+# password and kept it for no registry.
+printf '%s\n' "$BASIC_PASS" | "$PI" push oci:img:v1 "$B/team/flags:v1" --insecure -q --username alice --password-stdin
+printf 'pw\n' >flags.pass
+"$PI" key generate -o fk --passphrase-file flags.pass >/dev/null
+echo '{"buildDefinition": {"buildType": "test"}}' >flags-pred.json
+while IFS= read -r args; do
+  check "${args%% *} with -u/--password-stdin alone" bash -c \
+    "printf '%s\n' '$BASIC_PASS' | '$PI' $args --insecure --username alice --password-stdin >flags-out.txt 2>&1"
+done <<LIST
+sign $B/team/flags:v1 --key fk.key --passphrase-file flags.pass
+attest $B/team/flags:v1 --key fk.key --passphrase-file flags.pass --type slsa --predicate flags-pred.json
+verify $B/team/flags:v1 --key fk.pub
+sbom $B/team/flags:v1 -o flags-sbom.json
+inspect $B/team/flags:v1
+tags $B/team/flags
+pull $B/team/flags:v1 -o oci:flags-pulled -q
+copy $B/team/flags:v1 $B/team/flags-copy:v1 -q
+warm plan $B/team/flags:v1
+warm manifests $B/team/flags:v1 --kind imagepulljob
+LIST
+mkdir -p no-gpu-root
+expect_fail "doctor --image with -u/--password-stdin alone reads the image (exit 10: no GPU under --root)" 10 "" \
+  bash -c "printf '%s\n' '$BASIC_PASS' | '$PI' doctor --image $B/team/flags:v1 --root '$WORK/no-gpu-root' --json --insecure --username alice --password-stdin"
+check "... and names it by digest" grep -q "$B/team/flags:v1@sha256:" "$WORK/out.txt"
+check "no output shows the password" bash -c "! grep -rqF '$BASIC_PASS' flags-out.txt flags-sbom.json"
+expect_fail "without the flags the same verify is refused (exit 5)" 5 "no credentials" "$PI" verify "$B/team/flags:v1" --key fk.pub --insecure
+
 # Every other place credentials come from.
 auth=$(printf '%s' "alice:$BASIC_PASS" | base64 -w0)
 printf '{"auths":{"http://%s/v1/":{"username":"alice","password":"%s"}}}' "$B" "$BASIC_PASS" >"$DOCKER_CONFIG/config.json"
