@@ -16,6 +16,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <memory>
@@ -45,9 +46,9 @@ struct RenderArgs {
   bool json = false;
   // k8s-job, paddle-distributed
   std::string facts;
-  int gpus = -1;
+  int gpus = 1; // defaults; a negative value given on the command line is refused below
   int workers = -1;
-  int gpus_per_worker = -1;
+  int gpus_per_worker = 1;
   std::string format;
   std::string name;
   std::string ns;
@@ -175,6 +176,10 @@ void ci_lock(const spec::BuildSpec& s, const RenderArgs& a, templates::CiInput& 
   if (cands.size() > 1) {
     throw Error(ErrorKind::usage, "--requirements: the spec has several wheels layers from an index",
                 "name one with --layer");
+  }
+  if (std::error_code ec; !fs::is_regular_file(a.requirements, ec)) {
+    throw Error(ErrorKind::usage, "--requirements " + util::escape_bytes(a.requirements) + ": no such file",
+                "name the requirements file the lock is made from (the CI job runs `paddle-image lock` on it)");
   }
   in.requirements = a.requirements;
   in.lock_layer = cands[0]->name;
@@ -499,9 +504,6 @@ Rendered render_k8s(const RenderArgs& a, const Flags& flags, const Output& out) 
                     "@sha256:... (build --push --digest-file FILE writes it), or accept the risk with --allow-tag");
   }
   int gpus = distributed ? a.gpus_per_worker : a.gpus;
-  if (gpus == -1) {
-    gpus = 1;
-  }
   if (gpus < 1 || gpus > 64) {
     throw Error(ErrorKind::usage,
                 std::string(distributed ? "--gpus-per-worker " : "--gpus ") + std::to_string(gpus) +
@@ -682,6 +684,31 @@ int run_render(const RenderArgs& a, const CLI::App& app) {
       in.image = a.image.empty() ? s.name : a.image;
       if (in.image.empty()) {
         throw Error(ErrorKind::usage, "the spec names no image (image.name) to push", "give --image REGISTRY/REPO");
+      }
+      // The pipeline appends ":$SHA" (and tags) itself: the image is a repository, with
+      // no tag, digest, white space or control character (which would also break the YAML).
+      {
+        const std::string last = in.image.substr(in.image.rfind('/') == std::string::npos ? 0 : in.image.rfind('/'));
+        bool bad_char =
+            std::any_of(in.image.begin(), in.image.end(), [](unsigned char c) { return c <= 0x20 || c >= 0x7f; });
+        std::string why = bad_char                                        ? "has white space or a control character"
+                          : last.find_first_of(":@") != std::string::npos ? "names a tag or digest"
+                                                                          : "";
+        if (why.empty()) {
+          try {
+            if (oci::ImageRef::parse(in.image).kind != oci::ImageRef::Kind::registry) {
+              why = "is not a registry repository";
+            }
+          } catch (const Error& e) {
+            why = "is not a repository reference (" + std::string(e.what()) + ")";
+          }
+        }
+        if (!why.empty()) {
+          throw Error(ErrorKind::usage,
+                      std::string(a.image.empty() ? "image.name " : "--image ") + "'" + util::escape_bytes(in.image) +
+                          "' " + why,
+                      "give a repository: --image REGISTRY/REPO (the pipeline tags it with the commit)");
+        }
       }
       in.sign = !a.no_sign;
       ci_lock(s, a, in);

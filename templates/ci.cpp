@@ -28,7 +28,8 @@ std::string ci_template_name(const std::string& kind) {
 
 nlohmann::json ci_data(const std::string& kind, const CiInput& in) {
   bool lock = !in.requirements.empty();
-  return {{"command", "paddle-image render " + kind + " " + in.spec_file},
+  // The command line goes into a comment: escaped so a spec path cannot start a line.
+  return {{"command", comment_text("paddle-image render " + kind + " " + in.spec_file)},
           {"spec_file", in.spec_file},
           {"image", in.image},
           {"registry", registry_host(in.image)},

@@ -319,7 +319,13 @@ Placement place(const GpuNeeds& needs, const GpuChoice& choice, const GfdKeys& k
   }
   std::vector<compat::Gpu> types;
   for (const auto& t : choice.gpu_types) {
-    compat::Gpu g = compat::find_gpu(m, t, "--gpu-type");
+    compat::Gpu g;
+    try {
+      g = compat::find_gpu(m, t, "--gpu-type");
+    } catch (const Error& e) {
+      // A flag's value the matrix does not know is a usage error (exit 2), as for any flag.
+      throw Error(e.kind() == ErrorKind::input ? ErrorKind::usage : e.kind(), e.what(), e.hint());
+    }
     check_served(needs, g, "--gpu-type " + t);
     types.push_back(g);
   }

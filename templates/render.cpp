@@ -383,4 +383,16 @@ std::string render(const Template& t, const nlohmann::json& data, const nlohmann
   return out;
 }
 
+std::string comment_text(std::string_view value) {
+  std::string out = util::escape_bytes(value);
+  for (const auto& [seq, esc] : {std::pair<std::string_view, std::string_view>{"\xC2\x85", "\\u0085"},
+                                 {"\xE2\x80\xA8", "\\u2028"},
+                                 {"\xE2\x80\xA9", "\\u2029"}}) {
+    for (auto at = out.find(seq); at != std::string::npos; at = out.find(seq, at + esc.size())) {
+      out.replace(at, seq.size(), esc);
+    }
+  }
+  return out;
+}
+
 } // namespace templates

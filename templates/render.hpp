@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace templates {
@@ -52,5 +53,10 @@ void check_variables(const Template& t, const nlohmann::json& schema);
 // check_variables, then render `data` (objects, arrays of objects, strings, numbers,
 // booleans) with the target's escaping.
 std::string render(const Template& t, const nlohmann::json& data, const nlohmann::json& schema, Escape escape);
+
+// A value for a comment line of any format (YAML, Dockerfile, TOML, shell): control bytes,
+// invalid UTF-8 and every Unicode line break a parser may honour (U+0085 NEL, U+2028,
+// U+2029) written as escapes, so a value can never end the comment and start a line.
+std::string comment_text(std::string_view value);
 
 } // namespace templates

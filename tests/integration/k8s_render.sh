@@ -288,9 +288,10 @@ expect_fail "... the same for a GFD product" 2 "no kernels for" \
   "$PI" render k8s-job b.yaml --image "$(ref b)" --facts oci:img-b:v1 --gpu-product Tesla-T4
 expect_fail "... and for a product node selector" 2 "no kernels for" \
   "$PI" render k8s-job b.yaml --image "$(ref b)" --facts oci:img-b:v1 --node-selector nvidia.com/gpu.product=Tesla-V100-SXM2-16GB
-expect_fail "unknown GPU type: did you mean" 3 "did you mean" \
+expect_fail "unknown GPU type: did you mean (a bad flag value, exit 2)" 2 "did you mean" \
   "$PI" render k8s-job b.yaml --image "$(ref b)" --facts oci:img-b:v1 --gpu-type A1000
 expect_fail "zero GPUs" 2 "needs 1 to 64 GPUs" "$PI" render k8s-job a.yaml --image "$(ref a)" --facts oci:img-a:v1 --gpus 0
+expect_fail "a negative GPU count is refused, not read as the default" 2 "--gpus -1: a GPU training pod needs 1 to 64 GPUs" "$PI" render k8s-job a.yaml --image "$(ref a)" --facts oci:img-a:v1 --gpus -1
 expect_fail "--no-gpu-affinity with --gpu-type conflict" 2 "conflicts with --no-gpu-affinity" \
   "$PI" render k8s-job a.yaml --image "$(ref a)" --no-gpu-affinity --gpu-type A100
 expect_fail "--workers is for paddle-distributed" 2 "is for paddle-distributed" \

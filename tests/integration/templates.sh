@@ -161,6 +161,35 @@ for kind in github-actions gitlab-ci; do
   (cd "$WORK/ci" && "$PI" render $kind spec.yaml --requirements requirements.txt) >"$WORK/$kind.yml" 2>"$WORK/err.txt"
   check "render $kind matches the golden file" diff -u "$GOLDEN/$kind.yml" "$WORK/$kind.yml"
 done
+# A spec path with a line break (or U+2028, NEL) stays inside the header comment: the
+# file has the same top-level keys as without it, and nothing planted in it is a key.
+evil=$'evil\ninjected_job:\n  script: [touch planted]\n#'
+cp "$WORK/ci/spec.yaml" "$WORK/ci/$evil.yaml"
+cp "$WORK/ci/spec.yaml" "$WORK/ci/"$'nel\xc2\x85ls\xe2\x80\xa8x:\xe2\x80\xa9.yaml'
+for kind in github-actions gitlab-ci; do
+  for f in "$evil.yaml" $'nel\xc2\x85ls\xe2\x80\xa8x:\xe2\x80\xa9.yaml'; do
+    (cd "$WORK/ci" && "$PI" render $kind "$f") >"$WORK/evil-$kind.yml" 2>"$WORK/err.txt"
+    (cd "$WORK/ci" && "$PI" render $kind spec.yaml) >"$WORK/plain-$kind.yml" 2>"$WORK/err.txt"
+    check "render $kind: a hostile spec path adds no YAML key ($(printf %q "$f" | head -c 30))" python3 - \
+      "$WORK/evil-$kind.yml" "$WORK/plain-$kind.yml" <<'PY'
+import sys, yaml
+a = yaml.safe_load(open(sys.argv[1], encoding="utf-8"))
+b = yaml.safe_load(open(sys.argv[2], encoding="utf-8"))
+assert sorted(map(str, a)) == sorted(map(str, b)), (sorted(map(str, a)), sorted(map(str, b)))
+assert "injected_job" not in a
+text = open(sys.argv[1], encoding="utf-8").read()
+assert not any(l.startswith("injected_job") for l in text.splitlines()), text[:400]
+PY
+  done
+done
+for bad in $'registry.example.com/team/app\nx: 1' registry.example.com/team/app:v1 registry.example.com/team/app@sha256:$(printf '%064d' 0) 'two words'; do
+  expect_fail "render github-actions --image $(printf %q "$bad") is refused (exit 2)" 2 "--image .*(tag or digest|white space|control)" \
+    bash -c "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --image \"\$0\"" "$bad"
+done
+check "render --no-sign: the header does not say it signs" bash -c \
+  "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --no-sign | grep -q '^# Builds the image with paddle-image and pushes it'"
+expect_fail "render: a --requirements file that does not exist is refused (exit 2)" 2 "--requirements missing.txt: no such file" \
+  bash -c "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --requirements missing.txt"
 # Parsed: the jobs, their steps in order, the commands and how the digest goes on.
 check "the GitHub workflow parses: steps in order, signed push with --digest-file, digest as a job output" \
   python3 - "$WORK/github-actions.yml" <<'PY'
@@ -197,10 +226,9 @@ assert job["artifacts"]["reports"]["dotenv"] == "build.env"
 assert g["digest"]["needs"] == ["build-image"]
 assert g["variables"]["IMAGE"] == "registry.example.com/ocr/train"
 PY
-# A value with ':', '"', '#' and a newline stays one YAML scalar.
-check "an image value with : \" # stays one YAML string" bash -c \
-  "cd '$WORK/ci' && '$PI' render gitlab-ci spec.yaml --no-sign --image 'reg.example.com/a: \"b\" #c' |
-   python3 -c 'import sys, yaml; v = yaml.safe_load(sys.stdin)[\"variables\"][\"IMAGE\"]; assert v == \"reg.example.com/a: \\\"b\\\" #c\", v'"
+# An image value with ':', '"', '#' or white space is no repository: refused, not escaped.
+expect_fail "an image value with : \" # is refused (exit 2)" 2 "white space or a control character" \
+  bash -c "cd '$WORK/ci' && '$PI' render gitlab-ci spec.yaml --no-sign --image 'reg.example.com/a: \"b\" #c'"
 expect_fail "render github-actions --requirements without a wheels layer from an index" 2 "no wheels layer" \
   "$PI" render github-actions "$EX/spec.yaml" --requirements requirements.txt
 expect_fail "render: a misspelt CI kind gets 'did you mean'" 2 "did you mean 'gitlab-ci'" \
@@ -306,7 +334,7 @@ CI_VALIDATE=(/usr/bin/python3 "$SUPPORT/ci_validate.py")
 mkdir -p "$WORK/ci-out"
 for kind in github-actions gitlab-ci; do
   (cd "$WORK/ci" && "$PI" render $kind spec.yaml --no-sign --requirements requirements.txt) >"$WORK/ci-out/$kind-nosign.yml"
-  (cd "$WORK/ci" && "$PI" render $kind spec.yaml --image 'reg.example.com/a: "b" #c') >"$WORK/ci-out/$kind-image.yml"
+  (cd "$WORK/ci" && "$PI" render $kind spec.yaml --image 'reg.example.com:5000/team/a') >"$WORK/ci-out/$kind-image.yml"
   (cd "$EX" && "$PI" render $kind spec.yaml) >"$WORK/ci-out/$kind-example.yml"
 done
 gh_files=("$WORK/github-actions.yml" "$WORK/ci-out/github-actions-"*.yml)
