@@ -298,14 +298,24 @@ oci::ImagePtr open_registry_image(std::shared_ptr<Registry> reg, const oci::Imag
 }
 
 TransferResult push_image(const oci::Image& img, const std::shared_ptr<Registry>& reg, const std::string& repo,
-                          const std::vector<std::string>& tags, const TransferOptions& opt) {
+                          const std::vector<std::string>& tags, const TransferOptions& opt, bool check_blobs) {
   oci::CopyPlan plan = oci::plan_copy(img, opt);
   TransferResult res;
   res.manifest = plan.top;
   Stats& st = reg->stats();
   bool multi = plan.images.size() > 1;
   for (const oci::ManifestBlob& m : plan.images) {
-    if (reg->head_manifest(repo, m.digest.str())) {
+    bool have = reg->head_manifest(repo, m.digest.str()).has_value();
+    if (have && check_blobs) {
+      // A mirror that lost a blob still answers for the manifest: HEAD every blob and
+      // upload what is missing (warm push --to repairs it).
+      push_blobs(img, m, *reg, repo, opt);
+      if (opt.info) {
+        opt.info(reg->host() + "/" + repo + " already has " + m.digest.str() + "; its blobs were checked");
+      }
+      continue;
+    }
+    if (have) {
       // The registry holds this manifest, so it holds all its blobs.
       for (const auto& b : oci::image_blobs(m, img.name())) {
         st.bytes_skipped += b.size;

@@ -21,9 +21,11 @@ using TransferResult = oci::CopyResult;
 // The image ref names in reg (by digest when it has one, else by tag).
 oci::ImagePtr open_registry_image(std::shared_ptr<Registry> reg, const oci::ImageRef& ref);
 
-// Pushes img to reg/repo under each tag (no tags: by digest only).
+// Pushes img to reg/repo under each tag (no tags: by digest only). A manifest reg has
+// is taken as proof of its blobs, unless `check_blobs`: then every blob is HEADed and
+// what is missing uploaded (repairing a mirror that lost one).
 TransferResult push_image(const oci::Image& img, const std::shared_ptr<Registry>& reg, const std::string& repo,
-                          const std::vector<std::string>& tags, const TransferOptions& opt);
+                          const std::vector<std::string>& tags, const TransferOptions& opt, bool check_blobs = false);
 
 // A repository as a place to add signatures and attestations (tags "sha256-<hex>.sig"
 // and ".att"; a 404 on the tag means none yet).

@@ -17,8 +17,10 @@ MirrorResult push_to_mirror(const oci::Image& img, const std::shared_ptr<registr
                             const std::string& repo, const std::vector<std::string>& tags,
                             const oci::CopyOptions& opt) {
   MirrorResult res;
-  // No tags here: the manifest goes by digest (what a digest-pinned pull asks for).
-  res.copy = registry::push_image(img, mirror, repo, {}, opt);
+  // No tags here: the manifest goes by digest (what a digest-pinned pull asks for). Every
+  // blob is checked even when the mirror has the manifest, so a push repairs a mirror
+  // that lost a blob (docs/warm.md: a HEAD per blob).
+  res.copy = registry::push_image(img, mirror, repo, {}, opt, true);
   const oci::ManifestBlob& top = res.copy.manifest;
   for (const auto& t : tags) {
     auto have = mirror->head_manifest(repo, t);

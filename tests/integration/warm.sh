@@ -311,6 +311,11 @@ expect_fail "a missing blob on the mirror (exit 12, named)" 12 "missing layer $n
   "$PI" warm verify "$U/team/ocr@$D14" --registry "http://$M" -q
 check "--json: the report and the error object" bash -c \
   "'$PI' warm verify $U/team/ocr@$D14 --registry http://$M -q --json >badver.json; test \$? -eq 12 && /usr/bin/python3 -c 'import json; j=json.load(open(\"badver.json\")); assert j[\"missing\"]==1 and j[\"error\"][\"exit_code\"]==12, j'"
+registry_start up open "$WORK/reg" # the upstream again, on its old storage
+U2=$UP_HOST
+check "warm push --to repairs the mirror: the manifest is there, the lost blob is uploaded" bash -c \
+  "'$PI' warm push $U2/team/ocr:1.4 --to http://$M ${INS[*]} -q --json >repair.json && /usr/bin/python3 -c 'import json; j=json.load(open(\"repair.json\")); s=j[\"stats\"]; assert s[\"blobs_uploaded\"]==1, s' "
+check "... and warm verify passes again" "$PI" warm verify "$U/team/ocr@$D14" --registry "http://$M" -q
 cp layer.bak "$data"
 check "restored, it verifies again" "$PI" warm verify "$U/team/ocr@$D14" --registry "http://$M" -q
 
