@@ -108,11 +108,10 @@ int run_sign(const SignArgs& a) {
   RegistrySession sess(a.flags, out);
   SignTarget t = open_sign_target(a.ref, sess, a.identity, true);
   signing::Added r = signing::sign_image(*t.store, t.digest, t.identity, key, t.ref.str());
-  out.info((r.added ? "signed " : "already signed with this key: ") + t.ref.str() + "@" + t.digest.str() + " as " +
-           t.identity);
+  out.info((r.added ? "signed " : "already signed with this key: ") + t.shown() + " as " + t.identity);
   nlohmann::json j = {
       {"image", t.ref.str()}, {"digest", t.digest.str()}, {"identity", t.identity}, {"signature", added_json(r)}};
-  out.result(j, t.ref.str() + "@" + t.digest.str() + " " + r.tag + "\n");
+  out.result(j, t.shown() + " " + r.tag + "\n");
   return 0;
 }
 
@@ -142,11 +141,10 @@ int run_attest(const AttestArgs& a) {
   RegistrySession sess(a.flags, out);
   SignTarget t = open_sign_target(a.ref, sess, a.identity, true);
   signing::Added r = signing::attest_image(*t.store, t.digest, t.subject_name, uri, predicate, key, t.ref.str());
-  out.info((r.added ? "attested " : "already attested with this key: ") + t.ref.str() + "@" + t.digest.str() + " (" +
-           uri + ")");
+  out.info((r.added ? "attested " : "already attested with this key: ") + t.shown() + " (" + uri + ")");
   nlohmann::json j = {
       {"image", t.ref.str()}, {"digest", t.digest.str()}, {"predicate_type", uri}, {"attestation", added_json(r)}};
-  out.result(j, t.ref.str() + "@" + t.digest.str() + " " + r.tag + "\n");
+  out.result(j, t.shown() + " " + r.tag + "\n");
   return 0;
 }
 
@@ -190,7 +188,7 @@ int run_verify(const VerifyArgs& a) {
     std::cerr << "paddle-image: error: verification failed: " << rep.failure << "\n";
     return util::exit_code(ErrorKind::verification);
   }
-  std::string text = "Verified " + t.ref.str() + "@" + t.digest.str() + "\n";
+  std::string text = "Verified " + t.shown() + "\n";
   for (const auto& s : rep.signatures) {
     if (s.ok) {
       text += "  signature " + s.layer.str() + " for " + s.docker_reference + "\n";

@@ -38,6 +38,9 @@ struct SignTarget {
   std::unique_ptr<oci::OciLayout::DirLock> lock;
   std::unique_ptr<oci::OciLayout> layout;
   std::unique_ptr<oci::AttachmentStore> store;
+  // The reference with the digest it resolved to, once: "host/repo:tag@sha256:..", or
+  // the reference as given when it already names that digest.
+  std::string shown() const { return ref.digest == digest.str() ? ref.str() : ref.str() + "@" + digest.str(); }
 };
 // `identity_flag` overrides the identity; a layout image without a title needs it.
 SignTarget open_sign_target(const std::string& text, RegistrySession& sess, const std::string& identity_flag,

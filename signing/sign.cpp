@@ -17,6 +17,7 @@ namespace {
 
 // Why an envelope did not count when none of its signatures verifies with the key.
 constexpr const char* k_not_this_key = "no envelope signature verifies with this key";
+constexpr const char* k_sig_not_this_key = "the signature does not verify with this key";
 
 std::string tag_for(const oci::Digest& image, const std::string& suffix) {
   return image.algorithm + "-" + image.hex + suffix;
@@ -214,7 +215,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         continue;
       }
       if (!verifies(key, payload, annotation(l, k_signature_annotation))) {
-        v.problem = "the signature does not verify with this key";
+        v.problem = k_sig_not_this_key;
         rep.signatures.push_back(v);
         continue;
       }
@@ -294,13 +295,22 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
   }
 
   // The verdict: one good signature, and each attestation asked for.
+  // The layer to blame: one this key signed that is wrong (another digest, another
+  // reference) before one the key did not sign at all (another key's, or tampered).
   auto first_problem = [](const auto& items) {
+    std::string fallback;
     for (const auto& i : items) {
-      if (!i.problem.empty()) {
+      if (i.problem.empty()) {
+        continue;
+      }
+      if (i.problem != k_sig_not_this_key && i.problem != k_not_this_key) {
         return i.layer.str() + ": " + i.problem;
       }
+      if (fallback.empty()) {
+        fallback = i.layer.str() + ": " + i.problem;
+      }
     }
-    return std::string();
+    return fallback;
   };
   bool sig_ok = false;
   for (const auto& s : rep.signatures) {

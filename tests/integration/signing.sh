@@ -187,6 +187,10 @@ check "push-only build --sign" bash -c "'$PI' build proj/spec.yaml -q --sign --k
 check "... pulled back with its attachments" "$PI" pull "$R/team/ponly:v1" -o oci:ponly --insecure -q
 python3 predicates.py ponly "$(cat ponly.digest)" ponly-
 check "... sbom REF equals the attested SPDX document" bash -c "'$PI' sbom $R/team/ponly:v1 --insecure >ponly-sbom.json && python3 -c 'import json; a=json.load(open(\"ponly-sbom.json\")); b=json.load(open(\"ponly-spdx.json\")); assert a==b, (a[\"name\"], b[\"name\"])'"
+check "signing and verifying by digest name the digest once" bash -c \
+  "'$PI' sign $R/team/ponly@\$(cat ponly.digest) --key k1.key --insecure >bydigest.txt 2>&1 &&
+   '$PI' verify $R/team/ponly@\$(cat ponly.digest) --key k1.pub --insecure >>bydigest.txt 2>&1 &&
+   grep -q '@sha256:' bydigest.txt && ! grep -q '@sha256:[0-9a-f]*@sha256:' bydigest.txt"
 check "build --sign --sbom-base skip" "$PI" build proj/spec.yaml -q --sign --key k1.key -o oci:skipped --sbom-base skip
 SD=$(manifest_digest skipped v1)
 check "... its SBOM lists the wheels but none of the base's dpkg packages" bash -c \

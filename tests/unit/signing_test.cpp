@@ -402,3 +402,24 @@ TEST_CASE("signing: verify is as strict as docs/signing.md says (tampered, forei
     CHECK(r.failure.find("no https://cyclonedx.org/bom attestation") != std::string::npos);
   }
 }
+
+TEST_CASE("signing: a failed verify blames the layer this key signed, not another key's") {
+  auto tmp = test_support::make_temp("signing-blame");
+  auto dir = tmp.path() / "layout";
+  oci::Digest img = make_layout(dir);
+  signing::PrivateKey mine = signing::PrivateKey::generate();
+  signing::PrivateKey theirs = signing::PrivateKey::generate();
+  {
+    auto layout = oci::OciLayout::open_existing(dir);
+    oci::LayoutAttachments store(layout);
+    // Another key's signature first, then this key's for another repository.
+    signing::sign_image(store, img, "registry.example.com/team/ocr:v1", theirs, "test");
+    signing::sign_image(store, img, "registry.example.com/team/other:v1", mine, "test");
+  }
+  auto image = oci::open_layout_image(dir, "v1", "oci:test:v1");
+  auto r = signing::verify_image(*image, img, mine.public_key(), {"registry.example.com/team/ocr", {}, true});
+  CHECK_FALSE(r.ok);
+  REQUIRE(r.signatures.size() == 2);
+  CHECK(r.failure.find(r.signatures[1].layer.str()) != std::string::npos);
+  CHECK(r.failure.find("docker-reference is 'registry.example.com/team/other:v1'") != std::string::npos);
+}
