@@ -589,6 +589,9 @@ int run_manifests(const ManifestsArgs& a) {
   for (const auto& im : in.images) {
     header += "  " + im.pinned + "\n";
   }
+  if (!in.pause_image.empty()) {
+    header += "pause image (pinned by digest): " + in.pause_image + "\n";
+  }
   header += "pull timeout for the largest image: " + std::to_string(r.timeout_seconds) + " s (max(600, 3 x size / " +
             a.bandwidth + "))\n";
   for (const auto& n : r.notes) {
