@@ -5,6 +5,8 @@
 #include "util/error.hpp"
 #include "util/url.hpp"
 
+#include <algorithm>
+
 namespace templates {
 
 using util::Error;
@@ -87,15 +89,27 @@ nlohmann::json text_list(const std::vector<std::string>& lines, const char* key)
   return a;
 }
 
-void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vector<std::string>& notes) {
+void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vector<std::string>& notes,
+                 std::vector<std::string>& mode_diffs) {
   for (const auto& c : l.copies) {
     std::string line = "COPY";
     std::string chown = c.chown.empty() ? l.chown : c.chown;
     if (!chown.empty()) {
       line += " --chown=" + one_line(chown, "owner");
     }
-    if (c.mode) {
+    // COPY --chmod sets directories as well as files (BuildKit, buildah); paddle-image
+    // gives `mode` to files only and keeps directories at dir_mode (0755 by default).
+    // So --chmod is written only where it gives the same result: a single file, or a
+    // directory whose directories paddle-image would give that same mode.
+    bool directory = !c.from.empty() && c.from.back() == '/';
+    if (c.mode && (!directory || *c.mode == c.dir_mode.value_or(0755u))) {
       line += " --chmod=" + octal(*c.mode);
+    } else if (c.mode) {
+      notes.push_back("mode " + octal(*c.mode) + " of " + c.from +
+                      " is not applied: COPY --chmod would give it to "
+                      "the directories too (paddle-image keeps them " +
+                      octal(c.dir_mode.value_or(0755u)) + "); the files keep their modes from the build context");
+      mode_diffs.push_back(c.from);
     }
     line += " [" + json_word(c.from, "from") + ", " + json_word(c.to, "to") + "]";
     lines.push_back(line);
@@ -106,9 +120,10 @@ void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vec
       }
       notes.push_back("excluded from " + c.from + " by the spec (add to .dockerignore): " + util::join(ex, ", "));
     }
-    if (c.dir_mode) {
+    if (c.dir_mode && !(c.mode && *c.mode == *c.dir_mode)) {
       notes.push_back("dir_mode " + octal(*c.dir_mode) + " of " + c.from +
                       " has no COPY flag (--chmod sets files and directories alike)");
+      mode_diffs.push_back(c.from);
     }
     if (c.outside_context) {
       notes.push_back(c.from + " lies outside the spec's directory (allow_outside): it is not in the build context");
@@ -234,6 +249,7 @@ nlohmann::json dockerfile_data(const DockerfileInput& in) {
   d["platform_flag"] = in.platform.empty() || in.platform == "linux/amd64" ? "" : "--platform=" + in.platform + " ";
   bool wheels = false;
   bool excludes = in.custom_ignore;
+  std::vector<std::string> mode_diffs;
   nlohmann::json layers = nlohmann::json::array();
   for (std::size_t i = 0; i < in.layers.size(); ++i) {
     const DockerLayer& l = in.layers[i];
@@ -243,7 +259,7 @@ nlohmann::json dockerfile_data(const DockerfileInput& in) {
       wheels = true;
       wheels_layer(in, l, lines, notes);
     } else {
-      files_layer(l, lines, notes);
+      files_layer(l, lines, notes, mode_diffs);
       for (const auto& c : l.copies) {
         excludes = excludes || !c.exclude.empty();
       }
@@ -266,6 +282,18 @@ nlohmann::json dockerfile_data(const DockerfileInput& in) {
                   "builder's: digests are not reproducible across builds");
   diffs.push_back("the labels paddle-image computes (org.opencontainers.image.*, io.paddle-image.* from requires:) "
                   "are not set");
+  if (!mode_diffs.empty()) {
+    std::vector<std::string> unique;
+    for (const auto& m : mode_diffs) {
+      if (std::find(unique.begin(), unique.end(), m) == unique.end()) {
+        unique.push_back(m);
+      }
+    }
+    mode_diffs = unique;
+    diffs.push_back("file and directory modes of " + util::join(mode_diffs, ", ") +
+                    " are not set as paddle-image sets them (COPY --chmod cannot give files and directories different "
+                    "modes): see the notes at those layers");
+  }
   if (excludes) {
     diffs.push_back("exclude: patterns and .paddleimageignore are not read by docker: put them in .dockerignore");
   }

@@ -365,6 +365,15 @@ private:
         return;
       }
     }
+    // A heredoc source (COPY <<EOF /dest) is text in the Dockerfile, not a file in the
+    // context: a spec copies files only.
+    if (std::string first = rest.substr(0, rest.find('\n'));
+        first.rfind("<<", 0) == 0 || first.find(" <<") != std::string::npos) {
+      skip("a heredoc (" + in.keyword +
+           " <<WORD) is text in the Dockerfile: write it to a file in the project and "
+           "copy that");
+      return;
+    }
     std::vector<std::string> w;
     if (auto j = json_form(rest)) {
       w = *j;
@@ -544,6 +553,13 @@ private:
            "PIP_INDEX_URL where paddle-image runs");
     }
     std::string req = m_context + (reqs[0].rfind("./", 0) == 0 ? reqs[0].substr(2) : reqs[0]);
+    for (const auto& earlier : m.layers) {
+      if (earlier.wheels && earlier.lock == req + ".lock") {
+        skip("installs " + req + " again: wheels layer " + earlier.name +
+             " already installs it (one lock per requirements file)");
+        return;
+      }
+    }
     l.name = layer_name(m, "deps");
     l.lock = req + ".lock";
     m.layers.push_back(l);

@@ -297,3 +297,50 @@ TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an 
     CHECK(c.find(canary) == std::string::npos);
   }
 }
+
+TEST_CASE("templates: COPY --chmod only where it gives paddle-image's modes; the rest is listed") {
+  templates::DockerfileInput in;
+  in.spec_file = "spec.yaml";
+  in.base = "scratch";
+  in.python = "python3";
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, ""};
+  app.copies.push_back({"app/", "/app/", {}, 0640u, std::nullopt, "", false});     // dirs stay 0755: no --chmod
+  app.copies.push_back({"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false}); // 0755 both: --chmod matches
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false}); // one file
+  app.copies.push_back({"data/", "/data/", {}, 0600u, 0700u, "", false});                     // both differ
+  in.layers = {app};
+  std::string out = templates::render_dockerfile(in, "");
+  CHECK(out.find("COPY [\"app/\", \"/app/\"]\n") != std::string::npos);
+  CHECK(out.find("--chmod=0640") == std::string::npos);
+  CHECK(out.find("COPY --chmod=0755 [\"bin/\", \"/opt/bin/\"]\n") != std::string::npos);
+  CHECK(out.find("COPY --chmod=0700 [\"run.sh\", \"/usr/local/bin/run\"]\n") != std::string::npos);
+  CHECK(out.find("# mode 0640 of app/ is not applied: COPY --chmod would give it to the directories too "
+                 "(paddle-image keeps them 0755)") != std::string::npos);
+  CHECK(out.find("#   - file and directory modes of app/, data/, data/ are not set as paddle-image sets them") ==
+        std::string::npos);
+  CHECK(out.find("#   - file and directory modes of app/, data/ are not set as paddle-image sets them") !=
+        std::string::npos);
+}
+
+TEST_CASE("templates: init --from-dockerfile lists heredocs and a second install of one requirements file") {
+  std::string df = "FROM python:3.11\n"                     // 1
+                   "COPY <<EOF2 /etc/inline.txt\n"          // 2
+                   "hello\n"                                // 3
+                   "EOF2\n"                                 // 4
+                   "COPY requirements.txt .\n"              // 5
+                   "RUN pip install -r requirements.txt\n"  // 6
+                   "COPY src/ /app/\n"                      // 7
+                   "RUN pip install -r requirements.txt\n"; // 8
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  // Listed in the spec's header comment, never as a files layer.
+  CHECK(r.spec.find("from: \"<<") == std::string::npos);
+  CHECK(r.spec.find("to: \"EOF2") == std::string::npos);
+  CHECK(r.spec.find("#   Dockerfile:2: COPY <<EOF2 /etc/inline.txt") != std::string::npos);
+  REQUIRE(r.unmapped.size() == 2);
+  CHECK(r.unmapped[0].line == 2);
+  CHECK(r.unmapped[0].reason.find("heredoc") != std::string::npos);
+  CHECK(r.unmapped[1].line == 8);
+  CHECK(r.unmapped[1].reason.find("already installs it") != std::string::npos);
+  REQUIRE(r.commands.size() == 1); // one lock command, not two writing the same file
+  CHECK(r.commands[0].find("-o requirements.txt.lock") != std::string::npos);
+}
