@@ -122,7 +122,8 @@ void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& 
                 "~/.cache/paddle-image)");
   c->add_flag("--json", a->json, "Print the result as JSON on stdout");
   c->add_flag("-q,--quiet", a->quiet, "No progress output");
-  a->flags.add(c, false, false);
+  // The index's credentials come from its URL or netrc (docs/wheels.md): no -u here.
+  a->flags.add(c, false, false, false);
   actions.emplace_back(c, [a] { return run_lock(*a); });
 }
 

@@ -37,13 +37,15 @@ std::string bar(std::int64_t done, std::int64_t total, int width) {
 
 } // namespace
 
-void RegistryFlags::add(CLI::App* c, bool transfer, bool select) {
+void RegistryFlags::add(CLI::App* c, bool transfer, bool select, bool credentials) {
   c->add_flag("--insecure", insecure,
               "Allow plain HTTP or unverified TLS for the registries of this command (local test registries only)");
   c->add_option("--insecure-registry", insecure_hosts, "Allow plain HTTP or unverified TLS for this host only");
   c->add_option("--ca-file", ca_file, "Trust this CA (PEM) in addition to the system's")->check(CLI::ExistingFile);
-  c->add_option("-u,--username", username, "Registry user (with --password-stdin)");
-  c->add_flag("--password-stdin", password_stdin, "Read the password or token from stdin");
+  if (credentials) {
+    c->add_option("-u,--username", username, "Registry user (with --password-stdin)");
+    c->add_flag("--password-stdin", password_stdin, "Read the password or token from stdin");
+  }
   c->add_option("--retries", retries, "Attempts per request after the first (default 5)")->check(CLI::Range(0, 50));
   c->add_option("--timeout", timeout, "Seconds a stalled transfer may wait before it is retried (default 30)")
       ->check(CLI::Range(1, 3600));

@@ -34,7 +34,9 @@ struct RegistryFlags {
   int verbose = 0;
   // Adds the flags; `transfer` adds --jobs, --chunk-size, --platform, --all, --no-signatures.
   // `select` adds --platform and --all (commands that read an index).
-  void add(CLI::App* c, bool transfer, bool select = true);
+  // `credentials`: -u/--username and --password-stdin (not for commands whose only
+  // remote is a package index, which takes credentials from its URL or netrc).
+  void add(CLI::App* c, bool transfer, bool select = true, bool credentials = true);
 };
 
 // Draws per-blob and total progress: bars on a terminal, plain lines otherwise.

@@ -56,4 +56,8 @@ expect_fail "missing spec file" 3 "spec file 'nope.yaml' does not exist" build n
 printf 'layers: [\n' >p/broken.yaml
 expect_fail "invalid YAML names the position" 3 "broken.yaml:[0-9]+:[0-9]+: invalid YAML" build p/broken.yaml
 check "nothing was written by failed builds" test ! -e p/out
+# lock talks to a package index only, which takes credentials from its URL or netrc:
+# it has no -u/--password-stdin to ignore (they used to be listed, read, and unused).
+expect_fail "lock -u is refused as an unknown option (exit 2)" 2 "not expected: .*-u" "$PI" lock reqs.txt -o x.lock -u alice
+check "lock --help lists no --password-stdin" bash -c "! '$PI' lock --help | grep -q -- --password-stdin"
 finish
