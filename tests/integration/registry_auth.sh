@@ -192,6 +192,9 @@ done
 check "every traced command ran (the last one of each pair fails on purpose)" bash -c "test \$(wc -l <leak-failures) -eq 2"
 check "the trace did log request headers (redacted)" grep -rq "Authorization: \[redacted\]" leak
 basic64=$(printf '%s' "alice:$BASIC_PASS" | base64 -w0)
-check "no password, basic credential or token in any output or metadata" bash -c "! grep -rlE -e '$BASIC_PASS' -e '$TOK_PASS' -e '$basic64' -e 'eyJ[A-Za-z0-9_-]{10,}' leak"
+# A token is a JWT: base64url header and payload, both JSON ("eyJ..."), joined by a dot.
+# (A bare 'eyJ' plus ten characters also matched distribution's upload _state HMAC by
+# chance, one run in many.)
+check "no password, basic credential or token in any output or metadata" bash -c "! grep -rlE -e '$BASIC_PASS' -e '$TOK_PASS' -e '$basic64' -e 'eyJ[A-Za-z0-9_-]{10,}[.]eyJ[A-Za-z0-9_-]{10,}' leak"
 check "nor in the identitytoken run's output" bash -c "! grep -q '$refresh' '$WORK/check.log'"
 finish
