@@ -301,7 +301,10 @@ class Proxy(socketserver.ThreadingTCPServer):
         self.conn_counter = 0
 
     def log(self, line):
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + ".%03dZ" % (time.time() % 1 * 1000)
+        # One clock reading for both parts: two readings could straddle a second and
+        # stamp a line a whole second early (a 1 s Retry-After gap then measured 0 s).
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + ".%03dZ" % int(now % 1 * 1000)
         with self.log_lock:
             self.log_file.write("%s %s\n" % (stamp, line))
 
