@@ -232,6 +232,7 @@ ImageNeeds needs_from_requires(const std::string& text) {
         if (!bytes || *bytes == 0) {
           usage("gpu_memory=" + v + " is not a memory quantity (e.g. 40Gi or 46068Mi)");
         }
+        n.gpu_memory_mib = util::mib_rounded_up(*bytes);
       }
       if (k == "sm" && !normalise_arch(v)) {
         usage("sm=" + v + " is not an architecture: accepted forms are " + arch_forms);
@@ -244,9 +245,6 @@ ImageNeeds needs_from_requires(const std::string& text) {
   n.driver_min_compat = one("driver_compat");
   n.require_cuda = one("require_cuda");
   n.paddle = one("paddle");
-  if (auto q = one("gpu_memory"); !q.empty()) {
-    n.gpu_memory_mib = (*util::parse_byte_quantity(q) + (1ULL << 20) - 1) >> 20;
-  }
   for (const auto& s : kv["sm"]) {
     n.archs.push_back(*normalise_arch(s));
   }

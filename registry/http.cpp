@@ -1,5 +1,7 @@
 #include "registry/http.hpp"
 
+#include "util/encoding.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio> // SEEK_SET
@@ -10,11 +12,6 @@
 namespace registry {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) {
@@ -128,7 +125,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   }
   auto colon = line.find(':');
   if (colon != std::string::npos) {
-    t->resp->headers.items.emplace_back(lower(line.substr(0, colon)), trim(line.substr(colon + 1)));
+    t->resp->headers.items.emplace_back(util::ascii_lower(line.substr(0, colon)), trim(line.substr(colon + 1)));
   }
   return len;
 }
@@ -153,7 +150,7 @@ int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void* user
     if (line.empty()) {
       continue;
     }
-    std::string l = lower(line);
+    std::string l = util::ascii_lower(line);
     if (l.rfind("authorization:", 0) == 0 || l.rfind("proxy-authorization:", 0) == 0 || l.rfind("cookie:", 0) == 0 ||
         l.rfind("set-cookie:", 0) == 0) {
       line = line.substr(0, line.find(':') + 1) + " [redacted]";
@@ -209,7 +206,7 @@ bool tls_code(CURLcode c) {
 } // namespace
 
 std::string Headers::get(const std::string& name) const {
-  std::string n = lower(name);
+  std::string n = util::ascii_lower(name);
   for (const auto& [k, v] : items) {
     if (k == n) {
       return v;

@@ -21,11 +21,6 @@ namespace {
 constexpr const char* kAcceptSimple = "Accept: application/vnd.pypi.simple.v1+json, "
                                       "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1";
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 struct UrlParts {
   std::string scheme;    // "https"
   std::string userinfo;  // "user:pass" (percent-encoded as written)
@@ -152,7 +147,7 @@ std::map<std::string, std::string> tag_attributes(const std::string& inside) {
            inside[i] != '/') {
       ++i;
     }
-    std::string name = lower(inside.substr(n0, i - n0));
+    std::string name = util::ascii_lower(inside.substr(n0, i - n0));
     while (i < inside.size() && std::isspace(static_cast<unsigned char>(inside[i]))) {
       ++i;
     }
@@ -185,7 +180,7 @@ std::map<std::string, std::string> tag_attributes(const std::string& inside) {
 // "sha256=HEX" (a fragment or a metadata attribute) -> HEX; "" otherwise.
 std::string sha256_of_fragment(const std::string& fragment) {
   if (fragment.rfind("sha256=", 0) == 0) {
-    return lower(fragment.substr(7));
+    return util::ascii_lower(fragment.substr(7));
   }
   return "";
 }
@@ -296,7 +291,7 @@ std::vector<IndexFile> parse_html_page(const std::string& html, const std::strin
     }
     std::string inside = html.substr(i + 1, close - i - 1);
     i = close + 1;
-    std::string name = lower(inside.substr(0, inside.find_first_of(" \t\r\n/")));
+    std::string name = util::ascii_lower(inside.substr(0, inside.find_first_of(" \t\r\n/")));
     if (name == "base") {
       auto attrs = tag_attributes(inside);
       if (auto h = attrs.find("href"); h != attrs.end() && !h->second.empty()) {
@@ -347,7 +342,7 @@ std::vector<IndexFile> parse_json_page(const std::string& text, const std::strin
         f.filename = e["filename"].get<std::string>();
       }
       if (e.contains("hashes") && e["hashes"].is_object() && e["hashes"].contains("sha256")) {
-        f.sha256 = lower(e["hashes"]["sha256"].get<std::string>());
+        f.sha256 = util::ascii_lower(e["hashes"]["sha256"].get<std::string>());
       }
       if (e.contains("size") && e["size"].is_number_integer()) {
         f.size = e["size"].get<std::int64_t>();
@@ -368,7 +363,7 @@ std::vector<IndexFile> parse_json_page(const std::string& text, const std::strin
         }
         const auto& m = e[key];
         if (m.is_object()) {
-          f.metadata_sha256 = m.contains("sha256") ? lower(m["sha256"].get<std::string>()) : "";
+          f.metadata_sha256 = m.contains("sha256") ? util::ascii_lower(m["sha256"].get<std::string>()) : "";
         } else if (m.is_boolean() && m.get<bool>()) {
           f.metadata_sha256 = "";
         }
@@ -574,7 +569,7 @@ std::vector<IndexFile> PackageIndex::files(const std::string& project) {
     if (!r) {
       continue;
     }
-    std::string type = lower(r->headers.get("content-type"));
+    std::string type = util::ascii_lower(r->headers.get("content-type"));
     // The page URL after redirects is not reported by the transport; the normalised
     // URL we asked for is where relative links resolve (what PyPI and mirrors serve).
     auto files = type.find("application/vnd.pypi.simple.v1+json") != std::string::npos ? parse_json_page(r->body, url)

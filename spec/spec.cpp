@@ -775,7 +775,7 @@ RequiresSpec parse_requires(const Ctx& c, const YAML::Node& r) {
              "write a Kubernetes quantity such as \"40Gi\" or \"46068Mi\" (usable MiB as nvidia.com/gpu.memory "
              "reports it, below the marketed size)");
     }
-    q.gpu_memory_mib = (*bytes + (1ULL << 20) - 1) >> 20;
+    q.gpu_memory_mib = util::mib_rounded_up(*bytes);
   }
   check_requires(c, r, q);
   return q;

@@ -35,15 +35,6 @@ std::string upper(std::string s) {
   return s;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return s;
-}
-
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::size_t b = 0;
@@ -197,7 +188,7 @@ struct Mapping {
 
 std::string layer_name(Mapping& m, std::string want) {
   std::string n;
-  for (char c : lower(want)) {
+  for (char c : util::ascii_lower(want)) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
     n += ok ? c : '-';
   }
@@ -336,7 +327,7 @@ private:
       return;
     }
     std::string img = w[i];
-    m.base = lower(img) == "scratch" ? "scratch" : img;
+    m.base = util::ascii_lower(img) == "scratch" ? "scratch" : img;
     if (!platform.empty() && platform.find('$') == std::string::npos) {
       m.platform = platform;
     }
@@ -679,7 +670,7 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     if (l.empty() || l[0] != '#') {
       break;
     }
-    std::string d = lower(trim(l.substr(1)));
+    std::string d = util::ascii_lower(trim(l.substr(1)));
     if (d.rfind("escape=", 0) == 0 && d.size() > 7) {
       escape = trim(l.substr(1)).substr(7)[0];
     } else if (d.find('=') == std::string::npos) {

@@ -228,6 +228,16 @@ std::string normalize_project_name(std::string_view name) {
   return out;
 }
 
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
 std::optional<std::uint64_t> parse_byte_quantity(std::string_view text) {
   static const std::vector<std::pair<std::string_view, std::uint64_t>> suffixes = {
       {"Ki", 1ULL << 10},        {"Mi", 1ULL << 20},   {"Gi", 1ULL << 30},

@@ -29,6 +29,12 @@ std::string normalize_project_name(std::string_view name);
 // binary suffixes Ki Mi Gi Ti Pi, decimal k M G T P, or none (bytes), as whole bytes
 // (rounded up); nullopt for anything else (exponents, negative values, overflow).
 std::optional<std::uint64_t> parse_byte_quantity(std::string_view text);
+// Whole MiB holding `bytes`, rounded up (a memory need: 1 byte needs 1 MiB).
+constexpr std::uint64_t mib_rounded_up(std::uint64_t bytes) {
+  return (bytes + (1ULL << 20) - 1) >> 20;
+}
+// ASCII letters lower-cased, every other byte as it is (independent of the locale).
+std::string ascii_lower(std::string_view s);
 // RFC 3339 UTC time ("2024-01-02T03:04:05Z") for a Unix time.
 std::string rfc3339_utc(std::int64_t seconds);
 bool is_lower_hex(std::string_view s);

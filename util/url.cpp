@@ -1,5 +1,7 @@
 #include "util/url.hpp"
 
+#include "util/encoding.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -7,12 +9,6 @@
 namespace util {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 bool scheme_char(char c, bool first) {
   unsigned char u = static_cast<unsigned char>(c);
@@ -51,7 +47,7 @@ std::optional<Url> parse_url(std::string_view text) {
     }
   }
   Url u;
-  u.scheme = lower(text.substr(0, sep));
+  u.scheme = ascii_lower(text.substr(0, sep));
   std::size_t start = sep + 3;
   std::size_t end = text.find_first_of("/?#", start);
   std::string_view auth = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
@@ -125,7 +121,7 @@ bool is_secret_query_parameter(std::string_view name) {
                                                           "password",
                                                           "client_secret",
                                                           "x-goog-signature2"};
-  std::string n = lower(name);
+  std::string n = ascii_lower(name);
   return std::find(secret.begin(), secret.end(), n) != secret.end();
 }
 
@@ -183,7 +179,7 @@ std::string redact_flags(const std::string& text) {
         word = word.substr(0, word.find(':')) + ":***";
       } else {
         auto eq = word.find('=');
-        std::string flag = lower(word.substr(0, eq));
+        std::string flag = ascii_lower(word.substr(0, eq));
         if (std::find(secret_flags.begin(), secret_flags.end(), flag) != secret_flags.end() &&
             eq != std::string::npos) {
           word = word.substr(0, eq) + "=***";
@@ -191,7 +187,7 @@ std::string redact_flags(const std::string& text) {
           word = word.substr(0, word.find(':', eq)) + ":***";
         }
       }
-      std::string flag = lower(word);
+      std::string flag = ascii_lower(word);
       hide_next = std::find(secret_flags.begin(), secret_flags.end(), flag) != secret_flags.end();
       user_next = flag == "-u" || flag == "--user";
     }
