@@ -15,10 +15,6 @@ using util::ErrorKind;
 
 namespace {
 
-// Why an envelope did not count when none of its signatures verifies with the key.
-constexpr const char* k_not_this_key = "no envelope signature verifies with this key";
-constexpr const char* k_sig_not_this_key = "the signature does not verify with this key";
-
 std::string tag_for(const oci::Digest& image, const std::string& suffix) {
   return image.algorithm + "-" + image.hex + suffix;
 }
@@ -215,7 +211,8 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         continue;
       }
       if (!verifies(key, payload, annotation(l, k_signature_annotation))) {
-        v.problem = k_sig_not_this_key;
+        v.foreign = true;
+        v.problem = "the signature does not verify with this key";
         rep.signatures.push_back(v);
         continue;
       }
@@ -261,7 +258,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         }
         if (!signed_ok) {
           v.foreign = true;
-          throw Error(ErrorKind::verification, k_not_this_key);
+          throw Error(ErrorKind::verification, "no envelope signature verifies with this key");
         }
         nlohmann::json st = nlohmann::json::parse(e.payload, nullptr, false);
         if (st.is_discarded() || !st.is_object() || st.value("_type", "") != k_statement_type) {
@@ -295,15 +292,16 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
   }
 
   // The verdict: one good signature, and each attestation asked for.
-  // The layer to blame: one this key signed that is wrong (another digest, another
-  // reference) before one the key did not sign at all (another key's, or tampered).
-  auto first_problem = [](const auto& items) {
+  // The layer to blame among those `pick` selects: one this key signed that is wrong
+  // (another digest, another reference) before one it did not sign at all (another
+  // key's, or tampered with).
+  auto blame = [](const auto& items, const auto& pick) {
     std::string fallback;
     for (const auto& i : items) {
-      if (i.problem.empty()) {
+      if (i.problem.empty() || !pick(i)) {
         continue;
       }
-      if (i.problem != k_sig_not_this_key && i.problem != k_not_this_key) {
+      if (!i.foreign) {
         return i.layer.str() + ": " + i.problem;
       }
       if (fallback.empty()) {
@@ -312,6 +310,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
     }
     return fallback;
   };
+  auto first_problem = [&](const auto& items) { return blame(items, [](const auto&) { return true; }); };
   bool sig_ok = false;
   for (const auto& s : rep.signatures) {
     sig_ok = sig_ok || s.ok;
@@ -344,20 +343,16 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
     if (!rep.failure.empty()) {
       break;
     }
-    bool found = false, good = false;
-    int unsigned_here = 0;
-    std::string problem;
+    bool found = false, good = false, unsigned_here = false;
     for (const auto& a : rep.attestations) {
       if (a.predicate_type == want) {
         found = true;
         good = good || a.ok;
-        unsigned_here += a.foreign ? 1 : 0;
-        // Name a layer that this key signed but that is wrong, before one it did not sign.
-        if (!a.ok && (problem.empty() || (!a.foreign && problem.find(k_not_this_key) != std::string::npos))) {
-          problem = a.layer.str() + ": " + a.problem;
-        }
+        unsigned_here = unsigned_here || a.foreign;
       }
     }
+    std::string problem =
+        blame(rep.attestations, [&](const VerifiedAttestation& a) { return a.predicate_type == want; });
     if (!found) {
       // A damaged layer's annotation may be what is missing: name its problem too.
       std::string other = first_problem(rep.attestations);
@@ -366,7 +361,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
     } else if (!good) {
       rep.failure = img.name() + ": the " + want + " attestation of " + image.str() + " is not valid (" + problem +
                     ")" +
-                    (unsigned_here > 0 && opt.attestations.empty()
+                    (unsigned_here && opt.attestations.empty()
                          ? "; a key that attested nothing verifies the signature alone with --attestations none"
                          : "");
     }

@@ -49,7 +49,8 @@ struct VerifiedSignature {
   oci::Digest layer;
   std::string docker_reference;
   bool ok = false;
-  std::string problem; // why it did not count
+  bool foreign = false; // the signature does not verify with this key
+  std::string problem;  // why it did not count
 };
 
 struct VerifiedAttestation {

@@ -288,6 +288,20 @@ void add_envelope(oci::AttachmentStore& store, const oci::Digest& img, const sig
   oci::add_attachment_layers(store, img.algorithm + "-" + img.hex + ".att", {{layer, bytes}}, "test");
 }
 
+// A fresh layout (make_layout) whose attachments `setup` writes, verified with `key`.
+signing::VerifyReport verify_prepared(const std::filesystem::path& dir,
+                                      const std::function<void(oci::AttachmentStore&, const oci::Digest&)>& setup,
+                                      const signing::PrivateKey& key, const signing::VerifyOptions& opt) {
+  oci::Digest img = make_layout(dir);
+  {
+    auto layout = oci::OciLayout::open_existing(dir);
+    oci::LayoutAttachments store(layout);
+    setup(store, img);
+  }
+  auto image = oci::open_layout_image(dir, "v1", "oci:test:v1");
+  return signing::verify_image(*image, img, key.public_key(), opt);
+}
+
 signing::Envelope signed_envelope(const signing::PrivateKey& key, const std::string& payload_type,
                                   const std::string& body) {
   signing::Envelope e;
@@ -310,17 +324,14 @@ TEST_CASE("signing: verify is as strict as docs/signing.md says (tampered, forei
   // the default options (every predicate type the image carries must pass).
   auto verdict = [&](const std::function<void(oci::AttachmentStore&, const oci::Digest&)>& setup,
                      signing::VerifyOptions opt = {}) {
-    auto dir = tmp.path() / ("l" + std::to_string(n++));
-    oci::Digest img = make_layout(dir);
-    {
-      auto layout = oci::OciLayout::open_existing(dir);
-      oci::LayoutAttachments store(layout);
-      signing::sign_image(store, img, id + ":v1", mine, "test");
-      setup(store, img);
-    }
-    auto image = oci::open_layout_image(dir, "v1", "oci:test:v1");
     opt.identity = id;
-    return signing::verify_image(*image, img, mine.public_key(), opt);
+    return verify_prepared(
+        tmp.path() / ("l" + std::to_string(n++)),
+        [&](oci::AttachmentStore& store, const oci::Digest& img) {
+          signing::sign_image(store, img, id + ":v1", mine, "test");
+          setup(store, img);
+        },
+        mine, opt);
   };
   auto statement_for = [&](const oci::Digest& subject, const nlohmann::json& pred) {
     return signing::statement(id, subject, signing::k_slsa_provenance, pred).dump();
@@ -405,19 +416,15 @@ TEST_CASE("signing: verify is as strict as docs/signing.md says (tampered, forei
 
 TEST_CASE("signing: a failed verify blames the layer this key signed, not another key's") {
   auto tmp = test_support::make_temp("signing-blame");
-  auto dir = tmp.path() / "layout";
-  oci::Digest img = make_layout(dir);
   signing::PrivateKey mine = signing::PrivateKey::generate();
   signing::PrivateKey theirs = signing::PrivateKey::generate();
-  {
-    auto layout = oci::OciLayout::open_existing(dir);
-    oci::LayoutAttachments store(layout);
-    // Another key's signature first, then this key's for another repository.
-    signing::sign_image(store, img, "registry.example.com/team/ocr:v1", theirs, "test");
-    signing::sign_image(store, img, "registry.example.com/team/other:v1", mine, "test");
-  }
-  auto image = oci::open_layout_image(dir, "v1", "oci:test:v1");
-  auto r = signing::verify_image(*image, img, mine.public_key(), {"registry.example.com/team/ocr", {}, true});
+  auto r = verify_prepared(tmp.path() / "layout",
+                           [&](oci::AttachmentStore& store, const oci::Digest& img) {
+                             // Another key's signature first, then this key's for another repository.
+                             signing::sign_image(store, img, "registry.example.com/team/ocr:v1", theirs, "test");
+                             signing::sign_image(store, img, "registry.example.com/team/other:v1", mine, "test");
+                           },
+                           mine, {"registry.example.com/team/ocr", {}, true});
   CHECK_FALSE(r.ok);
   REQUIRE(r.signatures.size() == 2);
   CHECK(r.failure.find(r.signatures[1].layer.str()) != std::string::npos);
