@@ -152,6 +152,31 @@ templates::DockerfileInput dockerfile_input(const spec::BuildSpec& s, const std:
   return in;
 }
 
+// The repository a CI file pushes to: the pipeline appends ":$SHA" (and tags) itself,
+// so no tag or digest, and no white space or control character (which would also break
+// the YAML). `what` names where it came from.
+void check_ci_image(const std::string& image, const std::string& what) {
+  std::string why;
+  if (std::any_of(image.begin(), image.end(), [](unsigned char c) { return c <= 0x20 || c >= 0x7f; })) {
+    why = "has white space or a control character";
+  } else {
+    try {
+      oci::ImageRef r = oci::ImageRef::parse(image);
+      if (r.kind != oci::ImageRef::Kind::registry) {
+        why = "is not a registry repository";
+      } else if (!r.digest.empty() || !r.tag_defaulted) {
+        why = "names a tag or digest";
+      }
+    } catch (const Error& e) {
+      why = "is not a repository reference (" + std::string(e.what()) + ")";
+    }
+  }
+  if (!why.empty()) {
+    throw Error(ErrorKind::usage, what + " '" + util::escape_bytes(image) + "' " + why,
+                "give a repository: --image REGISTRY/REPO (the pipeline tags it with the commit)");
+  }
+}
+
 // The lock check of a CI file: the wheels layer from an index that --requirements is for.
 void ci_lock(const spec::BuildSpec& s, const RenderArgs& a, templates::CiInput& in) {
   std::vector<const spec::LayerSpec*> cands;
@@ -685,31 +710,7 @@ int run_render(const RenderArgs& a, const CLI::App& app) {
       if (in.image.empty()) {
         throw Error(ErrorKind::usage, "the spec names no image (image.name) to push", "give --image REGISTRY/REPO");
       }
-      // The pipeline appends ":$SHA" (and tags) itself: the image is a repository, with
-      // no tag, digest, white space or control character (which would also break the YAML).
-      {
-        const std::string last = in.image.substr(in.image.rfind('/') == std::string::npos ? 0 : in.image.rfind('/'));
-        bool bad_char =
-            std::any_of(in.image.begin(), in.image.end(), [](unsigned char c) { return c <= 0x20 || c >= 0x7f; });
-        std::string why = bad_char                                        ? "has white space or a control character"
-                          : last.find_first_of(":@") != std::string::npos ? "names a tag or digest"
-                                                                          : "";
-        if (why.empty()) {
-          try {
-            if (oci::ImageRef::parse(in.image).kind != oci::ImageRef::Kind::registry) {
-              why = "is not a registry repository";
-            }
-          } catch (const Error& e) {
-            why = "is not a repository reference (" + std::string(e.what()) + ")";
-          }
-        }
-        if (!why.empty()) {
-          throw Error(ErrorKind::usage,
-                      std::string(a.image.empty() ? "image.name " : "--image ") + "'" + util::escape_bytes(in.image) +
-                          "' " + why,
-                      "give a repository: --image REGISTRY/REPO (the pipeline tags it with the commit)");
-        }
-      }
+      check_ci_image(in.image, a.image.empty() ? "image.name" : "--image");
       in.sign = !a.no_sign;
       ci_lock(s, a, in);
       r.text = templates::render_ci(a.kind, in, a.template_dir);
