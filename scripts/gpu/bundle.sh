@@ -25,14 +25,5 @@ done
 objdump -T "$OUT/bin/paddle-image" "$OUT"/lib/*.so* 2>/dev/null | grep -Eo 'GLIBC_[0-9.]+' | sort -uV | tail -1 \
   >"$OUT/glibc-needed.txt"
 cp "$HERE/real-gpu.sh" "$HERE/expected.tsv" "$HERE/../../tests/support/compare_nvidia_smi.py" "$OUT/"
-# The images: scratch plus one small file, with only the requires: that each case tests.
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-echo "probe" >"$work/probe.txt"
-while IFS=$'\t' read -r tag requires _check _expect; do
-  [[ -z "$tag" || "$tag" == \#* ]] && continue
-  printf 'image:\n  name: example.com/gpu-probe\nbase: scratch\nrequires: %s\nlayers:\n  - name: probe\n    files:\n      - from: probe.txt\n        to: /probe.txt\n' \
-    "$requires" >"$work/$tag.yaml"
-  "$BIN" build "$work/$tag.yaml" -o "oci:$OUT/images:$tag" --quiet >/dev/null
-done < <(awk -F'\t' '!seen[$1]++' "$HERE/expected.tsv")
+"$HERE/images.sh" "$BIN" "$OUT/images"
 du -sh "$OUT" | awk '{print "bundle.sh: " $1 " in " ENVIRON["OUT"]}' OUT="$OUT"

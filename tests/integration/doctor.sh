@@ -146,15 +146,12 @@ expect_fail "compare_nvidia_smi.py reports a UUID that differs" 1 "" \
   python3 "$SUPPORT/compare_nvidia_smi.py" "$WORK/h200-vm-580.json" smi-other.xml "$HOSTS/h200-vm-580/nvidia-smi-fields.csv"
 # The images of the real run (scripts/gpu/expected.tsv), against the replayed host:
 # the verdicts written before that run, which it gave.
-echo probe >probe.txt
-while IFS=$'\t' read -r tag req id want; do
+bash "$ROOT/scripts/gpu/images.sh" "$PI" "$WORK/gpuimg"
+while IFS=$'\t' read -r tag _req id want; do
   [[ -z "$tag" || "$tag" == \#* ]] && continue
-  if [[ ! -d "gpuimg-$tag" ]]; then
-    printf 'image:\n  name: example.com/gpu-probe\nbase: scratch\nrequires: %s\nlayers:\n  - name: probe\n    files:\n      - from: probe.txt\n        to: /probe.txt\n' \
-      "$req" >"gpu-$tag.yaml"
-    "$PI" build "gpu-$tag.yaml" -o "oci:gpuimg-$tag:v1" --quiet >/dev/null
+  if [[ ! -f "gpu-$tag.json" ]]; then
     PI_FAKE_GPU_SCENARIO="$WORK/h/h200-vm-580/scenario.conf" "$PI" doctor --root "$WORK/h/h200-vm-580/root" \
-      --image "oci:gpuimg-$tag:v1" --json >"gpu-$tag.json" || true
+      --image "oci:$WORK/gpuimg:$tag" --json >"gpu-$tag.json" || true
   fi
   got=$(python3 -c 'import json,sys; print({c["id"]:c["status"] for c in json.load(open(sys.argv[1]))["checks"]}.get(sys.argv[2],"absent"))' "gpu-$tag.json" "$id")
   check "h200-vm-580 --image $tag: $id is $want" test "$got" = "$want"
