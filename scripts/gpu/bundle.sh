@@ -26,4 +26,4 @@ objdump -T "$OUT/bin/paddle-image" "$OUT"/lib/*.so* 2>/dev/null | grep -Eo 'GLIB
   >"$OUT/glibc-needed.txt"
 cp "$HERE/real-gpu.sh" "$HERE/expected.tsv" "$HERE/../../tests/support/compare_nvidia_smi.py" "$OUT/"
 "$HERE/images.sh" "$BIN" "$OUT/images"
-du -sh "$OUT" | awk '{print "bundle.sh: " $1 " in " ENVIRON["OUT"]}' OUT="$OUT"
+du -sh "$OUT" | awk -v out="$OUT" '{print "bundle.sh: " $1 " in " out}'
