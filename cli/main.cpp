@@ -1,6 +1,7 @@
 // paddle-image: builds, inspects and caches PaddlePaddle GPU container images.
 #include "cli/commands.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -33,6 +34,7 @@ int report(bool json, util::ErrorKind kind, const std::string& message, const st
 } // namespace
 
 int main(int argc, char** argv) {
+  util::install_interrupt_handlers();
   CLI::App app{"paddle-image: build, ship and check PaddlePaddle GPU images"};
   app.set_version_flag("--version", k_version);
   app.require_subcommand(1);

@@ -86,6 +86,7 @@ LayerCache::LayerCache(fs::path dir, DebugLog debug)
 std::unique_ptr<util::FileLock> LayerCache::use() {
   auto lock = std::make_unique<util::FileLock>(m_dir / "cache.lock", util::FileLock::Mode::shared);
   m_blobs.remove_stale_temps();
+  util::remove_stale_temps(m_dir / "staging"); // builds' staging trees (util::TempDir)
   return lock;
 }
 
@@ -180,6 +181,7 @@ std::int64_t LayerCache::size_bytes() const {
 PruneResult LayerCache::prune(std::int64_t max_bytes) {
   util::FileLock lock(m_dir / "cache.lock", util::FileLock::Mode::exclusive);
   m_blobs.remove_stale_temps();
+  util::remove_stale_temps(m_dir / "staging");
   PruneResult r;
   r.bytes_before = size_bytes();
   struct Key {

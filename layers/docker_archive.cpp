@@ -477,6 +477,9 @@ oci::CopyResult write_docker_archive(const oci::Image& img, const fs::path& out,
     throw Error(ErrorKind::input, "docker-archive output '" + out.string() + "' is a directory",
                 "name a file, e.g. docker-archive:image.tar");
   }
+  fs::path spool_path = out.parent_path().empty() ? fs::path(".spool") : out.parent_path() / ".spool";
+  util::remove_stale_temps_beside(out);
+  util::remove_stale_temps_beside(spool_path);
   util::AtomicFile file(out);
   ByteSink sink = [&](const char* d, std::size_t n) { file.write(d, n); };
   TarBuilder tar(opt.mtime, sink);
@@ -508,7 +511,7 @@ oci::CopyResult write_docker_archive(const oci::Image& img, const fs::path& out,
       });
     } else {
       // A tar header needs the size first: decompress once into a spool file.
-      util::AtomicFile spool(out.parent_path().empty() ? fs::path(".spool") : out.parent_path() / ".spool");
+      util::AtomicFile spool(spool_path);
       std::int64_t n = copy.run([&](const char* p, std::size_t k) { spool.write(p, k); });
       tar.add_stream(name, n, [&](const ByteSink& member) {
         auto r = util::file_reader(spool.temp_path(), 0, n);

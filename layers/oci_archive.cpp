@@ -89,6 +89,7 @@ OciArchiveResult write_oci_archive(const oci::Image& img, const fs::path& out, c
   if (!out.parent_path().empty()) {
     util::create_dirs(out.parent_path(), "output directory");
   }
+  util::remove_stale_temps_beside(out);
   util::AtomicFile file(out);
   std::int64_t total = 0;
   ByteSink sink = [&](const char* d, std::size_t n) {

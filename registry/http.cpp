@@ -1,6 +1,7 @@
 #include "registry/http.hpp"
 
 #include "util/encoding.hpp"
+#include "util/interrupt.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -31,6 +32,7 @@ struct Transfer {
   std::exception_ptr error;
   bool body_started = false;
   bool stalled = false;
+  bool interrupted = false; // a signal arrived (util/interrupt.hpp)
   long stall_timeout_s = 30;
   curl_off_t last_dl = -1, last_ul = -1;
   std::chrono::steady_clock::time_point last_move = std::chrono::steady_clock::now();
@@ -96,6 +98,10 @@ int on_seek(void* user, curl_off_t offset, int origin) {
 // transfer (curl's own low-speed check averages over seconds and reacts late).
 int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
   auto* t = static_cast<Transfer*>(user);
+  if (util::interrupted() != 0 && !t->req->cleanup) {
+    t->interrupted = true;
+    return 1;
+  }
   auto now = std::chrono::steady_clock::now();
   if (dlnow != t->last_dl || ulnow != t->last_ul) {
     t->last_dl = dlnow;
@@ -299,6 +305,9 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   curl_easy_setopt(c, CURLOPT_USERAGENT, "paddle-image/0.1");
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+  if (req.cleanup) {
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+  }
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
   if (!tls.ca_file.empty()) {
@@ -340,6 +349,9 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   curl_slist_free_all(hdrs);
   if (t.error) {
     std::rethrow_exception(t.error);
+  }
+  if (t.interrupted) {
+    util::throw_interrupted();
   }
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);

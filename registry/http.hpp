@@ -42,6 +42,9 @@ struct Request {
   std::function<void(long status)> on_body_start;
   bool follow_redirects = true;
   long connect_timeout_s = 0; // 0: HttpOptions::connect_timeout_s (covers the TLS handshake)
+  // Sent while stopping on a signal (cancelling an upload session): a signal does not
+  // abort it, and it may take 5 s at most.
+  bool cleanup = false;
 };
 
 struct Response {

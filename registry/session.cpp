@@ -3,6 +3,7 @@
 #include "registry/error.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -115,7 +116,7 @@ void Session::backoff(int attempt, const Response* r, const std::string& why) {
     m_opt.log(1, "retrying in " + secs + " s (attempt " + std::to_string(attempt + 1) + " of " +
                      std::to_string(m_opt.max_attempts) + "): " + why);
   }
-  std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+  util::sleep_interruptible(delay);
 }
 
 bool Session::retry(const std::function<Attempt(int attempt)>& attempt) {

@@ -106,19 +106,45 @@ Upload::Upload(Session& session, UploadHints& hints, const std::string& repo, co
 
 void Upload::run() {
   int attempts = 0;
-  bool stored = m_session.retry([&](int n) {
-    attempts = n;
-    m_failure = Failure{};
-    if (attempt()) {
-      return Attempt::finish();
+  bool stored = false;
+  try {
+    stored = m_session.retry([&](int n) {
+      attempts = n;
+      m_failure = Failure{};
+      if (attempt()) {
+        return Attempt::finish();
+      }
+      return Attempt::retry("uploading " + m_blob.digest.str() + " again with a new session: " + m_failure.message,
+                            m_failure.response);
+    });
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::interrupted) {
+      cancel_session();
     }
-    return Attempt::retry("uploading " + m_blob.digest.str() + " again with a new session: " + m_failure.message,
-                          m_failure.response);
-  });
+    throw;
+  }
   if (!stored) {
     give_up(attempts);
   }
   ++m_session.stats().blobs_uploaded;
+}
+
+void Upload::cancel_session() {
+  if (m_location.empty()) {
+    return;
+  }
+  // Best effort, once, briefly: a session left open expires in the registry anyway.
+  try {
+    Request q;
+    q.method = "DELETE";
+    q.url = m_location;
+    q.cleanup = true;
+    Response r = perform(q);
+    m_session.log(1, "cancelled the upload session of " + m_blob.digest.str() + " (HTTP " +
+                         std::to_string(r.status) + ")");
+  } catch (const std::exception& e) {
+    m_session.log(1, "cancelling the upload session of " + m_blob.digest.str() + " failed (ignored): " + e.what());
+  }
 }
 
 void Upload::give_up(int attempts) const {

@@ -5,7 +5,8 @@
 // the registry, or a proxy, refused a big body with 413, which also shrinks a chunk
 // it refuses). A chunk that fails is resumed after the bytes the registry
 // acknowledges (GET of the session, its Range header); a session that is lost starts
-// over in a new one. All retries go through Session::retry.
+// over in a new one. All retries go through Session::retry. Stopped by a signal, it
+// DELETEs its open session.
 #include "oci/image.hpp"
 #include "registry/session.hpp"
 
@@ -54,6 +55,8 @@ private:
   // Sends q; a retryable transport failure is noted and gives nullopt, another throws.
   std::optional<Response> send_noting(const Request& q);
   [[noreturn]] void give_up(int attempts) const;
+  // DELETE of the open session (stopping on a signal).
+  void cancel_session();
 
   Session& m_session;
   UploadHints& m_hints;

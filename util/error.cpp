@@ -1,6 +1,9 @@
 #include "util/error.hpp"
 
+#include "util/interrupt.hpp"
+
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 namespace util {
@@ -29,6 +32,8 @@ int exit_code(ErrorKind kind) {
     return 11;
   case ErrorKind::incomplete:
     return 12;
+  case ErrorKind::interrupted:
+    return 128 + (interrupted() != 0 ? interrupted() : SIGINT);
   case ErrorKind::internal:
     return 70;
   }
@@ -59,6 +64,8 @@ std::string_view kind_name(ErrorKind kind) {
     return "verification";
   case ErrorKind::incomplete:
     return "incomplete";
+  case ErrorKind::interrupted:
+    return "interrupted";
   case ErrorKind::internal:
     return "internal";
   }

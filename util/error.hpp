@@ -19,6 +19,7 @@ enum class ErrorKind {
   host,         // a host check failed (doctor)
   verification, // a signature or attestation did not verify (verify)
   incomplete,   // content a node or mirror should hold is missing (warm verify)
+  interrupted,  // SIGINT or SIGTERM (exit 128 + the signal: 130, 143)
   internal,     // a bug
 };
 

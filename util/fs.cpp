@@ -1,6 +1,7 @@
 #include "util/fs.hpp"
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,12 +18,46 @@ namespace util {
 
 namespace {
 
-fs::path make_temp_name(const fs::path& final_path) {
+// ".NAME.tmp-": what the temporary files beside NAME start with.
+std::string beside_prefix(const fs::path& final_path) {
   // Built by appending: GCC 12 at -O3 reports a false -Wrestrict for `"." + string`.
   std::string name(1, '.');
   name.append(final_path.filename().string());
-  name.append(".tmp-XXXXXX");
-  return final_path.parent_path() / name;
+  name.append(".tmp-");
+  return name;
+}
+
+fs::path make_temp_name(const fs::path& final_path) {
+  return final_path.parent_path() / (beside_prefix(final_path) + std::to_string(::getpid()) + "-XXXXXX");
+}
+
+// The pid that "<pid>-..." (after `prefix`) names, or 0.
+pid_t owner_pid(const std::string& name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
+    return 0;
+  }
+  std::size_t i = prefix.size(), j = i;
+  while (j < name.size() && name[j] >= '0' && name[j] <= '9') {
+    ++j;
+  }
+  if (j == i || j >= name.size() || name[j] != '-' || j - i > 10) {
+    return 0;
+  }
+  return static_cast<pid_t>(std::atol(name.substr(i, j - i).c_str()));
+}
+
+bool owner_dead(pid_t pid) {
+  return pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+void remove_dead(const fs::path& dir, std::string_view prefix) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (owner_dead(owner_pid(it->path().filename().string(), prefix))) {
+      std::error_code rm;
+      fs::remove_all(it->path(), rm);
+    }
+  }
 }
 
 } // namespace
@@ -52,6 +87,7 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::write(const void* data, std::size_t size) {
+  check_interrupted();
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t n = ::write(m_fd, p, size);
@@ -92,19 +128,12 @@ void create_dirs(const fs::path& dir, const std::string& what, const std::string
 }
 
 void remove_stale_temps(const fs::path& dir) {
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    auto dash = name.find('-');
-    if (dash == std::string::npos) {
-      continue;
-    }
-    pid_t pid = static_cast<pid_t>(std::atol(name.substr(0, dash).c_str()));
-    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
-      std::error_code rm;
-      fs::remove_all(it->path(), rm);
-    }
-  }
+  remove_dead(dir, "");
+}
+
+void remove_stale_temps_beside(const fs::path& final_path) {
+  remove_dead(final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path(),
+              beside_prefix(final_path));
 }
 
 void write_file_atomic(const fs::path& path, std::string_view content) {
@@ -133,6 +162,7 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     ::close(fd);
     return;
   }
+  remove_stale_temps_beside(path);
   AtomicFile f(path);
   f.write(content);
   f.commit();
@@ -151,6 +181,10 @@ void read_file_chunks(const fs::path& path, const std::function<void(const char*
   }
   std::vector<char> buf(1 << 20);
   for (;;) {
+    if (interrupted() != 0) {
+      ::close(fd);
+      throw_interrupted();
+    }
     ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0) {
       if (errno == EINTR) {
@@ -207,13 +241,20 @@ FileLock::FileLock(const fs::path& lock_file, Mode mode) {
   if (m_fd < 0) {
     throw_errno("cannot open lock file " + lock_file.string());
   }
-  int op = mode == Mode::shared ? LOCK_SH : LOCK_EX;
+  int op = (mode == Mode::shared ? LOCK_SH : LOCK_EX) | LOCK_NB;
+  // Polled, not blocking, so a signal stops a run that waits for another's lock.
   while (::flock(m_fd, op) != 0) {
-    if (errno != EINTR) {
+    if (errno != EINTR && errno != EWOULDBLOCK) {
       int err = errno;
       ::close(m_fd);
       errno = err;
       throw_errno("cannot lock " + lock_file.string());
+    }
+    try {
+      sleep_interruptible(0.02);
+    } catch (...) {
+      ::close(m_fd);
+      throw;
     }
   }
 }
@@ -226,7 +267,8 @@ FileLock::~FileLock() {
 
 TempDir::TempDir(const fs::path& parent, std::string_view prefix) {
   create_dirs(parent, "the parent of a temporary directory");
-  std::string pattern = (parent / (std::string(prefix) + "XXXXXX")).string();
+  // "<pid>-PREFIX...": remove_stale_temps(parent) knows it once its owner is gone.
+  std::string pattern = (parent / (std::to_string(::getpid()) + "-" + std::string(prefix) + "XXXXXX")).string();
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
@@ -259,6 +301,7 @@ std::function<std::size_t(char*, std::size_t)> file_reader(const fs::path& file,
         return 0;
       }
     }
+    check_interrupted();
     while (true) {
       ssize_t n = ::pread(*holder, buf, len, static_cast<off_t>(*pos));
       if (n < 0 && errno == EINTR) {

@@ -16,6 +16,7 @@ namespace fs = std::filesystem;
 // Destroyed without commit(), the temporary file is removed.
 class AtomicFile {
 public:
+  // Temporary file ".NAME.tmp-<pid>-XXXXXX" beside final_path (remove_stale_temps_beside).
   explicit AtomicFile(fs::path final_path);
   // Temporary file in temp_dir (same file system as final_path), named "<pid>-XXXXXX"
   // so stale leftovers of killed processes can be recognised (remove_stale_temps).
@@ -42,8 +43,12 @@ private:
 // Creates dir and its missing parents (std::filesystem::create_directories) and turns
 // a failure into Error(io): "cannot create WHAT DIR: reason", with `hint` when given.
 void create_dirs(const fs::path& dir, const std::string& what, const std::string& hint = {});
-// Removes "<pid>-*" files in dir whose process no longer exists.
+// Removes "<pid>-*" files and directories in dir whose process no longer exists (a
+// run killed with SIGKILL); a live run's, concurrent or this one's, are kept.
 void remove_stale_temps(const fs::path& dir);
+// The same for the ".NAME.tmp-<pid>-*" files AtomicFile(final_path) leaves beside
+// final_path when killed.
+void remove_stale_temps_beside(const fs::path& final_path);
 void write_file_atomic(const fs::path& path, std::string_view content);
 std::string read_file(const fs::path& path);
 // Calls sink with successive chunks of the file (1 MiB at most each).
@@ -69,7 +74,7 @@ private:
   int m_fd = -1;
 };
 
-// A directory removed recursively on destruction.
+// A directory "<pid>-PREFIX..." under parent, removed recursively on destruction.
 class TempDir {
 public:
   explicit TempDir(const fs::path& parent, std::string_view prefix = "paddle-image-");

@@ -1,5 +1,7 @@
 #include "util/parallel.hpp"
 
+#include "util/interrupt.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -21,6 +23,7 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
         return;
       }
       try {
+        check_interrupted();
         fn(i);
       } catch (...) {
         std::lock_guard<std::mutex> g(m);

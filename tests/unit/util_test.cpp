@@ -5,12 +5,15 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
+#include "util/parallel.hpp"
 #include "util/sha256.hpp"
 #include "util/url.hpp"
 
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <cstdint>
 #include <fcntl.h>
 #include <filesystem>
@@ -269,6 +272,59 @@ TEST_SUITE("util") {
     CHECK_NOTHROW(util::remove_stale_temps(tmp.path() / "missing"));
   }
 
+  TEST_CASE("remove_stale_temps_beside removes a killed run's temporaries of that file only") {
+    auto tmp = make_temp();
+    std::string dead = std::to_string(INT_MAX - 7);
+    std::string live = std::to_string(::getpid());
+    fs::path out = tmp.path() / "image.tar";
+    util::write_file_atomic(tmp.path() / (".image.tar.tmp-" + dead + "-Ab12Cd"), "half");
+    util::write_file_atomic(tmp.path() / (".image.tar.tmp-" + live + "-Ab12Cd"), "mine");
+    util::write_file_atomic(tmp.path() / (".other.tar.tmp-" + dead + "-Ab12Cd"), "other");
+    util::write_file_atomic(tmp.path() / ".image.tar.tmp-XXXXXX", "old style, no pid");
+    {
+      // An AtomicFile's own temporary carries this process's pid.
+      util::AtomicFile f(out);
+      CHECK(f.temp_path().filename().string().rfind(".image.tar.tmp-" + live + "-", 0) == 0);
+      util::remove_stale_temps_beside(out);
+      CHECK(fs::exists(f.temp_path()));
+    }
+    CHECK_FALSE(fs::exists(tmp.path() / (".image.tar.tmp-" + dead + "-Ab12Cd")));
+    CHECK(fs::exists(tmp.path() / (".image.tar.tmp-" + live + "-Ab12Cd")));
+    CHECK(fs::exists(tmp.path() / (".other.tar.tmp-" + dead + "-Ab12Cd")));
+    CHECK(fs::exists(tmp.path() / ".image.tar.tmp-XXXXXX"));
+    // write_file_atomic cleans up beside its target before writing.
+    util::write_file_atomic(tmp.path() / "other.tar", "x");
+    CHECK_FALSE(fs::exists(tmp.path() / (".other.tar.tmp-" + dead + "-Ab12Cd")));
+  }
+
+  TEST_CASE("a signal stops writes, reads, parallel work and waits with Error(interrupted), 128 + signal") {
+    auto tmp = make_temp();
+    util::write_file_atomic(tmp.path() / "in", "data");
+    fs::path temp;
+    util::simulate_interrupt(SIGTERM);
+    {
+      util::AtomicFile f(tmp.path() / "out");
+      temp = f.temp_path();
+      auto e = error_of([&] { f.write("x"); });
+      CHECK(e.kind() == util::ErrorKind::interrupted);
+      CHECK(util::exit_code(e.kind()) == 143);
+      CHECK(contains(e.what(), "SIGTERM"));
+    }
+    CHECK_FALSE(fs::exists(temp));
+    CHECK_FALSE(fs::exists(tmp.path() / "out"));
+    util::simulate_interrupt(SIGINT);
+    CHECK(util::exit_code(util::ErrorKind::interrupted) == 130);
+    CHECK(error_of([&] { util::read_file(tmp.path() / "in"); }).kind() == util::ErrorKind::interrupted);
+    CHECK(error_of([&] { util::sleep_interruptible(30); }).kind() == util::ErrorKind::interrupted);
+    int ran = 0;
+    CHECK(error_of([&] { util::parallel_for(10, 2, [&](std::size_t) { ++ran; }); }).kind() ==
+          util::ErrorKind::interrupted);
+    CHECK(ran == 0);
+    util::simulate_interrupt(0);
+    CHECK(util::read_file(tmp.path() / "in") == "data");
+    CHECK_NOTHROW(util::check_interrupted());
+  }
+
   TEST_CASE("FileLock: exclusive excludes others until released; shared locks coexist") {
     auto tmp = make_temp();
     fs::path lock_file = tmp.path() / "x.lock";
@@ -304,7 +360,7 @@ TEST_SUITE("util") {
       p = d.path();
       CHECK(fs::is_directory(p));
       CHECK(p.parent_path() == fs::temp_directory_path());
-      CHECK(p.filename().string().rfind("pi-tempdir-test-", 0) == 0);
+      CHECK(p.filename().string().rfind(std::to_string(::getpid()) + "-pi-tempdir-test-", 0) == 0);
       fs::create_directories(p / "a" / "b");
       util::write_file_atomic(p / "a" / "b" / "f", "data");
     }
