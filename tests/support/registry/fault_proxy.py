@@ -40,6 +40,11 @@ Actions:
                 quiet for "seconds" (default 30) and close.
   corrupt       forward, flipping (xor 0xff) the response body byte at
                 "offset" (default 0).
+  throttle      forward, moving request and response bodies at "rate" bytes/s
+                (default 262144).  Once "after_bytes" (default 1) body bytes of
+                the request have moved, one extra log line says so:
+                `conn=N METHOD PATH throttled: B bytes moved` (tests wait for
+                it to act while the transfer is under way).
   max_body      a request whose body is larger than "limit" bytes gets "code"
                 (default 413) with optional "headers"/"body"/"close" like
                 `status`; smaller bodies pass untouched and do not count.
@@ -435,6 +440,31 @@ class ClientHandler(socketserver.BaseRequestHandler):
             elif kind != "none":
                 yield from body_pieces(self.rfile, kind, length)
 
+        moved = {"in": 0, "out": 0, "marked": False}
+
+        def throttled(pieces, direction):
+            """Pieces as they come, or at the rule's rate for a throttle rule."""
+            if action != "throttle":
+                yield from pieces
+                return
+            rate = max(1, int(rule.get("rate", 262144)))
+            mark = max(1, int(rule.get("after_bytes", 1)))
+            step = max(1, rate // 20)
+            began = time.monotonic()
+            for data in pieces:
+                for i in range(0, len(data), step):
+                    piece = data[i:i + step]
+                    moved[direction] += len(piece)
+                    due = began + moved[direction] / rate
+                    wait = due - time.monotonic()
+                    if wait > 0:
+                        time.sleep(wait)
+                    yield piece
+                    if not moved["marked"] and moved["in"] + moved["out"] >= mark:
+                        moved["marked"] = True
+                        self.server.log("conn=%d %s %s throttled: %d bytes moved" % (
+                            self.cid, method, redact(target), moved["in"] + moved["out"]))
+
         # ---- answered here, never forwarded -----------------------------
         if action in ("status", "max_body"):
             code = int(rule.get("code", 413 if action == "max_body" else 503))
@@ -501,7 +531,7 @@ class ClientHandler(socketserver.BaseRequestHandler):
             writer = BodyWriter(up, chunked=(kind == "chunked"))
             cut_at = int(rule.get("after_bytes", 0)) if action == "cut_request" else None
             try:
-                for data in request_body():
+                for data in throttled(request_body(), "in"):
                     if cut_at is not None and stats["in"] + len(data) >= cut_at:
                         writer.write(data[:cut_at - stats["in"]])
                         stats["in"] = cut_at
@@ -554,6 +584,7 @@ class ClientHandler(socketserver.BaseRequestHandler):
         stop_at = int(rule.get("after_bytes", 0)) if action in ("cut_response", "stall") else None
         flip_at = int(rule.get("offset", 0)) if action == "corrupt" else None
         pieces = body_pieces(self.up_rfile, rkind, rlen) if rkind != "none" else iter(())
+        pieces = throttled(pieces, "out")
         for data in pieces:
             pos = writer.count
             if flip_at is not None and pos <= flip_at < pos + len(data):

@@ -234,6 +234,16 @@ proxy_rules px '{"method": "GET", "path": "/blobs/", "action": "stall", "after_b
 same "proxy stall: curl times out (28) ..." "28 100" \
   "$(r=0; n=$(c -m 1 -o /dev/null -w '%{size_download}' "$PX_URL/v2/t/px/blobs/$BIG") || r=$?; echo "$r $n")"
 
+# throttle: 5 MB at 10 MB/s cannot take less than 0.5 s (a lower bound only: never flaky).
+proxy_rules px '{"method": "GET", "path": "/blobs/", "action": "throttle", "rate": 10000000, "after_bytes": 1000000}'
+T=$(c -o "$W/out" -w '%{time_total}' "$PX_URL/v2/t/px/blobs/$BIG")
+same "proxy throttle: the body arrives whole" "$BIG" "$(sha <"$W/out")"
+same "proxy throttle: at no more than the rate" 1 "$(python3 -c "print(int($T >= 0.5))")"
+same "proxy throttle: one log line once after_bytes moved" 1 "$(grep -c "GET /v2/t/px/blobs/$BIG throttled: " "$PX_PLOG")"
+proxy_rules px '{"method": "PUT", "action": "throttle", "rate": 10000000}'
+same "proxy throttle: a request body too (push through it)" 201 "$(push_blob "$PX_URL" t/thr "$W/big")"
+same "proxy throttle: ... stored whole" "$BIG" "$(c "$PX_URL/v2/t/thr/blobs/$BIG" | sha)"
+
 LOC=$(c -i -X POST "$PX_URL/v2/t/cut/blobs/uploads/" | hdr location)
 LOC=$(c -i -X PATCH -H 'Content-Type: application/octet-stream' --data-binary @"$W/part1" "$LOC" | hdr location)
 proxy_rules px '{"method": "PATCH", "action": "cut_request", "after_bytes": 300000}'
