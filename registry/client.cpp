@@ -81,6 +81,11 @@ void Registry::fetch_blob(const std::string& repo, const oci::Descriptor& d, std
         return q;
       },
       pull_scope(repo), "downloading " + d.digest.str() + " from " + repo, {200, 206});
+  // Counted here, once per blob fetched to its end, so blobs_downloaded and
+  // bytes_downloaded agree whoever fetched it (a layout, a streamed copy, a config).
+  if (pos == d.size) {
+    ++stats().blobs_downloaded;
+  }
 }
 
 void Registry::download_blob(const std::string& repo, const oci::Descriptor& d, oci::BlobStore& store,
@@ -159,7 +164,6 @@ void Registry::download_into(const std::string& repo, const oci::Descriptor& d, 
                     std::to_string(n) + " bytes hashing to sha256:" + got + ")",
                 "the registry or a proxy corrupted the blob; nothing was stored. Try again, or check the registry");
   }
-  ++stats().blobs_downloaded;
 }
 
 bool Registry::mount_blob(const std::string& repo, const oci::Digest& d, const std::string& from_repo) {

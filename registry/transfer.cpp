@@ -163,7 +163,6 @@ public:
     if (!batch.empty()) {
       sink(batch.data(), batch.size());
     }
-    ++m_reg->stats().blobs_downloaded;
   }
   oci::BlobHints hints(const oci::Descriptor&) const override {
     oci::BlobHints h;

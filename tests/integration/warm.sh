@@ -129,6 +129,8 @@ check "only the missing blobs moved (mirror access log: 4 uploads, 2 of them the
 check "and only they were read upstream (upstream access log)" test "$(($(blob_gets "$UP_LOG") - get0))" -eq 4
 check "metadata agrees: two blobs already on the mirror" js push14.json \
   'assert j["stats"]["blobs_skipped"]==2 and j["digest"]==open("d14").read().strip() and j["attachments"]==1, j'
+check "metadata counts the 4 blobs read upstream, as many as their bytes (blobs_downloaded)" js push14.json \
+  's=j["stats"]; assert s["blobs_downloaded"]==4 and s["bytes_downloaded"]>0, s'
 check "the manifest went by digest (mirror access log)" \
   test "$(registry_access_count "$MIR_LOG" PUT "/v2/team/ocr/manifests/$D14" 201)" -eq 1
 check "no tag without --tag" bash -c "! '$PI' tags $M/team/ocr --insecure | grep -qx 1.4"
