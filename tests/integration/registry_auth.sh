@@ -71,6 +71,11 @@ copy $B/team/flags:v1 $B/team/flags-copy:v1 -q
 warm plan $B/team/flags:v1
 warm manifests $B/team/flags:v1 --kind imagepulljob
 LIST
+# Commands that talk to no registry list no registry flag (a flag that does nothing is a lie).
+for c in "cache info" "cache prune" resolve matrix logout gc "key generate" init "warm hosts"; do
+  # shellcheck disable=SC2086 # c is a command and its subcommand
+  check "$c --help lists no registry flag" bash -c "! '$PI' $c --help | grep -E -- '--(username|password-stdin|insecure-registry|insecure|ca-file)\b'"
+done
 mkdir -p no-gpu-root
 expect_fail "doctor --image with -u/--password-stdin alone reads the image (exit 10: no GPU under --root)" 10 "" \
   bash -c "printf '%s\n' '$BASIC_PASS' | '$PI' doctor --image $B/team/flags:v1 --root '$WORK/no-gpu-root' --json --insecure --username alice --password-stdin"
