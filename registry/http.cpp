@@ -2,6 +2,7 @@
 
 #include "util/encoding.hpp"
 #include "util/interrupt.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -161,7 +162,9 @@ int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void* user
         l.rfind("set-cookie:", 0) == 0) {
       line = line.substr(0, line.find(':') + 1) + " [redacted]";
     }
-    (*t->log)(3, dir + line);
+    // Redirect targets (Location, "Issue another request to this URL") and request
+    // lines carry presigned URLs: their signatures and tokens are hidden too.
+    (*t->log)(3, dir + util::redact_text(line));
   }
   return 0;
 }

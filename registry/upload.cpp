@@ -140,8 +140,8 @@ void Upload::cancel_session() {
     q.url = m_location;
     q.cleanup = true;
     Response r = perform(q);
-    m_session.log(1, "cancelled the upload session of " + m_blob.digest.str() + " (HTTP " +
-                         std::to_string(r.status) + ")");
+    m_session.log(1, "cancelled the upload session of " + m_blob.digest.str() + " (HTTP " + std::to_string(r.status) +
+                         ")");
   } catch (const std::exception& e) {
     m_session.log(1, "cancelling the upload session of " + m_blob.digest.str() + " failed (ignored): " + e.what());
   }

@@ -423,6 +423,34 @@ private:
     m.layers.push_back(l);
   }
 
+  // A variable that carries a secret (credentials in a URL, a signed URL's signature, or
+  // a name that says so) is not copied: an image's environment is readable by everyone
+  // who can pull it.
+  static bool secret_env(const std::string& name, const std::string& value) {
+    if (util::redact_text(value) != value) {
+      return true;
+    }
+    std::string n = util::ascii_lower(name);
+    for (const char* word :
+         {"password", "passwd", "secret", "token", "api_key", "apikey", "access_key", "private_key"}) {
+      if (n.find(word) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void add_env(const std::string& name, const std::string& value) {
+    if (secret_env(name, value)) {
+      skip("ENV " + name +
+           " holds a secret, which would be readable in the image by anyone who pulls it: pass it "
+           "at run time (a Kubernetes Secret), or for an index put the credentials in ~/.netrc "
+           "where paddle-image runs");
+      return;
+    }
+    m.env.emplace_back(name, value);
+  }
+
   void env(const std::string& args) {
     bool vars = false;
     auto w = words(args, &vars);
@@ -434,7 +462,7 @@ private:
       // legacy form: ENV NAME value with spaces
       std::string rest = trim(args);
       std::size_t sp = rest.find_first_of(" \t");
-      m.env.emplace_back(w[0], sp == std::string::npos ? "" : trim(rest.substr(sp)));
+      add_env(w[0], sp == std::string::npos ? "" : trim(rest.substr(sp)));
       return;
     }
     for (const auto& kv : w) {
@@ -443,7 +471,7 @@ private:
         skip("cannot read '" + kv + "' as NAME=value");
         return;
       }
-      m.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      add_env(kv.substr(0, eq), kv.substr(eq + 1));
     }
   }
 

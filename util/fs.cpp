@@ -132,8 +132,7 @@ void remove_stale_temps(const fs::path& dir) {
 }
 
 void remove_stale_temps_beside(const fs::path& final_path) {
-  remove_dead(final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path(),
-              beside_prefix(final_path));
+  remove_dead(final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path(), beside_prefix(final_path));
 }
 
 void write_file_atomic(const fs::path& path, std::string_view content) {

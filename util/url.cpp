@@ -125,6 +125,61 @@ bool is_secret_query_parameter(std::string_view name) {
   return std::find(secret.begin(), secret.end(), n) != secret.end();
 }
 
+namespace {
+
+// A query string with the value of every secret parameter replaced by "***".
+std::string redact_query(const std::string& query) {
+  std::string q;
+  std::size_t i = 0;
+  while (i <= query.size()) {
+    auto amp = query.find('&', i);
+    std::string item = query.substr(i, amp == std::string::npos ? std::string::npos : amp - i);
+    auto eq = item.find('=');
+    if (eq != std::string::npos && is_secret_query_parameter(item.substr(0, eq))) {
+      item = item.substr(0, eq) + "=***";
+    }
+    q += (i == 0 ? "" : "&") + item;
+    if (amp == std::string::npos) {
+      break;
+    }
+    i = amp + 1;
+  }
+  return q;
+}
+
+bool url_end(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) || std::string_view("\"'<>`").find(c) != std::string_view::npos;
+}
+
+// Request targets without a scheme ("GET /v2/r/blobs/sha256:..?X-Amz-Signature=..",
+// an HTTP trace's request line): the query of every token that starts with '/'.
+std::string redact_path_queries(const std::string& text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto q = text.find('?', i);
+    if (q == std::string::npos) {
+      break;
+    }
+    std::size_t start = q;
+    while (start > i && !url_end(text[start - 1])) {
+      --start;
+    }
+    std::size_t end = q + 1;
+    while (end < text.size() && !url_end(text[end])) {
+      ++end;
+    }
+    out += text.substr(i, q + 1 - i);
+    std::string query = text.substr(q + 1, end - q - 1);
+    out += start < q && text[start] == '/' ? redact_query(query) : query;
+    i = end;
+  }
+  out += text.substr(std::min(i, text.size()));
+  return out;
+}
+
+} // namespace
+
 std::string redact_url(const std::string& url) {
   auto u = parse_url(url);
   if (!u) {
@@ -134,22 +189,7 @@ std::string redact_url(const std::string& url) {
     u->userinfo = "***";
   }
   if (u->has_query) {
-    std::string q;
-    std::size_t i = 0;
-    while (i <= u->query.size()) {
-      auto amp = u->query.find('&', i);
-      std::string item = u->query.substr(i, amp == std::string::npos ? std::string::npos : amp - i);
-      auto eq = item.find('=');
-      if (eq != std::string::npos && is_secret_query_parameter(item.substr(0, eq))) {
-        item = item.substr(0, eq) + "=***";
-      }
-      q += (i == 0 ? "" : "&") + item;
-      if (amp == std::string::npos) {
-        break;
-      }
-      i = amp + 1;
-    }
-    u->query = q;
+    u->query = redact_query(u->query);
   }
   return u->str(true);
 }
@@ -229,8 +269,7 @@ std::string redact_text(std::string_view input) {
       --start;
     }
     std::size_t end = sep + 3;
-    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end])) &&
-           std::string_view("\"'<>`").find(text[end]) == std::string_view::npos) {
+    while (end < text.size() && !url_end(text[end])) {
       ++end;
     }
     out += std::string(text.substr(i, start - i));
@@ -238,7 +277,7 @@ std::string redact_text(std::string_view input) {
                         : redact_url(std::string(text.substr(start, end - start)));
     i = end;
   }
-  return out;
+  return redact_path_queries(out);
 }
 
 } // namespace util

@@ -8,6 +8,7 @@
 #include "tests/unit/error_text.hpp"
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -282,9 +283,21 @@ TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an 
                    canary + "@mirror.example/simple --extra-index-url https://" + canary +
                    "@extra.example/simple\n"
                    "RUN curl -u ci:" +
-                   canary + " https://ci:" + canary + "@files.example/x.tar | tar x\n";
+                   canary + " https://ci:" + canary +
+                   "@files.example/x.tar | tar x\n"
+                   "ENV PIP_INDEX_URL=https://ci:" +
+                   canary +
+                   "@mirror.example/simple MODE=train\n"
+                   "ENV HF_TOKEN " +
+                   canary + "\n";
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
   CHECK(r.spec.find(canary) == std::string::npos);
+  // A secret in ENV is not copied (an image's environment is public); the rest is.
+  CHECK(r.spec.find("PIP_INDEX_URL") == std::string::npos);
+  CHECK(r.spec.find("HF_TOKEN") == std::string::npos);
+  CHECK(r.spec.find("MODE") != std::string::npos);
+  CHECK(std::count_if(r.unmapped.begin(), r.unmapped.end(),
+                      [](const auto& u) { return u.reason.find("holds a secret") != std::string::npos; }) == 2);
   CHECK(r.spec.find("index: [\"https://mirror.example/simple\", \"https://extra.example/simple\"]") !=
         std::string::npos);
   bool told = false;

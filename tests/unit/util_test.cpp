@@ -518,4 +518,9 @@ TEST_CASE("util url: one parser, IPv6 brackets, and one redaction for every outp
         "curl -u ci:*** -o x --password *** --token=*** x");
   CHECK(util::redact_text("useradd -u 1000 app && wget --user=ci:canary7 x") ==
         "useradd -u 1000 app && wget --user=ci:*** x");
+  // An HTTP trace's request line has no scheme: its secret query parameters go too;
+  // a '?' elsewhere in prose is left alone.
+  CHECK(util::redact_text("> GET /v2/r/blobs/sha256:ab?X-Amz-Signature=canary8&sig=canary9&x=1 HTTP/1.1") ==
+        "> GET /v2/r/blobs/sha256:ab?X-Amz-Signature=***&sig=***&x=1 HTTP/1.1");
+  CHECK(util::redact_text("is it? token=x") == "is it? token=x");
 }
