@@ -553,9 +553,17 @@ Rendered render_k8s(const RenderArgs& a, const Flags& flags, const Output& out) 
   // must stay a DNS label: leave room for the suffixes.
   if (!dns1123_label(in.name) || in.name.size() > 50) {
     throw Error(ErrorKind::usage,
-                "--name '" + in.name +
+                "--name '" + util::escape_bytes(in.name) +
                     "' is not a Kubernetes job name (lower-case letters, digits and '-', starting "
                     "and ending with a letter or digit, at most 50 characters)",
+                "e.g. --name ocr-train");
+  }
+  // paddle-distributed also names a headless Service after the job: a DNS-1035 label,
+  // which starts with a letter.
+  if (distributed && !(in.name[0] >= 'a' && in.name[0] <= 'z')) {
+    throw Error(ErrorKind::usage,
+                "--name '" + in.name + "': paddle-distributed names a Service after the job, and a Service name "
+                                       "starts with a letter",
                 "e.g. --name ocr-train");
   }
   in.ns = a.ns;

@@ -47,7 +47,8 @@ nlohmann::json ci_schema() {
 }
 
 std::string render_ci(const std::string& kind, const CiInput& in, const std::filesystem::path& template_dir) {
-  return render(find_template(ci_template_name(kind), template_dir), ci_data(kind, in), ci_schema(), Escape::yaml);
+  return render(find_template(ci_template_name(kind), template_dir), ci_data(kind, in), ci_schema(),
+                kind == "github-actions" ? Escape::github : Escape::gitlab);
 }
 
 } // namespace templates

@@ -24,11 +24,23 @@ std::string one_line(const std::string& v, const std::string& what) {
   return v;
 }
 
-std::string json_word(const std::string& v, const std::string& what) {
+// A COPY argument (JSON form). BuildKit and buildah still run each one through their
+// word processing (variables, quotes, backslash escapes), so a path with '$', a quote
+// or a backslash cannot be named literally; neither can a source with a glob character.
+std::string json_word(const std::string& v, const std::string& what, bool source = false) {
   one_line(v, what);
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorKind::input, what + " '" + util::escape_bytes(v) + "' has " + why,
+                "rename the path, or copy it with paddle-image build only");
+  };
   if (v.find('$') != std::string::npos) {
-    throw Error(ErrorKind::input, what + " '" + v + "' has a '$', which a Dockerfile would expand as a variable",
-                "rename the path or copy it with paddle-image build only");
+    refuse("a '$', which a Dockerfile would expand as a variable");
+  }
+  if (v.find_first_of("'\"\\") != std::string::npos) {
+    refuse("a quote or backslash, which BuildKit and buildah process in COPY arguments");
+  }
+  if (source && v.find_first_of("*?[") != std::string::npos) {
+    refuse("a glob character (* ? [), which COPY takes as a pattern");
   }
   return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -111,7 +123,7 @@ void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vec
                       octal(c.dir_mode.value_or(0755u)) + "); the files keep their modes from the build context");
       mode_diffs.push_back(c.from);
     }
-    line += " [" + json_word(c.from, "from") + ", " + json_word(c.to, "to") + "]";
+    line += " [" + json_word(c.from, "from", true) + ", " + json_word(c.to, "to") + "]";
     lines.push_back(line);
     if (!c.exclude.empty()) {
       std::vector<std::string> ex;
@@ -137,10 +149,11 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
   std::string pip = sh_quote(one_line(in.python, "python.interpreter")) + " -m pip install";
   std::string lock_in_image = tmp + ".lock";
   if (!l.lock.empty()) {
-    lines.push_back("COPY [" + json_word(l.lock, "lock") + ", " + json_word(lock_in_image, "lock") + "]");
+    lines.push_back("COPY [" + json_word(l.lock, "lock", true) + ", " + json_word(lock_in_image, "lock") + "]");
   }
   if (!l.wheel_dir.empty()) {
-    lines.push_back("COPY [" + json_word(l.wheel_dir, "wheels dir") + ", " + json_word(tmp + "/", "wheels dir") + "]");
+    lines.push_back("COPY [" + json_word(l.wheel_dir, "wheels dir", true) + ", " + json_word(tmp + "/", "wheels dir") +
+                    "]");
     if (l.lock.empty()) {
       lines.push_back("RUN " + pip + " --no-deps --no-index " + sh_quote(tmp) + "/*.whl");
     } else {

@@ -291,9 +291,10 @@ public:
   std::vector<std::string> m_lock_commands;
 
 private:
-  void skip(const std::string& reason) {
+  // `shown`: what to show instead of the instruction (one that holds a secret).
+  void skip(const std::string& reason, const std::string& shown = {}) {
     // The instruction is shown redacted: a URL in it may carry credentials.
-    std::string text = util::redact_text(m_cur->text);
+    std::string text = shown.empty() ? util::redact_text(m_cur->text) : shown;
     std::string t = text.size() > 120 ? text.substr(0, 117) + "..." : text;
     m_stage.push_back({m_cur->line, t, reason});
   }
@@ -445,7 +446,8 @@ private:
       skip("ENV " + name +
            " holds a secret, which would be readable in the image by anyone who pulls it: pass it "
            "at run time (a Kubernetes Secret), or for an index put the credentials in ~/.netrc "
-           "where paddle-image runs");
+           "where paddle-image runs",
+           "ENV " + name + "=***");
       return;
     }
     m.env.emplace_back(name, value);

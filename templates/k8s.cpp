@@ -148,7 +148,9 @@ std::string to_yaml_stream(const std::vector<Object>& docs, const std::string& h
   std::string out;
   std::istringstream in(header);
   for (std::string line; std::getline(in, line);) {
-    out += line.empty() ? "#\n" : "# " + line + "\n";
+    // A value in the header (a path, a name) cannot end the comment: a CR, NEL or
+    // U+2028 inside a line is written as an escape.
+    out += line.empty() ? "#\n" : "# " + comment_text(line) + "\n";
   }
   for (std::size_t i = 0; i < docs.size(); ++i) {
     out += "---\n" + to_yaml(docs[i]);

@@ -52,33 +52,48 @@ Template find_template(const std::string& name, const std::filesystem::path& tem
 }
 
 std::string yaml_quote(const std::string& value) {
+  const char* hex = "0123456789abcdef";
   std::string out = "\"";
-  for (unsigned char c : value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    auto c = static_cast<unsigned char>(value[i]);
+    auto next = [&](std::size_t k) { return i + k < value.size() ? static_cast<unsigned char>(value[i + k]) : 0; };
     switch (c) {
     case '"':
       out += "\\\"";
-      break;
+      continue;
     case '\\':
       out += "\\\\";
-      break;
+      continue;
     case '\n':
       out += "\\n";
-      break;
+      continue;
     case '\t':
       out += "\\t";
-      break;
+      continue;
     case '\r':
       out += "\\r";
-      break;
+      continue;
     default:
-      if (c < 0x20 || c == 0x7f) {
-        const char* hex = "0123456789abcdef";
-        out += "\\x";
-        out += hex[c >> 4];
-        out += hex[c & 15];
-      } else {
-        out += static_cast<char>(c);
-      }
+      break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else if (c == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) {
+      // A C1 control (U+0080..U+009F, NEL among them) as \xNN.
+      out += "\\x";
+      out += hex[next(1) >> 4];
+      out += hex[next(1) & 15];
+      ++i;
+    } else if (c == 0xe2 && next(1) == 0x80 && (next(2) == 0xa8 || next(2) == 0xa9)) {
+      out += next(2) == 0xa8 ? "\\L" : "\\P";
+      i += 2;
+    } else if (c == 0xef && next(1) == 0xbb && next(2) == 0xbf) {
+      out += "\\uFEFF";
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
     }
   }
   return out + "\"";
@@ -358,6 +373,24 @@ std::string render(const Template& t, const nlohmann::json& data, const nlohmann
     switch (escape) {
     case Escape::yaml:
       return yaml_quote(v);
+    case Escape::github:
+      if (v.find("${{") != std::string::npos && !escape_error) {
+        escape_error = Error(ErrorKind::input,
+                             "value '" + util::escape_bytes(v) +
+                                 "' holds '${{', which GitHub Actions would evaluate as an expression",
+                             "rename it without '${{'");
+      }
+      return yaml_quote(v);
+    case Escape::gitlab: {
+      std::string doubled;
+      for (char c : v) {
+        doubled += c;
+        if (c == '$') {
+          doubled += '$';
+        }
+      }
+      return yaml_quote(doubled);
+    }
     case Escape::dockerfile:
       try {
         return dockerfile_quote(v);

@@ -35,10 +35,15 @@ void check_template_dir(const std::filesystem::path& dir);
 
 enum class Escape {
   yaml,       // {{x}} -> "x" as a YAML double-quoted scalar (\", \\, \n, \t, \xNN escapes)
+  github,     // yaml, and a value holding "${{" is refused: the runner would evaluate it
+  gitlab,     // yaml with every '$' doubled: GitLab expands variables in `variables:` values
   dockerfile, // {{x}} -> "x" as a Dockerfile double-quoted word (\", \\, \$ escaped; no newlines)
   none,       // {{x}} -> x (plain text files)
 };
 
+// A YAML double-quoted scalar that both YAML 1.1 and 1.2 parsers read back as `value`:
+// C0 and C1 controls, NEL, U+2028/U+2029 and a BOM escaped (a parser folds a raw line
+// break, and 1.1 parsers take NEL and the separators for one).
 std::string yaml_quote(const std::string& value);
 // Throws Error(input) for a newline (a Dockerfile line cannot hold one).
 std::string dockerfile_quote(const std::string& value);

@@ -42,6 +42,51 @@ bool plain_text(const std::string& s) {
   return !s.empty();
 }
 
+// host[:port]: a DNS name (labels of at most 63 letters, digits, '-' or '_', 253 in
+// all), an IPv4 address or a bracketed IPv6 one; the port 1 to 65535. It names a
+// directory of hosts.toml files too.
+bool host_port(const std::string& hp) {
+  std::string host = hp, port;
+  if (!hp.empty() && hp[0] == '[') {
+    auto close = hp.find(']');
+    if (close == std::string::npos) {
+      return false;
+    }
+    host = hp.substr(1, close - 1);
+    port = hp.substr(close + 1);
+    if (host.empty() || host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) {
+      return false;
+    }
+  } else {
+    auto colon = hp.find(':');
+    host = hp.substr(0, colon);
+    port = colon == std::string::npos ? "" : hp.substr(colon);
+    if (host.empty() || host.size() > 253) {
+      return false;
+    }
+    std::size_t label = 0;
+    for (char c : host) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      if (c == '.') {
+        if (label == 0) {
+          return false;
+        }
+        label = 0;
+      } else if (!ok || ++label > 63) {
+        return false;
+      }
+    }
+  }
+  if (!port.empty()) {
+    if (port[0] != ':' || port.size() < 2 || port.size() > 6 ||
+        port.find_first_not_of("0123456789", 1) != std::string::npos || std::stoi(port.substr(1)) < 1 ||
+        std::stoi(port.substr(1)) > 65535) {
+      return false;
+    }
+  }
+  return true;
+}
+
 Url parse_url(const std::string& text, const std::string& flag, bool allow_path) {
   Url u;
   std::string rest = text;
@@ -67,9 +112,8 @@ Url parse_url(const std::string& text, const std::string& flag, bool allow_path)
       u.path.clear();
     }
   }
-  if (u.host.empty() || !plain_text(u.host) || u.host.find('@') != std::string::npos ||
-      (!u.path.empty() && !plain_text(u.path))) {
-    throw Error(ErrorKind::usage, flag + " '" + text + "' is not a registry URL",
+  if (!host_port(u.host) || (!u.path.empty() && !plain_text(u.path))) {
+    throw Error(ErrorKind::usage, flag + " '" + util::escape_bytes(text) + "' is not a registry URL",
                 "e.g. " + flag + " https://mirror.cluster.local:5000 (no credentials, spaces or quotes)");
   }
   if (!u.path.empty() && !allow_path) {

@@ -217,7 +217,7 @@ invalid "an output naming a step id the job does not have" github \
   "jobs\.build\.outputs\.digest: 'steps\.biuld' names no step of job 'build' \(did you mean 'build'\?\)" "$W/gh-step-id.yml"
 mutate "$GH" gh-needs-ctx 's/needs\.build\.outputs\.digest/needs.buildx.outputs.digest/'
 invalid "needs.JOB naming a job the job does not need" github "'needs\.buildx': job 'digest' does not need 'buildx'" "$W/gh-needs-ctx.yml"
-mutate "$GH" gh-on 's/^on:$/no:/'
+mutate "$GH" gh-on 's/^"on":$/no:/'
 invalid "no 'on' (the key misspelt)" github "\(document\): 'on' is a required property" "$W/gh-on.yml"
 mutate "$GH" gh-dup 's/^    container: debian:12$/    container: debian:12\n    container: debian:13/'
 invalid "a duplicate key" github "not valid YAML: duplicate key 'container'" "$W/gh-dup.yml"

@@ -53,6 +53,16 @@ TEST_CASE("templates: delimiter changes are followed (GitHub's ${{ }} stays text
 TEST_CASE("templates: values are escaped for their target; standalone tag lines leave no line") {
   CHECK(templates::yaml_quote("a: \"b\" # c\nd\\") == R"("a: \"b\" # c\nd\\")");
   CHECK(templates::yaml_quote(std::string("\x01", 1)) == R"("\x01")");
+  // Line breaks a YAML parser honours inside a quoted scalar (NEL, U+2028, U+2029) and
+  // the C1 controls are escapes, so 1.1 and 1.2 parsers read the value back unfolded.
+  CHECK(templates::yaml_quote("a\u0085b\u2028c\u2029d\u009fe\ufefff\u00e9") ==
+        "\"a\\x85b\\Lc\\Pd\\x9fe\\uFEFFf\u00e9\"");
+  // GitLab expands $VAR in variables: values, $$ is a literal $; GitHub evaluates ${{ }}.
+  Template gl{"gl", "X: {{v}}\n", "gl"};
+  CHECK(templates::render(gl, {{"v", "a$HOME$$"}}, {{"v", nullptr}}, Escape::gitlab) == "X: \"a$$HOME$$$$\"\n");
+  CHECK(templates::render(gl, {{"v", "a${ b"}}, {{"v", nullptr}}, Escape::github) == "X: \"a${ b\"\n");
+  CHECK(error_of([&] { templates::render(gl, {{"v", "${{ secrets.T }}"}}, {{"v", nullptr}}, Escape::github); })
+            .find("GitHub Actions would evaluate") != std::string::npos);
   CHECK(templates::dockerfile_quote("a \"b\" $HOME\\") == R"("a \"b\" \$HOME\\")");
   CHECK_THROWS_AS(templates::dockerfile_quote("a\nb"), util::Error);
   Template t{"s",
@@ -293,9 +303,10 @@ TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an 
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
   CHECK(r.spec.find(canary) == std::string::npos);
   // A secret in ENV is not copied (an image's environment is public); the rest is.
-  CHECK(r.spec.find("PIP_INDEX_URL") == std::string::npos);
-  CHECK(r.spec.find("HF_TOKEN") == std::string::npos);
-  CHECK(r.spec.find("MODE") != std::string::npos);
+  CHECK(r.spec.find("\"PIP_INDEX_URL\":") == std::string::npos);
+  CHECK(r.spec.find("\"HF_TOKEN\":") == std::string::npos);
+  CHECK(r.spec.find("\"MODE\": \"train\"") != std::string::npos);
+  CHECK(r.spec.find("ENV HF_TOKEN=***") != std::string::npos); // listed, value hidden
   CHECK(std::count_if(r.unmapped.begin(), r.unmapped.end(),
                       [](const auto& u) { return u.reason.find("holds a secret") != std::string::npos; }) == 2);
   CHECK(r.spec.find("index: [\"https://mirror.example/simple\", \"https://extra.example/simple\"]") !=

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Hostile values in every variable of every rendered file (issue: one escaper per
+# target format): tests/support/hostile_render.py renders render github-actions,
+# gitlab-ci, dockerfile, k8s-job, paddle-distributed, warm manifests, warm hosts, init
+# and init --from-dockerfile with line breaks of every kind, NUL, quotes, comment and
+# mapping characters, mustache and GitHub expression braces, shell substitutions that
+# plant a file, YAML 1.1 scalars and very long strings in each slot; each output must be
+# refused (exit 2/3) or parse with PyYAML (YAML 1.1) and ruamel.yaml (1.2) alike,
+# tomllib, and buildah (Dockerfiles, built from scratch, configs compared), keep the
+# benign render's structure with the value exactly where the benign one was, validate
+# as Kubernetes objects, and plant nothing when its CI steps run under bash.
+source "$(dirname "$0")/../support/common.sh"
+# shellcheck source=../support/registry/registry.sh
+source "$SUPPORT/registry/registry.sh"
+trap registry_stop_all EXIT
+cd "$WORK"
+registry_start reg open "$WORK/srv"
+args=(--pi "$PI" --work "$WORK/runs" --registry "$REG_HOST")
+if command -v buildah >/dev/null && [[ $(id -u) -eq 0 ]]; then
+  args+=(--buildah)
+else
+  echo "note: without buildah and root the rendered Dockerfiles are parsed, not built"
+fi
+check "every hostile value round-trips or is refused in every slot" /usr/bin/python3 "$SUPPORT/hostile_render.py" "${args[@]}"
+cp "$WORK/check.log" run.log
+cat run.log
+check "the run covered every slot (warm manifests with the registry)" bash -c "! grep -q 'skipped' run.log"
+if [[ " ${args[*]} " == *" --buildah "* ]]; then
+  check "and built the rendered Dockerfiles with buildah" grep -q '^buildah built [1-9]' run.log
+fi
+finish
