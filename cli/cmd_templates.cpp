@@ -562,8 +562,9 @@ Rendered render_k8s(const RenderArgs& a, const Flags& flags, const Output& out) 
   // which starts with a letter.
   if (distributed && !(in.name[0] >= 'a' && in.name[0] <= 'z')) {
     throw Error(ErrorKind::usage,
-                "--name '" + in.name + "': paddle-distributed names a Service after the job, and a Service name "
-                                       "starts with a letter",
+                "--name '" + in.name +
+                    "': paddle-distributed names a Service after the job, and a Service name "
+                    "starts with a letter",
                 "e.g. --name ocr-train");
   }
   in.ns = a.ns;

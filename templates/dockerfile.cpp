@@ -146,7 +146,12 @@ void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vec
 void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<std::string>& lines,
                   std::vector<std::string>& notes) {
   std::string tmp = "/tmp/paddle-image/" + safe_name(l.name);
-  std::string pip = sh_quote(one_line(in.python, "python.interpreter")) + " -m pip install";
+  // PIP_BREAK_SYSTEM_PACKAGES: on a base whose Python is marked externally managed
+  // (PEP 668: Debian 12, Ubuntu 23.04 and later) pip refuses to install without it,
+  // while paddle-image build installs into site-packages all the same. An environment
+  // variable, not --break-system-packages, so a pip older than 23.0.1 is not refused.
+  std::string pip =
+      "PIP_BREAK_SYSTEM_PACKAGES=1 " + sh_quote(one_line(in.python, "python.interpreter")) + " -m pip install";
   std::string lock_in_image = tmp + ".lock";
   if (!l.lock.empty()) {
     lines.push_back("COPY [" + json_word(l.lock, "lock", true) + ", " + json_word(lock_in_image, "lock") + "]");

@@ -444,9 +444,9 @@ private:
   void add_env(const std::string& name, const std::string& value) {
     if (secret_env(name, value)) {
       skip("ENV " + name +
-           " holds a secret, which would be readable in the image by anyone who pulls it: pass it "
-           "at run time (a Kubernetes Secret), or for an index put the credentials in ~/.netrc "
-           "where paddle-image runs",
+               " holds a secret, which would be readable in the image by anyone who pulls it: pass it "
+               "at run time (a Kubernetes Secret), or for an index put the credentials in ~/.netrc "
+               "where paddle-image runs",
            "ENV " + name + "=***");
       return;
     }

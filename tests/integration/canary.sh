@@ -130,6 +130,46 @@ run pull-redirect "$PI" pull "$FP_HOST/canary/app:v1" -o oci:redirected:v1 --ins
 run warm-export-redirect "$PI" warm export "$FP_HOST/canary/app:v1" -o redirected.tar --insecure "${T[@]}"
 check "the blob GETs were redirected (proxy log: 307)" grep -q "GET /v2/canary/app/blobs/$LAYER .*status=307" "$FP_PLOG"
 
+# ---- render dockerfile: the index credentials go in as a BuildKit secret (netrc) ------
+# podman build (isolated storage) of the rendered Dockerfile on a Debian base with pip,
+# pulling the locked wheel from the authenticated index with --secret id=netrc; the
+# built image is scanned below with everything else.
+if [[ $(id -u) -eq 0 ]] && command -v podman >/dev/null && [[ -d $BASE_ROOTFS ]]; then
+  source "$SUPPORT/container.sh"
+  export PODMAN_TMP=$WORK/podman
+  mkdir -p pipwheel && cp /usr/share/python-wheels/pip-*.whl pipwheel/
+  cat >pybase.yaml <<YAML
+image: {name: example.com/canary/pybase}
+base: scratch
+python: {version: "3.11", glibc: "2.36"}
+layers:
+  - name: rootfs
+    files:
+      - {from: $BASE_ROOTFS, to: /, allow_absolute_symlinks: true, allow_outside: true}
+  - name: pip
+    wheels: pipwheel/
+config:
+  env: {PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+YAML
+  run pybase "$PI" build pybase.yaml --push "$OPEN_HOST/canary/pybase:v1" --insecure -q
+  cat >netrc-spec.yaml <<YAML
+image: {name: example.com/canary/viadocker}
+base: $OPEN_HOST/canary/pybase:v1
+layers:
+  - name: deps
+    wheels: {lock: url.lock, index: "$IDX"}
+YAML
+  run render-netrc "$PI" render dockerfile netrc-spec.yaml -o Dockerfile.netrc
+  check "the rendered RUN mounts the netrc secret" grep -q -- '--mount=type=secret,id=netrc,target=/root/.netrc' Dockerfile.netrc
+  run podman-build-netrc podman_isolated build --isolation chroot --network host --tls-verify=false \
+    --secret "id=netrc,src=$WORK/secrets/netrc" -f Dockerfile.netrc -t localhost/canary/viadocker:1 .
+  run podman-push-netrc podman_isolated push -q localhost/canary/viadocker:1 "oci:$WORK/viadocker:v1"
+  check "podman's build installed the wheel from the authenticated index" grep -q 'alpha' out/podman-build-netrc.out
+  podman_cleanup
+else
+  echo "skip - podman build of the rendered Dockerfile with the netrc secret (needs root, podman, the Debian base)"
+fi
+
 # ---- the paths were really taken -----------------------------------------------------
 check "the index saw authenticated requests" grep -q ' 200 ' srv/index.log
 check "the layout holds the pulled layer (via the presigned URL)" test -f "redirected/blobs/sha256/${LAYER#sha256:}"
@@ -147,7 +187,7 @@ rm -rf control
 check "the canary is in no output, no file written and no image blob" /usr/bin/python3 "$SUPPORT/canary_scan.py" "$CANARY" \
   --also "$(b64 "alice:$CANARY")" --also "$(b64 "user:$CANARY")" \
   --exclude secrets --exclude srv --exclude served --exclude wheels \
-  --exclude url.yaml --exclude req-extra.txt --exclude Dockerfile.in "$WORK"
+  --exclude url.yaml --exclude netrc-spec.yaml --exclude req-extra.txt --exclude Dockerfile.in "$WORK"
 cp "$WORK/check.log" scan.log
 check "... and the scan did read the images and archives" grep -q '^clean: [0-9]' scan.log
 finish

@@ -21,7 +21,17 @@ if command -v buildah >/dev/null && [[ $(id -u) -eq 0 ]]; then
 else
   echo "note: without buildah and root the rendered Dockerfiles are parsed, not built"
 fi
-check "every hostile value round-trips or is refused in every slot" /usr/bin/python3 "$SUPPORT/hostile_render.py" "${args[@]}"
+# buildah keeps some state under /var/lib/containers whatever --root says: the run gets
+# a private overlay of /var/lib (as templates.sh does), so the machine's stays untouched.
+mkdir -p bah/up bah/wk bah/containers bah/tmp
+printf 'unqualified-search-registries = []\n' >bah/registries.conf
+# shellcheck disable=SC2016  # expanded by the inner bash
+check "every hostile value round-trips or is refused in every slot" \
+  env CONTAINERS_REGISTRIES_CONF="$WORK/bah/registries.conf" TMPDIR="$WORK/bah/tmp" \
+  unshare --mount --propagation private bash -c 'mount -t overlay overlay \
+    -o "lowerdir=/var/lib,upperdir=$1/up,workdir=$1/wk" /var/lib && mkdir -p /var/lib/containers &&
+    mount --bind "$1/containers" /var/lib/containers && shift && exec /usr/bin/python3 "$@"' _ "$WORK/bah" \
+  "$SUPPORT/hostile_render.py" "${args[@]}"
 cp "$WORK/check.log" run.log
 cat run.log
 check "the run covered every slot (warm manifests with the registry)" bash -c "! grep -q 'skipped' run.log"

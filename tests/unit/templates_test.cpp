@@ -61,8 +61,9 @@ TEST_CASE("templates: values are escaped for their target; standalone tag lines 
   Template gl{"gl", "X: {{v}}\n", "gl"};
   CHECK(templates::render(gl, {{"v", "a$HOME$$"}}, {{"v", nullptr}}, Escape::gitlab) == "X: \"a$$HOME$$$$\"\n");
   CHECK(templates::render(gl, {{"v", "a${ b"}}, {{"v", nullptr}}, Escape::github) == "X: \"a${ b\"\n");
-  CHECK(error_of([&] { templates::render(gl, {{"v", "${{ secrets.T }}"}}, {{"v", nullptr}}, Escape::github); })
-            .find("GitHub Actions would evaluate") != std::string::npos);
+  CHECK(error_of([&] {
+          templates::render(gl, {{"v", "${{ secrets.T }}"}}, {{"v", nullptr}}, Escape::github);
+        }).find("GitHub Actions would evaluate") != std::string::npos);
   CHECK(templates::dockerfile_quote("a \"b\" $HOME\\") == R"("a \"b\" \$HOME\\")");
   CHECK_THROWS_AS(templates::dockerfile_quote("a\nb"), util::Error);
   Template t{"s",
@@ -99,7 +100,7 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   };
   CHECK(at("FROM paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\n") <
         at("COPY [\"requirements.lock\", \"/tmp/paddle-image/deps.lock\"]\n"));
-  CHECK(at("RUN python3 -m pip install --require-hashes -r /tmp/paddle-image/deps.lock -i "
+  CHECK(at("RUN PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --require-hashes -r /tmp/paddle-image/deps.lock -i "
            "https://mirror.example/simple\n") < at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n"));
   CHECK(at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n") <
         at("COPY --chown=0:0 --chmod=0755 [\"run.sh\", \"/usr/local/bin/run\"]\n"));
@@ -277,7 +278,8 @@ TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an 
   std::string out = templates::render_dockerfile(in, "");
   CHECK(out.find(canary) == std::string::npos);
   CHECK(out.find("ciuser") == std::string::npos);
-  CHECK(out.find("RUN --mount=type=secret,id=netrc,target=/root/.netrc python3 -m pip install --require-hashes -r "
+  CHECK(out.find("RUN --mount=type=secret,id=netrc,target=/root/.netrc PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip "
+                 "install --require-hashes -r "
                  "/tmp/paddle-image/deps.lock -i https://mirror.example/simple --extra-index-url "
                  "'https://[fd00::5]:8443/extra/' -f https://files.example/links/\n") != std::string::npos);
   CHECK(out.find("# the credentials for mirror.example, [fd00::5], files.example are not written here: build with "

@@ -12,7 +12,7 @@ FROM scratch
 # layer 1: deps (wheels)
 COPY ["wheels.lock", "/tmp/paddle-image/deps.lock"]
 COPY ["wheels/", "/tmp/paddle-image/deps/"]
-RUN python3.11 -m pip install --no-deps --no-index --find-links /tmp/paddle-image/deps/ --require-hashes -r /tmp/paddle-image/deps.lock
+RUN PIP_BREAK_SYSTEM_PACKAGES=1 python3.11 -m pip install --no-deps --no-index --find-links /tmp/paddle-image/deps/ --require-hashes -r /tmp/paddle-image/deps.lock
 
 # layer 2: models (data)
 COPY ["models/", "/opt/models/"]
