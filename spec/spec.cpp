@@ -184,8 +184,8 @@ void check_image_path(const Ctx& c, const YAML::Node& n, const std::string& fiel
     }
     if (comp.size() > 255) {
       c.fail(n, field,
-             "'" + util::escape_bytes(p.substr(0, 60)) + "...' has a path component of " +
-                 std::to_string(comp.size()) + " bytes; no file system holds a name longer than 255",
+             "'" + util::escape_bytes(p.substr(0, 60)) + "...' has a path component of " + std::to_string(comp.size()) +
+                 " bytes; no file system holds a name longer than 255",
              "shorten that directory or file name");
     }
     if (j == std::string::npos) {
