@@ -269,68 +269,28 @@ struct Scan {
   std::optional<std::pair<int, int>> glibc;
 };
 
-Scan scan_base(const Base& base, const fs::path& cache_dir, const DebugLog& debug) {
+// The interpreter and glibc from the base's view: python3.X in /usr/local/bin (a
+// python.org build) before /usr/bin, the newest X within one directory.
+Scan scan_base(const Base& base) {
   Scan sc;
-  if (!base.local_blob) {
+  if (!base.view) {
     return sc;
   }
-  fs::path cached = cache_dir / "base-info" / (base.digest->hex + ".json");
-  std::error_code ec;
-  if (fs::exists(cached, ec)) {
-    try {
-      auto j = nlohmann::json::parse(util::read_file(cached));
-      sc.minor = j.at("minor").get<int>();
-      sc.bin_dir = j.at("bin_dir").get<std::string>();
-      if (j.contains("glibc")) {
-        sc.glibc = std::pair{j["glibc"][0].get<int>(), j["glibc"][1].get<int>()};
-      }
-      return sc;
-    } catch (const std::exception& e) {
-      // Safe: the file only caches what a scan of the base finds; a damaged or old one
-      // means the layers are scanned again (below) and the file rewritten.
-      if (debug) {
-        debug("base-info: rescanning " + base.name + ", " + cached.string() + " is unreadable: " + e.what());
-      }
+  static const std::regex py_re("/(usr/bin|usr/local/bin)/python3\\.([0-9]+)");
+  for (const auto& path : base.view->facts().interpreters) {
+    std::smatch mm;
+    if (!std::regex_match(path, mm, py_re)) {
+      continue;
+    }
+    int minor = std::stoi(mm[2]);
+    std::string dir = "/" + std::string(mm[1]);
+    if (sc.minor < 0 || (dir == "/usr/local/bin" && sc.bin_dir != "/usr/local/bin") ||
+        (dir == sc.bin_dir && minor > sc.minor)) {
+      sc.minor = minor;
+      sc.bin_dir = dir;
     }
   }
-  static const std::regex py_re("(usr/bin|usr/local/bin)/python3\\.([0-9]+)");
-  for (const auto& layer : base.manifest.layers) {
-    layers::scan_tar(
-        base.local_blob(layer),
-        [&](const layers::TarMember& m) {
-          std::smatch mm;
-          if (std::regex_match(m.path, mm, py_re)) {
-            int minor = std::stoi(mm[2]);
-            std::string dir = "/" + std::string(mm[1]);
-            // Prefer /usr/local/bin (python.org builds), then the newest version.
-            if (sc.minor < 0 || (dir == "/usr/local/bin" && sc.bin_dir != "/usr/local/bin") ||
-                (dir == sc.bin_dir && minor > sc.minor)) {
-              sc.minor = minor;
-              sc.bin_dir = dir;
-            }
-          }
-          return m.path == "var/lib/dpkg/status";
-        },
-        [&](const layers::TarMember&, const std::string& content) {
-          auto pos = content.find("Package: libc6\n");
-          if (pos == std::string::npos) {
-            return;
-          }
-          auto end = content.find("\n\n", pos);
-          std::string stanza = content.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-          std::smatch vm;
-          static const std::regex ver_re("\\nVersion: (?:[0-9]+:)?([0-9]+)\\.([0-9]+)");
-          if (std::regex_search(stanza, vm, ver_re)) {
-            sc.glibc = std::pair{std::stoi(vm[1]), std::stoi(vm[2])};
-          }
-        });
-  }
-  nlohmann::json j = {{"minor", sc.minor}, {"bin_dir", sc.bin_dir}};
-  if (sc.glibc) {
-    j["glibc"] = {sc.glibc->first, sc.glibc->second};
-  }
-  util::create_dirs(cached.parent_path(), "the base-info directory");
-  util::write_file_atomic(cached, j.dump());
+  sc.glibc = base.view->facts().glibc;
   return sc;
 }
 
@@ -346,16 +306,14 @@ std::string default_site(const std::string& interpreter, int minor) {
 
 } // namespace
 
-layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const fs::path& cache_dir,
-                                   const DebugLog& debug) {
+layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base) {
   layers::PythonTarget t;
   const std::string& arch = s.platform.architecture;
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
   bool need_scan = !s.python || !s.python->glibc || s.python->interpreter.empty();
   Scan sc;
-  if (need_scan && base.local_blob) {
-    sc = util::with_context("reading Python facts from base " + base.name,
-                            [&] { return scan_base(base, cache_dir, debug); });
+  if (need_scan) {
+    sc = scan_base(base);
   }
   if (s.python) {
     const auto& p = *s.python;
@@ -380,6 +338,49 @@ layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, c
   t.prefix = "/usr/local";
   t.glibc = sc.glibc;
   return t;
+}
+
+void load_base_view(Base& base, const fs::path& cache_dir, const DebugLog& debug,
+                    const std::function<void(const std::string&)>& info) {
+  if (!base.digest || base.manifest.layers.empty()) {
+    return;
+  }
+  fs::path cached = cache_dir / "base-view" / (base.digest->hex + ".json.zst");
+  std::error_code ec;
+  if (fs::exists(cached, ec)) {
+    try {
+      base.view = std::make_shared<layers::BaseView>(layers::decompress_view(util::read_file(cached)));
+      return;
+    } catch (const Error& e) {
+      // Safe: the file only caches what reading the layers gives; a damaged or older
+      // one is rebuilt below.
+      if (debug) {
+        debug("base-view: rebuilding " + cached.string() + ": " + e.what());
+      }
+    }
+  }
+  if (info) {
+    info("reading the file tree of base " + base.name + " (" + std::to_string(base.manifest.layers.size()) +
+         " layers, once per base digest)");
+  }
+  auto view = std::make_shared<layers::BaseView>();
+  util::with_context("reading the layers of base " + base.name, [&] {
+    for (const auto& d : base.manifest.layers) {
+      oci::Reader read;
+      if (base.layout) {
+        read = util::file_reader(base.layout->blobs().blob_path(d.digest), 0);
+      } else if (base.remote_image) {
+        read = base.remote_image->open_blob(d, 0);
+      } else {
+        read = util::file_reader(base.local_blob(d), 0);
+      }
+      view->add_layer(layers::verified_layer_reader(std::move(read), d, "base " + base.name), d.digest.str());
+    }
+  });
+  view->finish(base.config.config.env);
+  util::create_dirs(cached.parent_path(), "the base-view cache directory");
+  util::write_file_atomic(cached, layers::compress_view(*view));
+  base.view = std::move(view);
 }
 
 } // namespace builder

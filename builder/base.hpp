@@ -1,6 +1,7 @@
 #pragma once
 // The base image of a build: its manifest, config and where its blobs live, plus
 // what the wheel installer needs to know about its Python.
+#include "layers/base_view.hpp"
 #include "layers/wheel.hpp"
 #include "oci/layout.hpp"
 #include "registry/transfer.hpp"
@@ -42,6 +43,8 @@ struct Base {
   // base the blob pulled once into the layer cache (set by the build once the cache
   // is open). Empty for scratch.
   std::function<std::filesystem::path(const oci::Descriptor&)> local_blob;
+  // The base's file tree and facts (load_base_view); null for scratch.
+  std::shared_ptr<const layers::BaseView> view;
 };
 
 // A debug-level log line (Events::debug; empty: not logged).
@@ -71,10 +74,15 @@ std::size_t verify_local_base(const Base& base, const std::filesystem::path& cac
 // dev, inode, size and mtime are unchanged, so the next build does not hash it again.
 void refresh_local_base_records(const Base& base, const std::filesystem::path& cache_dir, const DebugLog& debug = {});
 
-// What the spec says about Python, completed from the base's layers when needed
-// (interpreter, site-packages, glibc). Results of base scans are cached in
-// cache_dir/base-info.
-layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base, const std::filesystem::path& cache_dir,
-                                   const DebugLog& debug = {});
+// Sets base.view: read from cache_dir/base-view/<manifest hex>.json.zst, or built in one
+// streaming pass over the base's layers (from the layout, or streamed from the
+// registry without keeping them; each checked against its digest) and cached there.
+// `info` is told when the layers are read. No-op for scratch.
+void load_base_view(Base& base, const std::filesystem::path& cache_dir, const DebugLog& debug = {},
+                    const std::function<void(const std::string&)>& info = {});
+
+// What the spec says about Python, completed from the base's view when needed
+// (interpreter, site-packages, glibc).
+layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base);
 
 } // namespace builder

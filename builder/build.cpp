@@ -90,6 +90,10 @@ void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
     num(e.ino);
     num(e.mtime_ns);
     num(e.ctime_ns);
+    for (const auto& [name, value] : e.xattrs) {
+      field(name);
+      field(value);
+    }
     buf.push_back('\n');
     if (buf.size() >= (1 << 16)) {
       k.raw(buf);
@@ -218,13 +222,14 @@ nlohmann::json owner_key(const spec::LayerSpec& l) {
 // A wheels layer's inputs: the Python target, the owner, the lock file and the stat
 // data of each .whl.
 std::string wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const std::vector<fs::path>& wheels,
-                       const layers::CompressOptions& co, const BuildOptions& o) {
+                       const layers::CompressOptions& co, const BuildOptions& o, const nlohmann::json& base_roots) {
   KeyHasher key;
   start_layer_key(key, co, o);
   key.add({{"kind", "wheels"},
            {"target", target_key(t)},
            {"owner", owner_key(l)},
-           {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""}});
+           {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""},
+           {"base_roots", base_roots}});
   layers::EntrySet stat_set;
   for (const auto& w : wheels) {
     stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}});
@@ -270,22 +275,54 @@ struct LayerContext {
   const Base& base;
 };
 
+// What a layer's entries land on: the base's directories keep their metadata, and
+// destinations through the base's symlinks go where the links lead
+// (layers::apply_base_view). The entries, and so the cache key computed from them,
+// then depend on exactly the base entries the layer touches.
+void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l) {
+  if (!cx.base.view) {
+    return;
+  }
+  for (const auto& link : layers::apply_base_view(set, *cx.base.view, l.origin + ": layer '" + l.name + "'")) {
+    cx.events.info("  through the base's symlink /" + link);
+  }
+}
+
+// The base entries a wheels layer lands on (its install roots and their ancestors, and
+// the links on the way), for its cache key: a base that changes them rebuilds it.
+nlohmann::json base_roots_key(const Base& base, const layers::PythonTarget& t, const spec::LayerSpec& l) {
+  if (!base.view) {
+    return nullptr;
+  }
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
+    std::vector<std::string> links;
+    std::string p = base.view->resolve(layers::normalize_image_path(root, l.origin), true, &links, l.origin);
+    nlohmann::json dirs = nlohmann::json::array();
+    for (std::string a = p; !a.empty(); a = a.find('/') == std::string::npos ? "" : a.substr(0, a.rfind('/'))) {
+      const layers::ViewNode* n = base.view->find(a);
+      dirs.push_back(n == nullptr ? nlohmann::json(nullptr)
+                                  : nlohmann::json::array({a, std::string(1, n->type), n->mode, n->owner.uid,
+                                                           n->owner.gid, n->owner.uname, n->owner.gname, n->xattrs}));
+    }
+    j.push_back({root, p, links, dirs});
+  }
+  return j;
+}
+
 // The Python facts of the target for selection and the closure check: the full
 // version from the base's dpkg entry for python3.N (else 3.N.0, with a warning) and the
 // Python distributions the base already has.
-TargetFacts base_target_facts(const Base& base, const layers::PythonTarget& t, const BuildOptions& o,
-                              const Events& ev) {
+TargetFacts base_target_facts(const Base& base, const layers::PythonTarget& t, const Events& ev) {
   std::map<std::string, std::string> dists;
   std::string full;
-  if (base.local_blob && !base.manifest.layers.empty()) {
-    layers::Inventory inv = util::with_context("reading the packages of base " + base.name, [&] {
-      return local_layers_inventory(base.name, base.manifest.layers, base.local_blob, o.cache_dir);
-    });
+  if (base.view) {
     std::string want = "python3." + std::to_string(t.minor);
-    for (const auto& p : inv.packages) {
-      if (p.type == "pypi") {
-        dists[layers::normalize_project_name(p.name)] = p.version;
-      } else if (p.type == "deb" && (p.name == want || p.name == want + "-minimal") && full.empty()) {
+    for (const auto& d : base.view->facts().python) {
+      dists[layers::normalize_project_name(d.name)] = d.version;
+    }
+    for (const auto& p : base.view->facts().dpkg) {
+      if ((p.name == want || p.name == want + "-minimal") && full.empty()) {
         std::string v = p.version.substr(p.version.find(':') == std::string::npos ? 0 : p.version.find(':') + 1);
         full = v.substr(0, v.find_first_of("-+~"));
       }
@@ -330,6 +367,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const layers::PythonTarg
   layers::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
   check(inventory);
   layers::EntrySet set = staged_entries(l, t, staging.path());
+  land_on_base(set, cx, l);
   rec.wheels = inventory;
   rec.entries = set.entries().size();
   return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
@@ -355,7 +393,7 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-        TargetFacts facts = base_target_facts(cx.base, t, cx.options, cx.events);
+        TargetFacts facts = base_target_facts(cx.base, t, cx.events);
         util::with_context(where, [&] {
           fetch_locked_layer(locked, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads), cx.events.info,
                              [&](const std::string& file, std::int64_t done, std::int64_t total) {
@@ -390,7 +428,7 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::Pyth
   if (wheels.empty()) {
     throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
   }
-  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options);
+  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, base_roots_key(cx.base, t, l));
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
@@ -413,6 +451,7 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
                              c.ignore, c.ignore_prefix});
   }
   set.finalize(layers::Owner{});
+  land_on_base(set, cx, l);
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
   key.add({{"kind", "copy"}});
@@ -573,6 +612,7 @@ Base open_build_base(const spec::BuildSpec& s, const BuildOptions& o, layers::La
   if (base.remote) {
     pull_remote_base_layers_on_demand(base, cache, o, ev);
   }
+  load_base_view(base, o.cache_dir, ev.debug, ev.info);
   return base;
 }
 
@@ -602,14 +642,13 @@ void report_base(const Base& base, BuildReport& rep, const Events& ev) {
 }
 
 // The Python the wheels are installed for; none without a wheels layer.
-std::optional<layers::PythonTarget> wheels_target(const spec::BuildSpec& s, const Base& base, const BuildOptions& o,
-                                                  const Events& ev) {
+std::optional<layers::PythonTarget> wheels_target(const spec::BuildSpec& s, const Base& base) {
   bool has_wheels = std::any_of(s.layers.begin(), s.layers.end(),
                                 [](const auto& l) { return l.kind == spec::LayerSpec::Kind::wheels; });
   if (!has_wheels) {
     return std::nullopt;
   }
-  return python_target(s, base, o.cache_dir, ev.debug);
+  return python_target(s, base);
 }
 
 // The image being assembled: the config and the layer descriptors, base layers first.
@@ -903,8 +942,8 @@ LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const f
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
   Base base = open_build_base(s, o, cache, ev);
-  layers::PythonTarget t = python_target(s, base, o.cache_dir, ev.debug);
-  TargetFacts facts = base_target_facts(base, t, o, ev);
+  layers::PythonTarget t = python_target(s, base);
+  TargetFacts facts = base_target_facts(base, t, ev);
   ev.info("locking " + requirements.string() + " for layer '" + layer->name +
           "': " + (lo.all_platforms ? "every platform" : t.describe()));
   return write_lock(requirements, facts, lo, o.index, cache, std::max(1, o.threads), ev.info);
@@ -920,7 +959,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
 
   Base base = open_build_base(s, o, cache, ev);
   report_base(base, rep, ev);
-  std::optional<layers::PythonTarget> py = wheels_target(s, base, o, ev);
+  std::optional<layers::PythonTarget> py = wheels_target(s, base);
   Assembly a = start_from_base(s, base, o.source_date_epoch);
   build_spec_layers(s, o, cache, base, py, ev, a, rep);
 

@@ -1,10 +1,12 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
+#include "layers/base_view.hpp"
 #include "oci/layout.hpp"
 #include "oci/reference.hpp"
 #include "util/error.hpp"
 
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -16,8 +18,82 @@ struct InspectArgs {
   std::string ref;
   bool json = false;
   bool referrers = false;
+  bool base_view = false;
   RegistryFlags flags;
 };
+
+std::string octal(std::uint32_t mode) {
+  std::string out;
+  for (int shift = 9; shift >= 0; shift -= 3) {
+    out += static_cast<char>('0' + ((mode >> shift) & 7u));
+  }
+  return out;
+}
+
+// `inspect --base-view`: what a layer built on the image lands on.
+int print_base_view(const Output& out, const oci::ImageRef& ref, const oci::Descriptor& d,
+                    const layers::BaseView& view) {
+  std::map<char, std::size_t> count;
+  for (const auto& [path, n] : view.nodes()) {
+    ++count[n.type];
+  }
+  const auto& f = view.facts();
+  std::ostringstream t;
+  t << "Base view of " << ref.str() << " (" << d.digest.str() << ", " << view.layers().size() << " layers)\n";
+  t << "Paths:        " << view.nodes().size() << " (" << count['5'] << " directories, " << count['0'] << " files, "
+    << count['2'] << " symlinks, " << count['1'] << " hard links)\n";
+  for (const auto& i : f.interpreters) {
+    t << "Python:       " << i << "\n";
+  }
+  if (f.glibc) {
+    t << "glibc:        " << f.glibc->first << "." << f.glibc->second << "\n";
+  }
+  if (!f.cuda.empty()) {
+    t << "CUDA:         " << f.cuda << " (" << f.cuda_source << ")\n";
+  }
+  if (!f.cudnn.empty()) {
+    t << "cuDNN:        " << f.cudnn << " (" << f.cudnn_source << ")\n";
+  }
+  if (!f.os_id.empty()) {
+    t << "OS:           " << f.os_id << " " << f.os_version_id << "\n";
+  }
+  t << "dpkg:         " << f.dpkg.size() << " packages\n";
+  t << "Python dists: " << f.python.size() << "\n";
+  for (const auto& p : f.python) {
+    t << "  " << p.name << " " << p.version << "  /" << p.location
+      << (p.installer.empty() ? "" : "  (" + p.installer + ")") << "\n";
+  }
+  t << "Directories that are not root's 0755 (a layer writing into them keeps this):\n";
+  for (const auto& [path, n] : view.nodes()) {
+    if (n.type == '5' && (n.mode != 0755 || n.owner.uid != 0 || n.owner.gid != 0 || !n.xattrs.empty())) {
+      t << "  /" << path << "  " << octal(n.mode) << " " << n.owner.uid << ":" << n.owner.gid
+        << (n.xattrs.empty() ? "" : "  (xattrs)") << "\n";
+    }
+  }
+  t << "Symlinks to directories (a layer writing through them writes where they lead):\n";
+  for (const auto& [path, n] : view.nodes()) {
+    if (n.type != '2') {
+      continue;
+    }
+    std::vector<std::string> links;
+    std::string to;
+    try {
+      to = view.resolve(path, true, &links, "/" + path);
+    } catch (const util::Error&) {
+      continue; // leads outside the root or loops: shown by a build that writes through it
+    }
+    const layers::ViewNode* target = view.find(to);
+    if (target != nullptr && target->type == '5') {
+      t << "  /" << path << " -> " << n.target << (to != n.target && "/" + to != n.target ? "  (/" + to + ")" : "")
+        << "\n";
+    }
+  }
+  nlohmann::json j = view.to_json();
+  j["reference"] = ref.str();
+  j["digest"] = d.digest.str();
+  out.result(j, t.str());
+  return 0;
+}
 
 int run_inspect(const InspectArgs& a) {
   Output out = Output::detect(a.json, false);
@@ -66,6 +142,9 @@ int run_inspect(const InspectArgs& a) {
   std::string config_bytes = oci::read_small_blob(*img, m.config);
   oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(config_bytes, "config"));
   oci::Descriptor d = md.descriptor();
+  if (a.base_view) {
+    return print_base_view(out, ref, d, layers::read_base_view(*img, m, cfg.config.env));
+  }
   j["digest"] = d.digest.str();
   j["media_type"] = md.media_type;
   j["manifest"] = oci::parse_json(md.bytes, "manifest");
@@ -129,6 +208,10 @@ Action add_inspect(CLI::App& app) {
   CLI::App* c = app.add_subcommand("inspect", "Show an image's manifest, config and layers");
   c->add_option("reference", a->ref, "oci:DIR[:TAG], docker-archive:FILE or a registry reference")->required();
   c->add_flag("--json", a->json, "Print manifest and config as JSON");
+  c->add_flag("--base-view", a->base_view,
+              "Show the file tree a layer built on this image lands on: paths after whiteouts, directories' modes "
+              "and owners, symlinked directories, and the facts read from it (Python, glibc, dpkg, CUDA, cuDNN); "
+              "--json gives every path");
   c->add_flag("--referrers", a->referrers,
               "List the image's referrers (signatures, SBOMs): the referrers API, else the sha256-<hex> tag");
   a->flags.add(c, false);

@@ -107,6 +107,9 @@ struct TarBuilder::Impl {
     switch (en.type) {
     case Entry::Type::dir: {
       auto e = make(en.path + "/", AE_IFDIR, en.mode, en.owner);
+      for (const auto& [name, value] : en.xattrs) {
+        archive_entry_xattr_add_entry(e.get(), name.c_str(), value.data(), value.size());
+      }
       header(e.get());
       break;
     }
@@ -225,6 +228,19 @@ void scan_members(struct archive* a, const std::string& what, const std::functio
     }
     m.path = p;
     m.size = archive_entry_size(e);
+    m.mode = static_cast<std::uint32_t>(archive_entry_perm(e));
+    m.uid = archive_entry_uid(e);
+    m.gid = archive_entry_gid(e);
+    m.uname = archive_entry_uname(e) ? archive_entry_uname(e) : "";
+    m.gname = archive_entry_gname(e) ? archive_entry_gname(e) : "";
+    if (archive_entry_xattr_reset(e) > 0) {
+      const char* name = nullptr;
+      const void* value = nullptr;
+      std::size_t size = 0;
+      while (archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
+        m.xattrs.emplace_back(name ? name : "", std::string(static_cast<const char*>(value), size));
+      }
+    }
     if (archive_entry_hardlink(e) != nullptr) {
       m.type = '1';
       m.link_target = archive_entry_hardlink(e);
@@ -233,6 +249,12 @@ void scan_members(struct archive* a, const std::string& what, const std::functio
     } else if (archive_entry_filetype(e) == AE_IFLNK) {
       m.type = '2';
       m.link_target = archive_entry_symlink(e) ? archive_entry_symlink(e) : "";
+    } else if (archive_entry_filetype(e) == AE_IFCHR) {
+      m.type = '3';
+    } else if (archive_entry_filetype(e) == AE_IFBLK) {
+      m.type = '4';
+    } else if (archive_entry_filetype(e) == AE_IFIFO) {
+      m.type = '6';
     }
     if (want_content(m) && m.type == '0') {
       std::string content;

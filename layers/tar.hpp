@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace layers {
 
@@ -41,9 +43,13 @@ private:
 
 struct TarMember {
   std::string path; // as stored, without leading "./" or "/"
-  char type = '0';  // '0' file, '5' dir, '2' symlink, '1' hardlink
+  char type = '0';  // '0' file, '5' dir, '2' symlink, '1' hardlink, '3' char, '4' block device, '6' FIFO
   std::int64_t size = 0;
   std::string link_target;
+  std::uint32_t mode = 0; // permission bits (with setuid, setgid, sticky)
+  std::int64_t uid = 0, gid = 0;
+  std::string uname, gname;
+  std::vector<std::pair<std::string, std::string>> xattrs; // PAX SCHILY.xattr / LIBARCHIVE.xattr records
 };
 
 // Reads member headers of a (possibly compressed) tar file. The visitor returns

@@ -329,6 +329,28 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
 }
 
 void EntrySet::finalize(const Owner& parent_owner) {
+  add_missing_parents(parent_owner);
+  // The first path (in sorted order) of an inode holds the data; later ones link to it,
+  // but only when everything the header carries is the same: a hard link shares the
+  // inode, so a link with another mode or owner would unpack with the first one's.
+  using LinkKey =
+      std::tuple<std::uint64_t, std::uint64_t, std::uint32_t, std::int64_t, std::int64_t, std::string, std::string>;
+  std::map<LinkKey, std::string> seen;
+  for (auto& [path, e] : m_entries) {
+    if (e.type != Entry::Type::file || e.ino == 0) {
+      continue;
+    }
+    auto [it, inserted] =
+        seen.try_emplace(LinkKey{e.dev, e.ino, e.mode, e.owner.uid, e.owner.gid, e.owner.uname, e.owner.gname}, path);
+    if (!inserted) {
+      e.type = Entry::Type::hardlink;
+      e.link_target = it->second;
+      e.size = 0;
+    }
+  }
+}
+
+void EntrySet::add_missing_parents(const Owner& parent_owner) {
   // Only the immediate parent is looked up per entry; a missing one is created
   // together with its own missing ancestors.
   std::vector<std::string> missing;
@@ -350,24 +372,6 @@ void EntrySet::finalize(const Owner& parent_owner) {
     d.mode = 0755;
     d.owner = parent_owner;
     m_entries.try_emplace(d.path, d);
-  }
-  // The first path (in sorted order) of an inode holds the data; later ones link to it,
-  // but only when everything the header carries is the same: a hard link shares the
-  // inode, so a link with another mode or owner would unpack with the first one's.
-  using LinkKey =
-      std::tuple<std::uint64_t, std::uint64_t, std::uint32_t, std::int64_t, std::int64_t, std::string, std::string>;
-  std::map<LinkKey, std::string> seen;
-  for (auto& [path, e] : m_entries) {
-    if (e.type != Entry::Type::file || e.ino == 0) {
-      continue;
-    }
-    auto [it, inserted] =
-        seen.try_emplace(LinkKey{e.dev, e.ino, e.mode, e.owner.uid, e.owner.gid, e.owner.uname, e.owner.gname}, path);
-    if (!inserted) {
-      e.type = Entry::Type::hardlink;
-      e.link_target = it->second;
-      e.size = 0;
-    }
   }
 }
 

@@ -31,8 +31,9 @@ struct Entry {
   std::uint32_t mode = 0644;
   Owner owner;
   std::int64_t size = 0;
-  std::string source;      // regular files: where the bytes come from (host path)
-  std::string link_target; // symlink target, or the path a hardlink points at
+  std::string source;                        // regular files: where the bytes come from (host path)
+  std::string link_target;                   // symlink target, or the path a hardlink points at
+  std::map<std::string, std::string> xattrs; // written as PAX xattr records (a base directory's)
   // Stat key (never written to the tar): lets the cache see any edit.
   std::uint64_t dev = 0;
   std::uint64_t ino = 0;
@@ -64,6 +65,10 @@ public:
   void add(const CopyRule& rule);
   // Creates missing parent directories and turns repeated inodes into hardlinks.
   void finalize(const Owner& parent_owner);
+  // Adds a directory (0755, `owner`) for every missing parent.
+  void add_missing_parents(const Owner& owner);
+  // Replaces every entry (apply_base_view moves and adjusts them).
+  void replace_entries(std::map<std::string, Entry> entries) { m_entries = std::move(entries); }
   const std::map<std::string, Entry>& entries() const { return m_entries; }
   // Threads for walking directories (the result does not depend on it).
   void set_threads(int threads) { m_threads = threads; }

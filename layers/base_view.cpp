@@ -1,0 +1,661 @@
+#include "layers/base_view.hpp"
+
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <zstd.h>
+
+namespace layers {
+
+using util::Error;
+using util::ErrorKind;
+
+namespace {
+
+constexpr std::size_t k_max_content = 16u << 20; // a kept file larger than this is ignored
+
+std::string parent_of(const std::string& p) {
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? std::string() : p.substr(0, slash);
+}
+
+std::string base_name(const std::string& p) {
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+bool under(const std::string& path, const std::string& dir) {
+  return dir.empty() || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+std::string join(const std::vector<std::string>& comps) {
+  std::string out;
+  for (const auto& c : comps) {
+    out += (out.empty() ? "" : "/") + c;
+  }
+  return out;
+}
+
+std::vector<std::string> split(const std::string& path) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i <= path.size()) {
+    auto j = path.find('/', i);
+    std::string c = path.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    if (!c.empty()) {
+      out.push_back(c);
+    }
+    if (j == std::string::npos) {
+      break;
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+bool dist_info_file(const std::string& path, const char* name) {
+  std::string b = base_name(path);
+  std::string d = base_name(parent_of(path));
+  return b == name && d.size() > 10 && d.compare(d.size() - 10, 10, ".dist-info") == 0;
+}
+
+// Header lines of a METADATA file (up to the first empty line), with continuation
+// lines folded into the previous one.
+std::vector<std::pair<std::string, std::string>> metadata_headers(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.empty()) {
+      break;
+    }
+    if ((line[0] == ' ' || line[0] == '\t') && !out.empty()) {
+      out.back().second += "\n" + line;
+      continue;
+    }
+    auto colon = line.find(':');
+    if (colon == std::string::npos) {
+      continue;
+    }
+    std::string v = line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    out.emplace_back(line.substr(0, colon), v);
+  }
+  return out;
+}
+
+std::string env_value(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& e : env) {
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
+      return e.substr(name.size() + 1);
+    }
+  }
+  return {};
+}
+
+nlohmann::json owner_json(const Owner& o) {
+  nlohmann::json j = {{"uid", o.uid}, {"gid", o.gid}};
+  if (!o.uname.empty()) {
+    j["uname"] = o.uname;
+  }
+  if (!o.gname.empty()) {
+    j["gname"] = o.gname;
+  }
+  return j;
+}
+
+Owner owner_from(const nlohmann::json& j) {
+  Owner o;
+  o.uid = j.at("uid").get<std::int64_t>();
+  o.gid = j.at("gid").get<std::int64_t>();
+  o.uname = j.value("uname", "");
+  o.gname = j.value("gname", "");
+  return o;
+}
+
+} // namespace
+
+bool BaseView::wants_content(const std::string& path) {
+  static const std::regex cuda_version("usr/local/cuda[^/]*/version\\.(json|txt)");
+  static const std::regex cudnn_header("(usr/include|usr/local/cuda[^/]*/include|usr/include/[^/]+)/cudnn_version\\.h");
+  return path == "var/lib/dpkg/status" || path == "etc/os-release" || path == "usr/lib/os-release" ||
+         dist_info_file(path, "METADATA") || dist_info_file(path, "INSTALLER") || dist_info_file(path, "RECORD") ||
+         std::regex_match(path, cuda_version) || std::regex_match(path, cudnn_header);
+}
+
+void BaseView::begin_layer(const std::string& digest) {
+  ++m_layer;
+  m_layers.push_back(digest);
+}
+
+void BaseView::remove_below(const std::string& path, bool include_self, int below_layer) {
+  auto drop = [&](std::map<std::string, std::string>* content, const std::string& p) {
+    if (content != nullptr) {
+      content->erase(p);
+    }
+  };
+  if (include_self) {
+    auto it = m_nodes.find(path);
+    if (it != m_nodes.end() && it->second.layer < below_layer) {
+      m_nodes.erase(it);
+      drop(&m_content, path);
+    }
+  }
+  std::string prefix = path.empty() ? std::string() : path + "/";
+  for (auto it = m_nodes.lower_bound(prefix); it != m_nodes.end() && under(it->first, path);) {
+    if (it->second.layer < below_layer) {
+      drop(&m_content, it->first);
+      it = m_nodes.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void BaseView::add_member(const TarMember& m, const std::string* content) {
+  if (m.path.empty()) {
+    return; // the root itself ("./")
+  }
+  std::string name = base_name(m.path);
+  std::string dir = parent_of(m.path);
+  if (name == ".wh..wh..opq") {
+    remove_below(dir, false, m_layer); // an opaque directory hides what lower layers had in it
+    return;
+  }
+  if (name.rfind(".wh.", 0) == 0) {
+    std::string gone = dir.empty() ? name.substr(4) : dir + "/" + name.substr(4);
+    remove_below(gone, true, m_layer + 1);
+    return;
+  }
+  auto existing = m_nodes.find(m.path);
+  if (m.type != '5' || (existing != m_nodes.end() && existing->second.type != '5')) {
+    // A non-directory replaces whatever was there, a directory's contents included; a
+    // directory replaces a non-directory.
+    remove_below(m.path, true, m_layer + 1);
+  }
+  ViewNode n;
+  n.type = m.type;
+  n.mode = m.mode & 07777;
+  n.owner = Owner{m.uid, m.gid, m.uname, m.gname};
+  n.size = m.type == '0' ? m.size : 0;
+  n.target = m.link_target;
+  n.xattrs = std::map<std::string, std::string>(m.xattrs.begin(), m.xattrs.end());
+  n.layer = m_layer;
+  if (m.type == '1') {
+    // A hard link carries its target's metadata.
+    if (auto t = m_nodes.find(m.link_target); t != m_nodes.end()) {
+      n.size = t->second.size;
+    }
+    if (auto c = m_content.find(m.link_target); c != m_content.end() && wants_content(m.path)) {
+      m_content[m.path] = c->second;
+    }
+  }
+  m_nodes[m.path] = std::move(n);
+  if (content != nullptr && content->size() <= k_max_content) {
+    m_content[m.path] = *content;
+  }
+}
+
+void BaseView::add_layer(const std::function<std::size_t(char*, std::size_t)>& read, const std::string& digest) {
+  begin_layer(digest);
+  scan_tar(
+      read, digest,
+      [&](const TarMember& m) {
+        bool keep = m.type == '0' && wants_content(m.path);
+        if (!keep) {
+          add_member(m);
+        }
+        return keep;
+      },
+      [&](const TarMember& m, const std::string& content) { add_member(m, &content); });
+  // libarchive may stop at the end-of-archive blocks: read the rest, so a verifying
+  // reader sees the whole blob.
+  std::vector<char> rest(1 << 16);
+  while (read(rest.data(), rest.size()) > 0) {
+  }
+}
+
+const ViewNode* BaseView::find(const std::string& path) const {
+  auto it = m_nodes.find(path);
+  return it == m_nodes.end() ? nullptr : &it->second;
+}
+
+void BaseView::finish(const std::vector<std::string>& config_env) {
+  BaseFacts f;
+  // Interpreters: python3.X in the usual bin directories, regular files or links.
+  static const std::regex py_re("(usr/bin|usr/local/bin|opt/conda/bin|usr/local/python[^/]*/bin)/python3\\.([0-9]+)");
+  for (const auto& [path, n] : m_nodes) {
+    if (n.type != '5' && std::regex_match(path, py_re)) {
+      f.interpreters.push_back("/" + path);
+    }
+  }
+  if (auto it = m_content.find("var/lib/dpkg/status"); it != m_content.end()) {
+    f.dpkg = parse_dpkg_status(it->second, true);
+    for (auto& p : f.dpkg) {
+      p.location = "var/lib/dpkg/status";
+      if (p.name == "libc6") {
+        static const std::regex ver_re("(?:[0-9]+:)?([0-9]+)\\.([0-9]+).*");
+        std::smatch vm;
+        if (std::regex_match(p.version, vm, ver_re)) {
+          f.glibc = std::pair{std::stoi(vm[1]), std::stoi(vm[2])};
+        }
+      }
+    }
+  }
+  for (const auto& [path, content] : m_content) {
+    if (!dist_info_file(path, "METADATA")) {
+      continue;
+    }
+    PythonDist d;
+    d.location = parent_of(path);
+    for (const auto& [k, v] : metadata_headers(content)) {
+      if (k == "Name" && d.name.empty()) {
+        d.name = v;
+      } else if (k == "Version" && d.version.empty()) {
+        d.version = v;
+      } else if (k == "Requires-Dist") {
+        d.requires_dist.push_back(v);
+      }
+    }
+    if (d.name.empty() || d.version.empty()) {
+      continue;
+    }
+    if (auto it = m_content.find(d.location + "/INSTALLER"); it != m_content.end()) {
+      d.installer = it->second.substr(0, it->second.find_first_of("\r\n"));
+    }
+    if (auto it = m_content.find(d.location + "/RECORD"); it != m_content.end()) {
+      std::istringstream in(it->second);
+      for (std::string line; std::getline(in, line);) {
+        if (line.empty()) {
+          continue;
+        }
+        // The path is the first CSV field (quoted when it holds a comma).
+        std::string p;
+        if (line[0] == '"') {
+          auto end = line.find("\",", 1);
+          p = line.substr(1, end == std::string::npos ? std::string::npos : end - 1);
+        } else {
+          p = line.substr(0, line.find(','));
+        }
+        d.files.push_back(p);
+      }
+    }
+    f.python.push_back(std::move(d));
+  }
+  // CUDA and cuDNN: what the image says it is (NVIDIA's images set these), else the files.
+  f.cuda = env_value(config_env, "CUDA_VERSION");
+  if (!f.cuda.empty()) {
+    f.cuda_source = "ENV CUDA_VERSION";
+  } else {
+    static const std::regex json_re("\"cuda\"\\s*:\\s*\\{[^}]*\"version\"\\s*:\\s*\"([0-9][0-9.]*)\"");
+    static const std::regex txt_re("CUDA Version ([0-9][0-9.]*)");
+    for (const auto& [path, content] : m_content) {
+      std::smatch mm;
+      if (path.find("/version.") != std::string::npos && path.rfind("usr/local/cuda", 0) == 0 &&
+          (std::regex_search(content, mm, json_re) || std::regex_search(content, mm, txt_re))) {
+        // /usr/local/cuda itself (a link to the default toolkit) wins over cuda-X.Y.
+        if (f.cuda.empty() || path.rfind("usr/local/cuda/", 0) == 0) {
+          f.cuda = mm[1];
+          f.cuda_source = "/" + path;
+        }
+      }
+    }
+    if (f.cuda.empty()) {
+      // The toolkit's version file seen through /usr/local/cuda's links.
+      std::string req = env_value(config_env, "NVIDIA_REQUIRE_CUDA");
+      std::smatch mm;
+      static const std::regex req_re("cuda>=([0-9]+\\.[0-9]+)");
+      if (std::regex_search(req, mm, req_re)) {
+        f.cuda = mm[1];
+        f.cuda_source = "ENV NVIDIA_REQUIRE_CUDA";
+      }
+    }
+  }
+  f.cudnn = env_value(config_env, "CUDNN_VERSION");
+  if (!f.cudnn.empty()) {
+    f.cudnn_source = "ENV CUDNN_VERSION";
+  } else {
+    static const std::regex major_re("#define CUDNN_MAJOR ([0-9]+)");
+    static const std::regex minor_re("#define CUDNN_MINOR ([0-9]+)");
+    static const std::regex patch_re("#define CUDNN_PATCHLEVEL ([0-9]+)");
+    for (const auto& [path, content] : m_content) {
+      std::smatch a, b, c;
+      if (base_name(path) == "cudnn_version.h" && std::regex_search(content, a, major_re) &&
+          std::regex_search(content, b, minor_re)) {
+        f.cudnn = std::string(a[1]) + "." + std::string(b[1]) +
+                  (std::regex_search(content, c, patch_re) ? "." + std::string(c[1]) : "");
+        f.cudnn_source = "/" + path;
+      }
+    }
+  }
+  for (const char* os : {"etc/os-release", "usr/lib/os-release"}) {
+    auto it = m_content.find(os);
+    if (it == m_content.end() || !f.os_id.empty()) {
+      continue;
+    }
+    std::istringstream in(it->second);
+    for (std::string line; std::getline(in, line);) {
+      auto eq = line.find('=');
+      if (eq == std::string::npos) {
+        continue;
+      }
+      std::string k = line.substr(0, eq), v = line.substr(eq + 1);
+      if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) {
+        v = v.substr(1, v.size() - 2);
+      }
+      if (k == "ID") {
+        f.os_id = v;
+      } else if (k == "VERSION_ID") {
+        f.os_version_id = v;
+      }
+    }
+  }
+  m_facts = std::move(f);
+  m_content.clear();
+}
+
+std::string BaseView::resolve(const std::string& path, bool follow_last, std::vector<std::string>* followed,
+                              const std::string& what) const {
+  std::deque<std::string> todo;
+  for (auto& c : split(path)) {
+    todo.push_back(std::move(c));
+  }
+  std::vector<std::string> out;
+  int hops = 0;
+  while (!todo.empty()) {
+    std::string c = std::move(todo.front());
+    todo.pop_front();
+    if (c == ".") {
+      continue;
+    }
+    if (c == "..") {
+      if (out.empty()) {
+        throw Error(ErrorKind::input, what + ": /" + path + " leads outside the image root ('..' above /)",
+                    "write to a path inside the image");
+      }
+      out.pop_back();
+      continue;
+    }
+    out.push_back(c);
+    if (todo.empty() && !follow_last) {
+      break;
+    }
+    std::string cur = join(out);
+    const ViewNode* n = find(cur);
+    if (n == nullptr || n->type != '2') {
+      continue;
+    }
+    if (++hops > 40) {
+      throw Error(ErrorKind::input, what + ": the base's symlinks loop at /" + cur + " (-> " + n->target + ")",
+                  "write to the directory the link should lead to");
+    }
+    if (followed != nullptr) {
+      followed->push_back(cur + " -> " + n->target);
+    }
+    out.pop_back();
+    if (!n->target.empty() && n->target[0] == '/') {
+      out.clear();
+    } else {
+      // A relative target: ".." may not climb above the root.
+      std::vector<std::string> base = out;
+      for (const auto& t : split(n->target)) {
+        if (t == "..") {
+          if (base.empty()) {
+            throw Error(ErrorKind::input,
+                        what + ": the base's symlink /" + cur + " -> " + n->target + " leads outside the image root",
+                        "write to a path inside the image, not through that link");
+          }
+          base.pop_back();
+        } else if (t != ".") {
+          base.push_back(t);
+        }
+      }
+    }
+    auto parts = split(n->target);
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+      todo.push_front(*it);
+    }
+  }
+  return join(out);
+}
+
+nlohmann::json BaseView::to_json() const {
+  nlohmann::json nodes = nlohmann::json::object();
+  for (const auto& [path, n] : m_nodes) {
+    nlohmann::json j = {{"t", std::string(1, n.type)}, {"m", n.mode}, {"o", owner_json(n.owner)}, {"l", n.layer}};
+    if (n.size != 0) {
+      j["s"] = n.size;
+    }
+    if (!n.target.empty()) {
+      j["k"] = n.target;
+    }
+    if (!n.xattrs.empty()) {
+      nlohmann::json x = nlohmann::json::object();
+      for (const auto& [k, v] : n.xattrs) {
+        x[k] = util::base64_encode(v);
+      }
+      j["x"] = x;
+    }
+    nodes[path] = std::move(j);
+  }
+  nlohmann::json dists = nlohmann::json::array();
+  for (const auto& d : m_facts.python) {
+    dists.push_back({{"name", d.name},
+                     {"version", d.version},
+                     {"location", d.location},
+                     {"installer", d.installer},
+                     {"requires_dist", d.requires_dist},
+                     {"files", d.files}});
+  }
+  nlohmann::json dpkg = nlohmann::json::array();
+  for (const auto& p : m_facts.dpkg) {
+    dpkg.push_back({{"name", p.name}, {"version", p.version}, {"arch", p.arch}});
+  }
+  nlohmann::json facts = {{"interpreters", m_facts.interpreters},
+                          {"dpkg", dpkg},
+                          {"python", dists},
+                          {"cuda", m_facts.cuda},
+                          {"cuda_source", m_facts.cuda_source},
+                          {"cudnn", m_facts.cudnn},
+                          {"cudnn_source", m_facts.cudnn_source},
+                          {"os_id", m_facts.os_id},
+                          {"os_version_id", m_facts.os_version_id}};
+  facts["glibc"] = m_facts.glibc ? nlohmann::json::array({m_facts.glibc->first, m_facts.glibc->second}) : nullptr;
+  return {{"format", k_format}, {"layers", m_layers}, {"facts", facts}, {"nodes", nodes}};
+}
+
+BaseView BaseView::from_json(const nlohmann::json& j) {
+  try {
+    if (j.at("format").get<int>() != k_format) {
+      throw Error(ErrorKind::input,
+                  "base view of format " + j.at("format").dump() + ", not " + std::to_string(k_format));
+    }
+    BaseView v;
+    v.m_layers = j.at("layers").get<std::vector<std::string>>();
+    v.m_layer = static_cast<int>(v.m_layers.size()) - 1;
+    for (const auto& [path, n] : j.at("nodes").items()) {
+      ViewNode node;
+      node.type = n.at("t").get<std::string>().at(0);
+      node.mode = n.at("m").get<std::uint32_t>();
+      node.owner = owner_from(n.at("o"));
+      node.layer = n.at("l").get<int>();
+      node.size = n.value("s", std::int64_t{0});
+      node.target = n.value("k", "");
+      if (n.contains("x")) {
+        for (const auto& [k, x] : n["x"].items()) {
+          std::string value;
+          if (!util::base64_decode(x.get<std::string>(), value)) {
+            throw Error(ErrorKind::input, "not a base view: xattr " + k + " of /" + path + " is not base64");
+          }
+          node.xattrs[k] = value;
+        }
+      }
+      v.m_nodes.emplace(path, std::move(node));
+    }
+    const auto& f = j.at("facts");
+    v.m_facts.interpreters = f.at("interpreters").get<std::vector<std::string>>();
+    for (const auto& p : f.at("dpkg")) {
+      Package pk;
+      pk.type = "deb";
+      pk.name = p.at("name").get<std::string>();
+      pk.version = p.at("version").get<std::string>();
+      pk.arch = p.at("arch").get<std::string>();
+      pk.location = "var/lib/dpkg/status";
+      v.m_facts.dpkg.push_back(pk);
+    }
+    for (const auto& d : f.at("python")) {
+      PythonDist pd;
+      pd.name = d.at("name").get<std::string>();
+      pd.version = d.at("version").get<std::string>();
+      pd.location = d.at("location").get<std::string>();
+      pd.installer = d.at("installer").get<std::string>();
+      pd.requires_dist = d.at("requires_dist").get<std::vector<std::string>>();
+      pd.files = d.at("files").get<std::vector<std::string>>();
+      v.m_facts.python.push_back(std::move(pd));
+    }
+    v.m_facts.cuda = f.at("cuda").get<std::string>();
+    v.m_facts.cuda_source = f.at("cuda_source").get<std::string>();
+    v.m_facts.cudnn = f.at("cudnn").get<std::string>();
+    v.m_facts.cudnn_source = f.at("cudnn_source").get<std::string>();
+    v.m_facts.os_id = f.at("os_id").get<std::string>();
+    v.m_facts.os_version_id = f.at("os_version_id").get<std::string>();
+    if (f.at("glibc").is_array()) {
+      v.m_facts.glibc = std::pair{f["glibc"][0].get<int>(), f["glibc"][1].get<int>()};
+    }
+    return v;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::input, std::string("not a base view: ") + e.what());
+  }
+}
+
+std::string compress_view(const BaseView& view) {
+  std::string json = view.to_json().dump();
+  std::string out(ZSTD_compressBound(json.size()), '\0');
+  std::size_t n = ZSTD_compress(out.data(), out.size(), json.data(), json.size(), 3);
+  if (ZSTD_isError(n)) {
+    throw Error(ErrorKind::internal, std::string("zstd: ") + ZSTD_getErrorName(n));
+  }
+  out.resize(n);
+  return out;
+}
+
+BaseView decompress_view(const std::string& bytes) {
+  unsigned long long size = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 31)) {
+    throw Error(ErrorKind::input, "not a compressed base view");
+  }
+  std::string json(static_cast<std::size_t>(size), '\0');
+  std::size_t n = ZSTD_decompress(json.data(), json.size(), bytes.data(), bytes.size());
+  if (ZSTD_isError(n) || n != json.size()) {
+    throw Error(ErrorKind::input, "not a compressed base view");
+  }
+  try {
+    return BaseView::from_json(nlohmann::json::parse(json));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::input, std::string("not a base view: ") + e.what());
+  }
+}
+
+std::vector<std::string> apply_base_view(EntrySet& set, const BaseView& view, const std::string& what) {
+  std::vector<std::string> followed;
+  std::map<std::string, Entry> moved;
+  std::map<std::string, std::string> from; // new path -> the path the rule named
+  for (const auto& [path, e] : set.entries()) {
+    std::vector<std::string> links;
+    std::string to = view.resolve(path, e.type == Entry::Type::dir, &links, what + ": /" + path);
+    for (auto& l : links) {
+      if (std::find(followed.begin(), followed.end(), l) == followed.end()) {
+        followed.push_back(l);
+      }
+    }
+    const ViewNode* there = view.find(to);
+    if (e.type == Entry::Type::dir && there != nullptr && there->type != '5' && there->type != '2') {
+      throw Error(ErrorKind::input,
+                  what + ": the directory /" + path + (to != path ? " (through the base's links: /" + to + ")" : "") +
+                      " would replace a file of the base",
+                  "write it somewhere else, or remove the base's file in an earlier step");
+    }
+    Entry n = e;
+    n.path = to;
+    if (e.type == Entry::Type::hardlink) {
+      n.link_target = view.resolve(e.link_target, false, nullptr, what + ": /" + path);
+    }
+    auto [it, inserted] = moved.try_emplace(to, n);
+    if (!inserted) {
+      // The same directory reached twice (a parent written both ways) is one directory.
+      if (it->second.type == Entry::Type::dir && n.type == Entry::Type::dir) {
+        continue;
+      }
+      throw Error(ErrorKind::input,
+                  what + ": /" + from[to] + " and /" + path + " are the same path in the image (/" + to +
+                      ", through the base's symlinks)",
+                  "write the file once");
+    }
+    from[to] = path;
+  }
+  set.replace_entries(std::move(moved));
+  set.add_missing_parents(Owner{});
+  // Directories that exist in the base keep the base's metadata.
+  std::map<std::string, Entry> adjusted = set.entries();
+  for (auto& [path, e] : adjusted) {
+    if (e.type != Entry::Type::dir) {
+      continue;
+    }
+    const ViewNode* n = view.find(path);
+    if (n != nullptr && n->type == '5') {
+      e.mode = n->mode;
+      e.owner = n->owner;
+      e.xattrs = n->xattrs;
+    }
+  }
+  set.replace_entries(std::move(adjusted));
+  return followed;
+}
+
+std::function<std::size_t(char*, std::size_t)>
+verified_layer_reader(std::function<std::size_t(char*, std::size_t)> inner, const oci::Descriptor& layer,
+                      const std::string& image) {
+  auto hash = std::make_shared<util::Sha256>();
+  auto total = std::make_shared<std::int64_t>(0);
+  auto done = std::make_shared<bool>(false);
+  return [inner = std::move(inner), hash, total, done, layer, image](char* buf, std::size_t len) -> std::size_t {
+    if (*done) {
+      return 0;
+    }
+    std::size_t n = inner(buf, len);
+    if (n > 0) {
+      hash->update(buf, n);
+      *total += static_cast<std::int64_t>(n);
+      return n;
+    }
+    *done = true;
+    std::string got = hash->finish_hex();
+    if (*total != layer.size || got != layer.digest.hex) {
+      throw Error(ErrorKind::integrity,
+                  image + ": layer " + layer.digest.str() + " read as " + std::to_string(*total) +
+                      " bytes hashing to sha256:" + got,
+                  "the image's blob is corrupt where it is stored; copy or pull the image again");
+    }
+    return 0;
+  };
+}
+
+BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const std::vector<std::string>& config_env) {
+  BaseView view;
+  for (const auto& d : m.layers) {
+    view.add_layer(verified_layer_reader(image.open_blob(d, 0), d, image.name()), d.digest.str());
+  }
+  view.finish(config_env);
+  return view;
+}
+
+} // namespace layers

@@ -1,0 +1,124 @@
+#pragma once
+// The file-system view of a base image: its layers applied bottom to top as overlay
+// file systems apply them (whiteouts, opaque directories, a non-directory replacing a
+// directory and everything under it) into one tree of paths with type, mode, owner,
+// xattrs, size and link target, plus facts read from small files on the way: the
+// Python interpreters, glibc, dpkg packages, the installed Python distributions, the
+// CUDA and cuDNN versions (the config's ENV first, then the toolkit's version files).
+// Built in one streaming pass over the layers (nothing unpacked, file data read only
+// for those small files), cached per manifest digest, read by build (the directories
+// a layer writes into, the symlinks its destinations pass through, the Python target)
+// and shown by `inspect --base-view`.
+#include "layers/packages.hpp"
+#include "layers/tar.hpp"
+#include "layers/tree.hpp"
+#include "oci/image.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace layers {
+
+struct ViewNode {
+  char type = '0'; // '0' file, '5' directory, '2' symlink, '1' hard link, '3'/'4'/'6' devices, FIFO
+  std::uint32_t mode = 0;
+  Owner owner;
+  std::int64_t size = 0;
+  std::string target; // symlink or hard-link target
+  std::map<std::string, std::string> xattrs;
+  int layer = 0; // index (from 0, bottom) of the layer that wrote it last
+  bool operator==(const ViewNode&) const = default;
+};
+
+struct PythonDist {
+  std::string name, version;
+  std::string location;  // the .dist-info directory, e.g. "usr/local/lib/python3.10/dist-packages/x-1.dist-info"
+  std::string installer; // INSTALLER's first line ("pip", "debian"...), empty when absent
+  std::vector<std::string> requires_dist;
+  std::vector<std::string> files; // RECORD's paths, relative to the directory holding the .dist-info
+  bool operator==(const PythonDist&) const = default;
+};
+
+struct BaseFacts {
+  std::vector<std::string> interpreters; // "/usr/bin/python3.10", in path order
+  std::optional<std::pair<int, int>> glibc;
+  std::vector<Package> dpkg;       // from var/lib/dpkg/status (installed ones)
+  std::vector<PythonDist> python;  // sorted by location
+  std::string cuda, cuda_source;   // "12.0.1", "ENV CUDA_VERSION" or the file
+  std::string cudnn, cudnn_source; // "8.9.1", ...
+  std::string os_id, os_version_id;
+  bool operator==(const BaseFacts&) const = default;
+};
+
+class BaseView {
+public:
+  // Applies one layer, streamed (gzip, zstd or plain tar); layers go bottom to top.
+  void add_layer(const std::function<std::size_t(char*, std::size_t)>& read, const std::string& digest);
+  // Applies one member of the current layer (add_layer calls it; tests call it directly
+  // after begin_layer). `content` is the file's data when wants_content(path).
+  void begin_layer(const std::string& digest);
+  void add_member(const TarMember& m, const std::string* content = nullptr);
+  // Computes the facts from what the layers left and the config's environment
+  // ("NAME=value"), then drops the file contents it kept.
+  void finish(const std::vector<std::string>& config_env);
+  static bool wants_content(const std::string& path);
+
+  const ViewNode* find(const std::string& path) const;
+  const std::map<std::string, ViewNode>& nodes() const { return m_nodes; }
+  const BaseFacts& facts() const { return m_facts; }
+  const std::vector<std::string>& layers() const { return m_layers; }
+
+  // `path` ("a/b/c", no leading '/') with every directory component resolved through
+  // the view's symlinks as a container's open() would (absolute targets from the image
+  // root, relative ones from the link's directory, chains, ".."), and the last
+  // component too when follow_last. The links followed are appended to `followed`.
+  // Throws Error(input) naming `what` and the link when a link leads outside the root
+  // or links loop (more than 40).
+  std::string resolve(const std::string& path, bool follow_last, std::vector<std::string>* followed,
+                      const std::string& what) const;
+
+  nlohmann::json to_json() const;
+  static BaseView from_json(const nlohmann::json& j); // throws Error(input) on another format
+  static constexpr int k_format = 1;
+
+private:
+  void remove_below(const std::string& path, bool include_self, int below_layer);
+  std::map<std::string, ViewNode> m_nodes;
+  std::map<std::string, std::string> m_content; // small files kept for the facts until finish()
+  std::vector<std::string> m_layers;
+  BaseFacts m_facts;
+  int m_layer = -1;
+};
+
+// Writes what a layer lands on into its entries: every directory the layer writes that
+// is a directory in `view` takes the view's mode, owner and xattrs (only new ones keep
+// the rule's), and every entry whose path passes through one of the view's symlinks is
+// moved to where the link leads (a directory entry at a symlink to a directory too), so
+// the layer never hides a base directory or turns a symlink into a directory. Missing
+// parents of moved entries are added. Returns the links followed ("usr/local/cuda ->
+// /etc/alternatives/cuda"), for the build's log. Throws Error(input) naming `what` and
+// the link for a link that leaves the root or loops, for two entries that land on one
+// path, and for a directory that would land on a base file.
+std::vector<std::string> apply_base_view(EntrySet& set, const BaseView& view, const std::string& what);
+
+// A reader over a layer blob that hashes what it hands on and at the end checks size
+// and digest (Error(integrity) naming `image` and the layer).
+std::function<std::size_t(char*, std::size_t)>
+verified_layer_reader(std::function<std::size_t(char*, std::size_t)> inner, const oci::Descriptor& layer,
+                      const std::string& image);
+// The view of `image`'s manifest `m` (layers streamed through verified_layer_reader),
+// finished with the config's environment.
+BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const std::vector<std::string>& config_env);
+
+// zstd-compressed JSON of the view (the cache file's bytes), and back.
+std::string compress_view(const BaseView& view);
+BaseView decompress_view(const std::string& bytes);
+
+} // namespace layers

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Building on a Paddle-shaped base (tests/support/make-paddle-base.py: Docker v2s2
+# behind a manifest list, 16 layers on the Debian test rootfs, /tmp 1777, a 0750 home
+# of uid 1000, CUDA behind /etc/alternatives links, merged /usr, whiteouts, an opaque
+# directory, a hard link, setuid and xattr files, the NVIDIA ENV) pushed to a local
+# registry with the distribution API alone:
+# - `inspect --base-view` shows the tree after whiteouts and the facts it states;
+# - a files layer writing to /tmp/warmup/, /home/paddle/work/, /usr/local/cuda/lib64/
+#   and /lib/x86_64-linux-gnu/ keeps /tmp 1777 and the home 0750 paddle, writes through
+#   the links, and never turns them into directories (checked in the layer's tar, then
+#   by running the image with podman on the overlay storage driver as root and as uid
+#   1000);
+# - the layer is deterministic and its cache key covers the base entries it touched:
+#   a base patched elsewhere reuses it, a base whose /home/paddle changed rebuilds it.
+source "$(dirname "$0")/../support/common.sh"
+# shellcheck source=../support/registry/registry.sh
+source "$SUPPORT/registry/registry.sh"
+source "$SUPPORT/container.sh"
+cd "$WORK"
+[[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
+cleanup() {
+  registry_stop_all
+  podman_cleanup 2>/dev/null || true
+}
+trap cleanup EXIT
+registry_start reg open "$WORK/srv"
+TAG=2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6
+R=$REG_HOST/paddlepaddle/paddle
+js() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $2" "$1"; }
+
+# ---- the bases --------------------------------------------------------------------
+check "the Paddle-shaped base is generated and pushed" /usr/bin/python3 "$SUPPORT/make-paddle-base.py" pbase \
+  "$BASE_ROOTFS" "$TAG" --push "$R"
+check "... deterministically (same manifest digest twice)" bash -c \
+  "diff <(/usr/bin/python3 '$SUPPORT/make-paddle-base.py' pbase2 '$BASE_ROOTFS' '$TAG') <(/usr/bin/python3 '$SUPPORT/make-paddle-base.py' pbase3 '$BASE_ROOTFS' '$TAG')"
+/usr/bin/python3 "$SUPPORT/make-paddle-base.py" pextra "$BASE_ROOTFS" "$TAG-extra" --variant extra --push "$R" >/dev/null
+/usr/bin/python3 "$SUPPORT/make-paddle-base.py" phome "$BASE_ROOTFS" "$TAG-home0700" --variant home0700 --push "$R" >/dev/null
+check "skopeo reads it from the registry as a Docker manifest list" bash -c \
+  "skopeo inspect --raw --tls-verify=false docker://$R:$TAG | grep -q 'manifest.list.v2+json'"
+
+# ---- inspect --base-view ------------------------------------------------------------
+check "inspect --base-view reads the base" bash -c "'$PI' inspect --base-view $R:$TAG --insecure >view.txt"
+check "... and --json" bash -c "'$PI' inspect --base-view $R:$TAG --insecure --json >view.json"
+check "the facts the base states: Python, glibc, CUDA from ENV, cuDNN, the Paddle distribution" bash -c \
+  "grep -q '^Python: *\/usr\/bin\/python3.11' view.txt && grep -q '^glibc: *2.36' view.txt &&
+   grep -q '^CUDA: *12.0.1 (ENV CUDA_VERSION)' view.txt && grep -q '^cuDNN: *8.9.1' view.txt &&
+   grep -q 'paddlepaddle-gpu 2.6.1 */usr/local/lib/python3.11/dist-packages/paddlepaddle_gpu-2.6.1.dist-info *(pip)' view.txt"
+check "directories that are not root's 0755, and the symlinked directories" bash -c \
+  "grep -q '^  /tmp  1777 0:0' view.txt && grep -q '^  /home/paddle  0750 1000:1000' view.txt &&
+   grep -q '^  /usr/local/cuda -> /etc/alternatives/cuda  (/usr/local/cuda-12.0)' view.txt && grep -q '^  /lib -> usr/lib' view.txt"
+check "the tree after whiteouts and the opaque directory; links, setuid and xattrs kept" js view.json '
+n = j["nodes"]
+assert "opt/cache/old.bin" not in n and "opt/cache/sub" not in n and "opt/cache/new.bin" in n, "opaque"
+assert "usr/local/cuda-12.0/bin/cuda-gdb-removed" not in n, "whiteout"
+assert n["usr/local/bin/prun"]["t"] == "1" and n["usr/local/bin/prun"]["k"] == "usr/local/bin/paddle-run"
+assert n["usr/local/bin/suidtool"]["m"] == 0o4755
+assert "user.paddle" in n["usr/local/bin/tagged"]["x"]
+assert n["home/paddle"]["o"]["uid"] == 1000 and n["home/paddle"]["m"] == 0o750
+assert j["facts"]["cuda"] == "12.0.1" and [d["name"] for d in j["facts"]["python"]] == ["opt-einsum", "paddlepaddle-gpu"]
+assert len(j["layers"]) == 16, len(j["layers"])'
+
+# ---- a layer written into it ----------------------------------------------------------
+mkdir -p app/warmup app/work
+echo 'det: 1' >app/warmup/det.yml
+echo 'work' >app/work/notes.txt
+echo 'warm' >app/warm.yml
+echo 'y' >app/y
+cat >app/spec.yaml <<YAML
+image: {name: example.com/team/ocr, tags: [v1]}
+base: $R:$TAG
+layers:
+  - name: app
+    files:
+      - {from: warmup/, to: /tmp/warmup/}
+      - {from: work/, to: /home/paddle/work/, owner: "1000:1000"}
+      - {from: warm.yml, to: /usr/local/cuda/lib64/warm.yml}
+      - {from: y, to: /lib/x86_64-linux-gnu/y}
+YAML
+build() { # LAYOUT BASE_TAG LOG
+  sed "s|^base: .*|base: $R:$2|" app/spec.yaml >app/spec-$2.yaml
+  "$PI" build "app/spec-$2.yaml" -o "oci:$1:v1" --insecure-registry "$REG_HOST" --cache-dir "$WORK/cache" \
+    --metadata-file "$3.json" >"$3.out" 2>"$3.err"
+}
+check "the app builds on the base" build app1 "$TAG" b1
+check "the build says which links it wrote through" grep -q "through the base's symlink /usr/local/cuda -> /etc/alternatives/cuda" b1.err
+app_layer() { # LAYOUT: the path of the last layer's blob
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+d = sys.argv[1]
+idx = json.load(open(d + "/index.json"))
+m = json.load(open(d + "/blobs/sha256/" + idx["manifests"][0]["digest"][7:]))
+print(d + "/blobs/sha256/" + m["layers"][-1]["digest"][7:])
+PY
+}
+check "the layer keeps /tmp 1777 and the home 0750 paddle, writes through the links, makes none a directory" \
+  /usr/bin/python3 - "$(app_layer app1)" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    e = {m.name.rstrip("/").lstrip("./"): m for m in t.getmembers()}
+assert e["tmp"].isdir() and e["tmp"].mode == 0o1777, oct(e["tmp"].mode)
+assert e["tmp/warmup"].mode == 0o755
+assert e["home/paddle"].mode == 0o750 and e["home/paddle"].uid == 1000 and e["home/paddle"].uname == "paddle"
+assert e["home/paddle/work/notes.txt"].uid == 1000
+assert "usr/local/cuda" not in e and "usr/local/cuda/lib64/warm.yml" not in e, sorted(e)
+assert e["usr/local/cuda-12.0/lib64/warm.yml"].isfile()
+assert "lib" not in e and e["usr/lib/x86_64-linux-gnu/y"].isfile(), sorted(e)
+PY
+
+# ---- run it: podman, overlay storage driver, root and uid 1000 ----------------------------
+export PODMAN_TMP=$WORK/podman
+mkdir -p "$PODMAN_TMP"/{root,run,tmp}
+PODMAN_OVERLAY=(--root "$PODMAN_TMP/root" --runroot "$PODMAN_TMP/run" --tmpdir "$PODMAN_TMP/tmp"
+  --storage-driver overlay --cgroup-manager cgroupfs --events-backend file)
+probe='touch /tmp/x && stat -c "%a %u:%g" /tmp /home/paddle && readlink /usr/local/cuda && test -L /lib &&
+  ls /usr/local/cuda/lib64 && cat /usr/local/cuda/lib64/warm.yml /lib/x86_64-linux-gnu/y /tmp/warmup/det.yml &&
+  python3 -c "import sys; sys.path.insert(0, \"/usr/local/lib/python3.11/dist-packages\"); import paddle; print(paddle.__version__)"'
+run_podman() { # USER
+  unshare --mount --propagation private podman "${PODMAN_OVERLAY[@]}" run --rm --network none --user "$1" \
+    --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "oci:$WORK/app1:v1" sh -c "$probe" </dev/null
+}
+if run_podman 0 >podman-root.txt 2>podman-root.err; then
+  check "podman (overlay driver) as root: the base's tree and the new files" bash -c \
+    "grep -qx '1777 0:0' podman-root.txt && grep -qx '750 1000:1000' podman-root.txt && grep -qx /etc/alternatives/cuda podman-root.txt &&
+     grep -qx libcudart.so.12 podman-root.txt && grep -qx warm podman-root.txt && grep -qx y podman-root.txt && grep -qx 2.6.1 podman-root.txt"
+  run_podman 1000 >podman-1000.txt 2>podman-1000.err || true
+  check "podman (overlay driver) as uid 1000: /tmp is writable, the home is still its 0750" bash -c \
+    "grep -qx '750 1000:1000' podman-1000.txt && grep -qx 2.6.1 podman-1000.txt || { cat podman-1000.err; exit 1; }"
+  check "podman's storage driver was overlay" bash -c "unshare --mount --propagation private podman ${PODMAN_OVERLAY[*]} info --format '{{.Store.GraphDriverName}}' | grep -qx overlay"
+else
+  fail "podman with the overlay driver could not run the image: $(tail -3 podman-root.err)"
+fi
+
+# ---- deterministic, and cached by what it touched ------------------------------------------
+build app2 "$TAG" b2 || true
+check "the same build again reuses the layer" grep -q '(0 layer(s) rebuilt, 1 reused)' b2.err
+check "... and gives the same bytes" cmp "$(app_layer app1)" "$(app_layer app2)"
+build app3 "$TAG-extra" b3 || true
+check "a base patched elsewhere (/opt/extra) reuses the layer" grep -q '(0 layer(s) rebuilt, 1 reused)' b3.err
+check "... the same bytes" cmp "$(app_layer app1)" "$(app_layer app3)"
+build app4 "$TAG-home0700" b4 || true
+check "a base whose /home/paddle changed rebuilds the layer" grep -q '(1 layer(s) rebuilt, 0 reused)' b4.err
+check "... 0700 now" /usr/bin/python3 -c '
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    assert t.getmember("home/paddle/").mode == 0o700' "$(app_layer app4)"
+finish
