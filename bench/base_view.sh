@@ -84,7 +84,7 @@ b=$(printf '%s\n' "${base_t[@]}" | median)
 v=$(printf '%s\n' "${view_t[@]}" | median)
 nodes=$(/usr/bin/python3 -c 'import json; print(len(json.load(open("view.json"))["nodes"]))')
 mkdir -p app && echo x >app/x
-printf 'image: {name: example.com/b/app}\nbase: oci:base:big\nlayers:\n  - name: a\n    files: [{from: x, to: /opt/x}]\n' >app/spec.yaml
+printf 'image: {name: example.com/b/app}\nbase: oci:%s/base:big\nlayers:\n  - name: a\n    files: [{from: x, to: /opt/x}]\n' "$work" >app/spec.yaml
 "$pi" build app/spec.yaml -q -o oci:out --cache-dir "$work/cache" >/dev/null
 cached=$(stat -c %s "$work"/cache/base-view/*.json.zst)
 printf 'paths in the view:          %s (generated %s, after whiteouts)\n' "$nodes" "$paths"

@@ -6,6 +6,7 @@
 #include "oci/reference.hpp"
 #include "util/error.hpp"
 
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -88,10 +89,13 @@ int print_base_view(const Output& out, const oci::ImageRef& ref, const oci::Desc
         << "\n";
     }
   }
-  nlohmann::json j = view.to_json();
-  j["reference"] = ref.str();
-  j["digest"] = d.digest.str();
-  out.result(j, t.str());
+  if (out.json) {
+    // Streamed: a document tree of every path would cost several times the view.
+    view.write_json(std::cout, {{"reference", ref.str()}, {"digest", d.digest.str()}});
+    std::cout.flush();
+  } else {
+    out.result(nullptr, t.str());
+  }
   return 0;
 }
 

@@ -113,15 +113,6 @@ nlohmann::json owner_json(const Owner& o) {
   return j;
 }
 
-Owner owner_from(const nlohmann::json& j) {
-  Owner o;
-  o.uid = j.at("uid").get<std::int64_t>();
-  o.gid = j.at("gid").get<std::int64_t>();
-  o.uname = j.value("uname", "");
-  o.gname = j.value("gname", "");
-  return o;
-}
-
 } // namespace
 
 bool BaseView::wants_content(const std::string& path) {
@@ -428,25 +419,35 @@ std::string BaseView::resolve(const std::string& path, bool follow_last, std::ve
   return join(out);
 }
 
-nlohmann::json BaseView::to_json() const {
-  nlohmann::json nodes = nlohmann::json::object();
-  for (const auto& [path, n] : m_nodes) {
-    nlohmann::json j = {{"t", std::string(1, n.type)}, {"m", n.mode}, {"o", owner_json(n.owner)}, {"l", n.layer}};
-    if (n.size != 0) {
-      j["s"] = n.size;
-    }
-    if (!n.target.empty()) {
-      j["k"] = n.target;
-    }
-    if (!n.xattrs.empty()) {
-      nlohmann::json x = nlohmann::json::object();
-      for (const auto& [k, v] : n.xattrs) {
-        x[k] = util::base64_encode(v);
-      }
-      j["x"] = x;
-    }
-    nodes[path] = std::move(j);
+namespace {
+
+nlohmann::json xattrs_json(const std::map<std::string, std::string>& x) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : x) {
+    j[k] = util::base64_encode(v);
   }
+  return j;
+}
+
+std::map<std::string, std::string> xattrs_from(const nlohmann::json& j, const std::string& path) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, x] : j.items()) {
+    std::string value;
+    if (!util::base64_decode(x.get<std::string>(), value)) {
+      throw Error(ErrorKind::input, "not a base view: xattr " + k + " of /" + path + " is not base64");
+    }
+    out[k] = value;
+  }
+  return out;
+}
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+} // namespace
+
+nlohmann::json BaseView::header_json() const {
   nlohmann::json dists = nlohmann::json::array();
   for (const auto& d : m_facts.python) {
     dists.push_back({{"name", d.name},
@@ -470,11 +471,66 @@ nlohmann::json BaseView::to_json() const {
                           {"os_id", m_facts.os_id},
                           {"os_version_id", m_facts.os_version_id}};
   facts["glibc"] = m_facts.glibc ? nlohmann::json::array({m_facts.glibc->first, m_facts.glibc->second}) : nullptr;
-  return {{"format", k_format}, {"layers", m_layers}, {"facts", facts}, {"nodes", nodes}};
+  return {{"format", k_format}, {"layers", m_layers}, {"facts", facts}};
 }
 
-BaseView BaseView::from_json(const nlohmann::json& j) {
+void BaseView::write_json(std::ostream& out, const nlohmann::json& extra) const {
+  nlohmann::json head = extra;
+  nlohmann::json header = header_json();
+  head.update(header);
+  std::string h = dump(head);
+  out << h.substr(0, h.size() - 1) << ",\"nodes\":{";
+  bool first = true;
+  for (const auto& [path, n] : m_nodes) {
+    nlohmann::json j = {{"t", std::string(1, n.type)}, {"m", n.mode}, {"o", owner_json(n.owner)}, {"l", n.layer}};
+    if (n.size != 0) {
+      j["s"] = n.size;
+    }
+    if (!n.target.empty()) {
+      j["k"] = n.target;
+    }
+    if (!n.xattrs.empty()) {
+      j["x"] = xattrs_json(n.xattrs);
+    }
+    out << (first ? "" : ",") << dump(nlohmann::json(path)) << ":" << dump(j);
+    first = false;
+  }
+  out << "}}\n";
+}
+
+std::string compress_view(const BaseView& view) {
+  std::string text = dump(view.header_json()) + "\n";
+  for (const auto& [path, n] : view.nodes()) {
+    text += dump(nlohmann::json::array({path, std::string(1, n.type), n.mode, n.owner.uid, n.owner.gid, n.owner.uname,
+                                        n.owner.gname, n.layer, n.size, n.target, xattrs_json(n.xattrs)}));
+    text += '\n';
+  }
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  std::size_t size = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3);
+  if (ZSTD_isError(size)) {
+    throw Error(ErrorKind::internal, std::string("zstd: ") + ZSTD_getErrorName(size));
+  }
+  out.resize(size);
+  return out;
+}
+
+BaseView decompress_view(const std::string& bytes) {
+  unsigned long long size = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 32)) {
+    throw Error(ErrorKind::input, "not a compressed base view");
+  }
+  std::string text(static_cast<std::size_t>(size), '\0');
+  std::size_t n = ZSTD_decompress(text.data(), text.size(), bytes.data(), bytes.size());
+  if (ZSTD_isError(n) || n != text.size()) {
+    throw Error(ErrorKind::input, "not a compressed base view");
+  }
+  return BaseView::from_lines(text);
+}
+
+BaseView BaseView::from_lines(const std::string& text) {
   try {
+    std::size_t eol = text.find('\n');
+    nlohmann::json j = nlohmann::json::parse(text.substr(0, eol));
     if (j.at("format").get<int>() != k_format) {
       throw Error(ErrorKind::input,
                   "base view of format " + j.at("format").dump() + ", not " + std::to_string(k_format));
@@ -482,25 +538,6 @@ BaseView BaseView::from_json(const nlohmann::json& j) {
     BaseView v;
     v.m_layers = j.at("layers").get<std::vector<std::string>>();
     v.m_layer = static_cast<int>(v.m_layers.size()) - 1;
-    for (const auto& [path, n] : j.at("nodes").items()) {
-      ViewNode node;
-      node.type = n.at("t").get<std::string>().at(0);
-      node.mode = n.at("m").get<std::uint32_t>();
-      node.owner = owner_from(n.at("o"));
-      node.layer = n.at("l").get<int>();
-      node.size = n.value("s", std::int64_t{0});
-      node.target = n.value("k", "");
-      if (n.contains("x")) {
-        for (const auto& [k, x] : n["x"].items()) {
-          std::string value;
-          if (!util::base64_decode(x.get<std::string>(), value)) {
-            throw Error(ErrorKind::input, "not a base view: xattr " + k + " of /" + path + " is not base64");
-          }
-          node.xattrs[k] = value;
-        }
-      }
-      v.m_nodes.emplace(path, std::move(node));
-    }
     const auto& f = j.at("facts");
     v.m_facts.interpreters = f.at("interpreters").get<std::vector<std::string>>();
     for (const auto& p : f.at("dpkg")) {
@@ -531,36 +568,30 @@ BaseView BaseView::from_json(const nlohmann::json& j) {
     if (f.at("glibc").is_array()) {
       v.m_facts.glibc = std::pair{f["glibc"][0].get<int>(), f["glibc"][1].get<int>()};
     }
+    // One small document per path: never a tree of every path in memory at once.
+    auto hint = v.m_nodes.end();
+    while (eol != std::string::npos && eol + 1 < text.size()) {
+      std::size_t next = text.find('\n', eol + 1);
+      nlohmann::json a = nlohmann::json::parse(
+          text.begin() + static_cast<std::ptrdiff_t>(eol + 1),
+          next == std::string::npos ? text.end() : text.begin() + static_cast<std::ptrdiff_t>(next));
+      ViewNode node;
+      std::string path = a.at(0).get<std::string>();
+      node.type = a.at(1).get<std::string>().at(0);
+      node.mode = a.at(2).get<std::uint32_t>();
+      node.owner = Owner{a.at(3).get<std::int64_t>(), a.at(4).get<std::int64_t>(), a.at(5).get<std::string>(),
+                         a.at(6).get<std::string>()};
+      node.layer = a.at(7).get<int>();
+      node.size = a.at(8).get<std::int64_t>();
+      node.target = a.at(9).get<std::string>();
+      node.xattrs = xattrs_from(a.at(10), path);
+      hint = v.m_nodes.emplace_hint(hint, std::move(path), std::move(node));
+      eol = next;
+    }
     return v;
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::input, std::string("not a base view: ") + e.what());
-  }
-}
-
-std::string compress_view(const BaseView& view) {
-  std::string json = view.to_json().dump();
-  std::string out(ZSTD_compressBound(json.size()), '\0');
-  std::size_t n = ZSTD_compress(out.data(), out.size(), json.data(), json.size(), 3);
-  if (ZSTD_isError(n)) {
-    throw Error(ErrorKind::internal, std::string("zstd: ") + ZSTD_getErrorName(n));
-  }
-  out.resize(n);
-  return out;
-}
-
-BaseView decompress_view(const std::string& bytes) {
-  unsigned long long size = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 31)) {
-    throw Error(ErrorKind::input, "not a compressed base view");
-  }
-  std::string json(static_cast<std::size_t>(size), '\0');
-  std::size_t n = ZSTD_decompress(json.data(), json.size(), bytes.data(), bytes.size());
-  if (ZSTD_isError(n) || n != json.size()) {
-    throw Error(ErrorKind::input, "not a compressed base view");
-  }
-  try {
-    return BaseView::from_json(nlohmann::json::parse(json));
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const std::out_of_range& e) {
     throw Error(ErrorKind::input, std::string("not a base view: ") + e.what());
   }
 }

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,9 +85,16 @@ public:
   std::string resolve(const std::string& path, bool follow_last, std::vector<std::string>* followed,
                       const std::string& what) const;
 
-  nlohmann::json to_json() const;
-  static BaseView from_json(const nlohmann::json& j); // throws Error(input) on another format
-  static constexpr int k_format = 1;
+  // {"format", "layers", "facts"}: everything but the paths.
+  nlohmann::json header_json() const;
+  // The whole view as one JSON document, the paths streamed one by one (no document
+  // tree of 200,000 paths in memory): `extra`'s fields, header_json's, then "nodes":
+  // {PATH: {"t" type, "m" mode, "o" {uid, gid, uname, gname}, "l" layer, "s" size, "k"
+  // target, "x" {xattr: base64}}}.
+  void write_json(std::ostream& out, const nlohmann::json& extra = nlohmann::json::object()) const;
+  static constexpr int k_format = 2;
+  // The lines compress_view writes, uncompressed; Error(input) for anything else.
+  static BaseView from_lines(const std::string& text);
 
 private:
   void remove_below(const std::string& path, bool include_self, int below_layer);
@@ -117,7 +125,9 @@ verified_layer_reader(std::function<std::size_t(char*, std::size_t)> inner, cons
 // finished with the config's environment.
 BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const std::vector<std::string>& config_env);
 
-// zstd-compressed JSON of the view (the cache file's bytes), and back.
+// The cache file's bytes: zstd of header_json's line, then one JSON array per path
+// ([path, type, mode, uid, gid, uname, gname, layer, size, target, {xattr: base64}]),
+// read back a line at a time (Error(input) for anything else, another format included).
 std::string compress_view(const BaseView& view);
 BaseView decompress_view(const std::string& bytes);
 
