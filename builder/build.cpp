@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int k_key_version = 1;
+constexpr int k_key_version = 2; // 2: layers land on the base and the earlier layers
 
 layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o) {
   spec::CompressionSpec cs = l.compression.value_or(s.compression);
@@ -273,6 +273,11 @@ struct LayerContext {
   const Events& events;
   layers::CompressOptions compress;
   const Base& base;
+  // What the layer lands on: the base's view with the build's earlier layers on top
+  // (an empty view on scratch).
+  const layers::BaseView& landing;
+  // Set to the layer's directories and symlinks (layers::entry_tree), built or reused.
+  nlohmann::json& tree_out;
 };
 
 // What a layer's entries land on: the base's directories keep their metadata, and
@@ -280,27 +285,22 @@ struct LayerContext {
 // (layers::apply_base_view). The entries, and so the cache key computed from them,
 // then depend on exactly the base entries the layer touches.
 void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l) {
-  if (!cx.base.view) {
-    return;
-  }
-  for (const auto& link : layers::apply_base_view(set, *cx.base.view, l.origin + ": layer '" + l.name + "'")) {
-    cx.events.info("  through the base's symlink /" + link);
+  for (const auto& link : layers::apply_base_view(set, cx.landing, l.origin + ": layer '" + l.name + "'")) {
+    cx.events.info("  through the symlink /" + link + " of the layers below");
   }
 }
 
 // The base entries a wheels layer lands on (its install roots and their ancestors, and
 // the links on the way), for its cache key: a base that changes them rebuilds it.
-nlohmann::json base_roots_key(const Base& base, const layers::PythonTarget& t, const spec::LayerSpec& l) {
-  if (!base.view) {
-    return nullptr;
-  }
+nlohmann::json base_roots_key(const layers::BaseView& view, const layers::PythonTarget& t, const spec::LayerSpec& l) {
+  const layers::BaseView* base = &view;
   nlohmann::json j = nlohmann::json::array();
   for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
     std::vector<std::string> links;
-    std::string p = base.view->resolve(layers::normalize_image_path(root, l.origin), true, &links, l.origin);
+    std::string p = base->resolve(layers::normalize_image_path(root, l.origin), true, &links, l.origin);
     nlohmann::json dirs = nlohmann::json::array();
     for (std::string a = p; !a.empty(); a = a.find('/') == std::string::npos ? "" : a.substr(0, a.rfind('/'))) {
-      const layers::ViewNode* n = base.view->find(a);
+      const layers::ViewNode* n = base->find(a);
       dirs.push_back(n == nullptr ? nlohmann::json(nullptr)
                                   : nlohmann::json::array({a, std::string(1, n->type), n->mode, n->owner.uid,
                                                            n->owner.gid, n->owner.uname, n->owner.gname, n->xattrs}));
@@ -352,7 +352,8 @@ std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarge
            {"owner", owner_key(l)},
            {"requirements", reqs},
            {"sources", locked.sources.redacted()},
-           {"base", cx.base.digest ? cx.base.digest->str() : ""}});
+           {"base", cx.base.digest ? cx.base.digest->str() : ""},
+           {"base_roots", base_roots_key(cx.landing, t, l)}});
   return key.finish();
 }
 
@@ -369,6 +370,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const layers::PythonTarg
   layers::EntrySet set = staged_entries(l, t, staging.path());
   land_on_base(set, cx, l);
   rec.wheels = inventory;
+  rec.tree = layers::entry_tree(set);
   rec.entries = set.entries().size();
   return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
 }
@@ -416,6 +418,7 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers
       },
       r.rebuilt, record);
   report_wheels(l, record, r, wheels_out);
+  cx.tree_out = record.tree.value_or(nlohmann::json::array());
   return blob;
 }
 
@@ -428,7 +431,7 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::Pyth
   if (wheels.empty()) {
     throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
   }
-  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, base_roots_key(cx.base, t, l));
+  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, base_roots_key(cx.landing, t, l));
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
@@ -438,6 +441,7 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::Pyth
       },
       r.rebuilt, record);
   report_wheels(l, record, r, wheels_out);
+  cx.tree_out = record.tree.value_or(nlohmann::json::array());
   return blob;
 }
 
@@ -452,6 +456,7 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
   }
   set.finalize(layers::Owner{});
   land_on_base(set, cx, l);
+  cx.tree_out = layers::entry_tree(set);
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
   key.add({{"kind", "copy"}});
@@ -472,12 +477,13 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
 }
 
 LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
-                        layers::LayerCache& cache, const Base& base, const std::optional<layers::PythonTarget>& py,
-                        const Events& ev, std::vector<LayerWheel>& wheels_out) {
+                        layers::LayerCache& cache, const Base& base, const layers::BaseView& landing,
+                        const std::optional<layers::PythonTarget>& py, const Events& ev,
+                        std::vector<LayerWheel>& wheels_out, nlohmann::json& tree) {
   LayerReport r;
   r.name = l.name;
   double t0 = o.clock();
-  LayerContext cx{o, cache, ev, compression_for(s, l, o), base};
+  LayerContext cx{o, cache, ev, compression_for(s, l, o), base, landing, tree};
   if (l.kind == spec::LayerSpec::Kind::wheels) {
     r.kind = "wheels";
     r.blob = build_wheels_layer(l, *py, cx, r, wheels_out);
@@ -682,10 +688,23 @@ void append_layer(Assembly& a, const LayerReport& lr) {
 // Builds or reuses each spec layer, in order.
 void build_spec_layers(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache, const Base& base,
                        const std::optional<layers::PythonTarget>& py, const Events& ev, Assembly& a, BuildReport& rep) {
+  // Each layer lands on the base and on the layers before it: their directories and
+  // links are added to a copy of the base's view as the build goes.
+  static const layers::BaseView k_empty;
+  const layers::BaseView* landing = base.view ? base.view.get() : &k_empty;
+  std::optional<layers::BaseView> with_earlier;
   for (std::size_t i = 0; i < s.layers.size(); ++i) {
     const auto& l = s.layers[i];
     ev.info("[" + std::to_string(i + 1) + "/" + std::to_string(s.layers.size()) + "] layer '" + l.name + "'");
-    LayerReport lr = build_layer(s, l, o, cache, base, py, ev, rep.wheels);
+    nlohmann::json tree = nlohmann::json::array();
+    LayerReport lr = build_layer(s, l, o, cache, base, *landing, py, ev, rep.wheels, tree);
+    if (i + 1 < s.layers.size() && !tree.empty()) {
+      if (!with_earlier) {
+        with_earlier = *landing;
+      }
+      layers::add_tree_layer(*with_earlier, tree, lr.blob.digest.str());
+      landing = &*with_earlier;
+    }
     ev.info("  " + std::string(lr.rebuilt ? "built " : "reused ") + lr.blob.digest.str() + " (" +
             std::to_string(lr.blob.size) + " bytes, " + std::to_string(lr.entries) + " entries)");
     append_layer(a, lr);

@@ -689,4 +689,31 @@ BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const s
   return view;
 }
 
+nlohmann::json entry_tree(const EntrySet& set) {
+  nlohmann::json t = nlohmann::json::array();
+  for (const auto& [path, e] : set.entries()) {
+    if (e.type == Entry::Type::dir || e.type == Entry::Type::symlink) {
+      t.push_back({path, e.type == Entry::Type::dir ? "5" : "2", e.mode, e.owner.uid, e.owner.gid, e.owner.uname,
+                   e.owner.gname, e.link_target});
+    }
+  }
+  return t;
+}
+
+void add_tree_layer(BaseView& view, const nlohmann::json& tree, const std::string& digest) {
+  view.begin_layer(digest);
+  for (const auto& item : tree) {
+    TarMember m;
+    m.path = item.at(0).get<std::string>();
+    m.type = item.at(1).get<std::string>().at(0);
+    m.mode = item.at(2).get<std::uint32_t>();
+    m.uid = item.at(3).get<std::int64_t>();
+    m.gid = item.at(4).get<std::int64_t>();
+    m.uname = item.at(5).get<std::string>();
+    m.gname = item.at(6).get<std::string>();
+    m.link_target = item.at(7).get<std::string>();
+    view.add_member(m);
+  }
+}
+
 } // namespace layers

@@ -125,6 +125,11 @@ verified_layer_reader(std::function<std::size_t(char*, std::size_t)> inner, cons
 // finished with the config's environment.
 BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const std::vector<std::string>& config_env);
 
+// A layer's directories and symlinks as LayerRecord::tree holds them, and that tree
+// applied to a view as its next layer (the layers of a build land on the earlier ones).
+nlohmann::json entry_tree(const EntrySet& set);
+void add_tree_layer(BaseView& view, const nlohmann::json& tree, const std::string& digest);
+
 // The cache file's bytes: zstd of header_json's line, then one JSON array per path
 // ([path, type, mode, uid, gid, uname, gname, layer, size, target, {xattr: base64}]),
 // read back a line at a time (Error(input) for anything else, another format included).

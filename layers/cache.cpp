@@ -57,6 +57,9 @@ json to_json(const LayerRecord& record) {
   if (record.wheels) {
     j["wheels"] = to_json(*record.wheels);
   }
+  if (record.tree) {
+    j["tree"] = *record.tree;
+  }
   return j;
 }
 
@@ -67,6 +70,9 @@ LayerRecord layer_record_from_json(const json& j) {
   }
   if (j.contains("wheels")) {
     r.wheels = wheel_inventory_from_json(j.at("wheels"));
+  }
+  if (j.contains("tree")) {
+    r.tree = j.at("tree");
   }
   return r;
 }

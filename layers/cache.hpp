@@ -27,6 +27,9 @@ struct PruneResult {
 struct LayerRecord {
   std::optional<std::size_t> entries;   // tar entries of a layer the build made
   std::optional<WheelInventory> wheels; // a wheels layer: what was installed
+  // The layer's directories and symlinks ([[path, type, mode, uid, gid, uname, gname,
+  // target], ...]), so a later layer of the build lands on them when this one is reused.
+  std::optional<nlohmann::json> tree;
 };
 nlohmann::json to_json(const LayerRecord& record);
 // Throws nlohmann::json::exception on a malformed record.

@@ -82,7 +82,7 @@ build() { # LAYOUT BASE_TAG LOG
     --metadata-file "$3.json" >"$3.out" 2>"$3.err"
 }
 check "the app builds on the base" build app1 "$TAG" b1
-check "the build says which links it wrote through" grep -q "through the base's symlink /usr/local/cuda -> /etc/alternatives/cuda" b1.err
+check "the build says which links it wrote through" grep -q "through the symlink /usr/local/cuda -> /etc/alternatives/cuda" b1.err
 app_layer() { # LAYOUT: the path of the last layer's blob
   /usr/bin/python3 - "$1" <<'PY'
 import json, sys
@@ -104,6 +104,30 @@ assert e["home/paddle/work/notes.txt"].uid == 1000
 assert "usr/local/cuda" not in e and "usr/local/cuda/lib64/warm.yml" not in e, sorted(e)
 assert e["usr/local/cuda-12.0/lib64/warm.yml"].isfile()
 assert "lib" not in e and e["usr/lib/x86_64-linux-gnu/y"].isfile(), sorted(e)
+PY
+
+# ---- earlier layers of the same build count too ---------------------------------------
+mkdir -p app/code app/conf
+echo 'print(1)' >app/code/main.py
+echo 'k: v' >app/conf/x.yml
+cat >app/two.yaml <<YAML
+image: {name: example.com/team/two, tags: [v1]}
+base: $R:$TAG
+layers:
+  - name: code
+    files: [{from: code/, to: /srv/app/, owner: "1000:1000", dir_mode: "0750"}]
+  - name: conf
+    files: [{from: conf/, to: /srv/app/conf/}]
+YAML
+check "two layers build" "$PI" build app/two.yaml -q -o oci:two:v1 --insecure-registry "$REG_HOST" --cache-dir "$WORK/cache"
+check "the second layer keeps the first layer's /srv/app (0750 1000), not 0755 root" \
+  /usr/bin/python3 - "$(app_layer two)" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    e = {m.name.rstrip("/").lstrip("./"): m for m in t.getmembers()}
+assert e["srv/app"].mode == 0o750 and e["srv/app"].uid == 1000, (oct(e["srv/app"].mode), e["srv/app"].uid)
+assert e["srv/app/conf"].mode == 0o755 and e["srv/app/conf"].uid == 0
+assert e["srv"].mode == 0o755
 PY
 
 # ---- run it: podman, overlay storage driver, root and uid 1000 ----------------------------
