@@ -9,7 +9,7 @@
 #   and /lib/x86_64-linux-gnu/ keeps /tmp 1777 and the home 0750 paddle, writes through
 #   the links, and never turns them into directories (checked in the layer's tar, then
 #   by running the image with podman on the overlay storage driver as root and as uid
-#   1000);
+#   1000, and with containerd's overlayfs snapshotter on a private socket);
 # - the layer is deterministic and its cache key covers the base entries it touched:
 #   a base patched elsewhere reuses it, a base whose /home/paddle changed rebuilds it.
 source "$(dirname "$0")/../support/common.sh"
@@ -152,6 +152,54 @@ if run_podman 0 >podman-root.txt 2>podman-root.err; then
   check "podman's storage driver was overlay" bash -c "unshare --mount --propagation private podman ${PODMAN_OVERLAY[*]} info --format '{{.Store.GraphDriverName}}' | grep -qx overlay"
 else
   fail "podman with the overlay driver could not run the image: $(tail -3 podman-root.err)"
+fi
+
+# ---- run it: containerd with the overlayfs snapshotter (private socket, root and mounts) -----
+CTD=$WORK/ctd
+mkdir -p "$CTD"
+cat >"$CTD/config.toml" <<CONF
+version = 2
+root = "$CTD/root"
+state = "$CTD/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
+[grpc]
+  address = "$CTD/containerd.sock"
+[ttrpc]
+  address = "$CTD/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$CTD/opt"
+CONF
+# In a mount namespace of its own: its overlay mounts never reach the machine's.
+_reg_spawn containerd "$CTD/containerd.log" unshare --mount --propagation private containerd --config "$CTD/config.toml"
+export CONTAINERD_ADDRESS=$CTD/containerd.sock
+unset CONTAINERD_NAMESPACE CONTAINERD_SNAPSHOTTER
+for ((i = 0; i < 100; i++)); do
+  ctr version >/dev/null 2>&1 && break
+  sleep 0.1
+done
+"$PI" copy oci:app1:v1 docker-archive:app1.tar -q >/dev/null || true
+ctd_run() { # UID (this ctr has no --user: the probe drops to UID with util-linux's setpriv)
+  ctr -n pitest run --rm --snapshotter overlayfs "$CTD_IMAGE" "probe-$1" \
+    setpriv --reuid "$1" --regid "$1" --clear-groups sh -c "$probe"
+}
+CTD_IMAGE=
+if ctr -n pitest images import --snapshotter overlayfs app1.tar >ctd-import.log 2>&1; then
+  CTD_IMAGE=$(ctr -n pitest images ls -q | head -1)
+fi
+if [[ -n $CTD_IMAGE ]] && ctd_run 0 >ctd-root.txt 2>ctd-root.err; then
+  ctd_run 1000 >ctd-1000.txt 2>ctd-1000.err || true
+  check "containerd (overlayfs snapshotter) as root: the base's tree and the new files" bash -c \
+    "grep -qx '1777 0:0' ctd-root.txt && grep -qx '750 1000:1000' ctd-root.txt && grep -qx warm ctd-root.txt && grep -qx 2.6.1 ctd-root.txt"
+  check "containerd (overlayfs snapshotter) as uid 1000: /tmp writable, the home 0750" bash -c \
+    "grep -qx '750 1000:1000' ctd-1000.txt && grep -qx 2.6.1 ctd-1000.txt || { cat ctd-1000.err; exit 1; }"
+  check "the image was unpacked into overlayfs snapshots" bash -c "ctr -n pitest snapshots --snapshotter overlayfs ls | grep -q ."
+else
+  fail "containerd with the overlayfs snapshotter could not run the image: $(tail -3 ctd-import.log ctd-root.err 2>/dev/null)"
 fi
 
 # ---- deterministic, and cached by what it touched ------------------------------------------
