@@ -3,6 +3,7 @@
 #include "compat_matrix/resolver.hpp"
 #include "compat_matrix/rules.hpp"
 #include "doctor/parse.hpp"
+#include "layers/base_view.hpp"
 #include "layers/tar.hpp"
 #include "oci/layout.hpp"
 #include "oci/reference.hpp"
@@ -123,30 +124,27 @@ void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
 }
 
 // Looks through each layer (a local file when the source has one, else its stream).
+// What the image's layers hold, read through its view (whiteouts applied: a driver
+// library an upper layer deleted is not shipped).
 void scan(ImageNeeds& n, const oci::Image& img, const oci::Manifest& m) {
   n.scanned = true;
   static const std::regex driver_re("(?:.*/)?(libcuda\\.so\\.[0-9.]+|libnvidia-ml\\.so\\.[0-9.]+|nvidia-smi)");
   static const std::regex compat_re("usr/local/cuda[^/]*/compat/libcuda\\.so\\.[0-9.]+");
-  auto want = [&](const layers::TarMember& tm) {
-    if (std::regex_match(tm.path, compat_re)) {
-      n.compat_libs.push_back("/" + tm.path);
-    } else if (std::regex_match(tm.path, driver_re)) {
-      n.driver_files.push_back("/" + tm.path);
+  layers::BaseView view = layers::read_base_view(img, m, {});
+  for (const auto& [path, node] : view.nodes()) {
+    if (node.type == '5') {
+      continue;
     }
-    return tm.path.rfind("etc/ld.so.conf.d/", 0) == 0 && tm.size < 65536;
-  };
-  auto content = [&](const layers::TarMember& tm, const std::string& text) {
+    if (std::regex_match(path, compat_re)) {
+      n.compat_libs.push_back("/" + path);
+    } else if (std::regex_match(path, driver_re)) {
+      n.driver_files.push_back("/" + path);
+    }
+  }
+  for (const auto& [path, text] : view.facts().ld_so_conf) {
     if (text.find("/compat") != std::string::npos) {
       n.compat_forced = true;
-      n.compat_evidence = "/" + tm.path + " lists " + text.substr(0, text.find('\n'));
-    }
-  };
-  for (const auto& l : m.layers) {
-    oci::BlobHints h = img.hints(l);
-    if (!h.file.empty()) {
-      layers::scan_tar(h.file, want, content);
-    } else {
-      layers::scan_tar(img.open_blob(l, 0), img.name() + " layer " + l.digest.str(), want, content);
+      n.compat_evidence = "/" + path + " lists " + text.substr(0, text.find('\n'));
     }
   }
 }

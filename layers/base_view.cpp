@@ -119,8 +119,9 @@ bool BaseView::wants_content(const std::string& path) {
   static const std::regex cuda_version("usr/local/cuda[^/]*/version\\.(json|txt)");
   static const std::regex cudnn_header("(usr/include|usr/local/cuda[^/]*/include|usr/include/[^/]+)/cudnn_version\\.h");
   return path == "var/lib/dpkg/status" || path == "etc/os-release" || path == "usr/lib/os-release" ||
-         dist_info_file(path, "METADATA") || dist_info_file(path, "INSTALLER") || dist_info_file(path, "RECORD") ||
-         std::regex_match(path, cuda_version) || std::regex_match(path, cudnn_header);
+         path.rfind("etc/ld.so.conf.d/", 0) == 0 || dist_info_file(path, "METADATA") ||
+         dist_info_file(path, "INSTALLER") || dist_info_file(path, "RECORD") || std::regex_match(path, cuda_version) ||
+         std::regex_match(path, cudnn_header);
 }
 
 void BaseView::begin_layer(const std::string& digest) {
@@ -350,6 +351,11 @@ void BaseView::finish(const std::vector<std::string>& config_env) {
       }
     }
   }
+  for (const auto& [path, content] : m_content) {
+    if (path.rfind("etc/ld.so.conf.d/", 0) == 0 && content.size() < 65536) {
+      f.ld_so_conf[path] = content;
+    }
+  }
   m_facts = std::move(f);
   m_content.clear();
 }
@@ -469,7 +475,8 @@ nlohmann::json BaseView::header_json() const {
                           {"cudnn", m_facts.cudnn},
                           {"cudnn_source", m_facts.cudnn_source},
                           {"os_id", m_facts.os_id},
-                          {"os_version_id", m_facts.os_version_id}};
+                          {"os_version_id", m_facts.os_version_id},
+                          {"ld_so_conf", m_facts.ld_so_conf}};
   facts["glibc"] = m_facts.glibc ? nlohmann::json::array({m_facts.glibc->first, m_facts.glibc->second}) : nullptr;
   return {{"format", k_format}, {"layers", m_layers}, {"facts", facts}};
 }
@@ -565,6 +572,7 @@ BaseView BaseView::from_lines(const std::string& text) {
     v.m_facts.cudnn_source = f.at("cudnn_source").get<std::string>();
     v.m_facts.os_id = f.at("os_id").get<std::string>();
     v.m_facts.os_version_id = f.at("os_version_id").get<std::string>();
+    v.m_facts.ld_so_conf = f.at("ld_so_conf").get<std::map<std::string, std::string>>();
     if (f.at("glibc").is_array()) {
       v.m_facts.glibc = std::pair{f["glibc"][0].get<int>(), f["glibc"][1].get<int>()};
     }

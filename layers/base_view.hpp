@@ -55,6 +55,7 @@ struct BaseFacts {
   std::string cuda, cuda_source;   // "12.0.1", "ENV CUDA_VERSION" or the file
   std::string cudnn, cudnn_source; // "8.9.1", ...
   std::string os_id, os_version_id;
+  std::map<std::string, std::string> ld_so_conf; // etc/ld.so.conf.d/* under 64 KiB: path -> content
   bool operator==(const BaseFacts&) const = default;
 };
 
@@ -92,7 +93,7 @@ public:
   // {PATH: {"t" type, "m" mode, "o" {uid, gid, uname, gname}, "l" layer, "s" size, "k"
   // target, "x" {xattr: base64}}}.
   void write_json(std::ostream& out, const nlohmann::json& extra = nlohmann::json::object()) const;
-  static constexpr int k_format = 2;
+  static constexpr int k_format = 3;
   // The lines compress_view writes, uncompressed; Error(input) for anything else.
   static BaseView from_lines(const std::string& text);
 

@@ -206,6 +206,40 @@ import json,sys; s={c["id"]:(c["status"],c["evidence"]) for c in json.load(open(
 assert s["image.driver-files"][0]=="FAIL" and "libcuda.so.535.129.03" in s["image.driver-files"][1], s["image.driver-files"]
 assert s["image.forward-compat"][0]=="FAIL" and "804" in s["image.forward-compat"][1], s["image.forward-compat"]' "$WORK/geforce-forward-compat-804.out"
 
+# The layers are read as a container sees them: an upper layer that whites out the
+# driver library and the compat configuration leaves nothing to report.
+/usr/bin/python3 - bad-img <<'PY'
+import gzip, hashlib, io, json, sys, tarfile
+d = sys.argv[1]
+blob = lambda dg: d + "/blobs/sha256/" + dg[7:]
+def put(b):
+    h = hashlib.sha256(b).hexdigest()
+    open(d + "/blobs/sha256/" + h, "wb").write(b)
+    return "sha256:" + h, len(b)
+idx = json.load(open(d + "/index.json"))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+cfg = json.load(open(blob(m["config"]["digest"])))
+raw = io.BytesIO()
+with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+    for p in ("usr/lib/x86_64-linux-gnu/.wh.libcuda.so.535.129.03", "etc/ld.so.conf.d/.wh.000-cuda-compat.conf"):
+        t.addfile(tarfile.TarInfo(p), io.BytesIO(b""))
+layer = gzip.compress(raw.getvalue(), mtime=0)
+ld, ls = put(layer)
+m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": ld, "size": ls})
+cfg["rootfs"]["diff_ids"].append("sha256:" + hashlib.sha256(raw.getvalue()).hexdigest())
+cd, cs = put(json.dumps(cfg).encode())
+m["config"]["digest"], m["config"]["size"] = cd, cs
+md, ms = put(json.dumps(m).encode())
+idx["manifests"].append({"mediaType": m.get("mediaType", "application/vnd.oci.image.manifest.v1+json"),
+                         "digest": md, "size": ms, "annotations": {"org.opencontainers.image.ref.name": "v2"}})
+json.dump(idx, open(d + "/index.json", "w"))
+PY
+doctor_on geforce-forward-compat-804 --image oci:bad-img:v2 --scan-layers --json
+check "a driver library and compat configuration whited out in an upper layer are not reported" python3 -c '
+import json,sys; s={c["id"]:(c["status"],c["evidence"]) for c in json.load(open(sys.argv[1]))["checks"]}
+assert "libcuda.so.535.129.03" not in s["image.driver-files"][1], s["image.driver-files"]
+assert s["image.forward-compat"][0]!="FAIL" or "ld.so.conf" not in s["image.forward-compat"][1], s["image.forward-compat"]' "$WORK/geforce-forward-compat-804.out"
+
 # Without ld.so.cache the libraries are still found in the library directories.
 cp -a "$WORK/h/healthy-8xh100" "$WORK/h/nocache" && rm "$WORK/h/nocache/root/etc/ld.so.cache"
 rc=0; PI_FAKE_GPU_SCENARIO="$WORK/h/nocache/scenario.conf" "$PI" doctor --root "$WORK/h/nocache/root" >nocache.out || rc=$?
