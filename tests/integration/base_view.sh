@@ -156,32 +156,8 @@ fi
 
 # ---- run it: containerd with the overlayfs snapshotter (private socket, root and mounts) -----
 CTD=$WORK/ctd
-mkdir -p "$CTD"
-cat >"$CTD/config.toml" <<CONF
-version = 2
-root = "$CTD/root"
-state = "$CTD/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
-[grpc]
-  address = "$CTD/containerd.sock"
-[ttrpc]
-  address = "$CTD/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$CTD/opt"
-CONF
-# In a mount namespace of its own: its overlay mounts never reach the machine's.
-_reg_spawn containerd "$CTD/containerd.log" unshare --mount --propagation private containerd --config "$CTD/config.toml"
-export CONTAINERD_ADDRESS=$CTD/containerd.sock
 unset CONTAINERD_NAMESPACE CONTAINERD_SNAPSHOTTER
-for ((i = 0; i < 100; i++)); do
-  ctr version >/dev/null 2>&1 && break
-  sleep 0.1
-done
+containerd_start "$CTD" overlayfs || true
 "$PI" copy oci:app1:v1 docker-archive:app1.tar -q >/dev/null || true
 ctd_run() { # UID (this ctr has no --user: the probe drops to UID with util-linux's setpriv)
   ctr -n pitest run --rm --snapshotter overlayfs "$CTD_IMAGE" "probe-$1" \

@@ -20,20 +20,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- the image: config + two uncompressed 6 MiB layers of random bytes ----
-mkdir -p a b
-head -c 6M /dev/urandom >a/weights-a.bin
-head -c 6M /dev/urandom >b/weights-b.bin
-cat >spec.yaml <<'YAML'
-image: {name: example.com/faults/app, tags: [v1]}
-base: scratch
-compression: none
-layers:
-  - name: a
-    data: [{from: a/, to: /opt/a/}]
-  - name: b
-    data: [{from: b/, to: /opt/b/}]
-YAML
-"$PI" build spec.yaml -q -o oci:img:v1 >/dev/null
+two_layer_image example.com/faults/app 6
 IMG_DIGEST=$(manifest_digest img v1)
 mapfile -t LAYERS < <(layer_digests img v1)
 L1=${LAYERS[0]#sha256:}

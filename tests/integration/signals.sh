@@ -22,20 +22,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- an image of two 4 MiB layers (16 s each at the throttled rate) ----------------
-mkdir -p a b
-head -c 4M /dev/urandom >a/a.bin
-head -c 4M /dev/urandom >b/b.bin
-cat >img.yaml <<'YAML'
-image: {name: example.com/sig/app, tags: [v1]}
-base: scratch
-compression: none
-layers:
-  - name: a
-    data: [{from: a/, to: /opt/a/}]
-  - name: b
-    data: [{from: b/, to: /opt/b/}]
-YAML
-"$PI" build img.yaml -q -o oci:img:v1 >/dev/null
+two_layer_image example.com/sig/app 4
 registry_start reg open "$WORK/srv"
 proxy_start fp "$REG_HOST" "$WORK/srv"
 "$PI" push oci:img:v1 "$REG_HOST/sig/img:v1" --insecure -q >/dev/null

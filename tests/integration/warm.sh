@@ -30,38 +30,12 @@ blob_gets() { registry_access_count "$1" GET '/v2/[^ ]*/blobs/sha256:' '200'; }
 
 # --- containerd on a private socket --------------------------------------------------
 CTD=$WORK/ctd
-mkdir -p "$CTD"
-export CONTAINERD_ADDRESS=$CTD/containerd.sock CONTAINERD_SNAPSHOTTER=native
+export CONTAINERD_SNAPSHOTTER=native
 unset CONTAINERD_NAMESPACE
-cat >"$CTD/config.toml" <<EOF
-version = 2
-root = "$CTD/root"
-state = "$CTD/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.overlayfs",
-  "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
-[grpc]
-  address = "$CTD/containerd.sock"
-[ttrpc]
-  address = "$CTD/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$CTD/opt"
 # Each namespace has its own blobs (the default, "shared", would let a pull into a
 # fresh namespace reuse blobs imported elsewhere without fetching them).
-[plugins."io.containerd.metadata.v1.bolt"]
-  content_sharing_policy = "isolated"
-EOF
-# Started like the registries: stopped by registry_stop_all, killed by a watchdog
-# should this shell die first.
-_reg_spawn containerd "$CTD/containerd.log" containerd --config "$CTD/config.toml"
-for ((i = 0; i < 100; i++)); do
-  ctr version >/dev/null 2>&1 && break
-  sleep 0.1
-done
+containerd_start "$CTD" native '[plugins."io.containerd.metadata.v1.bolt"]
+  content_sharing_policy = "isolated"'
 check "containerd answers on the private socket (root and state under the work dir)" ctr version
 check "its CRI plugin is off and the native snapshotter on" bash -c \
   "ctr plugins ls | grep -E 'io.containerd.snapshotter.v1 +native .* ok' && ! ctr plugins ls | grep -E 'grpc.v1 +cri .* ok'"

@@ -69,6 +69,24 @@ blobs_intact() {
   return $ok
 }
 # A spec that turns the cached Debian rootfs fixture into a base image.
+# two_layer_image REPO MIB: builds oci:img:v1 in the current directory, a scratch image
+# named REPO with two uncompressed data layers of MIB MiB of random bytes each (a/, b/).
+two_layer_image() {
+  mkdir -p a b
+  head -c "${2}M" /dev/urandom >a/a.bin
+  head -c "${2}M" /dev/urandom >b/b.bin
+  cat >img.yaml <<YAML
+image: {name: $1, tags: [v1]}
+base: scratch
+compression: none
+layers:
+  - name: a
+    data: [{from: a/, to: /opt/a/}]
+  - name: b
+    data: [{from: b/, to: /opt/b/}]
+YAML
+  "$PI" build img.yaml -q -o oci:img:v1 >/dev/null
+}
 debian_base_spec() { # FILE
   cat >"$1" <<YAML
 base: scratch

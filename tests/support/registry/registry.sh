@@ -353,6 +353,43 @@ registry_start() { # NAME MODE DIR [TOKEN_SERVER_ARGS...]
   fi
 }
 
+# containerd_start DIR SNAPSHOTTER [EXTRA_TOML]: Debian's containerd on a private socket
+# (DIR/containerd.sock), its root, state and opt dirs under DIR, the CRI plugin off,
+# SNAPSHOTTER (native or overlayfs) on and the other snapshotters off, in a mount
+# namespace of its own (its mounts never reach the machine's). EXTRA_TOML is appended to
+# the config. Exports CONTAINERD_ADDRESS; stopped by registry_stop_all.
+containerd_start() {
+  local dir=$1 snap=$2 extra=${3:-} off i
+  mkdir -p "$dir"
+  off='"io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"'
+  [[ $snap == native ]] && off+=', "io.containerd.snapshotter.v1.overlayfs"'
+  cat >"$dir/config.toml" <<CONF
+version = 2
+root = "$dir/root"
+state = "$dir/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri", $off]
+[grpc]
+  address = "$dir/containerd.sock"
+[ttrpc]
+  address = "$dir/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$dir/opt"
+$extra
+CONF
+  _reg_spawn containerd "$dir/containerd.log" unshare --mount --propagation private containerd --config "$dir/config.toml"
+  export CONTAINERD_ADDRESS=$dir/containerd.sock
+  for ((i = 0; i < 100; i++)); do
+    ctr version >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  _reg_err "containerd did not answer on $dir/containerd.sock"
+  return 1
+}
+
 registry_access_count() { # LOGFILE METHOD PATH_REGEX [STATUS_REGEX]
   local log=$1 method=$2 path_re=$3 status_re=${4:-[0-9]+}
   # Patterns travel through the environment: awk -v would eat backslashes.
