@@ -5,7 +5,6 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace builder {
@@ -114,28 +113,6 @@ layers::LayerPackages scan_cached(const std::string& image_name, const oci::Desc
 }
 
 } // namespace
-
-layers::Inventory local_layers_inventory(const std::string& image_name, const std::vector<oci::Descriptor>& layer_list,
-                                         const std::function<fs::path(const oci::Descriptor&)>& local_blob,
-                                         const fs::path& cache_dir) {
-  std::vector<layers::LayerPackages> scans;
-  for (const auto& d : layer_list) {
-    scans.push_back(scan_cached(
-        image_name, d,
-        [&](const oci::Descriptor& x) -> oci::Reader {
-          auto in = std::make_shared<std::ifstream>(local_blob(x), std::ios::binary);
-          if (!*in) {
-            throw Error(ErrorKind::io, "cannot read the blob of layer " + x.digest.str() + " of " + image_name);
-          }
-          return [in](char* buf, std::size_t len) {
-            in->read(buf, static_cast<std::streamsize>(len));
-            return static_cast<std::size_t>(in->gcount());
-          };
-        },
-        cache_dir));
-  }
-  return layers::merge_layers(scans);
-}
 
 signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
                                           const ProvenanceContext& ctx) {

@@ -40,12 +40,6 @@ struct SbomOptions {
   std::function<void(const std::string&)> info = [](const std::string&) {};
 };
 
-// The packages (dpkg and Python) of layers available as local files, bottom to top,
-// merged with overlay semantics; scans cached as for the SBOM.
-layers::Inventory local_layers_inventory(const std::string& image_name, const std::vector<oci::Descriptor>& layers,
-                                         const std::function<std::filesystem::path(const oci::Descriptor&)>& local_blob,
-                                         const std::filesystem::path& cache_dir);
-
 // The SBOM facts of the image manifest m of img (an image manifest, not an index).
 signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m, const SbomOptions& opt);
 
