@@ -361,6 +361,10 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   if (status != 0) {
     resp.status = status;
   }
+  char* effective = nullptr;
+  if (curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr) {
+    resp.effective_url = effective;
+  }
   long ver = 0;
   curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &ver);
   resp.http_version = ver == CURL_HTTP_VERSION_2_0 ? "2" : ver == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1";

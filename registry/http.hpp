@@ -52,6 +52,7 @@ struct Response {
   Headers headers;
   std::string body;
   std::string http_version; // "1.1", "2"
+  std::string effective_url; // where the answer came from, after redirects ("" unknown)
 };
 
 struct TlsPolicy {

@@ -570,11 +570,24 @@ std::vector<IndexFile> PackageIndex::files(const std::string& project) {
       continue;
     }
     std::string type = util::ascii_lower(r->headers.get("content-type"));
-    // The page URL after redirects is not reported by the transport; the normalised
-    // URL we asked for is where relative links resolve (what PyPI and mirrors serve).
-    auto files = type.find("application/vnd.pypi.simple.v1+json") != std::string::npos ? parse_json_page(r->body, url)
-                                                                                       : parse_html_page(r->body, url);
-    out.insert(out.end(), files.begin(), files.end());
+    // Relative links resolve against the page where the answer came from: after a
+    // redirect (a virtual repository, http to https), that is the redirect's target.
+    std::string page_url = r->effective_url.empty() ? url : without_userinfo(r->effective_url);
+    auto files = type.find("application/vnd.pypi.simple.v1+json") != std::string::npos
+                     ? parse_json_page(r->body, page_url)
+                     : parse_html_page(r->body, page_url);
+    for (auto& f : files) {
+      // A page lists one project's files: another project's file is never taken for
+      // this one (pip: "wrong project name").
+      if (file_project(f.filename) != name) {
+        if (m_options.log) {
+          m_options.log(1, redact_url(page_url) + ": " + f.filename + " belongs to project '" +
+                               file_project(f.filename) + "', not " + name + ": ignored");
+        }
+        continue;
+      }
+      out.push_back(std::move(f));
+    }
   }
   if (!m_sources.find_links.empty()) {
     // One fetch of the flat pages for all projects; other threads wait for it.

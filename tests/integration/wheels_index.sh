@@ -420,4 +420,30 @@ check "peak RSS of the build < 100 MB (got ${RSS_KIB} KiB)" test "$RSS_KIB" -lt 
 check "the big wheel is in the cache under its sha256" \
   test "$(stat -c %s "c-big/blobs/sha256/$(grep -o '[0-9a-f]\{64\}' big.lock)")" -eq "$BIGSIZE"
 
+# ==== 13. a hostile or redirecting index (the fault proxy in front of `small`) =========
+source "$SUPPORT/registry/registry.sh"
+trap 'stop_servers; registry_stop_all' EXIT
+proxy_start ip "127.0.0.1:$PORT_html" "$WORK/proxy"
+INS_ip=(--insecure-registry "$IP_HOST")
+GAMMA=$(sha256sum small/gamma-0.5-py3-none-any.whl | cut -d' ' -f1)
+# /simple/xredir/ lists gamma's wheel (another project's), once under its own name and
+# once with the anchor text of the project asked for.
+page="<html><body><a href=\\\"$URL_html/files/gamma-0.5-py3-none-any.whl#sha256=$GAMMA\\\">gamma-0.5-py3-none-any.whl</a>"
+page+="<a href=\\\"$URL_html/files/gamma-0.5-py3-none-any.whl#sha256=$GAMMA\\\">xredir-0.5-py3-none-any.whl</a></body></html>"
+proxy_rules ip "{\"method\": \"GET\", \"path\": \"^/simple/xredir/\", \"action\": \"status\", \"code\": 200, \"times\": -1, \"headers\": {\"Content-Type\": \"text/html\"}, \"body\": \"$page\"}"
+echo 'xredir==0.5' >xredir.txt
+scratch_spec xredir.yaml xredir.lock
+run xredir "$PI" lock xredir.txt -o xredir.lock --spec xredir.yaml -i "$IP_URL/simple" --cache-dir c-x "${INS_ip[@]}" -v
+rc_is "a page that lists only another project's wheel has no file for the project: exit 9" 9 xredir
+check "... and says so (the other project's file ignored)" grep_err xredir "gamma-0.5-py3-none-any.whl belongs to project 'gamma', not xredir"
+check "... no lock was written, gamma's hash pinned nowhere" bash -c "! grep -qs '$GAMMA' xredir.lock"
+# A 301 from /redir/simple/gamma/ to /simple/gamma/: relative links resolve against the
+# page the answer came from.
+proxy_rules ip "{\"method\": \"GET\", \"path\": \"^/redir/simple/gamma/\", \"action\": \"status\", \"code\": 301, \"times\": -1, \"headers\": {\"Location\": \"$IP_URL/simple/gamma/\"}}"
+echo 'gamma==0.5' >redir.txt
+scratch_spec redir.yaml redir.lock
+run redir "$PI" lock redir.txt -o redir.lock --spec redir.yaml -i "$IP_URL/redir/simple" --cache-dir c-r "${INS_ip[@]}"
+rc_is "an index page behind a 301 locks (its relative links resolve against the target)" 0 redir
+check "... with gamma's hash" grep -q "$GAMMA" redir.lock
+
 finish

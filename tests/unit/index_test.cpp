@@ -417,6 +417,19 @@ TEST_CASE("PackageIndex takes an HTML answer to the negotiation") {
   CHECK(ix.fake->seen == std::vector<std::string>{"https://idx.test/simple/pkg/"}); // one slash
 }
 
+TEST_CASE("PackageIndex never takes another project's file from a project's page") {
+  Index ix(index_at("https://idx.test/simple/"));
+  ix.fake->expect("https://idx.test/simple/xredir/",
+                  resp(200, {{"Content-Type", "text/html"}},
+                       "<a href=\"/files/gamma-0.5-py3-none-any.whl#sha256=" + k_hash_b +
+                           "\">xredir-0.5-py3-none-any.whl</a><a href=\"/files/xredir-0.5-py3-none-any.whl#sha256=" +
+                           k_hash_a + "\">xredir-0.5-py3-none-any.whl</a>"));
+  auto files = ix.index->files("xredir");
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].filename == "xredir-0.5-py3-none-any.whl");
+  CHECK(files[0].sha256 == k_hash_a);
+}
+
 TEST_CASE("PackageIndex: a project no index knows is an empty list, and a second index still counts") {
   registry::IndexSources s;
   s.indexes = {"https://one.test/simple", "https://two.test/simple"};
