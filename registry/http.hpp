@@ -51,7 +51,7 @@ struct Response {
   long status = 0;
   Headers headers;
   std::string body;
-  std::string http_version; // "1.1", "2"
+  std::string http_version;  // "1.1", "2"
   std::string effective_url; // where the answer came from, after redirects ("" unknown)
 };
 
