@@ -31,6 +31,20 @@ int report(bool json, util::ErrorKind kind, const std::string& message, const st
   return util::exit_code(kind);
 }
 
+// A repeatable option takes one value per occurrence (`--insecure-registry H r.txt`
+// leaves r.txt to the positional); CLI11 would let a vector option swallow whatever
+// follows it. Positionals (`args ...`) keep taking every remaining word.
+void one_value_per_flag(CLI::App* app) {
+  for (CLI::Option* o : app->get_options()) {
+    if (!o->get_positional() && o->get_items_expected_max() > 1) {
+      o->allow_extra_args(false);
+    }
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    one_value_per_flag(sub);
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -50,6 +64,7 @@ int main(int argc, char** argv) {
   cli::add_lock_command(app, actions);
   cli::add_template_commands(app, actions);
   cli::add_warm_commands(app, actions);
+  one_value_per_flag(&app);
   bool want_json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") {

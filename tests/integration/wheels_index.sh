@@ -445,5 +445,11 @@ scratch_spec redir.yaml redir.lock
 run redir "$PI" lock redir.txt -o redir.lock --spec redir.yaml -i "$IP_URL/redir/simple" --cache-dir c-r "${INS_ip[@]}"
 rc_is "an index page behind a 301 locks (its relative links resolve against the target)" 0 redir
 check "... with gamma's hash" grep -q "$GAMMA" redir.lock
+# A repeatable option takes one value per occurrence: the requirements file after
+# --insecure-registry HOST is the positional (issue 24, item 4).
+run order "$PI" lock --spec redir.yaml -i "$IP_URL/redir/simple" --insecure-registry "$IP_HOST" redir.txt -o order.lock \
+  --cache-dir c-r --json
+rc_is "options before the positional: lock --insecure-registry HOST FILE" 0 order
+check "... the same lock" cmp order.lock redir.lock
 
 finish
