@@ -954,6 +954,8 @@ LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const f
   }
   if (lo.indexes.empty()) {
     lo.indexes = layer->indexes;
+  } else {
+    lo.indexes_from = "-i/--index-url";
   }
   if (lo.find_links.empty()) {
     lo.find_links = layer->find_links;

@@ -125,7 +125,8 @@ TargetFacts target_facts(const layers::PythonTarget& target, const std::string& 
 }
 
 Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::vector<std::string>& spec_find_links,
-                      const layers::RequirementsFile& lock, const IndexDefaults& defaults) {
+                      const layers::RequirementsFile& lock, const IndexDefaults& defaults,
+                      const std::string& indexes_from) {
   Sources s;
   s.sources.netrc = defaults.netrc;
   auto add = [](std::vector<std::string>& to, const std::string& url) {
@@ -137,7 +138,7 @@ Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::v
     for (const auto& u : spec_indexes) {
       add(s.sources.indexes, u);
     }
-    s.described = "the spec's wheels.index";
+    s.described = indexes_from;
   } else if (lock.no_index) {
     s.described = "no index (the lock says --no-index)";
   } else if (lock.index_url) {
@@ -582,7 +583,7 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
                       const std::function<void(const std::string&)>& info) {
   LockResult res;
   auto reqs = layers::parse_requirements(requirements, layers::RequirementsMode::pinned);
-  res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults);
+  res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults, options.indexes_from);
   registry::Stats stats;
   registry::PackageIndex index = make_index(res.sources, access, stats);
   std::vector<std::vector<registry::IndexFile>> pages(reqs.requirements.size());

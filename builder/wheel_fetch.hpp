@@ -64,7 +64,8 @@ struct Sources {
   std::vector<std::string> redacted() const;
 };
 Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::vector<std::string>& spec_find_links,
-                      const layers::RequirementsFile& lock, const IndexDefaults& defaults);
+                      const layers::RequirementsFile& lock, const IndexDefaults& defaults,
+                      const std::string& indexes_from = "the spec's wheels.index");
 
 // The file chosen for one requirement.
 struct Selected {
@@ -148,6 +149,7 @@ struct LockOptions {
   bool all_platforms = false;
   std::vector<std::string> indexes; // --index-url / the spec layer's
   std::vector<std::string> find_links;
+  std::string indexes_from = "the spec's wheels.index"; // what the report calls `indexes`
 };
 struct LockResult {
   std::string text; // the lock file

@@ -450,6 +450,7 @@ check "... with gamma's hash" grep -q "$GAMMA" redir.lock
 run order "$PI" lock --spec redir.yaml -i "$IP_URL/redir/simple" --insecure-registry "$IP_HOST" redir.txt -o order.lock \
   --cache-dir c-r --json
 rc_is "options before the positional: lock --insecure-registry HOST FILE" 0 order
+check "... and the report names -i as where the index came from" grep -q '"index_from": "-i/--index-url"' logs/order.out
 check "... the same lock" cmp order.lock redir.lock
 
 finish
