@@ -1,5 +1,6 @@
 #include "builder/supply_chain.hpp"
 
+#include "layers/base_view.hpp"
 #include "layers/packages.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -89,20 +90,14 @@ layers::LayerPackages scan_cached(const std::string& image_name, const oci::Desc
       // entry rewritten below.
     }
   }
-  // The layer streams through a verifying hash; a corrupt blob fails the scan.
-  oci::VerifyingSink verify(d, image_name, nullptr);
-  oci::Reader raw = open(d);
-  oci::Reader reader = [&](char* buf, std::size_t len) {
-    std::size_t n = raw(buf, len);
-    verify(buf, n);
-    return n;
-  };
+  // The layer streams through a verifying hash; a corrupt blob fails the scan (at its
+  // end, which the drain below reaches even when the tar reader stopped early).
+  oci::Reader reader = layers::verified_layer_reader(open(d), d, image_name);
   layers::LayerPackages p =
       layers::scan_layer_packages(reader, d.digest.str(), image_name + " layer " + d.digest.str());
   char rest[65536];
   while (reader(rest, sizeof rest) > 0) {
   }
-  verify.check();
   fs::create_directories(file.parent_path(), ec);
   if (ec) {
     throw Error(ErrorKind::io,

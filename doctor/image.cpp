@@ -4,7 +4,6 @@
 #include "compat_matrix/rules.hpp"
 #include "doctor/parse.hpp"
 #include "layers/base_view.hpp"
-#include "layers/tar.hpp"
 #include "oci/layout.hpp"
 #include "oci/reference.hpp"
 #include "util/encoding.hpp"

@@ -2,7 +2,6 @@
 
 #include "util/encoding.hpp"
 #include "util/error.hpp"
-#include "util/sha256.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -663,27 +662,20 @@ std::vector<std::string> apply_base_view(EntrySet& set, const BaseView& view, co
 std::function<std::size_t(char*, std::size_t)>
 verified_layer_reader(std::function<std::size_t(char*, std::size_t)> inner, const oci::Descriptor& layer,
                       const std::string& image) {
-  auto hash = std::make_shared<util::Sha256>();
-  auto total = std::make_shared<std::int64_t>(0);
+  // oci::VerifyingSink does the hashing and the size and digest check.
+  auto verify = std::make_shared<oci::VerifyingSink>(layer, image + " layer " + layer.digest.str(), nullptr);
   auto done = std::make_shared<bool>(false);
-  return [inner = std::move(inner), hash, total, done, layer, image](char* buf, std::size_t len) -> std::size_t {
+  return [inner = std::move(inner), verify, done](char* buf, std::size_t len) -> std::size_t {
     if (*done) {
       return 0;
     }
     std::size_t n = inner(buf, len);
     if (n > 0) {
-      hash->update(buf, n);
-      *total += static_cast<std::int64_t>(n);
+      (*verify)(buf, n);
       return n;
     }
     *done = true;
-    std::string got = hash->finish_hex();
-    if (*total != layer.size || got != layer.digest.hex) {
-      throw Error(ErrorKind::integrity,
-                  image + ": layer " + layer.digest.str() + " read as " + std::to_string(*total) +
-                      " bytes hashing to sha256:" + got,
-                  "the image's blob is corrupt where it is stored; copy or pull the image again");
-    }
+    verify->check();
     return 0;
   };
 }
