@@ -345,41 +345,27 @@ void load_base_view(Base& base, const fs::path& cache_dir, const DebugLog& debug
   if (!base.digest || base.manifest.layers.empty()) {
     return;
   }
-  fs::path cached = cache_dir / "base-view" / (base.digest->hex + ".json.zst");
-  std::error_code ec;
-  if (fs::exists(cached, ec)) {
-    try {
-      base.view = std::make_shared<layers::BaseView>(layers::decompress_view(util::read_file(cached)));
-      return;
-    } catch (const Error& e) {
-      // Safe: the file only caches what reading the layers gives; a damaged or older
-      // one is rebuilt below.
-      if (debug) {
-        debug("base-view: rebuilding " + cached.string() + ": " + e.what());
-      }
+  layers::ViewCacheOptions vo;
+  vo.cache_dir = cache_dir;
+  vo.store = true;
+  vo.what = "base " + base.name;
+  vo.info = info;
+  vo.debug = [&](const std::string& line) {
+    if (debug) {
+      debug(line);
     }
-  }
-  if (info) {
-    info("reading the file tree of base " + base.name + " (" + std::to_string(base.manifest.layers.size()) +
-         " layers, once per base digest)");
-  }
-  auto view = std::make_shared<layers::BaseView>();
-  util::with_context("reading the layers of base " + base.name, [&] {
-    for (const auto& d : base.manifest.layers) {
-      oci::Reader read;
-      if (base.layout) {
-        read = util::file_reader(base.layout->blobs().blob_path(d.digest), 0);
-      } else if (base.remote_image) {
-        read = base.remote_image->open_blob(d, 0);
-      } else {
-        read = util::file_reader(base.local_blob(d), 0);
-      }
-      view->add_layer(layers::verified_layer_reader(std::move(read), d, "base " + base.name), d.digest.str());
+  };
+  auto open = [&](const oci::Descriptor& d) -> oci::Reader {
+    if (base.layout) {
+      return util::file_reader(base.layout->blobs().blob_path(d.digest), 0);
     }
-  });
-  view->finish(base.config.config.env);
-  util::create_dirs(cached.parent_path(), "the base-view cache directory");
-  util::write_file_atomic(cached, layers::compress_view(*view));
+    if (base.remote_image) {
+      return base.remote_image->open_blob(d, 0);
+    }
+    return util::file_reader(base.local_blob(d), 0);
+  };
+  auto view =
+      std::make_shared<layers::BaseView>(layers::cached_view(base.manifest.layers, open, base.config.config.env, vo));
   base.view = std::move(view);
 }
 

@@ -77,36 +77,6 @@ std::vector<std::pair<std::string, std::string>> layer_origins(const oci::ImageC
   return out;
 }
 
-layers::LayerPackages scan_cached(const std::string& image_name, const oci::Descriptor& d,
-                                  const std::function<oci::Reader(const oci::Descriptor&)>& open,
-                                  const fs::path& cache_dir) {
-  fs::path file = cache_dir / "sbom" / (d.digest.algorithm + "-" + d.digest.hex + ".json");
-  std::error_code ec;
-  if (fs::exists(file, ec)) {
-    try {
-      return layers::layer_packages_from_json(json::parse(util::read_file(file)));
-    } catch (const std::exception&) {
-      // A damaged or older cache entry is a miss: the layer is scanned again and the
-      // entry rewritten below.
-    }
-  }
-  // The layer streams through a verifying hash; a corrupt blob fails the scan (at its
-  // end, which the drain below reaches even when the tar reader stopped early).
-  oci::Reader reader = layers::verified_layer_reader(open(d), d, image_name);
-  layers::LayerPackages p =
-      layers::scan_layer_packages(reader, d.digest.str(), image_name + " layer " + d.digest.str());
-  char rest[65536];
-  while (reader(rest, sizeof rest) > 0) {
-  }
-  fs::create_directories(file.parent_path(), ec);
-  if (ec) {
-    throw Error(ErrorKind::io,
-                "cannot create the SBOM scan cache " + file.parent_path().string() + ": " + ec.message());
-  }
-  util::write_file_atomic(file, to_json(p).dump());
-  return p;
-}
-
 } // namespace
 
 signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
@@ -197,7 +167,7 @@ signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m,
   oci::Manifest man = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + img.name()));
   oci::ImageConfig cfg = oci::read_config(img, man);
   auto origins = layer_origins(cfg, man.layers.size());
-  std::vector<layers::LayerPackages> scans;
+  std::vector<oci::Descriptor> scanned; // the layers whose packages count, bottom to top
   signing::SbomInput in;
   in.image_name = opt.image_name;
   in.image = m.digest;
@@ -216,14 +186,21 @@ signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m,
       c.sha256 = d.digest.hex;
       in.components.push_back(c);
     }
-    if (is_base && !opt.scan_base) {
-      continue;
+    if (!is_base || opt.scan_base) {
+      scanned.push_back(d);
     }
-    opt.info("scanning layer " + d.digest.str() + " for packages");
-    scans.push_back(scan_cached(
-        img.name(), d, [&](const oci::Descriptor& x) { return img.open_blob(x, 0); }, opt.cache_dir));
   }
-  layers::Inventory inv = layers::merge_layers(scans);
+  // The packages come from the image's file tree (layers::BaseView, the reader build and
+  // doctor use): a base whose view a build cached is not read again, only the layers
+  // above it.
+  layers::ViewCacheOptions vo;
+  vo.cache_dir = opt.cache_dir;
+  vo.store = opt.store_view;
+  vo.what = img.name();
+  vo.info = opt.info;
+  layers::BaseView view = layers::cached_view(
+      scanned, [&](const oci::Descriptor& x) { return img.open_blob(x, 0); }, cfg.config.env, vo);
+  layers::Inventory inv = view.inventory();
   in.os_id = inv.os_id;
   in.os_version = inv.os_version_id;
   for (const auto& p : inv.packages) {

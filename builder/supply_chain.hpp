@@ -29,7 +29,8 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
                                           const ProvenanceContext& ctx);
 
 struct SbomOptions {
-  std::filesystem::path cache_dir; // scans under CACHE/sbom/<layer hex>.json
+  std::filesystem::path cache_dir; // the image's file tree under CACHE/base-view/ (layers::cached_view)
+  bool store_view = true;          // cache the image's view (a build leaves it out: its base's is cached)
   bool scan_base = true;           // false: the base's layers are left out
   // The base's layer digests when the caller knows them (a build does); otherwise the
   // layers the config's history does not name as paddle-image's count as the base.

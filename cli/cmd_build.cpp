@@ -289,6 +289,7 @@ int run_build(const BuildArgs& a) {
       builder::SbomOptions so;
       so.cache_dir = o.cache_dir;
       so.scan_base = a.sbom_base == "scan";
+      so.store_view = false;
       for (const auto& l : r.layers) {
         if (l.kind == "base") {
           so.base_layers.insert(l.blob.digest.str());

@@ -41,14 +41,14 @@ Action add_cache(CLI::App& app) {
       }
       std::int64_t limit = a->all ? 0 : parse_size(a->max_size, "--max-size");
       auto r = cache.prune(limit);
-      nlohmann::json j = {{"cache_dir", cache.dir().string()},
-                          {"bytes_before", r.bytes_before},
-                          {"bytes_after", r.bytes_after},
-                          {"layers_removed", r.layers_removed},
-                          {"blobs_removed", r.blobs_removed}};
+      nlohmann::json j = {{"cache_dir", cache.dir().string()}, {"bytes_before", r.bytes_before},
+                          {"bytes_after", r.bytes_after},      {"layers_removed", r.layers_removed},
+                          {"blobs_removed", r.blobs_removed},  {"views_removed", r.views_removed}};
       out.result(j, "pruned " + cache.dir().string() + ": " + human_size(r.bytes_before) + " -> " +
                         human_size(r.bytes_after) + " (" + std::to_string(r.layers_removed) + " layer entries, " +
-                        std::to_string(r.blobs_removed) + " blobs removed)\n");
+                        std::to_string(r.blobs_removed) + " blobs" +
+                        (a->all ? ", " + std::to_string(r.views_removed) + " base views" : std::string()) +
+                        " removed)\n");
       return 0;
     }
     std::int64_t size = cache.size_bytes();

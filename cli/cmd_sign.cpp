@@ -207,11 +207,12 @@ struct SbomArgs {
   std::string output;
   std::string sbom_base = "scan";
   std::string cache_dir;
+  bool quiet = false;
   RegistryFlags flags;
 };
 
 int run_sbom(const SbomArgs& a) {
-  Output out = Output::detect(false, true);
+  Output out = Output::detect(false, a.quiet);
   RegistrySession sess(a.flags, out);
   oci::ImageRef ref = oci::ImageRef::parse(a.ref);
   oci::ImagePtr img = open_image(ref, sess);
@@ -223,6 +224,7 @@ int run_sbom(const SbomArgs& a) {
   opt.cache_dir = a.cache_dir.empty() ? default_cache_dir() : fs::path(a.cache_dir);
   opt.scan_base = a.sbom_base == "scan";
   opt.tool_version = k_version;
+  opt.info = [&out](const std::string& line) { out.info(line); };
   auto title = cfg.config.labels.find("org.opencontainers.image.title");
   opt.image_name = ref.kind == oci::ImageRef::Kind::registry ? ref.name()
                    : title != cfg.config.labels.end()        ? title->second
@@ -309,10 +311,12 @@ void add_signing_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action
         ->check(CLI::IsMember({"spdx", "cyclonedx"}));
     c->add_option("-o,--output", a->output, "Write the document to this file (default: stdout)");
     c->add_option("--sbom-base", a->sbom_base,
-                  "scan: also list what the base layers hold (reads them once; cached per layer); skip: only "
-                  "paddle-image's layers")
+                  "scan: also list what the base layers hold (their file tree is read once and cached); skip: "
+                  "only paddle-image's layers")
         ->check(CLI::IsMember({"scan", "skip"}));
-    c->add_option("--cache-dir", a->cache_dir, "Cache for layer scans (default: the layer cache)");
+    c->add_option("--cache-dir", a->cache_dir,
+                  "Cache for the image's file tree (default: the layer cache, where a build keeps its base's)");
+    c->add_flag("-q,--quiet", a->quiet, "Print only the document (and errors)");
     a->flags.add(c, false, true);
     actions.emplace_back(c, [a] { return run_sbom(*a); });
   }

@@ -2,6 +2,8 @@
 
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -12,12 +14,19 @@
 
 namespace layers {
 
+namespace fs = std::filesystem;
 using util::Error;
 using util::ErrorKind;
 
 namespace {
 
-constexpr std::size_t k_max_content = 16u << 20; // a kept file larger than this is ignored
+constexpr std::int64_t k_max_content = 16 << 20; // a kept file larger than this is ignored
+
+// The most bytes of `path` the view keeps: the inventory's cap for a package file.
+std::int64_t content_cap(const std::string& path) {
+  std::int64_t cap = inventory_file_cap(path);
+  return cap > 0 ? cap : k_max_content;
+}
 
 std::string parent_of(const std::string& p) {
   auto slash = p.rfind('/');
@@ -120,7 +129,7 @@ bool BaseView::wants_content(const std::string& path) {
   return path == "var/lib/dpkg/status" || path == "etc/os-release" || path == "usr/lib/os-release" ||
          path.rfind("etc/ld.so.conf.d/", 0) == 0 || dist_info_file(path, "METADATA") ||
          dist_info_file(path, "INSTALLER") || dist_info_file(path, "RECORD") || std::regex_match(path, cuda_version) ||
-         std::regex_match(path, cudnn_header);
+         std::regex_match(path, cudnn_header) || inventory_file_cap(path) > 0;
 }
 
 void BaseView::begin_layer(const std::string& digest) {
@@ -191,7 +200,7 @@ void BaseView::add_member(const TarMember& m, const std::string* content) {
     }
   }
   m_nodes[m.path] = std::move(n);
-  if (content != nullptr && content->size() <= k_max_content) {
+  if (content != nullptr && static_cast<std::int64_t>(content->size()) <= content_cap(m.path)) {
     m_content[m.path] = *content;
   }
 }
@@ -201,7 +210,7 @@ void BaseView::add_layer(const std::function<std::size_t(char*, std::size_t)>& r
   scan_tar(
       read, digest,
       [&](const TarMember& m) {
-        bool keep = m.type == '0' && wants_content(m.path);
+        bool keep = m.type == '0' && wants_content(m.path) && m.size <= content_cap(m.path);
         if (!keep) {
           add_member(m);
         }
@@ -356,7 +365,15 @@ void BaseView::finish(const std::vector<std::string>& config_env) {
     }
   }
   m_facts = std::move(f);
-  m_content.clear();
+}
+
+Inventory BaseView::inventory() const {
+  return inventory_of(m_content, [&](const std::string& path) {
+    const ViewNode* n = find(path);
+    return n != nullptr && n->layer >= 0 && static_cast<std::size_t>(n->layer) < m_layers.size()
+               ? m_layers[static_cast<std::size_t>(n->layer)]
+               : std::string();
+  });
 }
 
 std::string BaseView::resolve(const std::string& path, bool follow_last, std::vector<std::string>* followed,
@@ -505,10 +522,14 @@ void BaseView::write_json(std::ostream& out, const nlohmann::json& extra) const 
 }
 
 std::string compress_view(const BaseView& view) {
-  std::string text = dump(view.header_json()) + "\n";
+  std::string text = dump(nlohmann::json{{"format", BaseView::k_format}, {"layers", view.layers()}}) + "\n";
   for (const auto& [path, n] : view.nodes()) {
     text += dump(nlohmann::json::array({path, std::string(1, n.type), n.mode, n.owner.uid, n.owner.gid, n.owner.uname,
                                         n.owner.gname, n.layer, n.size, n.target, xattrs_json(n.xattrs)}));
+    text += '\n';
+  }
+  for (const auto& [path, content] : view.contents()) {
+    text += dump(nlohmann::json{{"c", path}, {"b", util::base64_encode(content)}});
     text += '\n';
   }
   std::string out(ZSTD_compressBound(text.size()), '\0');
@@ -520,7 +541,7 @@ std::string compress_view(const BaseView& view) {
   return out;
 }
 
-BaseView decompress_view(const std::string& bytes) {
+BaseView decompress_view(const std::string& bytes, const std::vector<std::string>& config_env) {
   unsigned long long size = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
   if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 32)) {
     throw Error(ErrorKind::input, "not a compressed base view");
@@ -530,7 +551,9 @@ BaseView decompress_view(const std::string& bytes) {
   if (ZSTD_isError(n) || n != text.size()) {
     throw Error(ErrorKind::input, "not a compressed base view");
   }
-  return BaseView::from_lines(text);
+  BaseView v = BaseView::from_lines(text);
+  v.finish(config_env);
+  return v;
 }
 
 BaseView BaseView::from_lines(const std::string& text) {
@@ -544,37 +567,6 @@ BaseView BaseView::from_lines(const std::string& text) {
     BaseView v;
     v.m_layers = j.at("layers").get<std::vector<std::string>>();
     v.m_layer = static_cast<int>(v.m_layers.size()) - 1;
-    const auto& f = j.at("facts");
-    v.m_facts.interpreters = f.at("interpreters").get<std::vector<std::string>>();
-    for (const auto& p : f.at("dpkg")) {
-      Package pk;
-      pk.type = "deb";
-      pk.name = p.at("name").get<std::string>();
-      pk.version = p.at("version").get<std::string>();
-      pk.arch = p.at("arch").get<std::string>();
-      pk.location = "var/lib/dpkg/status";
-      v.m_facts.dpkg.push_back(pk);
-    }
-    for (const auto& d : f.at("python")) {
-      PythonDist pd;
-      pd.name = d.at("name").get<std::string>();
-      pd.version = d.at("version").get<std::string>();
-      pd.location = d.at("location").get<std::string>();
-      pd.installer = d.at("installer").get<std::string>();
-      pd.requires_dist = d.at("requires_dist").get<std::vector<std::string>>();
-      pd.files = d.at("files").get<std::vector<std::string>>();
-      v.m_facts.python.push_back(std::move(pd));
-    }
-    v.m_facts.cuda = f.at("cuda").get<std::string>();
-    v.m_facts.cuda_source = f.at("cuda_source").get<std::string>();
-    v.m_facts.cudnn = f.at("cudnn").get<std::string>();
-    v.m_facts.cudnn_source = f.at("cudnn_source").get<std::string>();
-    v.m_facts.os_id = f.at("os_id").get<std::string>();
-    v.m_facts.os_version_id = f.at("os_version_id").get<std::string>();
-    v.m_facts.ld_so_conf = f.at("ld_so_conf").get<std::map<std::string, std::string>>();
-    if (f.at("glibc").is_array()) {
-      v.m_facts.glibc = std::pair{f["glibc"][0].get<int>(), f["glibc"][1].get<int>()};
-    }
     // One small document per path: never a tree of every path in memory at once.
     auto hint = v.m_nodes.end();
     while (eol != std::string::npos && eol + 1 < text.size()) {
@@ -582,6 +574,16 @@ BaseView BaseView::from_lines(const std::string& text) {
       nlohmann::json a = nlohmann::json::parse(
           text.begin() + static_cast<std::ptrdiff_t>(eol + 1),
           next == std::string::npos ? text.end() : text.begin() + static_cast<std::ptrdiff_t>(next));
+      eol = next;
+      if (a.is_object()) {
+        // A kept file's content, after the paths.
+        std::string path = a.at("c").get<std::string>(), content;
+        if (v.m_nodes.count(path) == 0 || !util::base64_decode(a.at("b").get<std::string>(), content)) {
+          throw Error(ErrorKind::input, "not a base view: the content of /" + path + " is not one of its files");
+        }
+        v.m_content.emplace(std::move(path), std::move(content));
+        continue;
+      }
       ViewNode node;
       std::string path = a.at(0).get<std::string>();
       node.type = a.at(1).get<std::string>().at(0);
@@ -593,7 +595,6 @@ BaseView BaseView::from_lines(const std::string& text) {
       node.target = a.at(9).get<std::string>();
       node.xattrs = xattrs_from(a.at(10), path);
       hint = v.m_nodes.emplace_hint(hint, std::move(path), std::move(node));
-      eol = next;
     }
     return v;
   } catch (const nlohmann::json::exception& e) {
@@ -681,9 +682,77 @@ verified_layer_reader(std::function<std::size_t(char*, std::size_t)> inner, cons
 }
 
 BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const std::vector<std::string>& config_env) {
+  ViewCacheOptions o;
+  o.what = image.name();
+  return cached_view(
+      m.layers, [&](const oci::Descriptor& d) { return image.open_blob(d, 0); }, config_env, o);
+}
+
+namespace {
+
+fs::path view_cache_file(const fs::path& cache_dir, const std::vector<oci::Descriptor>& layers, std::size_t n) {
+  std::string key = "base-view " + std::to_string(BaseView::k_format) + "\n";
+  for (std::size_t i = 0; i < n; ++i) {
+    key += layers[i].digest.str() + "\n";
+  }
+  return cache_dir / "base-view" / (util::sha256_hex(key) + ".zst");
+}
+
+} // namespace
+
+BaseView cached_view(const std::vector<oci::Descriptor>& layers,
+                     const std::function<oci::Reader(const oci::Descriptor&)>& open,
+                     const std::vector<std::string>& config_env, const ViewCacheOptions& o) {
   BaseView view;
-  for (const auto& d : m.layers) {
-    view.add_layer(verified_layer_reader(image.open_blob(d, 0), d, image.name()), d.digest.str());
+  std::size_t from = 0;
+  if (!o.cache_dir.empty()) {
+    for (std::size_t n = layers.size(); n > 0 && from == 0; --n) {
+      fs::path file = view_cache_file(o.cache_dir, layers, n);
+      std::error_code ec;
+      if (!fs::exists(file, ec)) {
+        continue;
+      }
+      try {
+        view = decompress_view(util::read_file(file), {});
+        if (view.layers().size() != n) {
+          throw Error(ErrorKind::input,
+                      "it holds " + std::to_string(view.layers().size()) + " layers, not " + std::to_string(n));
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          if (view.layers()[i] != layers[i].digest.str()) {
+            throw Error(ErrorKind::input, "its layer " + std::to_string(i) + " is another one");
+          }
+        }
+        from = n;
+      } catch (const Error& e) {
+        // Safe: the file only caches what reading the layers gives; a damaged or older
+        // one is read again from the layers.
+        view = BaseView();
+        if (o.debug) {
+          o.debug("base-view: not using " + file.string() + ": " + e.what());
+        }
+      }
+    }
+  }
+  if (from < layers.size()) {
+    if (o.info) {
+      auto count = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " layer" : " layers"); };
+      o.info("reading the file tree of " + o.what + " (" +
+             (from == 0 ? count(layers.size())
+                        : "the top " + std::to_string(layers.size() - from) + " of " + count(layers.size()) + "; the " +
+                              std::to_string(from) + " below them from the cache") +
+             ")");
+    }
+    util::with_context("reading the layers of " + o.what, [&] {
+      for (std::size_t i = from; i < layers.size(); ++i) {
+        view.add_layer(verified_layer_reader(open(layers[i]), layers[i], o.what), layers[i].digest.str());
+      }
+    });
+    if (o.store && !o.cache_dir.empty() && !layers.empty()) {
+      fs::path file = view_cache_file(o.cache_dir, layers, layers.size());
+      util::create_dirs(file.parent_path(), "the base-view cache directory");
+      util::write_file_atomic(file, compress_view(view));
+    }
   }
   view.finish(config_env);
   return view;

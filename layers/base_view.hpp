@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -68,7 +69,7 @@ public:
   void begin_layer(const std::string& digest);
   void add_member(const TarMember& m, const std::string* content = nullptr);
   // Computes the facts from what the layers left and the config's environment
-  // ("NAME=value"), then drops the file contents it kept.
+  // ("NAME=value"). The view stays open: more layers may follow, then finish again.
   void finish(const std::vector<std::string>& config_env);
   static bool wants_content(const std::string& path);
 
@@ -76,6 +77,11 @@ public:
   const std::map<std::string, ViewNode>& nodes() const { return m_nodes; }
   const BaseFacts& facts() const { return m_facts; }
   const std::vector<std::string>& layers() const { return m_layers; }
+  // The small files kept for the facts and the package inventory (wants_content), by path.
+  const std::map<std::string, std::string>& contents() const { return m_content; }
+  // The dpkg and Python packages of the tree, each with the layer that wrote it last
+  // (what an SBOM lists).
+  Inventory inventory() const;
 
   // `path` ("a/b/c", no leading '/') with every directory component resolved through
   // the view's symlinks as a container's open() would (absolute targets from the image
@@ -93,7 +99,7 @@ public:
   // {PATH: {"t" type, "m" mode, "o" {uid, gid, uname, gname}, "l" layer, "s" size, "k"
   // target, "x" {xattr: base64}}}.
   void write_json(std::ostream& out, const nlohmann::json& extra = nlohmann::json::object()) const;
-  static constexpr int k_format = 3;
+  static constexpr int k_format = 4;
   // The lines compress_view writes, uncompressed; Error(input) for anything else.
   static BaseView from_lines(const std::string& text);
 
@@ -126,15 +132,33 @@ verified_layer_reader(std::function<std::size_t(char*, std::size_t)> inner, cons
 // finished with the config's environment.
 BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const std::vector<std::string>& config_env);
 
+struct ViewCacheOptions {
+  std::filesystem::path cache_dir; // views under CACHE/base-view/; empty: no cache
+  bool store = false;              // cache the view of all the layers
+  std::string what;                // "base NAME", for messages and errors
+  std::function<void(const std::string&)> info, debug;
+};
+// The view of `layers` (bottom to top, each opened by `open` and verified as it streams),
+// finished with the config's environment. The view of the longest prefix of `layers`
+// that the cache holds (keyed by the layers' digests, so an image built on a cached base
+// finds the base's) is read from it and only the layers above it are streamed; a damaged
+// or older cache file is read again from the layers. With `store`, the whole view is
+// cached (atomically) when any layer was streamed.
+BaseView cached_view(const std::vector<oci::Descriptor>& layers,
+                     const std::function<oci::Reader(const oci::Descriptor&)>& open,
+                     const std::vector<std::string>& config_env, const ViewCacheOptions& o);
+
 // A layer's directories and symlinks as LayerRecord::tree holds them, and that tree
 // applied to a view as its next layer (the layers of a build land on the earlier ones).
 nlohmann::json entry_tree(const EntrySet& set);
 void add_tree_layer(BaseView& view, const nlohmann::json& tree, const std::string& digest);
 
-// The cache file's bytes: zstd of header_json's line, then one JSON array per path
-// ([path, type, mode, uid, gid, uname, gname, layer, size, target, {xattr: base64}]),
-// read back a line at a time (Error(input) for anything else, another format included).
+// The cache file's bytes: zstd of a header line ({"format", "layers"}), one JSON array
+// per path ([path, type, mode, uid, gid, uname, gname, layer, size, target, {xattr:
+// base64}]), then one {"c": path, "b": base64} per kept file, read back a line at a time
+// (Error(input) for anything else, another format included) and finished with the
+// config's environment.
 std::string compress_view(const BaseView& view);
-BaseView decompress_view(const std::string& bytes);
+BaseView decompress_view(const std::string& bytes, const std::vector<std::string>& config_env);
 
 } // namespace layers

@@ -234,6 +234,19 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
       ++r.blobs_removed;
     }
   }
+  if (max_bytes == 0) {
+    // --all: the base views too (they are rebuilt from the layers), and the per-layer SBOM
+    // scans older versions kept under sbom/.
+    for (const char* sub : {"base-view", "sbom"}) {
+      for (fs::directory_iterator it(m_dir / sub, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code rm;
+        if (fs::remove(it->path(), rm)) {
+          ++r.views_removed;
+        }
+      }
+      ec.clear();
+    }
+  }
   r.bytes_after = size_bytes();
   return r;
 }

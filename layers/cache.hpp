@@ -20,6 +20,7 @@ struct PruneResult {
   std::int64_t bytes_after = 0;
   std::size_t layers_removed = 0;
   std::size_t blobs_removed = 0;
+  std::size_t views_removed = 0; // base-view/ files (and the SBOM scans of older versions)
 };
 
 // What the cache keeps beside a layer's blob, for the build to report again on a hit.

@@ -1,6 +1,5 @@
 #include "layers/packages.hpp"
 
-#include "layers/tar.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -11,7 +10,6 @@
 
 namespace layers {
 
-using nlohmann::json;
 using util::Error;
 using util::ErrorKind;
 
@@ -24,8 +22,6 @@ constexpr std::int64_t k_max_os_release = 64 << 10;
 
 constexpr const char* k_dpkg_status = "var/lib/dpkg/status";
 constexpr const char* k_dpkg_status_d = "var/lib/dpkg/status.d";
-constexpr const char* k_whiteout_prefix = ".wh.";
-constexpr const char* k_opaque_marker = ".wh..wh..opq";
 
 std::string lower(std::string s) {
   for (char& c : s) {
@@ -84,35 +80,6 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
-// "a//b/./c/" -> "a/b/c"; ".." drops the previous component (never above the root).
-std::string normalize(const std::string& path) {
-  std::vector<std::string> parts;
-  std::size_t pos = 0;
-  while (pos <= path.size()) {
-    auto slash = path.find('/', pos);
-    std::string part = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
-    if (part == "..") {
-      if (!parts.empty()) {
-        parts.pop_back();
-      }
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(std::move(part));
-    }
-    if (slash == std::string::npos) {
-      break;
-    }
-    pos = slash + 1;
-  }
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) {
-      out += '/';
-    }
-    out += p;
-  }
-  return out;
-}
-
 std::vector<std::string> components(const std::string& path) {
   std::vector<std::string> out;
   std::size_t pos = 0;
@@ -135,16 +102,6 @@ std::string parent_of(const std::string& path) {
 std::string base_of(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// `path` is `removed` itself or lies beneath it ("" is the root).
-bool covered_by(const std::string& removed, const std::string& path) {
-  return removed.empty() || path == removed || path.rfind(removed + "/", 0) == 0;
-}
-
-// `path` lies strictly beneath directory `dir` ("" is the root).
-bool beneath(const std::string& dir, const std::string& path) {
-  return dir.empty() ? !path.empty() : path.rfind(dir + "/", 0) == 0;
 }
 
 bool is_packages_dir(const std::string& name) {
@@ -247,38 +204,6 @@ OsRelease parse_os_release(const std::string& content) {
 bool status_installed(const std::string& status) {
   auto w = split_words(status);
   return w.size() == 3 && (w[0] == "install" || w[0] == "hold") && w[1] == "ok" && w[2] == "installed";
-}
-
-json package_to_json(const Package& p) {
-  return {{"type", p.type}, {"name", p.name},         {"version", p.version},
-          {"arch", p.arch}, {"location", p.location}, {"layer", p.layer}};
-}
-
-Package package_from_json(const json& j) {
-  Package p;
-  p.type = j.at("type").get<std::string>();
-  p.name = j.at("name").get<std::string>();
-  p.version = j.at("version").get<std::string>();
-  p.arch = j.at("arch").get<std::string>();
-  p.location = j.at("location").get<std::string>();
-  p.layer = j.at("layer").get<std::string>();
-  return p;
-}
-
-json packages_to_json(const std::vector<Package>& packages) {
-  json out = json::array();
-  for (const auto& p : packages) {
-    out.push_back(package_to_json(p));
-  }
-  return out;
-}
-
-std::vector<Package> packages_from_json(const json& j) {
-  std::vector<Package> out;
-  for (const auto& p : j) {
-    out.push_back(package_from_json(p));
-  }
-  return out;
 }
 
 // Percent-encodes all but the unreserved characters (RFC 3986), as purl segments and
@@ -408,203 +333,57 @@ std::string normalize_python_name(const std::string& name) {
   return out;
 }
 
-json to_json(const LayerPackages& layer) {
-  json j = {{"format", k_layer_packages_format},
-            {"dpkg_status", layer.dpkg_status ? packages_to_json(*layer.dpkg_status) : json(nullptr)},
-            {"dpkg_status_d", packages_to_json(layer.dpkg_status_d)},
-            {"python", packages_to_json(layer.python)},
-            {"whiteouts", layer.whiteouts},
-            {"opaque_dirs", layer.opaque_dirs},
-            {"os_id", layer.os_id},
-            {"os_version_id", layer.os_version_id}};
-  return j;
+std::int64_t inventory_file_cap(const std::string& path) {
+  return cap_for(classify(path).kind);
 }
 
-LayerPackages layer_packages_from_json(const json& j) {
-  try {
-    if (!j.is_object() || j.value("format", 0) != k_layer_packages_format) {
-      throw Error(ErrorKind::input,
-                  "layer package record has another format (want " + std::to_string(k_layer_packages_format) + ")");
-    }
-    LayerPackages out;
-    const auto& status = j.at("dpkg_status");
-    if (!status.is_null()) {
-      out.dpkg_status = packages_from_json(status);
-    }
-    out.dpkg_status_d = packages_from_json(j.at("dpkg_status_d"));
-    out.python = packages_from_json(j.at("python"));
-    out.whiteouts = j.at("whiteouts").get<std::vector<std::string>>();
-    out.opaque_dirs = j.at("opaque_dirs").get<std::vector<std::string>>();
-    out.os_id = j.at("os_id").get<std::string>();
-    out.os_version_id = j.at("os_version_id").get<std::string>();
-    return out;
-  } catch (const json::exception& e) {
-    throw Error(ErrorKind::input, std::string("invalid layer package record: ") + e.what());
-  }
-}
-
-LayerPackages scan_layer_packages(const std::function<std::size_t(char*, std::size_t)>& read, const std::string& layer,
-                                  const std::string& what) {
-  LayerPackages out;
-  std::map<std::string, Package> status_d;                       // by location; a later duplicate member wins
-  std::map<std::string, Package> python;                         // by location
-  std::map<std::string, Package> python_by_file;                 // metadata file path -> package, for hard links
-  std::vector<std::pair<std::string, std::string>> python_links; // (metadata file, link target)
-  std::optional<OsRelease> etc_os;
-  std::optional<OsRelease> lib_os;
-
-  auto want = [&](const TarMember& raw) {
-    std::string path = normalize(raw.path);
-    std::string base = base_of(path);
-    if (base.rfind(k_whiteout_prefix, 0) == 0) {
-      if (base == k_opaque_marker) {
-        out.opaque_dirs.push_back(parent_of(path));
-      } else if (base.rfind(".wh..wh.", 0) != 0 && base.size() > 4) { // other ".wh..wh.*" are aufs internals
-        std::string dir = parent_of(path);
-        out.whiteouts.push_back(dir.empty() ? base.substr(4) : dir + "/" + base.substr(4));
-      }
-      return false;
-    }
+Inventory inventory_of(const std::map<std::string, std::string>& files,
+                       const std::function<std::string(const std::string&)>& layer_of) {
+  Inventory inv;
+  std::map<std::string, Package> python; // by location; a dist-info's METADATA and an egg-info's PKG-INFO
+  std::optional<OsRelease> etc_os, lib_os;
+  for (const auto& [path, content] : files) {
     auto c = classify(path);
-    if (c.kind == Kind::none) {
-      return false;
+    if (c.kind == Kind::none || static_cast<std::int64_t>(content.size()) > cap_for(c.kind)) {
+      continue;
     }
-    if (raw.type == '1' && c.kind == Kind::python) {
-      python_links.emplace_back(path, normalize(raw.link_target));
-      return false;
-    }
-    if (raw.type != '0') {
-      return false;
-    }
-    if (raw.size > cap_for(c.kind)) {
-      if (c.kind == Kind::dpkg_status) {
-        out.dpkg_status = std::vector<Package>{}; // shipped (hides the lower one) but not read
-      }
-      return false;
-    }
-    return true;
-  };
-
-  auto on_content = [&](const TarMember& raw, const std::string& content) {
-    std::string path = normalize(raw.path);
-    auto c = classify(path);
     switch (c.kind) {
-    case Kind::dpkg_status: {
-      auto packages = parse_dpkg_status(content, true);
-      for (auto& p : packages) {
-        p.layer = layer;
+    case Kind::dpkg_status:
+      for (auto& p : parse_dpkg_status(content, true)) {
+        p.layer = layer_of(path);
+        inv.packages.push_back(std::move(p));
       }
-      out.dpkg_status = std::move(packages);
       break;
-    }
     case Kind::dpkg_status_d: {
       auto packages = parse_dpkg_status(content, false);
-      if (packages.empty()) {
-        status_d.erase(c.location);
-        break;
+      if (!packages.empty()) {
+        Package p = packages.front();
+        p.location = c.location;
+        p.layer = layer_of(path);
+        inv.packages.push_back(std::move(p));
       }
-      Package p = packages.front();
-      p.location = c.location;
-      p.layer = layer;
-      status_d[c.location] = std::move(p);
       break;
     }
-    case Kind::python: {
-      auto p = parse_python_metadata(content);
-      if (!p) {
-        python.erase(c.location);
-        python_by_file.erase(path);
-        break;
+    case Kind::python:
+      if (auto p = parse_python_metadata(content)) {
+        p->location = c.location;
+        p->layer = layer_of(path);
+        python[c.location] = std::move(*p);
       }
-      p->location = c.location;
-      p->layer = layer;
-      python_by_file[path] = *p;
-      python[c.location] = std::move(*p);
       break;
-    }
     case Kind::os_release:
       (path == "etc/os-release" ? etc_os : lib_os) = parse_os_release(content);
       break;
     case Kind::none:
       break;
     }
-  };
-
-  scan_tar(read, what, want, on_content);
-
-  for (const auto& [file, target] : python_links) {
-    auto it = python_by_file.find(target);
-    if (it == python_by_file.end()) {
-      continue;
-    }
-    Package p = it->second;
-    p.location = classify(file).location;
-    python[p.location] = std::move(p);
-  }
-  for (auto& [location, p] : status_d) {
-    out.dpkg_status_d.push_back(std::move(p));
   }
   for (auto& [location, p] : python) {
-    out.python.push_back(std::move(p));
+    inv.packages.push_back(std::move(p));
   }
-  std::sort(out.whiteouts.begin(), out.whiteouts.end());
-  out.whiteouts.erase(std::unique(out.whiteouts.begin(), out.whiteouts.end()), out.whiteouts.end());
-  std::sort(out.opaque_dirs.begin(), out.opaque_dirs.end());
-  out.opaque_dirs.erase(std::unique(out.opaque_dirs.begin(), out.opaque_dirs.end()), out.opaque_dirs.end());
   if (const auto& os = etc_os ? etc_os : lib_os) {
-    out.os_id = os->id;
-    out.os_version_id = os->version_id;
-  }
-  return out;
-}
-
-Inventory merge_layers(const std::vector<LayerPackages>& bottom_to_top) {
-  std::optional<std::vector<Package>> debs;
-  std::map<std::string, Package> status_d; // by location
-  std::map<std::string, Package> python;   // by location
-  Inventory inv;
-  for (const auto& layer : bottom_to_top) {
-    // What this layer removes from the layers below it.
-    for (const auto& w : layer.whiteouts) {
-      if (covered_by(w, k_dpkg_status)) {
-        debs.reset();
-      }
-      std::erase_if(status_d, [&](const auto& kv) { return covered_by(w, kv.first); });
-      std::erase_if(python, [&](const auto& kv) {
-        const auto& loc = kv.first;
-        return covered_by(w, loc) || w == loc + "/METADATA" || w == loc + "/PKG-INFO";
-      });
-    }
-    for (const auto& d : layer.opaque_dirs) {
-      if (beneath(d, k_dpkg_status)) {
-        debs.reset();
-      }
-      std::erase_if(status_d, [&](const auto& kv) { return beneath(d, kv.first); });
-      std::erase_if(python, [&](const auto& kv) { return beneath(d, kv.first); });
-    }
-    // What it adds.
-    if (layer.dpkg_status) {
-      debs = *layer.dpkg_status;
-    }
-    for (const auto& p : layer.dpkg_status_d) {
-      status_d[p.location] = p;
-    }
-    for (const auto& p : layer.python) {
-      python[p.location] = p;
-    }
-    if (!layer.os_id.empty() || !layer.os_version_id.empty()) {
-      inv.os_id = layer.os_id;
-      inv.os_version_id = layer.os_version_id;
-    }
-  }
-  if (debs) {
-    inv.packages = std::move(*debs);
-  }
-  for (auto& [location, p] : status_d) {
-    inv.packages.push_back(std::move(p));
-  }
-  for (auto& [location, p] : python) {
-    inv.packages.push_back(std::move(p));
+    inv.os_id = os->id;
+    inv.os_version_id = os->version_id;
   }
   std::sort(inv.packages.begin(), inv.packages.end(), [](const Package& a, const Package& b) {
     return std::tie(a.type, a.name, a.version, a.location, a.arch, a.layer) <

@@ -1,12 +1,10 @@
 #pragma once
 // Package inventory of an image for an SBOM: what dpkg and Python installed, read from
-// the layers' tar members alone (nothing is run or unpacked). Each layer is scanned on
-// its own (a pure function of its bytes, cacheable by layer digest); merge_layers then
-// applies the layers bottom to top with overlay semantics (whiteouts, opaque dirs).
-#include <nlohmann/json.hpp>
-
-#include <cstddef>
+// the files they leave (nothing is run). The files come from the image's merged tree
+// (layers::BaseView, which applies the layers with whiteouts and opaque directories).
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,44 +21,24 @@ struct Package {
   bool operator==(const Package&) const = default;
 };
 
-// What one layer contributes; a pure function of the layer's bytes, so callers cache it
-// by layer digest.
-struct LayerPackages {
-  // The layer ships var/lib/dpkg/status: parsed (only Status "install ok installed"
-  // entries). A status file over the size cap counts as shipped and empty.
-  std::optional<std::vector<Package>> dpkg_status;
-  std::vector<Package> dpkg_status_d; // var/lib/dpkg/status.d/<file> (distroless style), one per file
-  std::vector<Package> python;        // */{site,dist}-packages/*.dist-info/METADATA, *.egg-info (file or dir PKG-INFO)
-  std::vector<std::string> whiteouts; // paths removed by ".wh.NAME" entries (normalised, no leading "./" or "/")
-  std::vector<std::string> opaque_dirs; // dirs with ".wh..wh..opq" ("" is the root)
-  std::string os_id, os_version_id;     // from etc/os-release (else usr/lib/os-release) if the layer ships one
-  bool operator==(const LayerPackages&) const = default;
-};
-
-// The version of the JSON form written by to_json; layer_packages_from_json refuses
-// another one, so a cache written by an older scanner reads as a miss.
-constexpr int k_layer_packages_format = 1;
-
-nlohmann::json to_json(const LayerPackages& layer); // for a cache file
-// Throws util::Error (input) on a document of another shape or format.
-LayerPackages layer_packages_from_json(const nlohmann::json& j);
-
-// Scans a layer (gzip, zstd or plain tar) given as a stream; `layer` is its digest
-// string, `what` names it in errors. A corrupt tar is scan_tar's error; malformed
-// package metadata is skipped.
-LayerPackages scan_layer_packages(const std::function<std::size_t(char*, std::size_t)>& read, const std::string& layer,
-                                  const std::string& what);
-
 struct Inventory {
   std::vector<Package> packages;    // sorted by (type, name, version, location)
   std::string os_id, os_version_id; // from the topmost layer that ships os-release
 };
 
-// Applies layers bottom to top: a later dpkg status replaces the earlier one wholesale;
-// whiteouts and opaque dirs remove lower layers' python packages and status.d files
-// beneath them (a whited-out var/lib/dpkg/status removes the deb list); a package
-// directory re-shipped by a later layer replaces the earlier one.
-Inventory merge_layers(const std::vector<LayerPackages>& bottom_to_top);
+// The size cap of a file the inventory reads, by its path in the image ("a/b", no
+// leading '/'): var/lib/dpkg/status, a var/lib/dpkg/status.d/ file (distroless), a
+// .dist-info's METADATA, an .egg-info's PKG-INFO or the .egg-info file itself under a
+// site-packages or dist-packages directory, etc/os-release or usr/lib/os-release. 0 for
+// any other path.
+std::int64_t inventory_file_cap(const std::string& path);
+
+// The packages of a merged file tree (the layers already applied, whiteouts and all):
+// `files` holds the contents of its inventory files (a file over its cap is skipped, as
+// if absent), `layer_of` names the layer that wrote a path last. Packages are sorted by
+// (type, name, version, location); the OS is etc/os-release's, else usr/lib/os-release's.
+Inventory inventory_of(const std::map<std::string, std::string>& files,
+                       const std::function<std::string(const std::string&)>& layer_of);
 
 // Package URL: pkg:deb/<os_id>/<name>@<version>?arch=<arch>&distro=<os_id>-<version_id>
 // (no distro without a version id; os_id "debian" when unknown), pkg:pypi/<normalised

@@ -87,6 +87,12 @@ build() { # LAYOUT BASE_TAG LOG
 }
 check "the app builds on the base" build app1 "$TAG" b1
 check "the build says which links it wrote through" grep -q "through the symlink /usr/local/cuda -> /etc/alternatives/cuda" b1.err
+check "sbom of the app reads only the app's layer (the base's tree is the build's cached view) and lists the base's packages" \
+  bash -c "'$PI' sbom oci:app1:v1 --cache-dir '$WORK/cache' --format cyclonedx -o app1-bom.json 2>app1-bom.err &&
+    grep -q 'reading the file tree of .*(the top 1 of [0-9]* layers; the [0-9]* below them from the cache)' app1-bom.err &&
+    /usr/bin/python3 -c 'import json,sys; c={x[\"purl\"] for x in json.load(open(\"app1-bom.json\"))[\"components\"] if \"purl\" in x}
+assert \"pkg:pypi/paddlepaddle-gpu@2.6.1\" in c and \"pkg:pypi/opt-einsum@3.3.0\" in c, sorted(c)[:20]
+assert any(p.startswith(\"pkg:deb/debian/libc6@\") for p in c), sorted(c)[:20]' || { cat app1-bom.err; exit 1; }"
 app_layer() { # LAYOUT: the path of the last layer's blob
   /usr/bin/python3 - "$1" <<'PY'
 import json, sys

@@ -195,7 +195,19 @@ check "build --sign --sbom-base skip" "$PI" build proj/spec.yaml -q --sign --key
 SD=$(manifest_digest skipped v1)
 check "... its SBOM lists the wheels but none of the base's dpkg packages" bash -c \
   "python3 predicates.py skipped $SD skip- && grep -q pkg:pypi/purepkg skip-spdx.json && ! grep -q pkg:deb/ skip-spdx.json"
-check "layer scans are cached per layer" bash -c "ls '$PADDLE_IMAGE_CACHE/sbom/' | grep -c json | grep -qv '^0$'"
+check "the SBOM of a build reads the base's file tree from the build's cache, only its own layers from the image" bash -c \
+  "PADDLE_IMAGE_CACHE=\$PWD/viewcache '$PI' build proj/spec.yaml --sign --key k1.key -o oci:viewed >viewed.log 2>&1 &&
+   grep -q 'reading the file tree of example.com/team/app (the top 3 of 4 layers; the 1 below them from the cache)' viewed.log ||
+   { cat viewed.log; exit 1; }"
+check "sbom caches the image's file tree: a second run reads no layer, and says the same" bash -c \
+  "export PADDLE_IMAGE_CACHE=\$PWD/viewcache
+   '$PI' sbom oci:viewed:v1 >sb1.json 2>sb1.err && grep -q 'the top 3 of 4 layers' sb1.err &&
+   '$PI' sbom oci:viewed:v1 >sb2.json 2>sb2.err && ! grep -q 'reading the file tree' sb2.err && cmp sb1.json sb2.json &&
+   grep -q pkg:deb/debian/libc6 sb1.json && grep -q pkg:pypi/purepkg sb1.json"
+check "cache prune --all removes the cached file trees" bash -c \
+  "ls viewcache/base-view | grep -c zst | grep -qx 2 &&
+   '$PI' cache prune --all --cache-dir viewcache --json | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"views_removed\"] == 2' &&
+   [ -z \"\$(ls viewcache/base-view)\" ]"
 expect_fail "--sign with only a docker-archive output is a usage error" 2 "docker-archive cannot carry" \
   "$PI" build proj/spec.yaml -q --sign --key k1.key -o docker-archive:only.tar
 expect_fail "--sign without --key" 2 "needs --key" "$PI" build proj/spec.yaml -q --sign -o oci:x

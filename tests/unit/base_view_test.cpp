@@ -202,11 +202,12 @@ TEST_SUITE("base_view") {
     CHECK(f.cuda_source == "ENV CUDA_VERSION");
     CHECK(f.cudnn == "8.9.1");
     // The cache form.
-    layers::BaseView back = layers::decompress_view(layers::compress_view(v));
+    layers::BaseView back = layers::decompress_view(layers::compress_view(v), {"PATH=/usr/bin", "CUDA_VERSION=12.0.1"});
     CHECK(back.nodes() == v.nodes());
+    CHECK(back.contents() == v.contents());
     CHECK(back.facts() == v.facts());
     CHECK(back.layers() == v.layers());
-    CHECK(error_of([&] { layers::decompress_view("garbage"); }).kind() == util::ErrorKind::input);
+    CHECK(error_of([&] { layers::decompress_view("garbage", {}); }).kind() == util::ErrorKind::input);
   }
 
   TEST_CASE("a real layer: modes, owners and xattrs come from the tar; a bad digest is refused") {
@@ -255,4 +256,91 @@ TEST_SUITE("base_view") {
                         "l");
           }).kind() == util::ErrorKind::integrity);
   }
+}
+
+namespace {
+
+// A layer blob made of (path, content) files, with its descriptor.
+std::pair<std::string, oci::Descriptor> blob_of(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::string tar;
+  layers::TarBuilder tb(0, [&](const char* d, std::size_t n) { tar.append(d, n); });
+  for (const auto& [path, content] : files) {
+    tb.add_bytes(path, content);
+  }
+  tb.finish();
+  oci::Descriptor d;
+  d.media_type = "application/vnd.oci.image.layer.v1.tar";
+  d.digest = oci::Digest::sha256(util::sha256_hex(tar));
+  d.size = static_cast<std::int64_t>(tar.size());
+  return {tar, d};
+}
+
+} // namespace
+
+TEST_CASE("cached_view: an image on a cached base reads only its own layers; a damaged cache is read again") {
+  auto tmp = test_support::make_temp("pi-view-cache-");
+  std::vector<std::pair<std::string, oci::Descriptor>> blobs = {
+      blob_of({{"var/lib/dpkg/status", "Package: libc6\nStatus: install ok installed\nVersion: 2.35-0\n"}}),
+      blob_of({{"usr/lib/python3/dist-packages/a-1.dist-info/METADATA", "Name: a\nVersion: 1\n"}}),
+      blob_of({{"usr/local/lib/python3.10/dist-packages/b-2.dist-info/METADATA", "Name: b\nVersion: 2\n"}}),
+  };
+  std::vector<std::string> opened;
+  auto open = [&](const oci::Descriptor& d) -> oci::Reader {
+    opened.push_back(d.digest.str());
+    for (const auto& [bytes, desc] : blobs) {
+      if (desc.digest == d.digest) {
+        auto data = std::make_shared<std::string>(bytes);
+        auto pos = std::make_shared<std::size_t>(0);
+        return [data, pos](char* buf, std::size_t n) {
+          std::size_t k = std::min(n, data->size() - *pos);
+          std::copy_n(data->data() + *pos, k, buf);
+          *pos += k;
+          return k;
+        };
+      }
+    }
+    throw util::Error(util::ErrorKind::internal, "no such blob");
+  };
+  std::vector<oci::Descriptor> base = {blobs[0].second, blobs[1].second};
+  std::vector<oci::Descriptor> image = {blobs[0].second, blobs[1].second, blobs[2].second};
+  layers::ViewCacheOptions o;
+  o.cache_dir = tmp.path();
+  o.what = "test image";
+  o.store = true;
+  auto fresh = layers::cached_view(image, open, {"CUDA_VERSION=12.0.1"}, {}); // no cache: every layer
+  CHECK(opened.size() == 3);
+  opened.clear();
+  layers::cached_view(base, open, {}, o);
+  CHECK(opened.size() == 2);
+  opened.clear();
+  o.store = false;
+  auto composed = layers::cached_view(image, open, {"CUDA_VERSION=12.0.1"}, o);
+  CHECK(opened == std::vector<std::string>{blobs[2].second.digest.str()});
+  CHECK(composed.nodes() == fresh.nodes());
+  CHECK(composed.facts() == fresh.facts());
+  CHECK(composed.facts().cuda == "12.0.1");
+  CHECK(composed.inventory().packages == fresh.inventory().packages);
+  REQUIRE(composed.inventory().packages.size() == 3);
+  CHECK(composed.inventory().packages[2].layer == blobs[2].second.digest.str());
+
+  // The cache of the base again, from its file alone.
+  opened.clear();
+  auto again = layers::cached_view(base, open, {}, o);
+  CHECK(opened.empty());
+  CHECK(again.inventory().packages.size() == 2);
+
+  // A damaged cache file is read again from the layers.
+  for (const auto& e : fs::directory_iterator(tmp.path() / "base-view")) {
+    util::write_file_atomic(e.path(), "garbage");
+  }
+  opened.clear();
+  auto reread = layers::cached_view(image, open, {"CUDA_VERSION=12.0.1"}, o);
+  CHECK(opened.size() == 3);
+  CHECK(reread.nodes() == fresh.nodes());
+
+  // A layer that is not what its descriptor says fails, naming the image.
+  auto swapped = [&](const oci::Descriptor&) { return open(blobs[0].second); };
+  auto e = error_of([&] { layers::cached_view({blobs[2].second}, swapped, {}, {}); });
+  CHECK(e.kind() == util::ErrorKind::integrity);
+  CHECK(test_support::contains(e.what(), blobs[2].second.digest.str()));
 }

@@ -2,6 +2,7 @@
 
 #include "tests/unit/support.hpp"
 
+#include "layers/base_view.hpp"
 #include "layers/compress.hpp"
 #include "layers/packages.hpp"
 #include "layers/tar.hpp"
@@ -17,7 +18,6 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using layers::LayerPackages;
 using layers::Package;
 using test_support::contains;
 using test_support::error_of;
@@ -50,8 +50,14 @@ std::function<std::size_t(char*, std::size_t)> reader_of(const std::string& byte
   };
 }
 
-LayerPackages scan(const std::string& bytes, const std::string& digest) {
-  return layers::scan_layer_packages(reader_of(bytes), digest, "layer " + digest);
+// The inventory of the tree the layers (bytes, digest), bottom to top, leave.
+layers::Inventory inventory(const std::vector<std::pair<std::string, std::string>>& bottom_to_top) {
+  layers::BaseView view;
+  for (const auto& [bytes, digest] : bottom_to_top) {
+    view.add_layer(reader_of(bytes), digest);
+  }
+  view.finish({});
+  return view.inventory();
 }
 
 std::string compressed(const std::string& tar, layers::Compression kind, const fs::path& path) {
@@ -180,56 +186,52 @@ TEST_SUITE("packages") {
     CHECK(layers::normalize_python_name("typing_extensions") == "typing-extensions");
   }
 
-  TEST_CASE("packages: scan of a base layer (dpkg status, os-release, dist-info, egg-info file)") {
+  TEST_CASE("packages: the inventory of a base layer (dpkg status, os-release, dist-info, egg-info file)") {
     std::string tar = base_layer();
-    auto lp = scan(tar, k_base);
-    REQUIRE(lp.dpkg_status);
-    REQUIRE(lp.dpkg_status->size() == 2);
-    CHECK((*lp.dpkg_status)[0] == pkg("deb", "libc6", "2.36-9+deb12u4", "amd64", "var/lib/dpkg/status", k_base));
-    CHECK((*lp.dpkg_status)[1] == pkg("deb", "libstdc++6", "12.2.0-14", "amd64", "var/lib/dpkg/status", k_base));
-    CHECK(lp.dpkg_status_d.empty());
-    REQUIRE(lp.python.size() == 3);
-    CHECK(lp.python[0] ==
-          pkg("pypi", "Foo_Bar", "0.1", "", "usr/lib/python3/dist-packages/Foo_Bar-0.1.egg-info", k_base));
-    CHECK(lp.python[1] ==
-          pkg("pypi", "six", "1.16.0", "", "usr/lib/python3/dist-packages/six-1.16.0.dist-info", k_base));
-    CHECK(lp.python[2] == pkg("pypi", "requests", "2.31.0", "",
-                              "usr/local/lib/python3.11/site-packages/requests-2.31.0.dist-info", k_base));
-    CHECK(lp.whiteouts.empty());
-    CHECK(lp.opaque_dirs.empty());
-    CHECK(lp.os_id == "debian");
-    CHECK(lp.os_version_id == "12");
+    auto inv = inventory({{tar, k_base}});
+    std::vector<Package> want = {
+        pkg("deb", "libc6", "2.36-9+deb12u4", "amd64", "var/lib/dpkg/status", k_base),
+        pkg("deb", "libstdc++6", "12.2.0-14", "amd64", "var/lib/dpkg/status", k_base),
+        pkg("pypi", "Foo_Bar", "0.1", "", "usr/lib/python3/dist-packages/Foo_Bar-0.1.egg-info", k_base),
+        pkg("pypi", "requests", "2.31.0", "", "usr/local/lib/python3.11/site-packages/requests-2.31.0.dist-info",
+            k_base),
+        pkg("pypi", "six", "1.16.0", "", "usr/lib/python3/dist-packages/six-1.16.0.dist-info", k_base),
+    };
+    CHECK(inv.packages == want);
+    CHECK(inv.os_id == "debian");
+    CHECK(inv.os_version_id == "12");
 
-    SUBCASE("the same layer gzip- and zstd-compressed scans the same") {
+    SUBCASE("the same layer gzip- and zstd-compressed gives the same") {
       auto tmp = test_support::make_temp("pi-packages-test-");
       std::string gz = compressed(tar, layers::Compression::gzip, tmp.path() / "layer.gz");
       std::string zst = compressed(tar, layers::Compression::zstd, tmp.path() / "layer.zst");
       CHECK(gz.substr(0, 2) == "\x1f\x8b");
       CHECK(gz != tar);
       CHECK(zst != tar);
-      CHECK(scan(gz, k_base) == lp);
-      CHECK(scan(zst, k_base) == lp);
+      CHECK(inventory({{gz, k_base}}).packages == want);
+      CHECK(inventory({{zst, k_base}}).packages == want);
     }
 
     SUBCASE("a corrupt layer is scan_tar's error, naming the layer") {
       std::string truncated = tar.substr(0, 700);
       truncated += std::string(300, '\x7f');
-      auto e = error_of([&] { scan(truncated, k_base); });
+      auto e = error_of([&] { inventory({{truncated, k_base}}); });
       CHECK(e.kind() == util::ErrorKind::integrity);
-      CHECK(contains(e.what(), "corrupt layer layer " + k_base));
+      CHECK(contains(e.what(), k_base));
+    }
+
+    SUBCASE("a package file over its cap counts as absent") {
+      std::string big = "Metadata-Version: 2.1\nName: big\nVersion: 1\n\n" + std::string(5 << 20, 'x');
+      auto with_big = inventory(
+          {{tar, k_base}, {make_tar({{"usr/lib/python3/dist-packages/big-1.dist-info/METADATA", big}}), k_upper}});
+      CHECK(with_big.packages == want);
+      CHECK(layers::inventory_file_cap("usr/lib/python3/dist-packages/big-1.dist-info/METADATA") == 4 << 20);
+      CHECK(layers::inventory_file_cap("usr/share/doc/METADATA") == 0);
     }
   }
 
   TEST_CASE("packages: an upper layer whites out one dist-info, adds another and re-ships a third") {
-    auto base = scan(base_layer(), k_base);
-    auto upper = scan(upper_layer(), k_upper);
-    CHECK_FALSE(upper.dpkg_status);
-    CHECK(upper.whiteouts ==
-          std::vector<std::string>{"usr/local/lib/python3.11/site-packages/requests-2.31.0.dist-info"});
-    CHECK(upper.os_id.empty());
-    REQUIRE(upper.python.size() == 2);
-
-    auto inv = layers::merge_layers({base, upper});
+    auto inv = inventory({{base_layer(), k_base}, {upper_layer(), k_upper}});
     CHECK(inv.os_id == "debian");
     CHECK(inv.os_version_id == "12");
     std::vector<Package> want = {
@@ -243,31 +245,27 @@ TEST_SUITE("packages") {
     CHECK(inv.packages == want);
 
     // Order matters: the same layers the other way round keep the base's requests.
-    auto reversed = layers::merge_layers({upper, base});
+    auto reversed = inventory({{upper_layer(), k_upper}, {base_layer(), k_base}});
     auto n = std::count_if(reversed.packages.begin(), reversed.packages.end(),
                            [](const Package& p) { return p.name == "requests"; });
     CHECK(n == 2);
   }
 
   TEST_CASE("packages: opaque dirs and dpkg status replacement across layers") {
-    auto lower = scan(make_tar({
-                          {"opt/venv/lib/python3.11/site-packages/a-1.dist-info/METADATA", "Name: a\nVersion: 1\n"},
-                          {"opt/venv/lib/python3.11/site-packages/b-2.dist-info/METADATA", "Name: b\nVersion: 2\n"},
-                          {"opt/other/site-packages/keep-3.dist-info/METADATA", "Name: keep\nVersion: 3\n"},
-                          {"var/lib/dpkg/status", k_status},
-                      }),
-                      k_base);
-    REQUIRE(lower.python.size() == 3);
-    auto opaque = scan(make_tar({
-                           {"opt/venv/", ""},
-                           {"opt/venv/.wh..wh..opq", ""},
-                           {"opt/venv/lib/python3.11/site-packages/c-4.dist-info/METADATA", "Name: c\nVersion: 4\n"},
-                       }),
-                       k_upper);
-    CHECK(opaque.opaque_dirs == std::vector<std::string>{"opt/venv"});
-    CHECK(opaque.whiteouts.empty());
+    std::string lower = make_tar({
+        {"opt/venv/lib/python3.11/site-packages/a-1.dist-info/METADATA", "Name: a\nVersion: 1\n"},
+        {"opt/venv/lib/python3.11/site-packages/b-2.dist-info/METADATA", "Name: b\nVersion: 2\n"},
+        {"opt/other/site-packages/keep-3.dist-info/METADATA", "Name: keep\nVersion: 3\n"},
+        {"var/lib/dpkg/status", k_status},
+    });
+    CHECK(inventory({{lower, k_base}}).packages.size() == 5);
+    std::string opaque = make_tar({
+        {"opt/venv/", ""},
+        {"opt/venv/.wh..wh..opq", ""},
+        {"opt/venv/lib/python3.11/site-packages/c-4.dist-info/METADATA", "Name: c\nVersion: 4\n"},
+    });
 
-    auto inv = layers::merge_layers({lower, opaque});
+    auto inv = inventory({{lower, k_base}, {opaque, k_upper}});
     std::vector<std::string> names;
     for (const auto& p : inv.packages) {
       names.push_back(p.type + ":" + p.name);
@@ -276,93 +274,82 @@ TEST_SUITE("packages") {
     CHECK(inv.os_id.empty());
 
     SUBCASE("a later dpkg status replaces the earlier one wholesale") {
-      auto newer =
-          scan(make_tar({{"var/lib/dpkg/status", "Package: libc6\nStatus: install ok installed\nArchitecture: amd64\n"
-                                                 "Version: 2.36-9+deb12u7\n"}}),
-               k_upper);
-      auto merged = layers::merge_layers({lower, newer});
+      std::string newer = make_tar({{"var/lib/dpkg/status", "Package: libc6\nStatus: install ok installed\n"
+                                                            "Architecture: amd64\nVersion: 2.36-9+deb12u7\n"}});
+      auto merged = inventory({{lower, k_base}, {newer, k_upper}});
       REQUIRE(merged.packages.size() == 4);
       CHECK(merged.packages[0] == pkg("deb", "libc6", "2.36-9+deb12u7", "amd64", "var/lib/dpkg/status", k_upper));
       CHECK(merged.packages[1].name == "a");
     }
-    SUBCASE("a whited-out status removes the deb list") {
-      auto gone = scan(make_tar({{"var/lib/dpkg/.wh.status", ""}}), k_upper);
-      CHECK(gone.whiteouts == std::vector<std::string>{"var/lib/dpkg/status"});
-      auto merged = layers::merge_layers({lower, gone});
+    SUBCASE("a whited-out status or METADATA removes what it listed") {
+      auto merged = inventory({{lower, k_base}, {make_tar({{"var/lib/dpkg/.wh.status", ""}}), k_upper}});
       CHECK(merged.packages.size() == 3);
       CHECK(merged.packages[0].type == "pypi");
+      auto no_meta =
+          inventory({{lower, k_base},
+                     {make_tar({{"opt/venv/lib/python3.11/site-packages/a-1.dist-info/.wh.METADATA", ""}}), k_upper}});
+      CHECK(no_meta.packages.size() == 4);
     }
     SUBCASE("an opaque var/lib/dpkg removes the deb list, an opaque root removes everything") {
-      auto dpkg = scan(make_tar({{"var/lib/dpkg/.wh..wh..opq", ""}}), k_upper);
-      CHECK(layers::merge_layers({lower, dpkg}).packages.size() == 3);
-      auto root = scan(make_tar({{".wh..wh..opq", ""}}), k_upper);
-      CHECK(root.opaque_dirs == std::vector<std::string>{""});
-      CHECK(layers::merge_layers({lower, root}).packages.empty());
+      CHECK(inventory({{lower, k_base}, {make_tar({{"var/lib/dpkg/.wh..wh..opq", ""}}), k_upper}}).packages.size() ==
+            3);
+      CHECK(inventory({{lower, k_base}, {make_tar({{".wh..wh..opq", ""}}), k_upper}}).packages.empty());
     }
   }
 
   TEST_CASE("packages: distroless status.d files, one package per file") {
-    auto lower = scan(make_tar({
-                          {"usr/lib/os-release", "ID='debian'\nVERSION_ID=\"12\"\n"},
-                          {"var/lib/dpkg/status.d/", ""},
-                          {"var/lib/dpkg/status.d/base-files",
-                           "Package: base-files\nVersion: 12.4+deb12u5\nArchitecture: amd64\nMaintainer: x\n"},
-                          {"var/lib/dpkg/status.d/base-files.md5sums", "0123456789abcdef  etc/debian_version\n"},
-                          {"var/lib/dpkg/status.d/libssl3",
-                           "Package: libssl3\nStatus: install ok installed\nVersion: 3.0.11-1~deb12u2\n"
-                           "Architecture: amd64\n"},
-                          {"var/lib/dpkg/status.d/tzdata", "Package: tzdata\nStatus: deinstall ok config-files\n"
-                                                           "Version: 2024a-0+deb12u1\n"},
-                      }),
-                      k_base);
-    CHECK_FALSE(lower.dpkg_status);
-    CHECK(lower.os_id == "debian");
-    CHECK(lower.os_version_id == "12");
-    REQUIRE(lower.dpkg_status_d.size() == 2);
-    CHECK(lower.dpkg_status_d[0] ==
+    std::string lower = make_tar({
+        {"usr/lib/os-release", "ID='debian'\nVERSION_ID=\"12\"\n"},
+        {"var/lib/dpkg/status.d/", ""},
+        {"var/lib/dpkg/status.d/base-files",
+         "Package: base-files\nVersion: 12.4+deb12u5\nArchitecture: amd64\nMaintainer: x\n"},
+        {"var/lib/dpkg/status.d/base-files.md5sums", "0123456789abcdef  etc/debian_version\n"},
+        {"var/lib/dpkg/status.d/libssl3", "Package: libssl3\nStatus: install ok installed\nVersion: 3.0.11-1~deb12u2\n"
+                                          "Architecture: amd64\n"},
+        {"var/lib/dpkg/status.d/tzdata", "Package: tzdata\nStatus: deinstall ok config-files\n"
+                                         "Version: 2024a-0+deb12u1\n"},
+    });
+    auto alone = inventory({{lower, k_base}});
+    CHECK(alone.os_id == "debian");
+    CHECK(alone.os_version_id == "12");
+    REQUIRE(alone.packages.size() == 2);
+    CHECK(alone.packages[0] ==
           pkg("deb", "base-files", "12.4+deb12u5", "amd64", "var/lib/dpkg/status.d/base-files", k_base));
-    CHECK(lower.dpkg_status_d[1] ==
+    CHECK(alone.packages[1] ==
           pkg("deb", "libssl3", "3.0.11-1~deb12u2", "amd64", "var/lib/dpkg/status.d/libssl3", k_base));
 
-    auto upper = scan(
-        make_tar({
-            {"var/lib/dpkg/status.d/.wh.base-files", ""},
-            {"var/lib/dpkg/status.d/libssl3", "Package: libssl3\nVersion: 3.0.13-1~deb12u1\nArchitecture: amd64\n"},
-        }),
-        k_upper);
-    auto inv = layers::merge_layers({lower, upper});
+    std::string upper = make_tar({
+        {"var/lib/dpkg/status.d/.wh.base-files", ""},
+        {"var/lib/dpkg/status.d/libssl3", "Package: libssl3\nVersion: 3.0.13-1~deb12u1\nArchitecture: amd64\n"},
+    });
+    auto inv = inventory({{lower, k_base}, {upper, k_upper}});
     REQUIRE(inv.packages.size() == 1);
     CHECK(inv.packages[0] ==
           pkg("deb", "libssl3", "3.0.13-1~deb12u1", "amd64", "var/lib/dpkg/status.d/libssl3", k_upper));
     CHECK(layers::purl(inv.packages[0], inv) == "pkg:deb/debian/libssl3@3.0.13-1~deb12u1?arch=amd64&distro=debian-12");
   }
 
-  TEST_CASE("packages: JSON round trip of a layer's packages") {
-    auto base = scan(base_layer(), k_base);
-    auto j = layers::to_json(base);
-    CHECK(j.at("format") == layers::k_layer_packages_format);
-    auto back = layers::layer_packages_from_json(nlohmann::json::parse(j.dump()));
-    CHECK(back == base);
-    REQUIRE(back.dpkg_status);
-    CHECK(back.dpkg_status->at(1).name == "libstdc++6");
-
-    LayerPackages other;
-    other.whiteouts = {"a/b"};
-    other.opaque_dirs = {""};
-    auto other_back = layers::layer_packages_from_json(layers::to_json(other));
-    CHECK_FALSE(other_back.dpkg_status); // absent stays absent
-    CHECK(other_back == other);
-    other.dpkg_status = std::vector<Package>{};
-    CHECK(layers::layer_packages_from_json(layers::to_json(other)).dpkg_status == std::vector<Package>{});
-
-    auto wrong = j;
-    wrong["format"] = 0;
-    CHECK(error_of([&] { layers::layer_packages_from_json(wrong); }).kind() == util::ErrorKind::input);
-    auto broken = j;
-    broken["python"][0].erase("name");
-    auto e = error_of([&] { layers::layer_packages_from_json(broken); });
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), "layer package record"));
+  TEST_CASE("packages: the inventory survives the view's cache, and a hard-linked METADATA counts") {
+    std::string tar = make_tar({
+        {"usr/lib/python3/dist-packages/x-1.dist-info/METADATA", "Name: x\nVersion: 1\n"},
+        {"var/lib/dpkg/status", k_status},
+    });
+    layers::BaseView view;
+    view.add_layer(reader_of(tar), k_base);
+    layers::TarMember link;
+    view.begin_layer(k_upper);
+    link.path = "usr/lib/python3/dist-packages/y-1.dist-info/METADATA";
+    link.type = '1';
+    link.link_target = "usr/lib/python3/dist-packages/x-1.dist-info/METADATA";
+    view.add_member(link);
+    view.finish({});
+    auto before = view.inventory();
+    REQUIRE(before.packages.size() == 4);
+    CHECK(before.packages[3].location == "usr/lib/python3/dist-packages/y-1.dist-info");
+    CHECK(before.packages[3].layer == k_upper);
+    auto back = layers::decompress_view(layers::compress_view(view), {});
+    CHECK(back.inventory().packages == before.packages);
+    CHECK(back.contents() == view.contents());
   }
 
   TEST_CASE("packages: purl formatting (epoch, '+', distro, pypi names)") {
