@@ -3,6 +3,7 @@
 #include "compat_matrix/resolver.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
+#include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -35,14 +36,48 @@ void check_base(const Base& b, const spec::BuildSpec& s) {
   }
 }
 
-// Opens the oci: layout `ref` (manifest by tag, config) and checks its blobs.
+// Docker schema 2 layer types become their OCI equivalents (same bytes).
+std::string oci_layer_type(const std::string& t) {
+  if (t == oci::media::k_docker_layer_gzip) {
+    return oci::media::k_layer_gzip;
+  }
+  if (t == "application/vnd.docker.image.rootfs.diff.tar") {
+    return oci::media::k_layer_tar;
+  }
+  return t;
+}
+
+// The spec's platform's manifest of `img`: an index or a Docker manifest list has it
+// picked, with an error whose hint is the spec's, not copy's flags.
+oci::ManifestBlob platform_manifest(const oci::Image& img, const spec::BuildSpec& s) {
+  oci::CopyOptions want;
+  want.platform = s.platform;
+  try {
+    return oci::select_platform(img, want);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::incompatible) {
+      throw;
+    }
+    throw Error(e.kind(), e.what(),
+                "set platform: in " + (s.file.empty() ? std::string("the spec") : s.file.filename().string()) +
+                    " to one the base has (default linux/amd64), or choose a base built for " +
+                    oci::platform_str(s.platform));
+  }
+}
+
+// Opens the oci: layout `ref` (the platform's manifest when the tag names an index or a
+// Docker manifest list, as a pulled Paddle image does; its config) and checks its blobs.
 void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref) {
   b.layout = oci::OciLayout::open_existing(ref.path);
   b.local_blob = [blobs = b.layout->blobs()](const oci::Descriptor& d) { return blobs.blob_path(d.digest); };
-  oci::Descriptor d = b.layout->resolve(ref.tag);
-  b.digest = d.digest;
-  b.manifest = b.layout->read_manifest(d);
+  oci::ImagePtr img = oci::open_layout_image(ref.path, ref.tag, ref.str());
+  oci::ManifestBlob m = platform_manifest(*img, s);
+  b.digest = m.digest;
+  b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + ref.str()));
   b.config = b.layout->read_config(b.manifest);
+  for (auto& l : b.manifest.layers) {
+    l.media_type = oci_layer_type(l.media_type);
+  }
   check_base(b, s);
   for (const auto& l : b.manifest.layers) {
     std::error_code ec;
@@ -65,17 +100,6 @@ nlohmann::json stat_key(const struct stat& st) {
           {"ctime_ns", ns(st.st_ctim)}};
 }
 
-// Docker schema 2 layer types become their OCI equivalents (same bytes).
-std::string oci_layer_type(const std::string& t) {
-  if (t == oci::media::k_docker_layer_gzip) {
-    return oci::media::k_layer_gzip;
-  }
-  if (t == "application/vnd.docker.image.rootfs.diff.tar") {
-    return oci::media::k_layer_tar;
-  }
-  return t;
-}
-
 // A registry base: the platform's manifest and the config, nothing else.
 void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref, const Connect& connect,
                         const std::string& where) {
@@ -85,9 +109,7 @@ void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& 
   }
   auto reg = connect(ref.registry);
   b.remote_image = registry::open_registry_image(reg, ref);
-  oci::CopyOptions want;
-  want.platform = s.platform;
-  oci::ManifestBlob m = oci::select_platform(*b.remote_image, want);
+  oci::ManifestBlob m = platform_manifest(*b.remote_image, s);
   b.digest = m.digest;
   b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + ref.str()));
   for (auto& l : b.manifest.layers) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End to end, with no PYTHONPATH or other help: a Debian base (debootstrap rootfs,
-# turned into an OCI image by paddle-image itself), wheels installed by us, unpacked
-# with umoci and run with runc.
+# turned into an OCI image by paddle-image itself) builds; the app builds on the
+# Paddle-shaped base (tests/support/make-paddle-base.py: Docker media types behind a
+# manifest list, paddlepaddle-gpu, CUDA behind links, merged /usr), wheels installed by
+# us, unpacked with umoci and run with runc.
 source "$(dirname "$0")/../support/common.sh"
 source "$SUPPORT/container.sh"
 cd "$WORK"
@@ -10,6 +12,8 @@ pyver=$(cat "$FIXTURES/base/python-version")
 
 debian_base_spec base.yaml
 check "base image builds from the rootfs" "$PI" build base.yaml -q -o oci:base:bookworm
+TAG=2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6
+check "the Paddle-shaped base is generated" /usr/bin/python3 "$SUPPORT/make-paddle-base.py" pbase "$BASE_ROOTFS" "$TAG"
 
 mkdir -p app/src app/wheels
 cp "$WHEELS"/*.whl app/wheels/
@@ -22,7 +26,7 @@ print("import", purepkg.hello(), nsroot.alpha.VALUE, fast.add(2, 3), "sys.path-o
 PY
 cat >app/spec.yaml <<YAML
 image: {name: example.com/e2e/app, tags: [v1]}
-base: oci:../base:bookworm
+base: oci:../pbase:$TAG
 layers:
   - name: deps
     wheels: {dir: wheels/, lock: wheels.lock}
@@ -33,9 +37,14 @@ config:
   entrypoint: [python3, /app/train.py]
 YAML
 check "app builds on the base (python derived from it)" "$PI" build app/spec.yaml -q -o oci:img:v1 --metadata-file meta.json
+sed 's|^base: |platform: linux/arm64\nbase: |' app/spec.yaml >app/spec-arm.yaml
+expect_fail "a base without the spec's platform: exit 9, the hint names the spec's platform:, not copy's flags" 9 \
+  "set platform: in spec-arm.yaml to one the base has" "$PI" build app/spec-arm.yaml -q -o oci:arm:v1
 check "python target derived from the base" grep -q "\"io.paddle-image.python.version\": \"$pyver\"" <("$PI" inspect oci:img:v1 --json)
-check "base.name label is the reference as written (no host path)" grep -q '"org.opencontainers.image.base.name": "oci:../base:bookworm"' <("$PI" inspect oci:img:v1 --json)
-check "base.digest label names the base manifest" grep -q "\"org.opencontainers.image.base.digest\": \"$(manifest_digest base bookworm)\"" <("$PI" inspect oci:img:v1 --json)
+check "base.name label is the reference as written (no host path)" grep -q "\"org.opencontainers.image.base.name\": \"oci:../pbase:$TAG\"" <("$PI" inspect oci:img:v1 --json)
+pbase_manifest=$(/usr/bin/python3 -c 'import json,sys; d=sys.argv[1]; i=json.load(open(d+"/index.json"))["manifests"][0]["digest"]
+print(json.load(open(d+"/blobs/sha256/"+i[7:]))["manifests"][0]["digest"])' pbase)
+check "base.digest label names the base's linux/amd64 manifest" grep -q "\"org.opencontainers.image.base.digest\": \"$pbase_manifest\"" <("$PI" inspect oci:img:v1 --json)
 check "umoci unpack" umoci unpack --image img:v1 bundle
 site=bundle/rootfs/usr/local/lib/python$pyver/dist-packages
 check "wheels land in Debian's dist-packages" test -d "$site/purepkg"

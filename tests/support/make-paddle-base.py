@@ -11,8 +11,9 @@ and empty_layer history entries, on a real Debian rootfs (ROOTFS, with its pytho
 - a non-root user paddle (uid 1000) with a 0750 home, /workspace 0775 paddle;
 - CUDA 12.0 under /usr/local/cuda-12.0 behind /usr/local/cuda -> /etc/alternatives/cuda
   -> /usr/local/cuda-12.0, version.json; cuDNN 8.9.1's cudnn_version.h;
-- paddlepaddle-gpu 2.6.1 (a dist-info whose Requires-Dist pins opt-einsum ==3.3.0) and
-  opt-einsum 3.3.0 installed under /usr/local/lib/python3.11/dist-packages by pip;
+- paddlepaddle-gpu 2.6.1 (a dist-info whose Requires-Dist pins opt-einsum ==3.3.0 and
+  asks for protobuf >=3.20.2), opt-einsum 3.3.0 and protobuf 4.25.3 installed under
+  /usr/local/lib/python3.11/dist-packages by pip (so `pip check` finds nothing broken);
 - a whiteout, an opaque directory, a hard link, a setuid file, an xattr;
 - the NVIDIA ENV (CUDA_VERSION, NVIDIA_REQUIRE_CUDA, CUDNN_VERSION, NVIDIA_VISIBLE_DEVICES)
   and labels.
@@ -173,12 +174,15 @@ def main():
     l.file("var/lib/dpkg/status", status)
     add(l, "RUN dpkg --configure -a # buildkit")
 
-    l = Layer()  # opt-einsum 3.3.0, as pip installs it
-    for d in ("usr/local/lib", "usr/local/lib/python3.11", site, site + "/opt_einsum"):
+    l = Layer()  # opt-einsum 3.3.0 and protobuf 4.25.3, as pip installs them
+    for d in ("usr/local/lib", "usr/local/lib/python3.11", site, site + "/opt_einsum", site + "/google",
+              site + "/google/protobuf"):
         l.dir(d)
     l.file(site + "/opt_einsum/__init__.py", "__version__ = '3.3.0'\n")
     dist_info(l, site, "opt-einsum", "3.3.0", files=["opt_einsum/__init__.py"])
-    add(l, "RUN pip install opt-einsum==3.3.0 # buildkit")
+    l.file(site + "/google/protobuf/__init__.py", "__version__ = '4.25.3'\n")
+    dist_info(l, site, "protobuf", "4.25.3", files=["google/protobuf/__init__.py"])
+    add(l, "RUN pip install opt-einsum==3.3.0 protobuf==4.25.3 # buildkit")
 
     l = Layer()  # paddlepaddle-gpu 2.6.1 pinning it
     l.dir(site + "/paddle")
