@@ -9,7 +9,7 @@
 #   baseline   `tar -tvzf` of every layer (GNU tar listing the same headers)
 #   view       `paddle-image inspect --base-view oci:DIR --json` (read, merge, facts, print)
 # and prints the ratio view/baseline, the view's peak RSS (GNU time %M) against the
-# 512 MiB bound, and the size of the cached view (base-view/<digest>.json.zst) that a
+# 512 MiB bound, and the size of the cached view (base-view/<hex>.zst) that a
 # build on the base writes.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -86,7 +86,7 @@ nodes=$(/usr/bin/python3 -c 'import json; print(len(json.load(open("view.json"))
 mkdir -p app && echo x >app/x
 printf 'image: {name: example.com/b/app}\nbase: oci:%s/base:big\nlayers:\n  - name: a\n    files: [{from: x, to: /opt/x}]\n' "$work" >app/spec.yaml
 "$pi" build app/spec.yaml -q -o oci:out --cache-dir "$work/cache" >/dev/null
-cached=$(stat -c %s "$work"/cache/base-view/*.json.zst)
+cached=$(stat -c %s "$work"/cache/base-view/*.zst)
 printf 'paths in the view:          %s (generated %s, after whiteouts)\n' "$nodes" "$paths"
 printf 'tar -tvzf of the layers:    %.2f s (median of %d)\n' "$b" "$rounds"
 printf 'inspect --base-view --json: %.2f s  ratio %.2f\n' "$v" "$(echo "$v / $b" | bc -l)"

@@ -201,7 +201,18 @@ void BaseView::add_member(const TarMember& m, const std::string* content) {
   }
   m_nodes[m.path] = std::move(n);
   if (content != nullptr && static_cast<std::int64_t>(content->size()) <= content_cap(m.path)) {
-    m_content[m.path] = *content;
+    std::string kept = *content;
+    if (name == "METADATA" || name == "PKG-INFO" ||
+        (name.size() > 9 && name.compare(name.size() - 9, 9, ".egg-info") == 0)) {
+      // Only the headers count (name, version, Requires-Dist); the body is the long
+      // description, often most of the file.
+      auto body = kept.find("\n\n");
+      auto crlf = kept.find("\r\n\r\n");
+      auto end = std::min(body == std::string::npos ? kept.size() : body + 1,
+                          crlf == std::string::npos ? kept.size() : crlf + 2);
+      kept.resize(end);
+    }
+    m_content[m.path] = std::move(kept);
   }
 }
 

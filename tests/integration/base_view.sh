@@ -60,7 +60,7 @@ assert n["usr/local/bin/prun"]["t"] == "1" and n["usr/local/bin/prun"]["k"] == "
 assert n["usr/local/bin/suidtool"]["m"] == 0o4755
 assert "user.paddle" in n["usr/local/bin/tagged"]["x"]
 assert n["home/paddle"]["o"]["uid"] == 1000 and n["home/paddle"]["m"] == 0o750
-assert j["facts"]["cuda"] == "12.0.1" and [d["name"] for d in j["facts"]["python"]] == ["opt-einsum", "paddlepaddle-gpu"]
+assert j["facts"]["cuda"] == "12.0.1" and [d["name"] for d in j["facts"]["python"]] == ["opt-einsum", "paddlepaddle-gpu", "protobuf"]
 assert len(j["layers"]) == 16, len(j["layers"])'
 
 # ---- a layer written into it ----------------------------------------------------------

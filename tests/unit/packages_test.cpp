@@ -331,7 +331,7 @@ TEST_SUITE("packages") {
 
   TEST_CASE("packages: the inventory survives the view's cache, and a hard-linked METADATA counts") {
     std::string tar = make_tar({
-        {"usr/lib/python3/dist-packages/x-1.dist-info/METADATA", "Name: x\nVersion: 1\n"},
+        {"usr/lib/python3/dist-packages/x-1.dist-info/METADATA", "Name: x\nVersion: 1\n\nA long description.\n"},
         {"var/lib/dpkg/status", k_status},
     });
     layers::BaseView view;
@@ -347,6 +347,8 @@ TEST_SUITE("packages") {
     REQUIRE(before.packages.size() == 4);
     CHECK(before.packages[3].location == "usr/lib/python3/dist-packages/y-1.dist-info");
     CHECK(before.packages[3].layer == k_upper);
+    // Only a METADATA's headers are kept: the body is the long description.
+    CHECK(view.contents().at("usr/lib/python3/dist-packages/x-1.dist-info/METADATA") == "Name: x\nVersion: 1\n");
     auto back = layers::decompress_view(layers::compress_view(view), {});
     CHECK(back.inventory().packages == before.packages);
     CHECK(back.contents() == view.contents());
