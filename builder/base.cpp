@@ -328,8 +328,8 @@ std::string default_site(const std::string& interpreter, int minor) {
 
 } // namespace
 
-layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base) {
-  layers::PythonTarget t;
+python::PythonTarget python_target(const spec::BuildSpec& s, const Base& base) {
+  python::PythonTarget t;
   const std::string& arch = s.platform.architecture;
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
   bool need_scan = !s.python || !s.python->glibc || s.python->interpreter.empty();

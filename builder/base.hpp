@@ -2,8 +2,8 @@
 // The base image of a build: its manifest, config and where its blobs live, plus
 // what the wheel installer needs to know about its Python.
 #include "layers/base_view.hpp"
-#include "layers/wheel.hpp"
 #include "oci/layout.hpp"
+#include "python/wheel.hpp"
 #include "registry/transfer.hpp"
 
 #include "spec/spec.hpp"
@@ -83,6 +83,6 @@ void load_base_view(Base& base, const std::filesystem::path& cache_dir, const De
 
 // What the spec says about Python, completed from the base's view when needed
 // (interpreter, site-packages, glibc).
-layers::PythonTarget python_target(const spec::BuildSpec& s, const Base& base);
+python::PythonTarget python_target(const spec::BuildSpec& s, const Base& base);
 
 } // namespace builder

@@ -5,11 +5,11 @@
 #include "builder/supply_chain.hpp"
 #include "layers/cache.hpp"
 #include "layers/docker_archive.hpp"
-#include "layers/requirements.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
-#include "layers/wheel.hpp"
 #include "oci/layout_image.hpp"
+#include "python/requirements.hpp"
+#include "python/wheel.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -143,11 +143,11 @@ std::vector<fs::path> list_wheels(const fs::path& dir) {
 // One wheel per project, and with a lock file exactly the locked versions and hashes
 // (a locked line with an environment marker may have no wheel: it can be for another
 // target).
-void check_lock(const spec::LayerSpec& l, const layers::WheelInventory& inventory) {
-  std::map<std::string, const layers::RequirementLine*> lock;
-  layers::RequirementsFile file;
+void check_lock(const spec::LayerSpec& l, const python::WheelInventory& inventory) {
+  std::map<std::string, const python::RequirementLine*> lock;
+  python::RequirementsFile file;
   if (l.lock_file) {
-    file = layers::parse_requirements(*l.lock_file, layers::RequirementsMode::lock);
+    file = python::parse_requirements(*l.lock_file, python::RequirementsMode::lock);
     if (!file.first_index_option.empty()) {
       // The layer installs a directory: an index named in the lock would not be used,
       // and ignoring it would hide where the wheels really come from.
@@ -162,7 +162,7 @@ void check_lock(const spec::LayerSpec& l, const layers::WheelInventory& inventor
   }
   std::set<std::string> seen;
   for (const auto& w : inventory.wheels) {
-    std::string name = layers::normalize_project_name(w.name);
+    std::string name = python::normalize_project_name(w.name);
     if (!seen.insert(name).second) {
       throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "' has two wheels of project '" + name + "'",
                   "keep one version per project in " + l.wheel_dir.string());
@@ -175,8 +175,8 @@ void check_lock(const spec::LayerSpec& l, const layers::WheelInventory& inventor
       throw Error(ErrorKind::input, "wheel " + w.filename + " is not in the lock file " + l.lock_file->string(),
                   "add it (name==version --hash=sha256:...) or remove the wheel");
     }
-    const layers::RequirementLine& e = *it->second;
-    if (layers::normalize_version(e.pinned()) != layers::normalize_version(w.version)) {
+    const python::RequirementLine& e = *it->second;
+    if (python::normalize_version(e.pinned()) != python::normalize_version(w.version)) {
       throw Error(ErrorKind::input,
                   e.where() + ": " + name + " is locked at " + e.pinned() + " but the wheel is " + w.version,
                   "update the lock file or use the locked wheel");
@@ -203,7 +203,7 @@ void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const Bu
 }
 
 // The Python target and the layer owner as parts of a wheels layer's key.
-nlohmann::json target_key(const layers::PythonTarget& t) {
+nlohmann::json target_key(const python::PythonTarget& t) {
   return {t.major,
           t.minor,
           t.arch,
@@ -221,7 +221,7 @@ nlohmann::json owner_key(const spec::LayerSpec& l) {
 
 // A wheels layer's inputs: the Python target, the owner, the lock file and the stat
 // data of each .whl.
-std::string wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const std::vector<fs::path>& wheels,
+std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, const std::vector<fs::path>& wheels,
                        const layers::CompressOptions& co, const BuildOptions& o, const nlohmann::json& base_roots) {
   KeyHasher key;
   start_layer_key(key, co, o);
@@ -239,20 +239,20 @@ std::string wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, 
 }
 
 // Installs every wheel into the staging tree, in file-name order.
-layers::WheelInventory install_wheels(const spec::LayerSpec& l, const std::vector<fs::path>& wheels,
-                                      const layers::PythonTarget& t, const fs::path& staging) {
-  layers::WheelInventory inventory;
+python::WheelInventory install_wheels(const spec::LayerSpec& l, const std::vector<fs::path>& wheels,
+                                      const python::PythonTarget& t, const fs::path& staging) {
+  python::WheelInventory inventory;
   std::map<std::string, std::string> owners;
   for (const auto& w : wheels) {
     inventory.wheels.push_back(util::with_context(l.origin + ": layer '" + l.name + "'",
-                                                  [&] { return layers::install_wheel(w, t, staging, owners); }));
+                                                  [&] { return python::install_wheel(w, t, staging, owners); }));
   }
   return inventory;
 }
 
 // The staging tree as layer entries: the layer's owner applies to what the wheels
 // install; the install roots and their ancestors (usr/, usr/local/lib/...) stay root's.
-layers::EntrySet staged_entries(const spec::LayerSpec& l, const layers::PythonTarget& t, const fs::path& staging) {
+layers::EntrySet staged_entries(const spec::LayerSpec& l, const python::PythonTarget& t, const fs::path& staging) {
   layers::EntrySet set;
   set.add(layers::CopyRule{staging, "/", {}, {}, {}, to_owner(l.owner), false, l.origin, {}, {}});
   for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
@@ -292,7 +292,7 @@ void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::Lay
 
 // The base entries a wheels layer lands on (its install roots and their ancestors, and
 // the links on the way), for its cache key: a base that changes them rebuilds it.
-nlohmann::json base_roots_key(const layers::BaseView& view, const layers::PythonTarget& t, const spec::LayerSpec& l) {
+nlohmann::json base_roots_key(const layers::BaseView& view, const python::PythonTarget& t, const spec::LayerSpec& l) {
   const layers::BaseView* base = &view;
   nlohmann::json j = nlohmann::json::array();
   for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
@@ -313,13 +313,13 @@ nlohmann::json base_roots_key(const layers::BaseView& view, const layers::Python
 // The Python facts of the target for selection and the closure check: the full
 // version from the base's dpkg entry for python3.N (else 3.N.0, with a warning) and the
 // Python distributions the base already has.
-TargetFacts base_target_facts(const Base& base, const layers::PythonTarget& t, const Events& ev) {
+python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t, const Events& ev) {
   std::map<std::string, std::string> dists;
   std::string full;
   if (base.view) {
     std::string want = "python3." + std::to_string(t.minor);
     for (const auto& d : base.view->facts().python) {
-      dists[layers::normalize_project_name(d.name)] = d.version;
+      dists[python::normalize_project_name(d.name)] = d.version;
     }
     for (const auto& p : base.view->facts().dpkg) {
       if ((p.name == want || p.name == want + "-minimal") && full.empty()) {
@@ -333,13 +333,13 @@ TargetFacts base_target_facts(const Base& base, const layers::PythonTarget& t, c
     ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
             "; environment markers on python_full_version are evaluated as " + full);
   }
-  return target_facts(t, full, std::move(dists));
+  return python::target_facts(t, full, std::move(dists));
 }
 
 // A wheels layer from a package index: keyed by the parsed lock (requirements and
 // hashes, includes followed), the sources, the target and the base (whose Python
 // packages the closure check counts); so an unchanged lock costs no request at all.
-std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarget& t, const LockedLayer& locked,
+std::string index_wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, const python::LockedLayer& locked,
                              const LayerContext& cx) {
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
@@ -359,17 +359,17 @@ std::string index_wheels_key(const spec::LayerSpec& l, const layers::PythonTarge
 
 // Installs the wheels into a staging tree and writes it as the layer; `check` sees
 // what was installed first.
-layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const layers::PythonTarget& t, const LayerContext& cx,
+layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
                               const std::vector<fs::path>& wheels, util::AtomicFile& tmp, layers::LayerRecord& rec,
-                              const std::function<void(const layers::WheelInventory&)>& check) {
+                              const std::function<void(const python::WheelInventory&)>& check) {
   cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
                  t.site_packages);
   util::TempDir staging(cx.cache.dir() / "staging");
-  layers::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
+  python::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
   check(inventory);
   layers::EntrySet set = staged_entries(l, t, staging.path());
   land_on_base(set, cx, l);
-  rec.wheels = inventory;
+  rec.wheels = python::to_json(inventory);
   rec.tree = layers::entry_tree(set);
   rec.entries = set.entries().size();
   return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
@@ -380,27 +380,30 @@ void report_wheels(const spec::LayerSpec& l, const layers::LayerRecord& record, 
                    std::vector<LayerWheel>& wheels_out) {
   r.entries = record.entries.value_or(0);
   if (record.wheels) {
-    for (const auto& w : record.wheels->wheels) {
+    for (const auto& w : python::wheel_inventory_from_json(*record.wheels).wheels) {
       wheels_out.push_back(LayerWheel{l.name, w});
     }
   }
 }
 
-layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers::PythonTarget& t,
+layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python::PythonTarget& t,
                                           const LayerContext& cx, LayerReport& r, std::vector<LayerWheel>& wheels_out) {
   const std::string where = l.origin + ": layer '" + l.name + "'";
-  LockedLayer locked = util::with_context(where, [&] { return open_locked_layer(l, cx.options.index.defaults); });
+  python::LockedLayerInput in{*l.lock_file, l.lock_origin, l.name, l.indexes, l.find_links};
+  python::LockedLayer locked =
+      util::with_context(where, [&] { return python::open_locked_layer(in, cx.options.index.defaults); });
   std::string key = index_wheels_key(l, t, locked, cx);
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-        TargetFacts facts = base_target_facts(cx.base, t, cx.events);
+        python::TargetFacts facts = base_target_facts(cx.base, t, cx.events);
         util::with_context(where, [&] {
-          fetch_locked_layer(locked, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads), cx.events.info,
-                             [&](const std::string& file, std::int64_t done, std::int64_t total) {
-                               cx.events.progress(file, done, total);
-                             });
+          python::fetch_locked_layer(locked, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads),
+                                     cx.events.info,
+                                     [&](const std::string& file, std::int64_t done, std::int64_t total) {
+                                       cx.events.progress(file, done, total);
+                                     });
         });
         cx.events.info("  wheels: " + std::to_string(locked.stats.downloaded) + " downloaded (" +
                        std::to_string(locked.stats.bytes) + " bytes), " + std::to_string(locked.stats.cached) +
@@ -414,7 +417,7 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers
           wheels.push_back(link);
         }
         std::sort(wheels.begin(), wheels.end());
-        return stage_wheels(l, t, cx, wheels, tmp, rec, [](const layers::WheelInventory&) {});
+        return stage_wheels(l, t, cx, wheels, tmp, rec, [](const python::WheelInventory&) {});
       },
       r.rebuilt, record);
   report_wheels(l, record, r, wheels_out);
@@ -422,7 +425,7 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const layers
   return blob;
 }
 
-layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::PythonTarget& t, const LayerContext& cx,
+layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
                                     LayerReport& r, std::vector<LayerWheel>& wheels_out) {
   if (l.from_index()) {
     return build_index_wheels_layer(l, t, cx, r, wheels_out);
@@ -437,7 +440,7 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const layers::Pyth
       key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
         return stage_wheels(l, t, cx, wheels, tmp, rec,
-                            [&](const layers::WheelInventory& inventory) { check_lock(l, inventory); });
+                            [&](const python::WheelInventory& inventory) { check_lock(l, inventory); });
       },
       r.rebuilt, record);
   report_wheels(l, record, r, wheels_out);
@@ -478,7 +481,7 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
 
 LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
                         layers::LayerCache& cache, const Base& base, const layers::BaseView& landing,
-                        const std::optional<layers::PythonTarget>& py, const Events& ev,
+                        const std::optional<python::PythonTarget>& py, const Events& ev,
                         std::vector<LayerWheel>& wheels_out, nlohmann::json& tree) {
   LayerReport r;
   r.name = l.name;
@@ -648,7 +651,7 @@ void report_base(const Base& base, BuildReport& rep, const Events& ev) {
 }
 
 // The Python the wheels are installed for; none without a wheels layer.
-std::optional<layers::PythonTarget> wheels_target(const spec::BuildSpec& s, const Base& base) {
+std::optional<python::PythonTarget> wheels_target(const spec::BuildSpec& s, const Base& base) {
   bool has_wheels = std::any_of(s.layers.begin(), s.layers.end(),
                                 [](const auto& l) { return l.kind == spec::LayerSpec::Kind::wheels; });
   if (!has_wheels) {
@@ -687,7 +690,7 @@ void append_layer(Assembly& a, const LayerReport& lr) {
 
 // Builds or reuses each spec layer, in order.
 void build_spec_layers(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache, const Base& base,
-                       const std::optional<layers::PythonTarget>& py, const Events& ev, Assembly& a, BuildReport& rep) {
+                       const std::optional<python::PythonTarget>& py, const Events& ev, Assembly& a, BuildReport& rep) {
   // Each layer lands on the base and on the layers before it: their directories and
   // links are added to a copy of the base's view as the build goes.
   static const layers::BaseView k_empty;
@@ -774,7 +777,7 @@ oci::Annotations oci_keys_for(const spec::BuildSpec& s, const BuildOptions& o, c
 // requirements are inherited. Then the spec's labels, this image's OCI keys, and the
 // requirement labels: the facts of a base chosen by `base: auto` first, the spec's
 // requires: over them.
-void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<layers::PythonTarget>& py,
+void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<python::PythonTarget>& py,
                 const oci::Annotations& oci_keys, std::map<std::string, std::string>& labels) {
   for (auto it = labels.begin(); it != labels.end();) {
     it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? labels.erase(it) : std::next(it);
@@ -910,7 +913,7 @@ json BuildReport::to_json() const {
   }
   json ws = json::array();
   for (const auto& w : wheels) {
-    json item = layers::to_json(w.wheel);
+    json item = python::to_json(w.wheel);
     item["layer"] = w.layer;
     ws.push_back(item);
   }
@@ -929,8 +932,8 @@ json BuildReport::to_json() const {
       {"seconds", seconds}};
 }
 
-LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const fs::path& requirements, LockOptions lo,
-                const BuildOptions& o, const Events& ev) {
+python::LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const fs::path& requirements,
+                        python::LockOptions lo, const BuildOptions& o, const Events& ev) {
   const spec::LayerSpec* layer = nullptr;
   std::vector<std::string> names;
   for (const auto& l : s.layers) {
@@ -963,11 +966,11 @@ LockResult lock(const spec::BuildSpec& s, const std::string& layer_name, const f
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
   Base base = open_build_base(s, o, cache, ev);
-  layers::PythonTarget t = python_target(s, base);
-  TargetFacts facts = base_target_facts(base, t, ev);
+  python::PythonTarget t = python_target(s, base);
+  python::TargetFacts facts = base_target_facts(base, t, ev);
   ev.info("locking " + requirements.string() + " for layer '" + layer->name +
           "': " + (lo.all_platforms ? "every platform" : t.describe()));
-  return write_lock(requirements, facts, lo, o.index, cache, std::max(1, o.threads), ev.info);
+  return python::write_lock(requirements, facts, lo, o.index, cache, std::max(1, o.threads), ev.info);
 }
 
 BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
@@ -980,7 +983,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
 
   Base base = open_build_base(s, o, cache, ev);
   report_base(base, rep, ev);
-  std::optional<layers::PythonTarget> py = wheels_target(s, base);
+  std::optional<python::PythonTarget> py = wheels_target(s, base);
   Assembly a = start_from_base(s, base, o.source_date_epoch);
   build_spec_layers(s, o, cache, base, py, ev, a, rep);
 

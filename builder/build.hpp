@@ -1,9 +1,9 @@
 #pragma once
 // The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
-#include "builder/wheel_fetch.hpp"
 #include "layers/compress.hpp"
-#include "layers/wheel.hpp"
 #include "oci/reference.hpp"
+#include "python/wheel.hpp"
+#include "python/wheel_fetch.hpp"
 #include "registry/transfer.hpp"
 #include "spec/spec.hpp"
 
@@ -44,7 +44,7 @@ struct BuildOptions {
   // layer cache when opened). A signed build reads the image for its SBOM here.
   std::function<void(const oci::Image& image, const struct BuildReport& report)> on_image;
   // Wheels layers with a lock and no dir: the package indexes' defaults and transport.
-  IndexAccess index;
+  python::IndexAccess index;
 };
 
 struct LayerReport {
@@ -59,7 +59,7 @@ struct LayerReport {
 // A wheel installed by one of the build's wheels layers.
 struct LayerWheel {
   std::string layer; // the spec layer's name
-  layers::InstalledWheel wheel;
+  python::InstalledWheel wheel;
 };
 
 struct BuildReport {
@@ -87,8 +87,8 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& options, const E
 // `paddle-image lock`: the hashes of the wheels the named wheels layer (the only one
 // when "") would install from `requirements`, for the spec's base and Python. The
 // index flags in `lock_options` override the layer's index/find_links.
-LockResult lock(const spec::BuildSpec& s, const std::string& layer, const std::filesystem::path& requirements,
-                LockOptions lock_options, const BuildOptions& options, const Events& events);
+python::LockResult lock(const spec::BuildSpec& s, const std::string& layer, const std::filesystem::path& requirements,
+                        python::LockOptions lock_options, const BuildOptions& options, const Events& events);
 
 // Tags for one output: the output's own tag, else --tag, else image.tags, else "latest".
 std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,

@@ -54,13 +54,13 @@ int run_lock(const LockArgs& a) {
   o.transfer = sess.transfer_options();
   o.index = sess.index_access(index_defaults_from_env());
   o.threads = std::max(1, a.flags.jobs);
-  builder::LockOptions lo;
+  python::LockOptions lo;
   lo.all_platforms = a.all_platforms;
   lo.indexes = a.index_urls;
   lo.find_links = a.find_links;
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
-  builder::LockResult r = builder::lock(s, a.layer, a.requirements, lo, o, ev);
+  python::LockResult r = builder::lock(s, a.layer, a.requirements, lo, o, ev);
   for (const auto& w : r.warnings) {
     out.info("warning: " + w);
   }
@@ -75,11 +75,11 @@ int run_lock(const LockArgs& a) {
   }
   nlohmann::json sources = nlohmann::json::array();
   for (const auto& u : r.sources.sources.indexes) {
-    sources.push_back(registry::redact_url(u));
+    sources.push_back(util::redact_url(u));
   }
   nlohmann::json fl = nlohmann::json::array();
   for (const auto& u : r.sources.sources.find_links) {
-    fl.push_back(registry::redact_url(u));
+    fl.push_back(util::redact_url(u));
   }
   nlohmann::json j = {
       {"requirements", a.requirements},

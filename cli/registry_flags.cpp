@@ -254,8 +254,8 @@ void RegistrySession::log(int level, const std::string& line) const {
             << std::endl;
 }
 
-builder::IndexAccess RegistrySession::index_access(builder::IndexDefaults defaults) const {
-  builder::IndexAccess a;
+python::IndexAccess RegistrySession::index_access(python::IndexDefaults defaults) const {
+  python::IndexAccess a;
   a.defaults = std::move(defaults);
   a.client = m_client;
   a.http = m_http;
@@ -282,7 +282,7 @@ std::vector<std::string> split_ws(const std::string& s) {
 
 // One pip.conf: [global] then [install] values (the install command's section wins);
 // continuation lines (indented) extend a value, as configparser reads them.
-void read_pip_conf(const std::filesystem::path& file, builder::IndexDefaults& d) {
+void read_pip_conf(const std::filesystem::path& file, python::IndexDefaults& d) {
   std::ifstream in(file);
   if (!in) {
     return;
@@ -332,8 +332,8 @@ void read_pip_conf(const std::filesystem::path& file, builder::IndexDefaults& d)
 
 } // namespace
 
-builder::IndexDefaults index_defaults_from_env() {
-  builder::IndexDefaults d;
+python::IndexDefaults index_defaults_from_env() {
+  python::IndexDefaults d;
   std::string home = env_or("HOME");
   std::string xdg = env_or("XDG_CONFIG_HOME");
   if (xdg.empty() && !home.empty()) {

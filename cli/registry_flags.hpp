@@ -2,8 +2,8 @@
 // What every registry-facing command shares: the flags (TLS, credentials, retries,
 // parallelism, logging), the credential files from the environment, one HTTP layer
 // and one client per host, progress display and the transfer counters.
-#include "builder/wheel_fetch.hpp"
 #include "cli/output.hpp"
+#include "python/wheel_fetch.hpp"
 #include "registry/transfer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -72,7 +72,7 @@ public:
   void finish() { m_progress.finish(); }
   registry::CredentialStore& credentials() { return m_creds; }
   // The same TLS, retry, log and HTTP settings for package indexes (wheels layers).
-  builder::IndexAccess index_access(builder::IndexDefaults defaults) const;
+  python::IndexAccess index_access(python::IndexDefaults defaults) const;
   void log(int level, const std::string& line) const;
 
 private:
@@ -93,7 +93,7 @@ registry::AuthFiles auth_files_from_env();
 // PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS, pip.conf (PIP_CONFIG_FILE, then
 // /etc/xdg/pip/pip.conf, /etc/pip.conf, ~/.pip/pip.conf, $XDG_CONFIG_HOME/pip/pip.conf,
 // later files overriding earlier ones, [install] over [global]) and $NETRC or ~/.netrc.
-builder::IndexDefaults index_defaults_from_env();
+python::IndexDefaults index_defaults_from_env();
 oci::Platform parse_platform(const std::string& text);
 
 // Any image reference as an image: a registry repository (through sess), an OCI

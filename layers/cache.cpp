@@ -55,7 +55,7 @@ json to_json(const LayerRecord& record) {
     j["entries"] = *record.entries;
   }
   if (record.wheels) {
-    j["wheels"] = to_json(*record.wheels);
+    j["wheels"] = *record.wheels;
   }
   if (record.tree) {
     j["tree"] = *record.tree;
@@ -69,7 +69,8 @@ LayerRecord layer_record_from_json(const json& j) {
     r.entries = j.at("entries").get<std::size_t>();
   }
   if (j.contains("wheels")) {
-    r.wheels = wheel_inventory_from_json(j.at("wheels"));
+    // A list (its entries are the build's to read): anything else is a damaged record.
+    r.wheels = nlohmann::json(j.at("wheels").get<std::vector<nlohmann::json>>());
   }
   if (j.contains("tree")) {
     r.tree = j.at("tree");

@@ -3,11 +3,11 @@
 // (flock): builds hold a shared lock on the cache, a per-key exclusive lock while
 // producing a layer; `cache prune` takes the cache lock exclusively.
 #include "layers/compress.hpp"
-#include "layers/wheel.hpp"
 #include "oci/layout.hpp"
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -26,8 +26,10 @@ struct PruneResult {
 // What the cache keeps beside a layer's blob, for the build to report again on a hit.
 // Stored as the key file's "extra" object, holding only the fields that are set.
 struct LayerRecord {
-  std::optional<std::size_t> entries;   // tar entries of a layer the build made
-  std::optional<WheelInventory> wheels; // a wheels layer: what was installed
+  std::optional<std::size_t> entries; // tar entries of a layer the build made
+  // A wheels layer: what was installed (python::WheelInventory's JSON form; the cache
+  // keeps it without reading it).
+  std::optional<nlohmann::json> wheels;
   // The layer's directories and symlinks ([[path, type, mode, uid, gid, uname, gname,
   // target], ...]), so a later layer of the build lands on them when this one is reused.
   std::optional<nlohmann::json> tree;

@@ -3,7 +3,7 @@
 // (negotiation, retries, resumed downloads, credentials, find-links), no server.
 #include <doctest/doctest.h>
 
-#include "registry/index.hpp"
+#include "python/index.hpp"
 #include "tests/unit/http_fakes.hpp"
 #include "tests/unit/support.hpp"
 #include "util/error.hpp"
@@ -17,7 +17,7 @@
 #include <vector>
 
 using namespace test_support;
-using registry::IndexFile;
+using python::IndexFile;
 using registry::Request;
 using registry::Response;
 
@@ -74,18 +74,18 @@ private:
 struct Index {
   std::shared_ptr<FakeTransport> fake = std::make_shared<FakeTransport>();
   registry::Stats stats;
-  std::unique_ptr<registry::PackageIndex> index;
-  explicit Index(registry::IndexSources sources, int attempts = 3) {
+  std::unique_ptr<python::PackageIndex> index;
+  explicit Index(python::IndexSources sources, int attempts = 3) {
     registry::ClientOptions o;
     o.max_attempts = attempts;
     o.backoff_initial_s = 0.001;
     o.backoff_max_s = 0.001;
-    index = std::make_unique<registry::PackageIndex>(std::move(sources), fake, o, stats);
+    index = std::make_unique<python::PackageIndex>(std::move(sources), fake, o, stats);
   }
 };
 
-registry::IndexSources index_at(std::string url) {
-  registry::IndexSources s;
+python::IndexSources index_at(std::string url) {
+  python::IndexSources s;
   s.indexes.push_back(std::move(url));
   return s;
 }
@@ -110,7 +110,7 @@ TEST_CASE("parse_html_page resolves relative and absolute hrefs against the page
                      "<A HREF='https://cdn.test/a/pkg-1.1.tar.gz#md5=abc'>pkg-1.1.tar.gz</A>\n"
                      "<a href=\"/packages/pkg-1.2-py3-none-any.whl\">x</a>\n"
                      "</body></html>";
-  auto files = registry::parse_html_page(html, "https://idx.test/simple/pkg/");
+  auto files = python::parse_html_page(html, "https://idx.test/simple/pkg/");
   REQUIRE(files.size() == 3);
   CHECK(files[0].filename == "pkg-1.0-py3-none-any.whl");
   CHECK(files[0].url == "https://idx.test/files/pkg-1.0-py3-none-any.whl");
@@ -129,15 +129,15 @@ TEST_CASE("parse_html_page resolves hrefs against <base href>") {
   std::string html = "<html><head><base href=\"https://cdn.test/dist/\"></head><body>"
                      "<a href=\"pkg-2.0-py3-none-any.whl\">pkg</a>"
                      "<a href=\"../up/pkg-2.1-py3-none-any.whl\">pkg</a></body></html>";
-  auto files = registry::parse_html_page(html, "https://idx.test/simple/pkg/");
+  auto files = python::parse_html_page(html, "https://idx.test/simple/pkg/");
   REQUIRE(files.size() == 2);
   CHECK(files[0].url == "https://cdn.test/dist/pkg-2.0-py3-none-any.whl");
   CHECK(files[1].url == "https://cdn.test/up/pkg-2.1-py3-none-any.whl");
   CHECK(files[0].page == "https://idx.test/simple/pkg/");
 
   SUBCASE("a relative <base href> is itself resolved against the page") {
-    auto rel = registry::parse_html_page("<base href=\"/mirror/\"><a href=\"pkg-1.0.zip\">x</a>",
-                                         "https://idx.test/simple/pkg/");
+    auto rel = python::parse_html_page("<base href=\"/mirror/\"><a href=\"pkg-1.0.zip\">x</a>",
+                                       "https://idx.test/simple/pkg/");
     REQUIRE(rel.size() == 1);
     CHECK(rel[0].url == "https://idx.test/mirror/pkg-1.0.zip");
   }
@@ -158,7 +158,7 @@ TEST_CASE("parse_html_page reads data-requires-python, data-yanked and the PEP 6
                      "<a href=\"a-1.7-py3-none-any.whl\" data-core-metadata=\"false\">a</a>\n"
                      "<a href=\"a-1.8-py3-none-any.whl\" data-core-metadata=\"sha256=" +
                      k_hash_b + "\" data-dist-info-metadata=\"sha256=" + k_hash_a + "\">a</a>\n";
-  auto files = registry::parse_html_page(html, "https://idx.test/simple/a/");
+  auto files = python::parse_html_page(html, "https://idx.test/simple/a/");
   REQUIRE(files.size() == 9);
   REQUIRE(files[0].requires_python);
   CHECK(*files[0].requires_python == ">=3.8,<4");
@@ -195,7 +195,7 @@ TEST_CASE("parse_html_page ignores links that are not distributions and anchors 
                      "<a href=\"pkg-1.0.zip\">pkg</a>\n"
                      "<a href=\"pkg-1.0.exe\">pkg</a>\n"
                      "<abbr title=\"x\">not a link</abbr>\n";
-  auto files = registry::parse_html_page(html, "https://idx.test/simple/pkg/");
+  auto files = python::parse_html_page(html, "https://idx.test/simple/pkg/");
   CHECK(names_of(files) == std::vector<std::string>{"pkg-1.0.tar.gz", "pkg-1.0.tar.bz2", "pkg-1.0.tgz", "pkg-1.0.zip"});
 }
 
@@ -203,7 +203,7 @@ TEST_CASE("parse_html_page decodes %2B in file names and keeps the URL as served
   std::string html =
       "<a href=\"https://dl.test/whl/cu118/torch-2.6.1%2Bcu118-cp311-cp311-linux_x86_64.whl#sha256=" + k_hash_a +
       "\">torch-2.6.1+cu118-cp311-cp311-linux_x86_64.whl</a>";
-  auto files = registry::parse_html_page(html, "https://dl.test/whl/cu118/torch/");
+  auto files = python::parse_html_page(html, "https://dl.test/whl/cu118/torch/");
   REQUIRE(files.size() == 1);
   CHECK(files[0].filename == "torch-2.6.1+cu118-cp311-cp311-linux_x86_64.whl");
   CHECK(files[0].url == "https://dl.test/whl/cu118/torch-2.6.1%2Bcu118-cp311-cp311-linux_x86_64.whl");
@@ -211,7 +211,7 @@ TEST_CASE("parse_html_page decodes %2B in file names and keeps the URL as served
 }
 
 TEST_CASE("parse_html_page reports the page without its credentials") {
-  auto files = registry::parse_html_page("<a href=\"pkg-1.0.zip\">x</a>", "https://alice:s3cret@idx.test/simple/pkg/");
+  auto files = python::parse_html_page("<a href=\"pkg-1.0.zip\">x</a>", "https://alice:s3cret@idx.test/simple/pkg/");
   REQUIRE(files.size() == 1);
   CHECK(files[0].page == "https://***@idx.test/simple/pkg/");
   CHECK_FALSE(contains(files[0].page, "s3cret"));
@@ -243,7 +243,7 @@ TEST_CASE("parse_json_page reads the files of a PEP 691 project page") {
       {"filename": "pkg-1.5.exe", "url": "pkg-1.5.exe", "hashes": {}}
     ]
   })";
-  auto files = registry::parse_json_page(json, "https://idx.test/simple/pkg/");
+  auto files = python::parse_json_page(json, "https://idx.test/simple/pkg/");
   REQUIRE(files.size() == 5);
 
   CHECK(files[0].filename == "pkg-1.0-py3-none-any.whl");
@@ -281,25 +281,25 @@ TEST_CASE("parse_json_page reads the files of a PEP 691 project page") {
 TEST_CASE("parse_json_page refuses a page that is not the JSON simple API, naming the page (without credentials)") {
   const std::string page = "https://alice:s3cret@idx.test/simple/pkg/";
   SUBCASE("malformed JSON") {
-    auto e = error_of([&] { registry::parse_json_page("{\"files\": [", page); });
+    auto e = error_of([&] { python::parse_json_page("{\"files\": [", page); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "idx.test/simple/pkg/"));
     CHECK(contains(e.what(), "malformed"));
     CHECK_FALSE(contains(e.what(), "s3cret"));
   }
   SUBCASE("an HTML page") {
-    auto e = error_of([&] { registry::parse_json_page("<html><a href=\"x.whl\">x</a></html>", page); });
+    auto e = error_of([&] { python::parse_json_page("<html><a href=\"x.whl\">x</a></html>", page); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "idx.test/simple/pkg/"));
   }
   SUBCASE("JSON without a files array") {
-    auto e = error_of([&] { registry::parse_json_page(R"({"meta": {}, "name": "pkg"})", page); });
+    auto e = error_of([&] { python::parse_json_page(R"({"meta": {}, "name": "pkg"})", page); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "idx.test/simple/pkg/"));
     CHECK(contains(e.what(), "files"));
   }
   SUBCASE("a file entry without a url") {
-    auto e = error_of([&] { registry::parse_json_page(R"({"files": [{"filename": "pkg-1.0.zip"}]})", page); });
+    auto e = error_of([&] { python::parse_json_page(R"({"files": [{"filename": "pkg-1.0.zip"}]})", page); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "idx.test/simple/pkg/"));
   }
@@ -309,46 +309,44 @@ TEST_CASE("parse_json_page refuses a page that is not the JSON simple API, namin
 
 TEST_CASE("resolve_url resolves the reference forms index pages use") {
   const std::string base = "https://idx.test/simple/p/";
-  CHECK(registry::resolve_url(base, "../../files/x.whl") == "https://idx.test/files/x.whl");
-  CHECK(registry::resolve_url(base, "x.whl") == "https://idx.test/simple/p/x.whl");
-  CHECK(registry::resolve_url(base, "./x.whl") == "https://idx.test/simple/p/x.whl");
-  CHECK(registry::resolve_url(base, "../../../../x.whl") == "https://idx.test/x.whl");
-  CHECK(registry::resolve_url(base, "/packages/ab/x.whl") == "https://idx.test/packages/ab/x.whl");
-  CHECK(registry::resolve_url(base, "/a/../b/x.whl") == "https://idx.test/b/x.whl");
-  CHECK(registry::resolve_url(base, "//cdn.test/x.whl") == "https://cdn.test/x.whl");
-  CHECK(registry::resolve_url("http://idx.test/simple/p/", "//cdn.test/x.whl") == "http://cdn.test/x.whl");
-  CHECK(registry::resolve_url(base, "https://other.test/x.whl") == "https://other.test/x.whl");
-  CHECK(registry::resolve_url(base, "x.whl?token=1") == "https://idx.test/simple/p/x.whl?token=1");
-  CHECK(registry::resolve_url("https://idx.test/simple/p/?a=1", "?b=2") == "https://idx.test/simple/p/?b=2");
-  CHECK(registry::resolve_url("https://idx.test/simple/p/index.html?a=1", "x.whl") ==
-        "https://idx.test/simple/p/x.whl");
-  CHECK(registry::resolve_url("https://idx.test:8443/simple/p", "x.whl") == "https://idx.test:8443/simple/x.whl");
-  CHECK(registry::resolve_url("https://idx.test", "x.whl") == "https://idx.test/x.whl");
+  CHECK(python::resolve_url(base, "../../files/x.whl") == "https://idx.test/files/x.whl");
+  CHECK(python::resolve_url(base, "x.whl") == "https://idx.test/simple/p/x.whl");
+  CHECK(python::resolve_url(base, "./x.whl") == "https://idx.test/simple/p/x.whl");
+  CHECK(python::resolve_url(base, "../../../../x.whl") == "https://idx.test/x.whl");
+  CHECK(python::resolve_url(base, "/packages/ab/x.whl") == "https://idx.test/packages/ab/x.whl");
+  CHECK(python::resolve_url(base, "/a/../b/x.whl") == "https://idx.test/b/x.whl");
+  CHECK(python::resolve_url(base, "//cdn.test/x.whl") == "https://cdn.test/x.whl");
+  CHECK(python::resolve_url("http://idx.test/simple/p/", "//cdn.test/x.whl") == "http://cdn.test/x.whl");
+  CHECK(python::resolve_url(base, "https://other.test/x.whl") == "https://other.test/x.whl");
+  CHECK(python::resolve_url(base, "x.whl?token=1") == "https://idx.test/simple/p/x.whl?token=1");
+  CHECK(python::resolve_url("https://idx.test/simple/p/?a=1", "?b=2") == "https://idx.test/simple/p/?b=2");
+  CHECK(python::resolve_url("https://idx.test/simple/p/index.html?a=1", "x.whl") == "https://idx.test/simple/p/x.whl");
+  CHECK(python::resolve_url("https://idx.test:8443/simple/p", "x.whl") == "https://idx.test:8443/simple/x.whl");
+  CHECK(python::resolve_url("https://idx.test", "x.whl") == "https://idx.test/x.whl");
   // "://" in a relative link's query does not make it absolute.
-  CHECK(registry::resolve_url(base, "x.whl?u=https://a.test/") == "https://idx.test/simple/p/x.whl?u=https://a.test/");
+  CHECK(python::resolve_url(base, "x.whl?u=https://a.test/") == "https://idx.test/simple/p/x.whl?u=https://a.test/");
 }
 
 TEST_CASE("redact_url removes userinfo and keeps every other URL as it is") {
-  CHECK(registry::redact_url("https://alice:s3cret@idx.test/simple/") == "https://***@idx.test/simple/");
-  CHECK(registry::redact_url("https://token@idx.test:8443/simple/pkg/?x=1") ==
-        "https://***@idx.test:8443/simple/pkg/?x=1");
-  CHECK(registry::redact_url("https://idx.test/simple/") == "https://idx.test/simple/");
-  CHECK(registry::redact_url("https://idx.test/a@b/x.whl") == "https://idx.test/a@b/x.whl");
-  CHECK(registry::redact_url("file:///srv/wheels") == "file:///srv/wheels");
-  CHECK(registry::redact_url("/srv/wheels") == "/srv/wheels");
+  CHECK(util::redact_url("https://alice:s3cret@idx.test/simple/") == "https://***@idx.test/simple/");
+  CHECK(util::redact_url("https://token@idx.test:8443/simple/pkg/?x=1") == "https://***@idx.test:8443/simple/pkg/?x=1");
+  CHECK(util::redact_url("https://idx.test/simple/") == "https://idx.test/simple/");
+  CHECK(util::redact_url("https://idx.test/a@b/x.whl") == "https://idx.test/a@b/x.whl");
+  CHECK(util::redact_url("file:///srv/wheels") == "file:///srv/wheels");
+  CHECK(util::redact_url("/srv/wheels") == "/srv/wheels");
 }
 
 TEST_CASE("file_project names the project of a wheel or an sdist, normalised") {
-  CHECK(registry::file_project("Foo_Bar-1.0-py3-none-any.whl") == "foo-bar");
-  CHECK(registry::file_project("paddlepaddle_gpu-2.6.1.post118-cp311-cp311-linux_x86_64.whl") == "paddlepaddle-gpu");
-  CHECK(registry::file_project("my-cool-pkg-2.0.1.tar.gz") == "my-cool-pkg");
-  CHECK(registry::file_project("zope.interface-5.4.0.zip") == "zope-interface");
-  CHECK(registry::file_project("Some_Project-0.1.tgz") == "some-project");
-  CHECK(registry::file_project("py-2-3-1.0.tar.bz2") == "py-2-3");
-  CHECK(registry::file_project("README.txt") == "");
-  CHECK(registry::file_project("pkg-1.0.exe") == "");
-  CHECK(registry::file_project("noversion.tar.gz") == "");
-  CHECK(registry::file_project("foo.whl") == "");
+  CHECK(python::file_project("Foo_Bar-1.0-py3-none-any.whl") == "foo-bar");
+  CHECK(python::file_project("paddlepaddle_gpu-2.6.1.post118-cp311-cp311-linux_x86_64.whl") == "paddlepaddle-gpu");
+  CHECK(python::file_project("my-cool-pkg-2.0.1.tar.gz") == "my-cool-pkg");
+  CHECK(python::file_project("zope.interface-5.4.0.zip") == "zope-interface");
+  CHECK(python::file_project("Some_Project-0.1.tgz") == "some-project");
+  CHECK(python::file_project("py-2-3-1.0.tar.bz2") == "py-2-3");
+  CHECK(python::file_project("README.txt") == "");
+  CHECK(python::file_project("pkg-1.0.exe") == "");
+  CHECK(python::file_project("noversion.tar.gz") == "");
+  CHECK(python::file_project("foo.whl") == "");
 }
 
 TEST_CASE("netrc_lookup finds the machine's entry (with or without a port) and falls back to default") {
@@ -359,25 +357,25 @@ TEST_CASE("netrc_lookup finds the machine's entry (with or without a port) and f
                                  "machine idx.test:8443 login dave password d1\n"
                                  "default login anon password a1\n");
   using Cred = std::pair<std::string, std::string>;
-  CHECK(registry::netrc_lookup(netrc, "idx.test") == Cred{"alice", "s1"});
-  CHECK(registry::netrc_lookup(netrc, "idx.test:9000") == Cred{"alice", "s1"}); // the host without its port
-  CHECK(registry::netrc_lookup(netrc, "other.test") == Cred{"carol", "c1"});
-  CHECK(registry::netrc_lookup(netrc, "unknown.test") == Cred{"anon", "a1"});
+  CHECK(python::netrc_lookup(netrc, "idx.test") == Cred{"alice", "s1"});
+  CHECK(python::netrc_lookup(netrc, "idx.test:9000") == Cred{"alice", "s1"}); // the host without its port
+  CHECK(python::netrc_lookup(netrc, "other.test") == Cred{"carol", "c1"});
+  CHECK(python::netrc_lookup(netrc, "unknown.test") == Cred{"anon", "a1"});
 
   SUBCASE("an entry naming the port matches that host:port") {
     auto exact = dir.path() / "netrc-port";
     util::write_file_atomic(exact, "machine idx.test:8443 login dave password d1\n");
-    CHECK(registry::netrc_lookup(exact, "idx.test:8443") == Cred{"dave", "d1"});
-    CHECK_FALSE(registry::netrc_lookup(exact, "idx.test"));
+    CHECK(python::netrc_lookup(exact, "idx.test:8443") == Cred{"dave", "d1"});
+    CHECK_FALSE(python::netrc_lookup(exact, "idx.test"));
   }
   SUBCASE("no default entry and no match") {
     auto no_default = dir.path() / "netrc-nodefault";
     util::write_file_atomic(no_default, "machine idx.test login alice password s1\n");
-    CHECK_FALSE(registry::netrc_lookup(no_default, "unknown.test"));
+    CHECK_FALSE(python::netrc_lookup(no_default, "unknown.test"));
   }
   SUBCASE("a missing file or none configured") {
-    CHECK_FALSE(registry::netrc_lookup(dir.path() / "absent", "idx.test"));
-    CHECK_FALSE(registry::netrc_lookup("", "idx.test"));
+    CHECK_FALSE(python::netrc_lookup(dir.path() / "absent", "idx.test"));
+    CHECK_FALSE(python::netrc_lookup("", "idx.test"));
   }
 }
 
@@ -431,7 +429,7 @@ TEST_CASE("PackageIndex never takes another project's file from a project's page
 }
 
 TEST_CASE("PackageIndex: a project no index knows is an empty list, and a second index still counts") {
-  registry::IndexSources s;
+  python::IndexSources s;
   s.indexes = {"https://one.test/simple", "https://two.test/simple"};
   Index ix(s);
   ix.fake->expect("https://one.test/simple/pkg/", resp(404));
@@ -521,7 +519,7 @@ TEST_CASE("PackageIndex restarts a resumed download when the server answers the 
 }
 
 TEST_CASE("PackageIndex sends URL userinfo as Basic auth and never shows it in errors") {
-  registry::IndexSources s = index_at("https://alice:s%40cret@idx.test/simple");
+  python::IndexSources s = index_at("https://alice:s%40cret@idx.test/simple");
   const std::string basic = "Basic YWxpY2U6c0BjcmV0"; // alice:s@cret
   auto no_secret = [](const std::string& text) {
     CHECK_FALSE(contains(text, "s%40cret"));
@@ -594,7 +592,7 @@ TEST_CASE("PackageIndex sends URL userinfo as Basic auth and never shows it in e
 
 TEST_CASE("PackageIndex takes credentials for a host from netrc when the URL has none") {
   auto dir = make_temp("pi-index-netrc-");
-  registry::IndexSources s = index_at("https://idx.test/simple");
+  python::IndexSources s = index_at("https://idx.test/simple");
   s.netrc = dir.path() / "netrc";
   util::write_file_atomic(s.netrc, "machine idx.test login bob password hunter2\n");
   Index ix(s);
@@ -607,7 +605,7 @@ TEST_CASE("PackageIndex takes credentials for a host from netrc when the URL has
 }
 
 TEST_CASE("PackageIndex reads find-links pages once for all projects and keeps each project's files") {
-  registry::IndexSources s;
+  python::IndexSources s;
   s.indexes = {"https://idx.test/simple"};
   s.find_links = {"https://links.test/whl/stable.html"};
   Index ix(s);
@@ -651,7 +649,7 @@ TEST_CASE("PackageIndex lists a local directory as find-links and downloads file
   util::write_file_atomic(wheels / "notes.txt", "not a distribution");
 
   SUBCASE("a path") {
-    registry::IndexSources s;
+    python::IndexSources s;
     s.find_links = {wheels.string()};
     Index ix(s);
     auto files = ix.index->files("pkg");
@@ -666,7 +664,7 @@ TEST_CASE("PackageIndex lists a local directory as find-links and downloads file
     CHECK(ix.fake->seen.empty());
   }
   SUBCASE("a file:// URL") {
-    registry::IndexSources s;
+    python::IndexSources s;
     s.find_links = {"file://" + wheels.string()};
     Index ix(s);
     auto files = ix.index->files("other");
@@ -680,7 +678,7 @@ TEST_CASE("PackageIndex lists a local directory as find-links and downloads file
   }
   SUBCASE("a local HTML page of links") {
     util::write_file_atomic(dir.path() / "links.html", "<a href=\"wheels/pkg-1.0-py3-none-any.whl\">x</a>");
-    registry::IndexSources s;
+    python::IndexSources s;
     s.find_links = {(dir.path() / "links.html").string()};
     Index ix(s);
     auto files = ix.index->files("pkg");
@@ -692,7 +690,7 @@ TEST_CASE("PackageIndex lists a local directory as find-links and downloads file
     CHECK(got == bytes);
   }
   SUBCASE("a missing path is an io error") {
-    registry::IndexSources s;
+    python::IndexSources s;
     s.find_links = {(dir.path() / "absent").string()};
     Index ix(s);
     auto e = error_of([&] { ix.index->files("pkg"); });
@@ -700,7 +698,7 @@ TEST_CASE("PackageIndex lists a local directory as find-links and downloads file
     CHECK(contains(e.what(), "absent"));
   }
   SUBCASE("a missing file:// download is an io error") {
-    registry::IndexSources s;
+    python::IndexSources s;
     Index ix(s);
     IndexFile f;
     f.filename = "gone-1.0-py3-none-any.whl";
@@ -767,17 +765,17 @@ TEST_CASE("PackageIndex: a resumed download asking past the end (416) is complet
 }
 
 TEST_CASE("parse_json_page reads the PEP 700 size; HTML pages have none") {
-  auto files = registry::parse_json_page(
+  auto files = python::parse_json_page(
       R"({"files":[{"filename":"a-1.0.zip","url":"a-1.0.zip","hashes":{},"size":1234},{"filename":"a-1.1.zip","url":"a-1.1.zip","hashes":{}}]})",
       "https://idx.test/simple/a/");
   REQUIRE(files.size() == 2);
   CHECK(files[0].size == 1234);
   CHECK(files[1].size == -1);
-  CHECK(registry::parse_html_page("<a href=\"a-1.0.zip\">a</a>", "https://idx.test/simple/a/").at(0).size == -1);
+  CHECK(python::parse_html_page("<a href=\"a-1.0.zip\">a</a>", "https://idx.test/simple/a/").at(0).size == -1);
 }
 
 TEST_CASE("PackageIndex refuses a plain-HTTP index unless the host is allowed, before any request") {
-  registry::IndexSources s = index_at("http://user:s3cret@idx.test:8080/simple");
+  python::IndexSources s = index_at("http://user:s3cret@idx.test:8080/simple");
   {
     Index ix(s);
     auto e = error_of([&] { ix.index->files("pkg"); });
@@ -790,7 +788,7 @@ TEST_CASE("PackageIndex refuses a plain-HTTP index unless the host is allowed, b
   o.insecure.insert("idx.test:8080");
   auto fake = std::make_shared<FakeTransport>();
   registry::Stats stats;
-  registry::PackageIndex allowed(s, fake, o, stats);
+  python::PackageIndex allowed(s, fake, o, stats);
   fake->expect("/simple/pkg/", [&](const Request& q) {
     CHECK(q.url == "http://idx.test:8080/simple/pkg/");
     return resp(404, {}, "");

@@ -6,6 +6,7 @@
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
+#include "python/wheel.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -878,13 +879,13 @@ TEST_SUITE("layers") {
     auto tmp = make_temp();
     layers::LayerCache cache(tmp.path() / "cache");
     std::string input = text_bytes(5000);
-    layers::WheelInventory inv;
+    python::WheelInventory inv;
     inv.wheels.push_back({"purepkg", "1.0", "purepkg-1.0-py3-none-any.whl", std::string(64, 'c'), 4});
     int calls = 0;
     auto produce = [&](util::AtomicFile& out, layers::LayerRecord& rec) {
       ++calls;
       rec.entries = 12;
-      rec.wheels = inv;
+      rec.wheels = python::to_json(inv);
       layers::LayerStream s(layers::CompressOptions{}, out);
       s.write(input.data(), input.size());
       return s.finish();
@@ -901,9 +902,10 @@ TEST_SUITE("layers") {
     REQUIRE(second.entries.has_value());
     CHECK(*second.entries == 12);
     REQUIRE(second.wheels.has_value());
-    REQUIRE(second.wheels->wheels.size() == 1);
-    CHECK(second.wheels->wheels[0].filename == "purepkg-1.0-py3-none-any.whl");
-    CHECK(second.wheels->wheels[0].files == 4);
+    auto back = python::wheel_inventory_from_json(*second.wheels);
+    REQUIRE(back.wheels.size() == 1);
+    CHECK(back.wheels[0].filename == "purepkg-1.0-py3-none-any.whl");
+    CHECK(back.wheels[0].files == 4);
 
     // The stored (JSON) form: only the fields that are set.
     nlohmann::json extra;
@@ -929,7 +931,7 @@ TEST_SUITE("layers") {
       CHECK(rebuilt);
       CHECK(calls == 2);
       REQUIRE(third.wheels.has_value());
-      CHECK(third.wheels->wheels.size() == 1);
+      CHECK(python::wheel_inventory_from_json(*third.wheels).wheels.size() == 1);
       REQUIRE(logged.size() == 1);
       CHECK(contains(logged[0], "ignoring key file"));
     }

@@ -2,10 +2,10 @@
 
 #include "tests/unit/support.hpp"
 
-#include "layers/pep440.hpp"
-#include "layers/requirement.hpp"
-#include "layers/tags.hpp"
-#include "layers/wheel.hpp"
+#include "python/pep440.hpp"
+#include "python/requirement.hpp"
+#include "python/tags.hpp"
+#include "python/wheel.hpp"
 
 #include <algorithm>
 #include <map>
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-using layers::Marker;
-using layers::Requirement;
-using layers::WheelName;
-using layers::pep440::Specifier;
-using layers::pep440::SpecifierSet;
-using layers::pep440::Version;
+using python::Marker;
+using python::Requirement;
+using python::WheelName;
+using python::pep440::Specifier;
+using python::pep440::SpecifierSet;
+using python::pep440::Version;
 using test_support::contains;
 
 namespace {
@@ -50,9 +50,9 @@ template <typename F> std::string invalid(F&& f) {
   return {};
 }
 
-layers::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> glibc = std::pair{2, 36},
+python::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> glibc = std::pair{2, 36},
                             std::string arch = "x86_64") {
-  layers::PythonTarget t;
+  python::PythonTarget t;
   t.major = 3;
   t.minor = minor;
   t.arch = std::move(arch);
@@ -61,7 +61,7 @@ layers::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> g
 }
 
 std::map<std::string, std::string> env311() {
-  return layers::marker_environment(target(), "3.11.4");
+  return python::marker_environment(target(), "3.11.4");
 }
 
 bool eval(const std::string& marker, const std::set<std::string>& extras = {}) {
@@ -74,8 +74,8 @@ std::size_t index_of(const std::vector<std::string>& tags, const std::string& ta
   return static_cast<std::size_t>(it - tags.begin());
 }
 
-std::optional<std::size_t> rank(const std::string& filename, const layers::PythonTarget& t) {
-  return layers::tag_rank(WheelName::parse(filename), layers::supported_tags(t));
+std::optional<std::size_t> rank(const std::string& filename, const python::PythonTarget& t) {
+  return python::tag_rank(WheelName::parse(filename), python::supported_tags(t));
 }
 
 } // namespace
@@ -169,7 +169,7 @@ TEST_SUITE("pep440") {
         CAPTURE(sorted[i]);
         CAPTURE(sorted[j]);
         int expected = i < j ? -1 : (i > j ? 1 : 0);
-        CHECK(layers::pep440::compare(v(sorted[i]), v(sorted[j])) == expected);
+        CHECK(python::pep440::compare(v(sorted[i]), v(sorted[j])) == expected);
       }
     }
     CHECK(v("1.0") == v("1.0.0"));
@@ -359,9 +359,9 @@ TEST_SUITE("pep440") {
     CHECK(eval("((python_version >= '3.8'))"));
     CHECK_FALSE(eval("python_version >= '3.8' and python_version < '3.11'"));
 
-    auto older = layers::marker_environment(target(7), "3.7.17");
+    auto older = python::marker_environment(target(7), "3.7.17");
     CHECK(Marker::parse("python_version < '3.8'").evaluate(older));
-    auto rc = layers::marker_environment(target(13), "3.13.0rc1");
+    auto rc = python::marker_environment(target(13), "3.13.0rc1");
     CHECK(Marker::parse("python_full_version >= '3.8'").evaluate(rc)); // pre-releases count
     CHECK_FALSE(Marker::parse("python_full_version >= '3.13'").evaluate(rc));
 
@@ -482,7 +482,7 @@ TEST_SUITE("pep440") {
   }
 
   TEST_CASE("marker_environment describes a CPython target on Linux") {
-    auto env = layers::marker_environment(target(11, std::pair{2, 36}, "aarch64"), "3.11.4");
+    auto env = python::marker_environment(target(11, std::pair{2, 36}, "aarch64"), "3.11.4");
     CHECK(env.at("python_version") == "3.11");
     CHECK(env.at("python_full_version") == "3.11.4");
     CHECK(env.at("os_name") == "posix");
@@ -497,7 +497,7 @@ TEST_SUITE("pep440") {
   }
 
   TEST_CASE("supported tags in pip's order (cp311, glibc 2.36, x86_64)") {
-    auto tags = layers::supported_tags(target());
+    auto tags = python::supported_tags(target());
     // 36 platforms (manylinux_2_36..2_5 with three aliases, linux_x86_64); per platform
     // cp311-cp311, cp311-abi3, cp311-none, cp310..cp32-abi3, py311, py3, py310..py30;
     // then 14 "any" tags.
@@ -532,31 +532,31 @@ TEST_SUITE("pep440") {
   }
 
   TEST_CASE("supported tags: platforms per architecture, glibc and Python version") {
-    auto arm = layers::platform_tags(target(11, std::pair{2, 36}, "aarch64"));
+    auto arm = python::platform_tags(target(11, std::pair{2, 36}, "aarch64"));
     REQUIRE(arm.size() == 20 + 1 + 1); // manylinux_2_36..2_17, manylinux2014, linux
     CHECK(arm.front() == "manylinux_2_36_aarch64");
     CHECK(arm[20] == "manylinux2014_aarch64");
     CHECK(arm.back() == "linux_aarch64");
 
     // Unknown glibc counts as 2.17.
-    auto unknown = layers::platform_tags(target(11, std::nullopt));
+    auto unknown = python::platform_tags(target(11, std::nullopt));
     CHECK(unknown.front() == "manylinux_2_17_x86_64");
     CHECK(unknown[1] == "manylinux2014_x86_64");
     CHECK(unknown.back() == "linux_x86_64");
 
-    auto old = layers::platform_tags(target(11, std::pair{2, 12}));
+    auto old = python::platform_tags(target(11, std::pair{2, 12}));
     CHECK(old.front() == "manylinux_2_12_x86_64");
     CHECK(old[1] == "manylinux2010_x86_64");
 
-    auto armv8l = layers::platform_tags(target(11, std::pair{2, 31}, "armv8l"));
+    auto armv8l = python::platform_tags(target(11, std::pair{2, 31}, "armv8l"));
     CHECK(armv8l.front() == "manylinux_2_31_armv8l");
     CHECK(index_of(armv8l, "manylinux_2_31_armv7l") == 16);
     CHECK(armv8l[armv8l.size() - 2] == "linux_armv8l");
     CHECK(armv8l.back() == "linux_armv7l");
 
-    CHECK(layers::platform_tags(target(11, std::pair{2, 36}, "sparc64")) == std::vector<std::string>{"linux_sparc64"});
+    CHECK(python::platform_tags(target(11, std::pair{2, 36}, "sparc64")) == std::vector<std::string>{"linux_sparc64"});
 
-    auto py37 = layers::supported_tags(target(7));
+    auto py37 = python::supported_tags(target(7));
     CHECK(py37.front() == "cp37-cp37m-manylinux_2_36_x86_64");
     CHECK(py37[36] == "cp37-abi3-manylinux_2_36_x86_64");
     CHECK(py37.back() == "py30-none-any");
@@ -564,7 +564,7 @@ TEST_SUITE("pep440") {
 
   TEST_CASE("tag_rank picks the best tag of a compressed tag set") {
     auto t = target();
-    auto tags = layers::supported_tags(t);
+    auto tags = python::supported_tags(t);
     CHECK(rank("numpy-1.26.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", t) == 19);
     CHECK(rank("x-1.0-cp311-cp311-manylinux2014_x86_64.whl", t) == 20);
     CHECK(rank("x-1.0-cp311-cp311-linux_x86_64.whl", t) == 35);
@@ -593,7 +593,7 @@ TEST_SUITE("pep440") {
     // from the documented exceptions below.
     struct Case {
       std::string file;
-      layers::PythonTarget target;
+      python::PythonTarget target;
     };
     std::vector<Case> cases = {
         {"x-1.0-py3-none-any.whl", target()},
@@ -620,17 +620,17 @@ TEST_SUITE("pep440") {
     for (const auto& c : cases) {
       CAPTURE(c.file);
       CAPTURE(c.target.describe());
-      bool accepted = !layers::incompatibility(WheelName::parse(c.file), c.target).has_value();
+      bool accepted = !python::incompatibility(WheelName::parse(c.file), c.target).has_value();
       CHECK(rank(c.file, c.target).has_value() == accepted);
     }
     // The exceptions: incompatibility() does not check manylinux when glibc is unknown,
     // tag_rank assumes 2.17; and ABI / interpreter combinations pip never installs.
-    CHECK_FALSE(layers::incompatibility(WheelName::parse("x-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"),
+    CHECK_FALSE(python::incompatibility(WheelName::parse("x-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"),
                                         target(11, std::nullopt)));
     CHECK_FALSE(rank("x-1.0-cp311-cp311-manylinux_2_28_x86_64.whl", target(11, std::nullopt)).has_value());
     for (const std::string file : {"x-1.0-cp311-cp311d-linux_x86_64.whl", "x-1.0-cp310-none-any.whl"}) {
       CAPTURE(file);
-      CHECK_FALSE(layers::incompatibility(WheelName::parse(file), target()));
+      CHECK_FALSE(python::incompatibility(WheelName::parse(file), target()));
       CHECK_FALSE(rank(file, target()).has_value());
     }
   }

@@ -3,7 +3,7 @@
 // of a lock (unpinned, hashless, direct URL, unknown options, duplicates).
 #include <doctest/doctest.h>
 
-#include "layers/requirements.hpp"
+#include "python/requirements.hpp"
 #include "tests/unit/support.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -14,7 +14,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using layers::RequirementsMode;
+using python::RequirementsMode;
 using namespace test_support;
 
 namespace {
@@ -42,19 +42,19 @@ struct Dir {
   const fs::path& path() const { return tmp.path(); }
 };
 
-layers::RequirementsFile parse_text(const Dir& d, const std::string& text,
+python::RequirementsFile parse_text(const Dir& d, const std::string& text,
                                     RequirementsMode mode = RequirementsMode::lock) {
-  return layers::parse_requirements(d.write("requirements.txt", text), mode);
+  return python::parse_requirements(d.write("requirements.txt", text), mode);
 }
 
 util::Error refusal(const Dir& d, const std::string& text, RequirementsMode mode = RequirementsMode::lock) {
   fs::path p = d.write("requirements.txt", text);
-  return error_of([&] { layers::parse_requirements(p, mode); });
+  return error_of([&] { python::parse_requirements(p, mode); });
 }
 
-layers::RequirementLine line_of(const std::string& text) {
-  layers::RequirementLine l;
-  l.requirement = layers::Requirement::parse(text);
+python::RequirementLine line_of(const std::string& text) {
+  python::RequirementLine l;
+  l.requirement = python::Requirement::parse(text);
   l.text = text;
   return l;
 }
@@ -146,7 +146,7 @@ TEST_CASE("parse_requirements makes a relative -f absolute against the file's di
                                                "--find-links=https://links.test/whl/stable.html\n"
                                                "-f /srv/wheels\n"
                                                "-f file:///srv/more\n");
-  auto f = layers::parse_requirements(p, RequirementsMode::lock);
+  auto f = python::parse_requirements(p, RequirementsMode::lock);
   REQUIRE(f.find_links.size() == 5);
   CHECK(f.find_links[0] == (d.path() / "sub" / "wheels").string());
   CHECK(f.find_links[1] == (d.path() / "shared" / "wheels").string());
@@ -169,7 +169,7 @@ TEST_CASE("parse_requirements follows -r relative to the including file; lines k
                                                  "-r sub/inner.txt\n"
                                                  "beta==2.0 --hash=sha256:" +
                                                  k_b + "\n");
-  auto f = layers::parse_requirements(top, RequirementsMode::lock);
+  auto f = python::parse_requirements(top, RequirementsMode::lock);
   REQUIRE(f.requirements.size() == 4);
   CHECK(f.requirements[0].requirement.key == "alpha");
   CHECK(f.requirements[0].file == top);
@@ -187,15 +187,15 @@ TEST_CASE("parse_requirements follows -r relative to the including file; lines k
 
   SUBCASE("--requirement=FILE and --requirement FILE") {
     fs::path other = d.write("other.txt", "--requirement=common.txt\n");
-    auto g = layers::parse_requirements(other, RequirementsMode::lock);
+    auto g = python::parse_requirements(other, RequirementsMode::lock);
     REQUIRE(g.requirements.size() == 1);
     CHECK(g.requirements[0].requirement.key == "zeta");
     fs::path spaced = d.write("spaced.txt", "--requirement common.txt\n");
-    CHECK(layers::parse_requirements(spaced, RequirementsMode::lock).requirements.size() == 1);
+    CHECK(python::parse_requirements(spaced, RequirementsMode::lock).requirements.size() == 1);
   }
   SUBCASE("the same file included twice (not a cycle) is read twice and so is a duplicate") {
     fs::path twice = d.write("twice.txt", "-r common.txt\n-r common.txt\n");
-    auto e = error_of([&] { layers::parse_requirements(twice, RequirementsMode::lock); });
+    auto e = error_of([&] { python::parse_requirements(twice, RequirementsMode::lock); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "listed again"));
   }
@@ -205,14 +205,14 @@ TEST_CASE("parse_requirements refuses an include cycle, naming the line of the i
   Dir d;
   d.write("a.txt", "alpha==1.0 --hash=sha256:" + k_a + "\n-r b.txt\n");
   d.write("b.txt", "\n-r a.txt\n");
-  auto e = error_of([&] { layers::parse_requirements(d.path() / "a.txt", RequirementsMode::lock); });
+  auto e = error_of([&] { python::parse_requirements(d.path() / "a.txt", RequirementsMode::lock); });
   CHECK(e.kind() == util::ErrorKind::input);
   CHECK(contains(e.what(), "include cycle"));
   CHECK(contains(e.what(), (d.path() / "b.txt").string() + ":2"));
 
   SUBCASE("a file including itself") {
     d.write("self.txt", "-r ./self.txt\n");
-    auto s = error_of([&] { layers::parse_requirements(d.path() / "self.txt", RequirementsMode::lock); });
+    auto s = error_of([&] { python::parse_requirements(d.path() / "self.txt", RequirementsMode::lock); });
     CHECK(s.kind() == util::ErrorKind::input);
     CHECK(contains(s.what(), "include cycle"));
   }
@@ -360,7 +360,7 @@ TEST_CASE("RequirementLine::pinned is the version of a single == or === without 
 
 TEST_CASE("parse_requirements: a missing file is an io error, a missing include names the including line") {
   Dir d;
-  auto e = error_of([&] { layers::parse_requirements(d.path() / "absent.txt", RequirementsMode::lock); });
+  auto e = error_of([&] { python::parse_requirements(d.path() / "absent.txt", RequirementsMode::lock); });
   CHECK(e.kind() == util::ErrorKind::io);
   CHECK(contains(e.what(), "absent.txt"));
 

@@ -2,7 +2,7 @@
 
 #include "tests/unit/support.hpp"
 
-#include "layers/wheel.hpp"
+#include "python/wheel.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -19,7 +19,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using layers::WheelName;
+using python::WheelName;
 using test_support::contains;
 using test_support::error_of;
 
@@ -29,9 +29,9 @@ util::TempDir make_temp() {
   return test_support::make_temp("pi-wheel-test-");
 }
 
-layers::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> glibc = std::pair{2, 36},
+python::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> glibc = std::pair{2, 36},
                             std::string arch = "x86_64") {
-  layers::PythonTarget t;
+  python::PythonTarget t;
   t.major = 3;
   t.minor = minor;
   t.arch = std::move(arch);
@@ -43,8 +43,8 @@ layers::PythonTarget target(int minor = 11, std::optional<std::pair<int, int>> g
   return t;
 }
 
-std::optional<std::string> why(const std::string& filename, const layers::PythonTarget& t) {
-  return layers::incompatibility(WheelName::parse(filename), t);
+std::optional<std::string> why(const std::string& filename, const python::PythonTarget& t) {
+  return python::incompatibility(WheelName::parse(filename), t);
 }
 
 std::string record_hash(const std::string& content) {
@@ -235,12 +235,12 @@ TEST_SUITE("wheel") {
   }
 
   TEST_CASE("normalize_project_name follows PEP 503") {
-    CHECK(layers::normalize_project_name("requests") == "requests");
-    CHECK(layers::normalize_project_name("Django") == "django");
-    CHECK(layers::normalize_project_name("zope.interface") == "zope-interface");
-    CHECK(layers::normalize_project_name("Foo.Bar_baz--Qux") == "foo-bar-baz-qux");
-    CHECK(layers::normalize_project_name("a__b") == "a-b");
-    CHECK(layers::normalize_project_name("PaddlePaddle_GPU") == "paddlepaddle-gpu");
+    CHECK(python::normalize_project_name("requests") == "requests");
+    CHECK(python::normalize_project_name("Django") == "django");
+    CHECK(python::normalize_project_name("zope.interface") == "zope-interface");
+    CHECK(python::normalize_project_name("Foo.Bar_baz--Qux") == "foo-bar-baz-qux");
+    CHECK(python::normalize_project_name("a__b") == "a-b");
+    CHECK(python::normalize_project_name("PaddlePaddle_GPU") == "paddlepaddle-gpu");
   }
 
   TEST_CASE("install_wheel lays out a wheel like pip") {
@@ -265,7 +265,7 @@ TEST_SUITE("wheel") {
              "[console_scripts]\ndemo = demo.cli:main\ndemo-run = demo.cli:Tool.run [extra]\n\n[other]\nx = y:z\n"},
         });
     std::map<std::string, std::string> owners;
-    auto info = layers::install_wheel(whl, t, root, owners);
+    auto info = python::install_wheel(whl, t, root, owners);
 
     CHECK(info.name == "demo");
     CHECK(info.version == "1.0");
@@ -341,7 +341,7 @@ TEST_SUITE("wheel") {
     fs::path whl = make_wheel(tmp.path(), "evil-1.0-py3-none-any.whl", "evil-1.0.dist-info",
                               {{"evil/__init__.py", ""}, {"../evil.py", "import os\n"}});
     std::map<std::string, std::string> owners;
-    auto e = error_of([&] { layers::install_wheel(whl, target(), root, owners); });
+    auto e = error_of([&] { python::install_wheel(whl, target(), root, owners); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "unsafe member path '../evil.py'"));
     // Nothing escaped the staging directory.
@@ -355,22 +355,22 @@ TEST_SUITE("wheel") {
 
     SUBCASE("an absolute member path is refused too") {
       fs::path abs = make_wheel(tmp.path(), "abs-1.0-py3-none-any.whl", "abs-1.0.dist-info", {{"/etc/evil", "x"}});
-      auto e2 = error_of([&] { layers::install_wheel(abs, target(), root, owners); });
+      auto e2 = error_of([&] { python::install_wheel(abs, target(), root, owners); });
       CHECK(e2.kind() == util::ErrorKind::input);
       CHECK(contains(e2.what(), "unsafe member path"));
     }
   }
 
   TEST_CASE("normalize_version follows PEP 440 equality") {
-    CHECK(layers::normalize_version("1.0") == layers::normalize_version("1.0.0"));
-    CHECK(layers::normalize_version("1.0") == layers::normalize_version("v1.00.0"));
-    CHECK(layers::normalize_version("1.0-RC1") == layers::normalize_version("1.0rc1"));
-    CHECK(layers::normalize_version("1.0.alpha.2") == layers::normalize_version("1.0a2"));
-    CHECK(layers::normalize_version("1.0-1") == layers::normalize_version("1.0.post1"));
-    CHECK(layers::normalize_version("2.6.1.post117") == "2.6.1.post117");
-    CHECK(layers::normalize_version("1.0") != layers::normalize_version("1.0.1"));
-    CHECK(layers::normalize_version("1.0a1") != layers::normalize_version("1.0b1"));
-    CHECK(layers::normalize_version("1.0+local_1") == layers::normalize_version("1.0.0+local.1"));
+    CHECK(python::normalize_version("1.0") == python::normalize_version("1.0.0"));
+    CHECK(python::normalize_version("1.0") == python::normalize_version("v1.00.0"));
+    CHECK(python::normalize_version("1.0-RC1") == python::normalize_version("1.0rc1"));
+    CHECK(python::normalize_version("1.0.alpha.2") == python::normalize_version("1.0a2"));
+    CHECK(python::normalize_version("1.0-1") == python::normalize_version("1.0.post1"));
+    CHECK(python::normalize_version("2.6.1.post117") == "2.6.1.post117");
+    CHECK(python::normalize_version("1.0") != python::normalize_version("1.0.1"));
+    CHECK(python::normalize_version("1.0a1") != python::normalize_version("1.0b1"));
+    CHECK(python::normalize_version("1.0+local_1") == python::normalize_version("1.0.0+local.1"));
   }
 
   TEST_CASE("install_wheel refuses a wheel whose file name disagrees with its .dist-info") {
@@ -380,15 +380,15 @@ TEST_SUITE("wheel") {
     std::map<std::string, std::string> owners;
     fs::path renamed = make_wheel(tmp.path(), "requests-2.0-py3-none-any.whl", "evil-2.0.dist-info",
                                   {{"evil/__init__.py", "x = 1\n"}});
-    auto e = error_of([&] { layers::install_wheel(renamed, target(), root, owners); });
+    auto e = error_of([&] { python::install_wheel(renamed, target(), root, owners); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "names requests 2.0 but its evil-2.0.dist-info says evil 2.0"));
     fs::path version = make_wheel(tmp.path(), "pkg-2.0-py3-none-any.whl", "pkg-1.0.dist-info", {{"pkg/a.py", "\n"}});
-    CHECK(contains(error_of([&] { layers::install_wheel(version, target(), root, owners); }).what(), "says pkg 1.0"));
+    CHECK(contains(error_of([&] { python::install_wheel(version, target(), root, owners); }).what(), "says pkg 1.0"));
     // Equal after normalisation: PEP 503 names and PEP 440 versions.
     fs::path same =
         make_wheel(tmp.path(), "Foo_Bar-1.0-py3-none-any.whl", "foo.bar-1.0.0.dist-info", {{"foo_bar/a.py", "\n"}});
-    CHECK_NOTHROW(layers::install_wheel(same, target(), root, owners));
+    CHECK_NOTHROW(python::install_wheel(same, target(), root, owners));
   }
 
   TEST_CASE("install_wheel refuses symlink members (exit 3, not an I/O error)") {
@@ -418,7 +418,7 @@ TEST_SUITE("wheel") {
     fs::path root = tmp.path() / "staging";
     fs::create_directories(root);
     std::map<std::string, std::string> owners;
-    auto err = error_of([&] { layers::install_wheel(whl, target(), root, owners); });
+    auto err = error_of([&] { python::install_wheel(whl, target(), root, owners); });
     CHECK(err.kind() == util::ErrorKind::input);
     CHECK(contains(err.what(), "member 'link/esc' is a symbolic link, which is unsafe in a wheel"));
   }
@@ -433,7 +433,7 @@ TEST_SUITE("wheel") {
       opts.record_override["tam/__init__.py"] = record_hash("original content\n");
       fs::path whl = make_wheel(tmp.path(), "tam-1.0-py3-none-any.whl", "tam-1.0.dist-info",
                                 {{"tam/__init__.py", "tampered content\n"}}, opts);
-      auto e = error_of([&] { layers::install_wheel(whl, target(), root, owners); });
+      auto e = error_of([&] { python::install_wheel(whl, target(), root, owners); });
       CHECK(e.kind() == util::ErrorKind::integrity);
       CHECK(contains(e.what(), "tam/__init__.py"));
       CHECK(contains(e.what(), "does not match the hash in RECORD"));
@@ -443,21 +443,21 @@ TEST_SUITE("wheel") {
       opts.unlisted.insert("tam/extra.py");
       fs::path whl = make_wheel(tmp.path(), "tam-1.0-py3-none-any.whl", "tam-1.0.dist-info",
                                 {{"tam/__init__.py", ""}, {"tam/extra.py", "x = 1\n"}}, opts);
-      auto e = error_of([&] { layers::install_wheel(whl, target(), root, owners); });
+      auto e = error_of([&] { python::install_wheel(whl, target(), root, owners); });
       CHECK(e.kind() == util::ErrorKind::integrity);
       CHECK(contains(e.what(), "tam/extra.py is not listed in its RECORD"));
     }
     SUBCASE("no dist-info") {
       fs::path whl = tmp.path() / "bare-1.0-py3-none-any.whl";
       write_zip(whl, {{"bare/__init__.py", ""}});
-      auto e = error_of([&] { layers::install_wheel(whl, target(), root, owners); });
+      auto e = error_of([&] { python::install_wheel(whl, target(), root, owners); });
       CHECK(e.kind() == util::ErrorKind::input);
       CHECK(contains(e.what(), "no .dist-info"));
     }
     SUBCASE("not a zip file") {
       fs::path whl = tmp.path() / "junk-1.0-py3-none-any.whl";
       util::write_file_atomic(whl, "this is not a zip archive at all");
-      auto e = error_of([&] { layers::install_wheel(whl, target(), root, owners); });
+      auto e = error_of([&] { python::install_wheel(whl, target(), root, owners); });
       CHECK(e.kind() == util::ErrorKind::input);
     }
   }
@@ -471,8 +471,8 @@ TEST_SUITE("wheel") {
     fs::path b = make_wheel(tmp.path(), "beta-2.0-py3-none-any.whl", "beta-2.0.dist-info",
                             {{"shared/util.py", "B\n"}, {"beta/__init__.py", ""}});
     std::map<std::string, std::string> owners;
-    layers::install_wheel(a, target(), root, owners);
-    auto e = error_of([&] { layers::install_wheel(b, target(), root, owners); });
+    python::install_wheel(a, target(), root, owners);
+    auto e = error_of([&] { python::install_wheel(b, target(), root, owners); });
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), "alpha-1.0-py3-none-any.whl"));
     CHECK(contains(e.what(), "beta-2.0-py3-none-any.whl"));
@@ -486,7 +486,7 @@ TEST_SUITE("wheel") {
     std::map<std::string, std::string> owners;
     fs::path whl = make_wheel(tmp.path(), "fast-1.0-cp311-cp311-musllinux_1_1_x86_64.whl", "fast-1.0.dist-info",
                               {{"fast/__init__.py", ""}});
-    auto e = error_of([&] { layers::install_wheel(whl, target(), tmp.path() / "staging", owners); });
+    auto e = error_of([&] { python::install_wheel(whl, target(), tmp.path() / "staging", owners); });
     CHECK(e.kind() == util::ErrorKind::incompatible);
     CHECK(contains(e.what(), "cannot run on the target"));
     CHECK(contains(e.hint(), "CPython 3.11"));
@@ -494,16 +494,16 @@ TEST_SUITE("wheel") {
   }
 
   TEST_CASE("wheel inventory: JSON round trip, in the form cache files and metadata hold") {
-    layers::WheelInventory inv;
+    python::WheelInventory inv;
     inv.wheels.push_back({"purepkg", "1.0", "purepkg-1.0-py3-none-any.whl", std::string(64, 'a'), 7});
     inv.wheels.push_back({"nspkg-a", "2.0rc1", "nspkg_a-2.0rc1-py3-none-any.whl", std::string(64, 'b'), 3});
-    nlohmann::json j = layers::to_json(inv);
+    nlohmann::json j = python::to_json(inv);
     REQUIRE(j.is_array());
     CHECK(j.size() == 2);
     CHECK(j[0].dump() ==
           R"({"filename":"purepkg-1.0-py3-none-any.whl","files":7,"name":"purepkg",)"
           R"("sha256":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","version":"1.0"})");
-    auto back = layers::wheel_inventory_from_json(nlohmann::json::parse(j.dump()));
+    auto back = python::wheel_inventory_from_json(nlohmann::json::parse(j.dump()));
     REQUIRE(back.wheels.size() == 2);
     for (std::size_t i = 0; i < 2; ++i) {
       CHECK(back.wheels[i].name == inv.wheels[i].name);
@@ -512,10 +512,10 @@ TEST_SUITE("wheel") {
       CHECK(back.wheels[i].sha256 == inv.wheels[i].sha256);
       CHECK(back.wheels[i].files == inv.wheels[i].files);
     }
-    CHECK(layers::to_json(back) == j);
-    CHECK(layers::to_json(layers::WheelInventory{}) == nlohmann::json::array());
-    CHECK_THROWS_AS(layers::wheel_inventory_from_json(nlohmann::json::object()), nlohmann::json::exception);
-    CHECK_THROWS_AS(layers::wheel_inventory_from_json(nlohmann::json::parse(R"([{"name":"x"}])")),
+    CHECK(python::to_json(back) == j);
+    CHECK(python::to_json(python::WheelInventory{}) == nlohmann::json::array());
+    CHECK_THROWS_AS(python::wheel_inventory_from_json(nlohmann::json::object()), nlohmann::json::exception);
+    CHECK_THROWS_AS(python::wheel_inventory_from_json(nlohmann::json::parse(R"([{"name":"x"}])")),
                     nlohmann::json::exception);
   }
 

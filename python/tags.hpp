@@ -2,14 +2,14 @@
 // Wheel compatibility tags (PEP 425 / the platform compatibility tags spec) in pip's
 // order of preference, so that among several wheels of one release the one pip would
 // install is chosen.
-#include "layers/wheel.hpp"
+#include "python/wheel.hpp"
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace layers {
+namespace python {
 
 // Platform tags of a CPython target on Linux glibc, most specific first: for each
 // glibc minor from the target's down to 2.17 (2.5 on x86_64 and i686)
@@ -40,4 +40,4 @@ std::vector<std::string> supported_tags(const PythonTarget& target);
 // glibc is unknown.
 std::optional<std::size_t> tag_rank(const WheelName& wheel, const std::vector<std::string>& supported);
 
-} // namespace layers
+} // namespace python

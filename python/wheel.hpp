@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace layers {
+namespace python {
 
 namespace fs = std::filesystem;
 
@@ -79,4 +79,4 @@ WheelInventory wheel_inventory_from_json(const nlohmann::json& j);
 InstalledWheel install_wheel(const fs::path& wheel, const PythonTarget& target, const fs::path& staging_root,
                              std::map<std::string, std::string>& owners);
 
-} // namespace layers
+} // namespace python

@@ -6,10 +6,9 @@
 // lock), and checked for dependency closure before anything is installed. `lock`
 // does the selection without installing, writing the hashes the index advertises.
 #include "layers/cache.hpp"
-#include "layers/requirements.hpp"
-#include "layers/wheel.hpp"
-#include "registry/index.hpp"
-#include "spec/spec.hpp"
+#include "python/index.hpp"
+#include "python/requirements.hpp"
+#include "python/wheel.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -19,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace builder {
+namespace python {
 
 namespace fs = std::filesystem;
 
@@ -45,33 +44,33 @@ struct IndexAccess {
 
 // What selection and the closure check need to know of the target.
 struct TargetFacts {
-  layers::PythonTarget target;
+  python::PythonTarget target;
   std::string python_full_version;               // "3.11.2"
   std::map<std::string, std::string> markers;    // PEP 508 marker environment
   std::vector<std::string> tags;                 // supported tags, best first
   std::map<std::string, std::string> base_dists; // normalised name -> version, Python distributions in the base
 };
-TargetFacts target_facts(const layers::PythonTarget& target, const std::string& python_full_version,
+TargetFacts target_facts(const python::PythonTarget& target, const std::string& python_full_version,
                          std::map<std::string, std::string> base_dists);
 
 // Where a layer's wheels come from: spec > the lock's -i > PIP_INDEX_URL > pip.conf >
 // PyPI for the primary index; extra indexes and find-links add up. `described` says
 // where the primary came from.
 struct Sources {
-  registry::IndexSources sources;
+  python::IndexSources sources;
   std::string described;
   // Every index, then every find-links entry, without credentials (messages, keys).
   std::vector<std::string> redacted() const;
 };
 Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::vector<std::string>& spec_find_links,
-                      const layers::RequirementsFile& lock, const IndexDefaults& defaults,
+                      const python::RequirementsFile& lock, const IndexDefaults& defaults,
                       const std::string& indexes_from = "the spec's wheels.index");
 
 // The file chosen for one requirement.
 struct Selected {
-  const layers::RequirementLine* line = nullptr;
-  registry::IndexFile file;
-  layers::WheelName wheel;
+  const python::RequirementLine* line = nullptr;
+  python::IndexFile file;
+  python::WheelName wheel;
   std::string note; // a warning to show (a yanked file taken because it is pinned)
 };
 // Picks the best wheel for the target among `files` (pip's order: best tag, then
@@ -79,7 +78,7 @@ struct Selected {
 // hash the lock does not list (`check_hash`), unsupported Requires-Python and tags,
 // and yanked files while an unyanked one fits. Throws util::Error(incompatible)
 // listing every file of the pinned version and why it was refused.
-Selected select_wheel(const layers::RequirementLine& line, const std::vector<registry::IndexFile>& files,
+Selected select_wheel(const python::RequirementLine& line, const std::vector<python::IndexFile>& files,
                       const TargetFacts& facts, bool check_hash);
 
 // The Requires-Dist lines (and name/version) of a METADATA file.
@@ -121,7 +120,7 @@ struct FetchStats {
 // nothing is stored.
 // Progress of one download: file name, bytes so far, total (-1 unknown).
 using FetchProgress = std::function<void(const std::string& file, std::int64_t done, std::int64_t total)>;
-std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, registry::PackageIndex& index,
+std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, python::PackageIndex& index,
                                        layers::LayerCache& cache, int jobs,
                                        const std::function<void(const std::string&)>& info, FetchStats& stats,
                                        const FetchProgress& progress = {});
@@ -130,14 +129,21 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
 // for the layer key and the fetch), then the wheels fetched and closure-checked.
 struct LockedLayer {
   fs::path file;
-  layers::RequirementsFile lock;
+  python::RequirementsFile lock;
   Sources sources;
   std::vector<FetchedWheel> wheels;
   FetchStats stats;
 };
+// A wheels layer as the spec states it.
+struct LockedLayerInput {
+  fs::path file;      // the lock file
+  std::string origin; // "spec.yaml:12:7" of the lock field, for errors
+  std::string layer;  // the layer's name
+  std::vector<std::string> indexes, find_links;
+};
 // Reads the layer's lock (util::Error(input) naming the spec line when it is missing)
 // and settles its sources.
-LockedLayer open_locked_layer(const spec::LayerSpec& layer, const IndexDefaults& defaults);
+LockedLayer open_locked_layer(const LockedLayerInput& layer, const IndexDefaults& defaults);
 // Selects, downloads and closure-checks the lock's wheels for the target.
 void fetch_locked_layer(LockedLayer& locked, const TargetFacts& facts, const IndexAccess& access,
                         layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
@@ -165,4 +171,4 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
                       const IndexAccess& access, layers::LayerCache& cache, int jobs,
                       const std::function<void(const std::string&)>& info);
 
-} // namespace builder
+} // namespace python

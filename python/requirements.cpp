@@ -1,6 +1,6 @@
-#include "layers/requirements.hpp"
+#include "python/requirements.hpp"
 
-#include "layers/wheel.hpp"
+#include "python/wheel.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-namespace layers {
+namespace python {
 
 using util::Error;
 using util::ErrorKind;
@@ -288,4 +288,4 @@ RequirementsFile parse_requirements(const fs::path& path, RequirementsMode mode)
   return r.out;
 }
 
-} // namespace layers
+} // namespace python

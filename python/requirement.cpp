@@ -1,4 +1,4 @@
-#include "layers/requirement.hpp"
+#include "python/requirement.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace layers {
+namespace python {
 
 struct Marker::Node {
   enum class Kind { all, any, compare };
@@ -482,4 +482,4 @@ std::map<std::string, std::string> marker_environment(const PythonTarget& target
   };
 }
 
-} // namespace layers
+} // namespace python

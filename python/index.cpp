@@ -1,4 +1,4 @@
-#include "registry/index.hpp"
+#include "python/index.hpp"
 
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -11,7 +11,17 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace registry {
+namespace python {
+
+using registry::Attempt;
+using registry::Call;
+using registry::ClientOptions;
+using registry::Credential;
+using registry::Request;
+using registry::Response;
+using registry::Session;
+using registry::Stats;
+using registry::Transport;
 
 using util::Error;
 using util::ErrorKind;
@@ -707,4 +717,4 @@ void PackageIndex::download(const IndexFile& file, const std::function<void(cons
   }
 }
 
-} // namespace registry
+} // namespace python

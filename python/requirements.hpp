@@ -6,14 +6,14 @@
 // --extra-index-url, --no-index, -f/--find-links and -r/--requirement includes
 // (followed relative to the including file). A lock is such a file in which every
 // requirement is pinned with == and carries at least one sha256.
-#include "layers/requirement.hpp"
+#include "python/requirement.hpp"
 
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace layers {
+namespace python {
 
 namespace fs = std::filesystem;
 
@@ -48,4 +48,4 @@ enum class RequirementsMode {
 // util::Error(io) when a file cannot be read.
 RequirementsFile parse_requirements(const fs::path& path, RequirementsMode mode);
 
-} // namespace layers
+} // namespace python

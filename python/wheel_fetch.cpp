@@ -1,7 +1,7 @@
-#include "builder/wheel_fetch.hpp"
+#include "python/wheel_fetch.hpp"
 
-#include "layers/pep440.hpp"
-#include "layers/tags.hpp"
+#include "python/pep440.hpp"
+#include "python/tags.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -13,11 +13,11 @@
 #include <sstream>
 #include <unistd.h>
 
-namespace builder {
+namespace python {
 
 using util::Error;
 using util::ErrorKind;
-namespace pep440 = layers::pep440;
+namespace pep440 = python::pep440;
 
 namespace {
 
@@ -50,7 +50,7 @@ std::string sdist_version(const std::string& filename) {
 }
 
 // Does the line's specifier (a pin) take this version?
-bool pin_matches(const layers::RequirementLine& line, const std::string& version) {
+bool pin_matches(const python::RequirementLine& line, const std::string& version) {
   const auto& items = line.requirement.specifier.items;
   if (!items.empty() && items[0].op == "===") {
     std::string a = version, b = items[0].version;
@@ -62,7 +62,7 @@ bool pin_matches(const layers::RequirementLine& line, const std::string& version
   return v && line.requirement.specifier.contains(*v, true);
 }
 
-bool marker_applies(const layers::RequirementLine& line, const TargetFacts& facts) {
+bool marker_applies(const python::RequirementLine& line, const TargetFacts& facts) {
   return !line.requirement.marker || line.requirement.marker->evaluate(facts.markers, {});
 }
 
@@ -70,7 +70,7 @@ std::string short_hash(const std::string& hex) {
   return hex.size() > 12 ? hex.substr(0, 12) + "…" : hex;
 }
 
-registry::PackageIndex make_index(const Sources& s, const IndexAccess& access, registry::Stats& stats) {
+python::PackageIndex make_index(const Sources& s, const IndexAccess& access, registry::Stats& stats) {
   std::shared_ptr<registry::Transport> http = access.http;
   if (!http) {
     registry::HttpOptions ho;
@@ -91,7 +91,7 @@ registry::PackageIndex make_index(const Sources& s, const IndexAccess& access, r
       }
     }
   }
-  return registry::PackageIndex(s.sources, http, client, stats);
+  return python::PackageIndex(s.sources, http, client, stats);
 }
 
 // The file's bytes were hashed while they streamed; the lock line must list the hash.
@@ -105,7 +105,7 @@ void check_locked_hash(const Selected& sel, const std::string& got) {
     listed += (listed.empty() ? "" : ", ") + h;
   }
   throw Error(ErrorKind::integrity,
-              sel.line->where() + ": " + sel.file.filename + " from " + registry::redact_url(sel.file.url) +
+              sel.line->where() + ": " + sel.file.filename + " from " + util::redact_url(sel.file.url) +
                   " has sha256 " + got + ", which the lock does not list (it lists " + listed + "); nothing was stored",
               "the index served other bytes than the ones locked (a tampered mirror or a re-uploaded file); find out "
               "why before you update the lock with paddle-image lock");
@@ -113,19 +113,19 @@ void check_locked_hash(const Selected& sel, const std::string& got) {
 
 } // namespace
 
-TargetFacts target_facts(const layers::PythonTarget& target, const std::string& python_full_version,
+TargetFacts target_facts(const python::PythonTarget& target, const std::string& python_full_version,
                          std::map<std::string, std::string> base_dists) {
   TargetFacts f;
   f.target = target;
   f.python_full_version = python_full_version;
-  f.markers = layers::marker_environment(target, python_full_version);
-  f.tags = layers::supported_tags(target);
+  f.markers = python::marker_environment(target, python_full_version);
+  f.tags = python::supported_tags(target);
   f.base_dists = std::move(base_dists);
   return f;
 }
 
 Sources layer_sources(const std::vector<std::string>& spec_indexes, const std::vector<std::string>& spec_find_links,
-                      const layers::RequirementsFile& lock, const IndexDefaults& defaults,
+                      const python::RequirementsFile& lock, const IndexDefaults& defaults,
                       const std::string& indexes_from) {
   Sources s;
   s.sources.netrc = defaults.netrc;
@@ -179,17 +179,17 @@ std::vector<std::string> Sources::redacted() const {
   std::vector<std::string> out;
   for (const auto& list : {sources.indexes, sources.find_links}) {
     for (const auto& u : list) {
-      out.push_back(registry::redact_url(u));
+      out.push_back(util::redact_url(u));
     }
   }
   return out;
 }
 
-Selected select_wheel(const layers::RequirementLine& line, const std::vector<registry::IndexFile>& files,
+Selected select_wheel(const python::RequirementLine& line, const std::vector<python::IndexFile>& files,
                       const TargetFacts& facts, bool check_hash) {
   struct Fit {
-    const registry::IndexFile* file;
-    layers::WheelName wheel;
+    const python::IndexFile* file;
+    python::WheelName wheel;
     pep440::Version version;
     std::size_t rank;
   };
@@ -206,9 +206,9 @@ Selected select_wheel(const layers::RequirementLine& line, const std::vector<reg
       }
       continue;
     }
-    layers::WheelName w;
+    python::WheelName w;
     try {
-      w = layers::WheelName::parse(f.filename);
+      w = python::WheelName::parse(f.filename);
     } catch (const Error&) {
       continue; // not a wheel name: nothing pip would take either
     }
@@ -236,9 +236,9 @@ Selected select_wheel(const layers::RequirementLine& line, const std::vector<reg
         // pip ignores a Requires-Python it cannot parse; so do we.
       }
     }
-    auto rank = layers::tag_rank(w, facts.tags);
+    auto rank = python::tag_rank(w, facts.tags);
     if (!rank) {
-      auto why = layers::incompatibility(w, facts.target);
+      auto why = python::incompatibility(w, facts.target);
       refused.push_back(f.filename + ": " +
                         (why ? *why : "none of its tags is supported by " + facts.target.describe()));
       continue;
@@ -384,9 +384,9 @@ void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& f
     bool first_pass = self.extras_done.count("") == 0;
     self.extras_done.insert("");
     for (const auto& text : who->metadata.requires_dist) {
-      layers::Requirement r;
+      python::Requirement r;
       try {
-        r = layers::Requirement::parse(text);
+        r = python::Requirement::parse(text);
       } catch (const std::invalid_argument& e) {
         problems.push_back(who->name + " " + who->version + " has a malformed Requires-Dist '" + text +
                            "': " + e.what());
@@ -437,7 +437,7 @@ void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& f
               "again, or use a base image that already has it");
 }
 
-std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, registry::PackageIndex& index,
+std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, python::PackageIndex& index,
                                        layers::LayerCache& cache, int jobs,
                                        const std::function<void(const std::string&)>& info, FetchStats& stats,
                                        const FetchProgress& progress) {
@@ -451,7 +451,7 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
     const Selected& sel = selected[i];
     // Keyed by the advertised hash when there is one (the cache then answers without
     // asking the index), else by the URL and the hashes the lock accepts.
-    std::string key_input = sel.file.sha256.empty() ? "wheel-url\n" + registry::redact_url(sel.file.url) + "\n" +
+    std::string key_input = sel.file.sha256.empty() ? "wheel-url\n" + util::redact_url(sel.file.url) + "\n" +
                                                           util::join(sel.line->sha256, ",")
                                                     : "wheel-file\n" + sel.file.sha256;
     std::string key = util::sha256_hex(key_input);
@@ -460,7 +460,7 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
     layers::BlobInfo blob = cache.get_or_build(
         key,
         [&](util::AtomicFile& tmp, layers::LayerRecord&) {
-          say("  downloading " + sel.file.filename + " from " + registry::redact_url(sel.file.page));
+          say("  downloading " + sel.file.filename + " from " + util::redact_url(sel.file.page));
           util::Sha256 hash;
           std::int64_t size = 0;
           auto restart = [&]() {
@@ -512,8 +512,8 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, re
 namespace {
 
 // The lines of a lock that apply to the target, each with its file selected.
-std::vector<Selected> select_all(const std::vector<const layers::RequirementLine*>& lines,
-                                 registry::PackageIndex& index, const TargetFacts& facts, int jobs, bool check_hash) {
+std::vector<Selected> select_all(const std::vector<const python::RequirementLine*>& lines, python::PackageIndex& index,
+                                 const TargetFacts& facts, int jobs, bool check_hash) {
   std::vector<Selected> selected(lines.size());
   util::parallel_for(lines.size(), jobs, [&](std::size_t i) {
     selected[i] = select_wheel(*lines[i], index.files(lines[i]->requirement.key), facts, check_hash);
@@ -524,11 +524,11 @@ std::vector<Selected> select_all(const std::vector<const layers::RequirementLine
 ClosureInput closure_input(const Selected& sel, const std::string& metadata_text) {
   ClosureInput c;
   c.metadata = parse_metadata(metadata_text);
-  c.name = layers::normalize_project_name(sel.wheel.distribution);
+  c.name = python::normalize_project_name(sel.wheel.distribution);
   c.version = sel.wheel.version;
   c.extras = sel.line->requirement.extras;
   c.where = sel.line->where();
-  if (layers::normalize_project_name(c.metadata.name) != c.name) {
+  if (python::normalize_project_name(c.metadata.name) != c.name) {
     throw Error(ErrorKind::input, sel.file.filename + ": its METADATA names project '" + c.metadata.name + "'",
                 "the index serves a mislabelled wheel; use another mirror");
   }
@@ -537,16 +537,16 @@ ClosureInput closure_input(const Selected& sel, const std::string& metadata_text
 
 } // namespace
 
-LockedLayer open_locked_layer(const spec::LayerSpec& layer, const IndexDefaults& defaults) {
+LockedLayer open_locked_layer(const LockedLayerInput& layer, const IndexDefaults& defaults) {
   LockedLayer out;
-  out.file = *layer.lock_file;
+  out.file = layer.file;
   std::error_code ec;
   if (!fs::exists(out.file, ec)) {
-    throw Error(ErrorKind::input, layer.lock_origin + ": lock file " + out.file.string() + " does not exist",
+    throw Error(ErrorKind::input, layer.origin + ": lock file " + out.file.string() + " does not exist",
                 "write it from pinned requirements: paddle-image lock requirements.txt -o " + out.file.string() +
-                    " --spec SPEC --layer " + layer.name);
+                    " --spec SPEC --layer " + layer.layer);
   }
-  out.lock = layers::parse_requirements(out.file, layers::RequirementsMode::lock);
+  out.lock = python::parse_requirements(out.file, python::RequirementsMode::lock);
   out.sources = layer_sources(layer.indexes, layer.find_links, out.lock, defaults);
   return out;
 }
@@ -555,8 +555,8 @@ void fetch_locked_layer(LockedLayer& out, const TargetFacts& facts, const IndexA
                         layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
                         const FetchProgress& progress) {
   registry::Stats stats;
-  registry::PackageIndex index = make_index(out.sources, access, stats);
-  std::vector<const layers::RequirementLine*> lines;
+  python::PackageIndex index = make_index(out.sources, access, stats);
+  std::vector<const python::RequirementLine*> lines;
   for (const auto& l : out.lock.requirements) {
     if (marker_applies(l, facts)) {
       lines.push_back(&l);
@@ -573,7 +573,7 @@ void fetch_locked_layer(LockedLayer& out, const TargetFacts& facts, const IndexA
   out.wheels = fetch_wheels(selected, index, cache, jobs, info, out.stats, progress);
   std::vector<ClosureInput> closure;
   for (const auto& w : out.wheels) {
-    closure.push_back(closure_input(w.selected, layers::read_wheel_metadata(w.path, w.selected.file.filename)));
+    closure.push_back(closure_input(w.selected, python::read_wheel_metadata(w.path, w.selected.file.filename)));
   }
   check_closure(closure, facts, out.file.string());
 }
@@ -582,18 +582,18 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
                       const IndexAccess& access, layers::LayerCache& cache, int jobs,
                       const std::function<void(const std::string&)>& info) {
   LockResult res;
-  auto reqs = layers::parse_requirements(requirements, layers::RequirementsMode::pinned);
+  auto reqs = python::parse_requirements(requirements, python::RequirementsMode::pinned);
   res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults, options.indexes_from);
   registry::Stats stats;
-  registry::PackageIndex index = make_index(res.sources, access, stats);
-  std::vector<std::vector<registry::IndexFile>> pages(reqs.requirements.size());
+  python::PackageIndex index = make_index(res.sources, access, stats);
+  std::vector<std::vector<python::IndexFile>> pages(reqs.requirements.size());
   util::parallel_for(reqs.requirements.size(), jobs,
                      [&](std::size_t i) { pages[i] = index.files(reqs.requirements[i].requirement.key); });
 
   // Per line: the files whose hashes go into the lock, and the selected one (for the
   // closure check) when the line applies to the target.
   struct Plan {
-    std::vector<registry::IndexFile> hashed;
+    std::vector<python::IndexFile> hashed;
     std::optional<Selected> selected;
   };
   std::vector<Plan> plans(reqs.requirements.size());
@@ -610,9 +610,9 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
       if (!ends_with(f.filename, ".whl")) {
         continue;
       }
-      layers::WheelName w;
+      python::WheelName w;
       try {
-        w = layers::WheelName::parse(f.filename);
+        w = python::WheelName::parse(f.filename);
       } catch (const Error&) {
         continue;
       }
@@ -622,7 +622,7 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
       // Without --all-platforms a line for this target takes every wheel that fits it
       // (pip may pick any of them on another machine of the same kind); a line whose
       // marker excludes the target keeps every wheel of the version.
-      bool fits = layers::tag_rank(w, facts.tags).has_value();
+      bool fits = python::tag_rank(w, facts.tags).has_value();
       if (options.all_platforms || !applies || fits) {
         plans[i].hashed.push_back(f);
       }
@@ -636,7 +636,7 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
         Selected s;
         s.line = &reqs.requirements[i];
         s.file = f;
-        s.wheel = layers::WheelName::parse(f.filename);
+        s.wheel = python::WheelName::parse(f.filename);
         to_hash.push_back(s);
       }
     }
@@ -657,7 +657,7 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   // Closure over the lines that apply: metadata from PEP 658 files where offered, else
   // from the wheel itself, downloaded into the cache (where the build will find it).
   std::vector<ClosureInput> closure;
-  std::vector<layers::RequirementLine> known(plans.size());
+  std::vector<python::RequirementLine> known(plans.size());
   std::vector<Selected> to_fetch;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i].selected) {
@@ -676,7 +676,7 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   }
   FetchStats fetch_stats;
   for (const auto& w : fetch_wheels(to_fetch, index, cache, jobs, info, fetch_stats)) {
-    closure.push_back(closure_input(w.selected, layers::read_wheel_metadata(w.path, w.selected.file.filename)));
+    closure.push_back(closure_input(w.selected, python::read_wheel_metadata(w.path, w.selected.file.filename)));
   }
   check_closure(closure, facts, requirements.string());
 
@@ -691,13 +691,13 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   // Credentials in these URLs stay out of the lock (it is committed and shared): the
   // build takes them from netrc or the spec's index URL.
   if (reqs.index_url) {
-    text << "--index-url " << registry::without_userinfo(*reqs.index_url) << "\n";
+    text << "--index-url " << util::without_userinfo(*reqs.index_url) << "\n";
   }
   for (const auto& u : reqs.extra_index_urls) {
-    text << "--extra-index-url " << registry::without_userinfo(u) << "\n";
+    text << "--extra-index-url " << util::without_userinfo(u) << "\n";
   }
   for (const auto& u : reqs.find_links) {
-    text << "--find-links " << registry::without_userinfo(u) << "\n";
+    text << "--find-links " << util::without_userinfo(u) << "\n";
   }
   if (reqs.no_index || reqs.index_url || !reqs.extra_index_urls.empty() || !reqs.find_links.empty()) {
     text << "\n";
@@ -728,4 +728,4 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   return res;
 }
 
-} // namespace builder
+} // namespace python

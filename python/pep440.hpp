@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace layers::pep440 {
+namespace python::pep440 {
 
 struct Version {
   long long epoch = 0;
@@ -83,4 +83,4 @@ struct SpecifierSet {
   bool empty() const { return items.empty(); }
 };
 
-} // namespace layers::pep440
+} // namespace python::pep440

@@ -1,4 +1,4 @@
-#include "layers/wheel.hpp"
+#include "python/wheel.hpp"
 
 #include "layers/tree.hpp"
 #include "util/encoding.hpp"
@@ -16,7 +16,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
-namespace layers {
+namespace python {
 
 using util::Error;
 using util::ErrorKind;
@@ -475,7 +475,7 @@ std::optional<Destination> member_destination(const std::string& member, const W
   } else {
     d.image_path = site + "/" + member;
   }
-  d.image_path = "/" + normalize_image_path(d.image_path, "wheel " + fname);
+  d.image_path = "/" + layers::normalize_image_path(d.image_path, "wheel " + fname);
   return d;
 }
 
@@ -762,9 +762,9 @@ WheelInventory wheel_inventory_from_json(const nlohmann::json& j) {
   return inv;
 }
 
-} // namespace layers
+} // namespace python
 
-namespace layers {
+namespace python {
 
 std::string read_wheel_metadata(const fs::path& wheel, const std::string& filename) {
   WheelName name = WheelName::parse(filename);
@@ -808,4 +808,4 @@ std::string read_wheel_metadata(const fs::path& wheel, const std::string& filena
               "the file is not a valid wheel; rebuild or re-download it");
 }
 
-} // namespace layers
+} // namespace python

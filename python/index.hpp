@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace registry {
+namespace python {
 
 namespace fs = std::filesystem;
 
@@ -66,7 +66,8 @@ std::optional<std::pair<std::string, std::string>> netrc_lookup(const fs::path& 
 
 class PackageIndex {
 public:
-  PackageIndex(IndexSources sources, std::shared_ptr<Transport> http, ClientOptions options, Stats& stats);
+  PackageIndex(IndexSources sources, std::shared_ptr<registry::Transport> http, registry::ClientOptions options,
+               registry::Stats& stats);
   ~PackageIndex();
   PackageIndex(const PackageIndex&) = delete;
   PackageIndex& operator=(const PackageIndex&) = delete;
@@ -90,14 +91,14 @@ private:
   struct Host;
   Host& host_for(const std::string& url);
   // A GET through the host's retry loop; nullopt on 404/410 when `missing_ok`.
-  std::optional<Response> get(const std::string& url, const std::vector<std::string>& headers, const std::string& what,
-                              bool missing_ok);
+  std::optional<registry::Response> get(const std::string& url, const std::vector<std::string>& headers,
+                                        const std::string& what, bool missing_ok);
   std::vector<IndexFile> find_links_files();
 
   IndexSources m_sources;
-  std::shared_ptr<Transport> m_http;
-  ClientOptions m_options;
-  Stats& m_stats;
+  std::shared_ptr<registry::Transport> m_http;
+  registry::ClientOptions m_options;
+  registry::Stats& m_stats;
   std::mutex m_mutex;
   std::map<std::string, std::unique_ptr<Host>> m_hosts;
   std::mutex m_find_links_mutex;
@@ -106,4 +107,4 @@ private:
   std::atomic<std::int64_t> m_requests{0};
 };
 
-} // namespace registry
+} // namespace python

@@ -3,8 +3,8 @@
 // their environment markers, evaluated for the image's interpreter rather than the
 // machine running the build: the build host's Python is irrelevant to what the image
 // needs.
-#include "layers/pep440.hpp"
-#include "layers/wheel.hpp"
+#include "python/pep440.hpp"
+#include "python/wheel.hpp"
 
 #include <map>
 #include <memory>
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace layers {
+namespace python {
 
 class MarkerParser;
 
@@ -75,4 +75,4 @@ struct Requirement {
 std::map<std::string, std::string> marker_environment(const PythonTarget& target,
                                                       const std::string& python_full_version);
 
-} // namespace layers
+} // namespace python

@@ -1,4 +1,4 @@
-#include "layers/pep440.hpp"
+#include "python/pep440.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <stdexcept>
 
-namespace layers::pep440 {
+namespace python::pep440 {
 
 namespace {
 
@@ -517,4 +517,4 @@ std::string SpecifierSet::str() const {
   return out;
 }
 
-} // namespace layers::pep440
+} // namespace python::pep440

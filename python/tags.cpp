@@ -1,11 +1,11 @@
-#include "layers/tags.hpp"
+#include "python/tags.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 #include <utility>
 
-namespace layers {
+namespace python {
 
 namespace {
 
@@ -152,4 +152,4 @@ std::optional<std::size_t> tag_rank(const WheelName& wheel, const std::vector<st
   return std::nullopt;
 }
 
-} // namespace layers
+} // namespace python
