@@ -263,114 +263,16 @@ python::IndexAccess RegistrySession::index_access(python::IndexDefaults defaults
   return a;
 }
 
-namespace {
-
-std::string trim_ws(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r");
-  auto e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split_ws(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string w; in >> w;) {
-    out.push_back(w);
-  }
-  return out;
-}
-
-// One pip.conf: [global] then [install] values (the install command's section wins);
-// continuation lines (indented) extend a value, as configparser reads them.
-void read_pip_conf(const std::filesystem::path& file, python::IndexDefaults& d) {
-  std::ifstream in(file);
-  if (!in) {
-    return;
-  }
-  std::map<std::string, std::map<std::string, std::string>> sections;
-  std::string section, key, line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && (line[0] == ' ' || line[0] == '\t') && !key.empty()) {
-      sections[section][key] += " " + trim_ws(line);
-      continue;
-    }
-    line = trim_ws(line);
-    if (line.empty() || line[0] == '#' || line[0] == ';') {
-      continue;
-    }
-    if (line.front() == '[' && line.back() == ']') {
-      section = trim_ws(line.substr(1, line.size() - 2));
-      key.clear();
-      continue;
-    }
-    auto eq = line.find_first_of("=:");
-    if (eq == std::string::npos) {
-      continue;
-    }
-    key = trim_ws(line.substr(0, eq));
-    std::replace(key.begin(), key.end(), '_', '-');
-    sections[section][key] = trim_ws(line.substr(eq + 1));
-  }
-  for (const char* sec : {"global", "install"}) {
-    auto it = sections.find(sec);
-    if (it == sections.end()) {
-      continue;
-    }
-    const auto& kv = it->second;
-    if (auto v = kv.find("index-url"); v != kv.end()) {
-      d.index_url = trim_ws(v->second);
-      d.index_url_from = file.string();
-    }
-    if (auto v = kv.find("extra-index-url"); v != kv.end()) {
-      d.extra_index_urls = split_ws(v->second);
-    }
-    if (auto v = kv.find("find-links"); v != kv.end()) {
-      d.find_links = split_ws(v->second);
-    }
-  }
-}
-
-} // namespace
-
 python::IndexDefaults index_defaults_from_env() {
-  python::IndexDefaults d;
-  std::string home = env_or("HOME");
-  std::string xdg = env_or("XDG_CONFIG_HOME");
-  if (xdg.empty() && !home.empty()) {
-    xdg = home + "/.config";
-  }
-  std::vector<std::filesystem::path> files = {"/etc/xdg/pip/pip.conf", "/etc/pip.conf"};
-  if (!home.empty()) {
-    files.emplace_back(home + "/.pip/pip.conf");
-  }
-  if (!xdg.empty()) {
-    files.emplace_back(xdg + "/pip/pip.conf");
-  }
-  std::string pcf = env_or("PIP_CONFIG_FILE");
-  if (pcf == "os.devnull" || pcf == "/dev/null") {
-    files.clear(); // pip: no configuration files at all
-  } else if (!pcf.empty()) {
-    files.emplace_back(pcf);
-  }
-  for (const auto& f : files) {
-    read_pip_conf(f, d);
-  }
-  if (std::string v = env_or("PIP_INDEX_URL"); !v.empty()) {
-    d.index_url = v;
-    d.index_url_from = "PIP_INDEX_URL";
-  }
-  if (std::string v = env_or("PIP_EXTRA_INDEX_URL"); !v.empty()) {
-    d.extra_index_urls = split_ws(v);
-  }
-  if (std::string v = env_or("PIP_FIND_LINKS"); !v.empty()) {
-    d.find_links = split_ws(v);
-  }
-  if (std::string v = env_or("NETRC"); !v.empty()) {
-    d.netrc = v;
-  } else if (!home.empty()) {
-    d.netrc = home + "/.netrc";
-  }
-  return d;
+  python::PipEnvironment env;
+  env.home = env_or("HOME");
+  env.xdg_config_home = env_or("XDG_CONFIG_HOME");
+  env.pip_config_file = env_or("PIP_CONFIG_FILE");
+  env.pip_index_url = env_or("PIP_INDEX_URL");
+  env.pip_extra_index_url = env_or("PIP_EXTRA_INDEX_URL");
+  env.pip_find_links = env_or("PIP_FIND_LINKS");
+  env.netrc = env_or("NETRC");
+  return python::index_defaults(env);
 }
 
 std::shared_ptr<registry::Registry> RegistrySession::connect(const std::string& host) {

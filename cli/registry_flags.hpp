@@ -3,7 +3,7 @@
 // parallelism, logging), the credential files from the environment, one HTTP layer
 // and one client per host, progress display and the transfer counters.
 #include "cli/output.hpp"
-#include "python/wheel_fetch.hpp"
+#include "python/pip_conf.hpp"
 #include "registry/transfer.hpp"
 
 #include <CLI/CLI.hpp>
