@@ -8,6 +8,7 @@
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
 #include "oci/layout_image.hpp"
+#include "python/installed.hpp"
 #include "python/requirements.hpp"
 #include "python/wheel.hpp"
 #include "util/encoding.hpp"
@@ -318,7 +319,7 @@ python::TargetFacts base_target_facts(const Base& base, const python::PythonTarg
   std::string full;
   if (base.view) {
     std::string want = "python3." + std::to_string(t.minor);
-    for (const auto& d : base.view->facts().python) {
+    for (const auto& d : python::installed_distributions(*base.view)) {
       dists[python::normalize_project_name(d.name)] = d.version;
     }
     for (const auto& p : base.view->facts().dpkg) {

@@ -2,11 +2,15 @@
 
 #include "layers/base_view.hpp"
 #include "layers/packages.hpp"
+#include "python/installed.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <tuple>
 
 namespace builder {
 
@@ -211,6 +215,22 @@ signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m,
     c.purl = layers::purl(p, inv);
     c.location = p.location;
     c.layer = p.layer;
+    in.components.push_back(c);
+  }
+  // After the dpkg packages, by name as they were listed before (type, name, version,
+  // location).
+  auto dists = python::installed_distributions(view);
+  std::sort(dists.begin(), dists.end(), [](const python::Distribution& a, const python::Distribution& b) {
+    return std::tie(a.name, a.version, a.location) < std::tie(b.name, b.version, b.location);
+  });
+  for (const auto& d : dists) {
+    signing::SbomComponent c;
+    c.kind = "pypi";
+    c.name = d.name;
+    c.version = d.version;
+    c.purl = python::purl(d);
+    c.location = d.location;
+    c.layer = d.layer;
     in.components.push_back(c);
   }
   return in;

@@ -4,6 +4,7 @@
 #include "layers/base_view.hpp"
 #include "oci/layout.hpp"
 #include "oci/reference.hpp"
+#include "python/installed.hpp"
 #include "util/error.hpp"
 
 #include <iostream>
@@ -59,8 +60,9 @@ int print_base_view(const Output& out, const oci::ImageRef& ref, const oci::Desc
     t << "OS:           " << f.os_id << " " << f.os_version_id << "\n";
   }
   t << "dpkg:         " << f.dpkg.size() << " packages\n";
-  t << "Python dists: " << f.python.size() << "\n";
-  for (const auto& p : f.python) {
+  auto dists = python::installed_distributions(view);
+  t << "Python dists: " << dists.size() << "\n";
+  for (const auto& p : dists) {
     t << "  " << p.name << " " << p.version << "  /" << p.location
       << (p.installer.empty() ? "" : "  (" + p.installer + ")") << "\n";
   }
@@ -91,7 +93,8 @@ int print_base_view(const Output& out, const oci::ImageRef& ref, const oci::Desc
   }
   if (out.json) {
     // Streamed: a document tree of every path would cost several times the view.
-    view.write_json(std::cout, {{"reference", ref.str()}, {"digest", d.digest.str()}});
+    view.write_json(std::cout, {{"reference", ref.str()}, {"digest", d.digest.str()}},
+                    {{"python", python::to_json(python::installed_distributions(view))}});
     std::cout.flush();
   } else {
     out.result(nullptr, t.str());

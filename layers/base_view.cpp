@@ -73,34 +73,6 @@ bool dist_info_file(const std::string& path, const char* name) {
   return b == name && d.size() > 10 && d.compare(d.size() - 10, 10, ".dist-info") == 0;
 }
 
-// Header lines of a METADATA file (up to the first empty line), with continuation
-// lines folded into the previous one.
-std::vector<std::pair<std::string, std::string>> metadata_headers(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') {
-      line.pop_back();
-    }
-    if (line.empty()) {
-      break;
-    }
-    if ((line[0] == ' ' || line[0] == '\t') && !out.empty()) {
-      out.back().second += "\n" + line;
-      continue;
-    }
-    auto colon = line.find(':');
-    if (colon == std::string::npos) {
-      continue;
-    }
-    std::string v = line.substr(colon + 1);
-    v.erase(0, v.find_first_not_of(" \t"));
-    out.emplace_back(line.substr(0, colon), v);
-  }
-  return out;
-}
-
 std::string env_value(const std::vector<std::string>& env, const std::string& name) {
   for (const auto& e : env) {
     if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
@@ -261,46 +233,6 @@ void BaseView::finish(const std::vector<std::string>& config_env) {
         }
       }
     }
-  }
-  for (const auto& [path, content] : m_content) {
-    if (!dist_info_file(path, "METADATA")) {
-      continue;
-    }
-    PythonDist d;
-    d.location = parent_of(path);
-    for (const auto& [k, v] : metadata_headers(content)) {
-      if (k == "Name" && d.name.empty()) {
-        d.name = v;
-      } else if (k == "Version" && d.version.empty()) {
-        d.version = v;
-      } else if (k == "Requires-Dist") {
-        d.requires_dist.push_back(v);
-      }
-    }
-    if (d.name.empty() || d.version.empty()) {
-      continue;
-    }
-    if (auto it = m_content.find(d.location + "/INSTALLER"); it != m_content.end()) {
-      d.installer = it->second.substr(0, it->second.find_first_of("\r\n"));
-    }
-    if (auto it = m_content.find(d.location + "/RECORD"); it != m_content.end()) {
-      std::istringstream in(it->second);
-      for (std::string line; std::getline(in, line);) {
-        if (line.empty()) {
-          continue;
-        }
-        // The path is the first CSV field (quoted when it holds a comma).
-        std::string p;
-        if (line[0] == '"') {
-          auto end = line.find("\",", 1);
-          p = line.substr(1, end == std::string::npos ? std::string::npos : end - 1);
-        } else {
-          p = line.substr(0, line.find(','));
-        }
-        d.files.push_back(p);
-      }
-    }
-    f.python.push_back(std::move(d));
   }
   // CUDA and cuDNN: what the image says it is (NVIDIA's images set these), else the files.
   f.cuda = env_value(config_env, "CUDA_VERSION");
@@ -480,23 +412,13 @@ std::string dump(const nlohmann::json& j) {
 
 } // namespace
 
-nlohmann::json BaseView::header_json() const {
-  nlohmann::json dists = nlohmann::json::array();
-  for (const auto& d : m_facts.python) {
-    dists.push_back({{"name", d.name},
-                     {"version", d.version},
-                     {"location", d.location},
-                     {"installer", d.installer},
-                     {"requires_dist", d.requires_dist},
-                     {"files", d.files}});
-  }
+nlohmann::json BaseView::header_json(const nlohmann::json& extra_facts) const {
   nlohmann::json dpkg = nlohmann::json::array();
   for (const auto& p : m_facts.dpkg) {
     dpkg.push_back({{"name", p.name}, {"version", p.version}, {"arch", p.arch}});
   }
   nlohmann::json facts = {{"interpreters", m_facts.interpreters},
                           {"dpkg", dpkg},
-                          {"python", dists},
                           {"cuda", m_facts.cuda},
                           {"cuda_source", m_facts.cuda_source},
                           {"cudnn", m_facts.cudnn},
@@ -505,12 +427,13 @@ nlohmann::json BaseView::header_json() const {
                           {"os_version_id", m_facts.os_version_id},
                           {"ld_so_conf", m_facts.ld_so_conf}};
   facts["glibc"] = m_facts.glibc ? nlohmann::json::array({m_facts.glibc->first, m_facts.glibc->second}) : nullptr;
+  facts.update(extra_facts);
   return {{"format", k_format}, {"layers", m_layers}, {"facts", facts}};
 }
 
-void BaseView::write_json(std::ostream& out, const nlohmann::json& extra) const {
+void BaseView::write_json(std::ostream& out, const nlohmann::json& extra, const nlohmann::json& extra_facts) const {
   nlohmann::json head = extra;
-  nlohmann::json header = header_json();
+  nlohmann::json header = header_json(extra_facts);
   head.update(header);
   std::string h = dump(head);
   out << h.substr(0, h.size() - 1) << ",\"nodes\":{";

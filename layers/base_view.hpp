@@ -39,20 +39,10 @@ struct ViewNode {
   bool operator==(const ViewNode&) const = default;
 };
 
-struct PythonDist {
-  std::string name, version;
-  std::string location;  // the .dist-info directory, e.g. "usr/local/lib/python3.10/dist-packages/x-1.dist-info"
-  std::string installer; // INSTALLER's first line ("pip", "debian"...), empty when absent
-  std::vector<std::string> requires_dist;
-  std::vector<std::string> files; // RECORD's paths, relative to the directory holding the .dist-info
-  bool operator==(const PythonDist&) const = default;
-};
-
 struct BaseFacts {
   std::vector<std::string> interpreters; // "/usr/bin/python3.10", in path order
   std::optional<std::pair<int, int>> glibc;
   std::vector<Package> dpkg;       // from var/lib/dpkg/status (installed ones)
-  std::vector<PythonDist> python;  // sorted by location
   std::string cuda, cuda_source;   // "12.0.1", "ENV CUDA_VERSION" or the file
   std::string cudnn, cudnn_source; // "8.9.1", ...
   std::string os_id, os_version_id;
@@ -92,13 +82,15 @@ public:
   std::string resolve(const std::string& path, bool follow_last, std::vector<std::string>* followed,
                       const std::string& what) const;
 
-  // {"format", "layers", "facts"}: everything but the paths.
-  nlohmann::json header_json() const;
+  // {"format", "layers", "facts"}: everything but the paths; `extra_facts` joins the facts
+  // (inspect adds the Python distributions, which python/ reads from the view).
+  nlohmann::json header_json(const nlohmann::json& extra_facts = nlohmann::json::object()) const;
   // The whole view as one JSON document, the paths streamed one by one (no document
   // tree of 200,000 paths in memory): `extra`'s fields, header_json's, then "nodes":
   // {PATH: {"t" type, "m" mode, "o" {uid, gid, uname, gname}, "l" layer, "s" size, "k"
   // target, "x" {xattr: base64}}}.
-  void write_json(std::ostream& out, const nlohmann::json& extra = nlohmann::json::object()) const;
+  void write_json(std::ostream& out, const nlohmann::json& extra = nlohmann::json::object(),
+                  const nlohmann::json& extra_facts = nlohmann::json::object()) const;
   static constexpr int k_format = 4;
   // The lines compress_view writes, uncompressed; Error(input) for anything else.
   static BaseView from_lines(const std::string& text);

@@ -206,25 +206,6 @@ bool status_installed(const std::string& status) {
   return w.size() == 3 && (w[0] == "install" || w[0] == "hold") && w[1] == "ok" && w[2] == "installed";
 }
 
-// Percent-encodes all but the unreserved characters (RFC 3986), as purl segments and
-// qualifier values want.
-std::string purl_encode(const std::string& s) {
-  static const char* k_hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += k_hex[c >> 4];
-      out += k_hex[c & 0xF];
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 std::vector<Package> parse_dpkg_status(const std::string& content, bool installed_only) {
@@ -281,53 +262,20 @@ std::vector<Package> parse_dpkg_status(const std::string& content, bool installe
   return out;
 }
 
-std::optional<Package> parse_python_metadata(const std::string& content) {
-  std::string name;
-  std::string version;
-  bool have_name = false;
-  bool have_version = false;
-  for (const auto& line : split_lines(content)) {
-    if (line.empty()) {
-      break; // the body (long description) starts here
-    }
-    if (line.front() == ' ' || line.front() == '\t') {
-      continue;
-    }
-    auto colon = line.find(':');
-    if (colon == std::string::npos) {
-      continue;
-    }
-    std::string key = lower(trim(line.substr(0, colon)));
-    if (key == "name" && !have_name) {
-      name = trim(line.substr(colon + 1));
-      have_name = true;
-    } else if (key == "version" && !have_version) {
-      version = trim(line.substr(colon + 1));
-      have_version = true;
-    }
-  }
-  if (name.empty() || version.empty()) {
-    return std::nullopt;
-  }
-  Package p;
-  p.type = "pypi";
-  p.name = name;
-  p.version = version;
-  return p;
-}
-
-std::string normalize_python_name(const std::string& name) {
+// Percent-encodes all but the unreserved characters (RFC 3986), as purl segments and
+// qualifier values want.
+std::string purl_encode(std::string_view s) {
+  static const char* k_hex = "0123456789ABCDEF";
   std::string out;
-  bool in_run = false;
-  for (char c : lower(name)) {
-    if (c == '-' || c == '_' || c == '.') {
-      if (!in_run) {
-        out += '-';
-      }
-      in_run = true;
+  for (unsigned char c : s) {
+    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += static_cast<char>(c);
     } else {
-      out += c;
-      in_run = false;
+      out += '%';
+      out += k_hex[c >> 4];
+      out += k_hex[c & 0xF];
     }
   }
   return out;
@@ -340,7 +288,6 @@ std::int64_t inventory_file_cap(const std::string& path) {
 Inventory inventory_of(const std::map<std::string, std::string>& files,
                        const std::function<std::string(const std::string&)>& layer_of) {
   Inventory inv;
-  std::map<std::string, Package> python; // by location; a dist-info's METADATA and an egg-info's PKG-INFO
   std::optional<OsRelease> etc_os, lib_os;
   for (const auto& [path, content] : files) {
     auto c = classify(path);
@@ -365,21 +312,13 @@ Inventory inventory_of(const std::map<std::string, std::string>& files,
       break;
     }
     case Kind::python:
-      if (auto p = parse_python_metadata(content)) {
-        p->location = c.location;
-        p->layer = layer_of(path);
-        python[c.location] = std::move(*p);
-      }
-      break;
+      break; // python::installed_distributions reads these
     case Kind::os_release:
       (path == "etc/os-release" ? etc_os : lib_os) = parse_os_release(content);
       break;
     case Kind::none:
       break;
     }
-  }
-  for (auto& [location, p] : python) {
-    inv.packages.push_back(std::move(p));
   }
   if (const auto& os = etc_os ? etc_os : lib_os) {
     inv.os_id = os->id;
@@ -405,9 +344,6 @@ std::string purl(const Package& p, const Inventory& inv) {
       out += sep + "distro=" + purl_encode(os + "-" + inv.os_version_id);
     }
     return out;
-  }
-  if (p.type == "pypi") {
-    return "pkg:pypi/" + purl_encode(normalize_python_name(p.name)) + "@" + purl_encode(p.version);
   }
   return "pkg:generic/" + purl_encode(p.name) + "@" + purl_encode(p.version);
 }

@@ -1,18 +1,21 @@
 #pragma once
-// Package inventory of an image for an SBOM: what dpkg and Python installed, read from
-// the files they leave (nothing is run). The files come from the image's merged tree
+// Package inventory of an image for an SBOM: what dpkg installed, read from the files it
+// leaves (nothing is run). The files come from the image's merged tree
 // (layers::BaseView, which applies the layers with whiteouts and opaque directories).
+// The Python distributions are python::installed_distributions' (python/installed.hpp);
+// inventory_file_cap names their files too, so the view keeps them.
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace layers {
 
 struct Package {
-  std::string type;     // "deb" or "pypi"
+  std::string type;     // "deb"
   std::string name;     // as the package manager spells it (dpkg Package:, METADATA Name:)
   std::string version;  // dpkg Version: / METADATA Version:
   std::string arch;     // deb Architecture: (empty for pypi)
@@ -41,19 +44,16 @@ Inventory inventory_of(const std::map<std::string, std::string>& files,
                        const std::function<std::string(const std::string&)>& layer_of);
 
 // Package URL: pkg:deb/<os_id>/<name>@<version>?arch=<arch>&distro=<os_id>-<version_id>
-// (no distro without a version id; os_id "debian" when unknown), pkg:pypi/<normalised
-// name>@<version>. Segments are percent-encoded ('+' -> %2B, ':' -> %3A).
+// (no distro without a version id; os_id "debian" when unknown). Segments are
+// percent-encoded ('+' -> %2B, ':' -> %3A).
 std::string purl(const Package& p, const Inventory& inv);
+// Percent-encodes all but RFC 3986's unreserved characters, as purl segments want.
+std::string purl_encode(std::string_view s);
 
 // Helpers, exposed for tests.
 // Parses a dpkg status file; with `installed_only`, a stanza needs Status "install ok
 // installed" (else a present Status must say so). Stanzas without Package or Version,
 // or with a malformed line, are skipped.
 std::vector<Package> parse_dpkg_status(const std::string& content, bool installed_only);
-// Name and Version from the header part of a METADATA / PKG-INFO file; nullopt when
-// either is missing.
-std::optional<Package> parse_python_metadata(const std::string& content);
-// PEP 503 name normalisation: lowercased, runs of '-', '_', '.' become one '-'.
-std::string normalize_python_name(const std::string& name);
 
 } // namespace layers

@@ -1,5 +1,7 @@
 #include "python/index.hpp"
 
+#include "python/metadata.hpp"
+
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -270,7 +272,7 @@ std::string resolve_url(const std::string& base, const std::string& ref) {
 std::string file_project(const std::string& filename) {
   if (filename.size() > 4 && filename.compare(filename.size() - 4, 4, ".whl") == 0) {
     auto dash = filename.find('-');
-    return dash == std::string::npos ? "" : util::normalize_project_name(filename.substr(0, dash));
+    return dash == std::string::npos ? "" : normalize_project_name(filename.substr(0, dash));
   }
   if (!is_distribution(filename)) {
     return "";
@@ -278,7 +280,7 @@ std::string file_project(const std::string& filename) {
   // An sdist: NAME-VERSION.ext, the version starting at the last '-' followed by a digit.
   for (std::size_t i = filename.size(); i-- > 0;) {
     if (filename[i] == '-' && i + 1 < filename.size() && std::isdigit(static_cast<unsigned char>(filename[i + 1]))) {
-      return util::normalize_project_name(filename.substr(0, i));
+      return normalize_project_name(filename.substr(0, i));
     }
   }
   return "";
@@ -565,7 +567,7 @@ std::vector<IndexFile> PackageIndex::find_links_files() {
 }
 
 std::vector<IndexFile> PackageIndex::files(const std::string& project) {
-  std::string name = util::normalize_project_name(project);
+  std::string name = normalize_project_name(project);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (auto it = m_pages.find(name); it != m_pages.end()) {

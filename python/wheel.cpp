@@ -170,41 +170,6 @@ struct Written {
   std::int64_t size = 0;
 };
 
-std::map<std::string, std::string> parse_record(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    line = trim(line);
-    if (line.empty()) {
-      continue;
-    }
-    std::string path;
-    std::size_t i = 0;
-    if (line[0] == '"') {
-      ++i;
-      while (i < line.size()) {
-        if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-          path.push_back('"');
-          i += 2;
-        } else if (line[i] == '"') {
-          ++i;
-          break;
-        } else {
-          path.push_back(line[i++]);
-        }
-      }
-    } else {
-      auto c = line.find(',');
-      path = line.substr(0, c);
-      i = c == std::string::npos ? line.size() : c;
-    }
-    std::string rest = i < line.size() ? line.substr(i + 1) : "";
-    out[path] = rest.substr(0, rest.find(','));
-  }
-  return out;
-}
-
 } // namespace
 
 std::string PythonTarget::describe() const {
@@ -265,95 +230,6 @@ std::optional<std::string> incompatibility(const WheelName& wheel, const PythonT
     return std::nullopt;
   }
   return !py_any ? py_why : plat_why;
-}
-
-std::string normalize_project_name(const std::string& name) {
-  return util::normalize_project_name(name);
-}
-
-std::string normalize_version(const std::string& version) {
-  std::string v;
-  for (char c : version) {
-    v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  std::string local;
-  if (auto plus = v.find('+'); plus != std::string::npos) {
-    local = v.substr(plus + 1);
-    std::replace(local.begin(), local.end(), '-', '.');
-    std::replace(local.begin(), local.end(), '_', '.');
-    v.resize(plus);
-  }
-  std::size_t i = 0;
-  if (i < v.size() && v[i] == 'v') {
-    ++i;
-  }
-  std::string epoch;
-  if (auto bang = v.find('!'); bang != std::string::npos) {
-    epoch = v.substr(i, bang - i);
-    i = bang + 1;
-  }
-  // Release: dot-separated numbers.
-  std::vector<std::string> release;
-  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) != 0) {
-    std::size_t j = i;
-    while (j < v.size() && std::isdigit(static_cast<unsigned char>(v[j])) != 0) {
-      ++j;
-    }
-    std::string num = v.substr(i, j - i);
-    num.erase(0, std::min(num.find_first_not_of('0'), num.size() - 1));
-    release.push_back(num);
-    i = j;
-    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1])) != 0) {
-      ++i;
-    } else {
-      break;
-    }
-  }
-  while (release.size() > 1 && release.back() == "0") {
-    release.pop_back();
-  }
-  std::string out = epoch.empty() || epoch == "0" ? "" : epoch + "!";
-  for (std::size_t k = 0; k < release.size(); ++k) {
-    out += (k == 0 ? "" : ".") + release[k];
-  }
-  // Suffixes: [sep](a|alpha|b|beta|c|rc|pre|preview)[sep]N, [sep](post|rev|r)[sep]N or -N, [sep]dev[sep]N.
-  static const std::vector<std::pair<std::string, std::string>> spellings = {
-      {"alpha", "a"}, {"beta", "b"}, {"preview", "rc"}, {"pre", "rc"},    {"rc", "rc"},   {"c", "rc"},
-      {"a", "a"},     {"b", "b"},    {"post", ".post"}, {"rev", ".post"}, {"r", ".post"}, {"dev", ".dev"}};
-  while (i < v.size()) {
-    bool dash = v[i] == '-';
-    if (v[i] == '.' || v[i] == '-' || v[i] == '_') {
-      ++i;
-    }
-    std::string tag;
-    for (const auto& [spelling, canon] : spellings) {
-      if (v.compare(i, spelling.size(), spelling) == 0) {
-        tag = canon;
-        i += spelling.size();
-        break;
-      }
-    }
-    if (tag.empty()) {
-      if (dash && i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) != 0) {
-        tag = ".post"; // "1.0-1" is an implicit post-release
-      } else {
-        out += v.substr(i); // not PEP 440: compared as written
-        break;
-      }
-    }
-    if (i < v.size() && (v[i] == '.' || v[i] == '-' || v[i] == '_')) {
-      ++i;
-    }
-    std::size_t j = i;
-    while (j < v.size() && std::isdigit(static_cast<unsigned char>(v[j])) != 0) {
-      ++j;
-    }
-    std::string num = j > i ? v.substr(i, j - i) : "0";
-    num.erase(0, std::min(num.find_first_not_of('0'), num.size() - 1));
-    out += tag + num;
-    i = j;
-  }
-  return local.empty() ? out : out + "+" + local;
 }
 
 namespace {
@@ -617,7 +493,10 @@ Unpacked unpack_members(struct archive* a, const fs::path& wheel, const WheelNam
 
 // Every member must match the wheel's own RECORD (the RECORD line itself has no hash).
 void verify_against_record(const Unpacked& u, const std::string& fname) {
-  auto recorded = parse_record(u.wheel_record);
+  std::map<std::string, std::string> recorded; // path -> hash
+  for (auto& e : parse_record(u.wheel_record)) {
+    recorded[e.path] = e.hash;
+  }
   for (const auto& m : u.members) {
     if (m == u.dist_info + "/RECORD" || m.rfind(u.dist_info + "/RECORD.", 0) == 0) {
       continue;

@@ -3,6 +3,8 @@
 // (PEP 427 / 491 / the "binary distribution format" spec): files are unpacked into
 // a staging tree laid out like the image, scripts get the target's shebang,
 // console-script launchers are generated and .dist-info gets INSTALLER and RECORD.
+#include "python/metadata.hpp"
+
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -38,13 +40,6 @@ struct PythonTarget {
 
 // Empty when the wheel can run on the target; otherwise why not.
 std::optional<std::string> incompatibility(const WheelName& wheel, const PythonTarget& target);
-
-// PEP 503 normalised project name.
-std::string normalize_project_name(const std::string& name);
-// A PEP 440 version in a form where equal versions are equal strings: lowercase, no
-// leading "v", release without trailing ".0" parts or leading zeros, pre/post/dev
-// spellings unified ("1.0" == "1.0.0", "1.0-RC1" == "1.0rc1", "1.0-1" == "1.0.post1").
-std::string normalize_version(const std::string& version);
 
 // The .dist-info/METADATA text of the wheel at `wheel` (a cache blob may have any
 // name; `filename` is the wheel's own). Throws util::Error(input) for a file that is

@@ -300,56 +300,6 @@ Selected select_wheel(const python::RequirementLine& line, const std::vector<pyt
               "spec's python settings");
 }
 
-WheelMetadata parse_metadata(const std::string& text) {
-  WheelMetadata m;
-  std::istringstream in(text);
-  std::string line, key, value;
-  auto flush = [&]() {
-    if (key.empty()) {
-      return;
-    }
-    std::string k = key;
-    std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
-    auto b = value.find_first_not_of(" \t");
-    std::string v = b == std::string::npos ? "" : value.substr(b);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) {
-      v.pop_back();
-    }
-    if (k == "name") {
-      m.name = v;
-    } else if (k == "version") {
-      m.version = v;
-    } else if (k == "requires-python") {
-      m.requires_python = v;
-    } else if (k == "requires-dist") {
-      m.requires_dist.push_back(v);
-    }
-    key.clear();
-    value.clear();
-  };
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') {
-      line.pop_back();
-    }
-    if (line.empty()) {
-      break; // the body (the description) follows the first blank line
-    }
-    if (line[0] == ' ' || line[0] == '\t') {
-      value += " " + line; // a folded header
-      continue;
-    }
-    flush();
-    auto colon = line.find(':');
-    if (colon == std::string::npos) {
-      continue;
-    }
-    key = line.substr(0, colon);
-    value = line.substr(colon + 1);
-  }
-  flush();
-  return m;
-}
-
 void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& facts, const std::string& lock_name) {
   struct Have {
     std::string version;

@@ -7,6 +7,7 @@
 // does the selection without installing, writing the hashes the index advertises.
 #include "layers/cache.hpp"
 #include "python/index.hpp"
+#include "python/metadata.hpp"
 #include "python/requirements.hpp"
 #include "python/wheel.hpp"
 
@@ -81,22 +82,13 @@ struct Selected {
 Selected select_wheel(const python::RequirementLine& line, const std::vector<python::IndexFile>& files,
                       const TargetFacts& facts, bool check_hash);
 
-// The Requires-Dist lines (and name/version) of a METADATA file.
-struct WheelMetadata {
-  std::string name;
-  std::string version;
-  std::optional<std::string> requires_python;
-  std::vector<std::string> requires_dist;
-};
-WheelMetadata parse_metadata(const std::string& text);
-
 // A distribution that will be in the image: from the lock (with the extras asked for
 // it) or already in the base.
 struct ClosureInput {
   std::string name; // normalised
   std::string version;
   std::set<std::string> extras;
-  WheelMetadata metadata;
+  Metadata metadata;
   std::string where; // "requirements.lock:12"
 };
 // Every Requires-Dist whose marker holds for the target (and the extras asked for) must

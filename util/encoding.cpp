@@ -211,23 +211,6 @@ std::string escape_bytes(std::string_view s) {
   return out;
 }
 
-std::string normalize_project_name(std::string_view name) {
-  std::string out;
-  bool sep = false;
-  for (char c : name) {
-    if (c == '-' || c == '_' || c == '.') {
-      sep = true;
-      continue;
-    }
-    if (sep && !out.empty()) {
-      out.push_back('-');
-    }
-    sep = false;
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return out;
-}
-
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {

@@ -21,10 +21,6 @@ std::size_t levenshtein(std::string_view a, std::string_view b);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // The candidate closest to `word` when it is plausibly a typo of it, else "".
 std::string closest(std::string_view word, const std::vector<std::string>& candidates);
-// A Python project name as PEP 503 compares it: lower-cased, each run of '-', '_' and
-// '.' one '-', none at either end ("Foo__Bar." -> "foo-bar"). Shared by the wheel
-// installer and the package-index client.
-std::string normalize_project_name(std::string_view name);
 // A Kubernetes resource quantity of bytes ("40Gi", "46068Mi", "40G", "1.5Gi", "1024"):
 // binary suffixes Ki Mi Gi Ti Pi, decimal k M G T P, or none (bytes), as whole bytes
 // (rounded up); nullopt for anything else (exponents, negative values, overflow).

@@ -6,6 +6,7 @@
 #include "layers/compress.hpp"
 #include "layers/packages.hpp"
 #include "layers/tar.hpp"
+#include "python/installed.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -14,6 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,19 @@ std::function<std::size_t(char*, std::size_t)> reader_of(const std::string& byte
   };
 }
 
+// The dpkg inventory of a view and its Python distributions as the SBOM lists them, in
+// one list sorted by (type, name, version, location).
+layers::Inventory with_python(const layers::BaseView& view) {
+  layers::Inventory inv = view.inventory();
+  for (const auto& d : python::installed_distributions(view)) {
+    inv.packages.push_back(Package{"pypi", d.name, d.version, "", d.location, d.layer});
+  }
+  std::sort(inv.packages.begin(), inv.packages.end(), [](const Package& a, const Package& b) {
+    return std::tie(a.type, a.name, a.version, a.location) < std::tie(b.type, b.name, b.version, b.location);
+  });
+  return inv;
+}
+
 // The inventory of the tree the layers (bytes, digest), bottom to top, leave.
 layers::Inventory inventory(const std::vector<std::pair<std::string, std::string>>& bottom_to_top) {
   layers::BaseView view;
@@ -57,7 +72,7 @@ layers::Inventory inventory(const std::vector<std::pair<std::string, std::string
     view.add_layer(reader_of(bytes), digest);
   }
   view.finish({});
-  return view.inventory();
+  return with_python(view);
 }
 
 std::string compressed(const std::string& tar, layers::Compression kind, const fs::path& path) {
@@ -170,20 +185,6 @@ TEST_SUITE("packages") {
     CHECK(layers::parse_dpkg_status("Package: x\nStatus: purge ok not-installed\nVersion: 1\n", false).empty());
     CHECK(layers::parse_dpkg_status("", true).empty());
     CHECK(layers::parse_dpkg_status("\x01\x02 garbage\n\n : \n", true).empty());
-  }
-
-  TEST_CASE("packages: python METADATA headers and name normalisation") {
-    auto p = layers::parse_python_metadata("Metadata-Version: 2.1\nName:  Zope.Interface \nVersion: 6.0\n"
-                                           "Classifier: x\n  continued\n\nVersion: 9\n");
-    REQUIRE(p);
-    CHECK(p->type == "pypi");
-    CHECK(p->name == "Zope.Interface");
-    CHECK(p->version == "6.0");
-    CHECK(p->arch.empty());
-    CHECK_FALSE(layers::parse_python_metadata("Metadata-Version: 2.1\nName: nover\n"));
-    CHECK_FALSE(layers::parse_python_metadata("Metadata-Version: 2.1\n\nName: a\nVersion: 1\n"));
-    CHECK(layers::normalize_python_name("Foo__Bar.-baz") == "foo-bar-baz");
-    CHECK(layers::normalize_python_name("typing_extensions") == "typing-extensions");
   }
 
   TEST_CASE("packages: the inventory of a base layer (dpkg status, os-release, dist-info, egg-info file)") {
@@ -343,14 +344,14 @@ TEST_SUITE("packages") {
     link.link_target = "usr/lib/python3/dist-packages/x-1.dist-info/METADATA";
     view.add_member(link);
     view.finish({});
-    auto before = view.inventory();
+    auto before = with_python(view);
     REQUIRE(before.packages.size() == 4);
     CHECK(before.packages[3].location == "usr/lib/python3/dist-packages/y-1.dist-info");
     CHECK(before.packages[3].layer == k_upper);
     // Only a METADATA's headers are kept: the body is the long description.
     CHECK(view.contents().at("usr/lib/python3/dist-packages/x-1.dist-info/METADATA") == "Name: x\nVersion: 1\n");
     auto back = layers::decompress_view(layers::compress_view(view), {});
-    CHECK(back.inventory().packages == before.packages);
+    CHECK(with_python(back).packages == before.packages);
     CHECK(back.contents() == view.contents());
   }
 
@@ -369,9 +370,13 @@ TEST_SUITE("packages") {
     auto noarch = pkg("deb", "tzdata", "2024a-0+deb12u1", "", "var/lib/dpkg/status", k_base);
     CHECK(layers::purl(noarch, unknown) == "pkg:deb/debian/tzdata@2024a-0%2Bdeb12u1");
 
-    auto torch = pkg("pypi", "Torch_Vision..Extra", "2.1.0+cu121", "", "x/site-packages/t.dist-info", k_base);
-    CHECK(layers::purl(torch, inv) == "pkg:pypi/torch-vision-extra@2.1.0%2Bcu121");
-    auto plain = pkg("pypi", "requests", "2.32.3", "", "x/site-packages/r.dist-info", k_base);
-    CHECK(layers::purl(plain, unknown) == "pkg:pypi/requests@2.32.3");
+    python::Distribution torch;
+    torch.name = "Torch_Vision..Extra";
+    torch.version = "2.1.0+cu121";
+    CHECK(python::purl(torch) == "pkg:pypi/torch-vision-extra@2.1.0%2Bcu121");
+    python::Distribution plain;
+    plain.name = "requests";
+    plain.version = "2.32.3";
+    CHECK(python::purl(plain) == "pkg:pypi/requests@2.32.3");
   }
 }
