@@ -187,7 +187,10 @@ struct Reader {
                                           : "pin it to one version (NAME==VERSION); paddle-image lock does not "
                                             "resolve ranges");
     }
-    if (mode == RequirementsMode::lock && r.sha256.empty()) {
+    // A line with a marker may have no hashes: pip checks hashes only of what it installs,
+    // and a lock written for a target its marker excludes cannot hash what the index may
+    // not have. The build refuses it where the marker includes the target.
+    if (mode == RequirementsMode::lock && r.sha256.empty() && !r.requirement.marker) {
       fail(file, line, "'" + r.text + "' has no --hash=sha256:",
            "add the wheel's sha256 (paddle-image lock writes them; sha256sum FILE.whl)");
     }

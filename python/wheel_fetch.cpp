@@ -509,6 +509,13 @@ void fetch_locked_layer(LockedLayer& out, const TargetFacts& facts, const IndexA
   std::vector<const python::RequirementLine*> lines;
   for (const auto& l : out.lock.requirements) {
     if (marker_applies(l, facts)) {
+      if (l.sha256.empty()) {
+        throw Error(ErrorKind::input,
+                    l.where() + ": '" + l.text + "' has no --hash=sha256:, and its marker includes " +
+                        facts.target.describe(),
+                    "lock it for this target: paddle-image lock REQUIREMENTS -o " + out.file.string() +
+                        " --spec SPEC --layer LAYER");
+      }
       lines.push_back(&l);
     }
   }
@@ -662,6 +669,15 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
       std::string h = f.sha256.empty() ? computed[f.url] : f.sha256;
       hashes.insert(h);
       rl.files.push_back(f.filename);
+    }
+    if (hashes.empty() && !plans[i].selected && line.requirement.marker) {
+      // Its marker excludes the target and the index has no wheel of it: written as it
+      // is, as pip ignores it here; a build for a target it applies to refuses it.
+      res.warnings.push_back(line.where() + ": " + line.text +
+                             ": no wheel on the index, and its marker excludes the target; written without hashes");
+      text << line.text << "\n";
+      res.lines.push_back(rl);
+      continue;
     }
     if (hashes.empty()) {
       throw Error(ErrorKind::incompatible, line.where() + ": no wheel of " + line.text + " on the index to hash",

@@ -156,6 +156,23 @@ assert j["index_from"] == "the spec'"'"'s wheels.index", j["index_from"]
 assert [l["name"] for l in j["lines"]] == ["alpha", "beta", "fastmath", "paddlestub", "pip"], j["lines"]' \
   logs/lock-json.out requirements.lock
 
+# A line whose marker excludes the target need not exist on the index (pip ignores it
+# there); where the marker includes the target, a line without hashes is refused.
+printf 'alpha==1.1\nnosuchpkg==1.0 ; sys_platform == "win32"\n' >marker-req.txt
+run lock-marker "$PI" lock marker-req.txt -o marker.lock --spec app.yaml --cache-dir c-main "${INS_main[@]}"
+rc_is "lock: a requirement whose marker excludes the target need not be on the index" 0 lock-marker
+check "... written as it is, without hashes, with a warning" bash -c \
+  "grep -qx 'nosuchpkg==1.0 ; sys_platform == \"win32\"' marker.lock && grep -q 'marker excludes the target' logs/lock-marker.err"
+scratch_spec marker.yaml marker.lock "index: $URL_main/simple"
+run build-marker "$PI" build marker.yaml -q -o oci:marker:v1 --cache-dir c-main "${INS_main[@]}"
+rc_is "build with that lock installs what applies" 0 build-marker
+sed 's/"win32"/"linux"/' marker.lock >marker-linux.lock
+scratch_spec marker-linux.yaml marker-linux.lock "index: $URL_main/simple"
+run build-marker-linux "$PI" build marker-linux.yaml -q -o oci:marker2:v1 --cache-dir c-main "${INS_main[@]}"
+rc_is "a hashless line whose marker includes the target is refused (exit 3, input)" 3 build-marker-linux
+check "... naming the line and the target" grep_err build-marker-linux \
+  "marker-linux.lock:[0-9]+: 'nosuchpkg==1.0 ; sys_platform == \"linux\"' has no --hash=sha256:, and its marker includes CPython 3.11"
+
 # ==== 2. build on the Debian base, run in a container ================================
 n=$(lines main.log)
 run build-main "$PI" build app.yaml -o oci:img:v1 --cache-dir c-main "${INS_main[@]}" --metadata-file meta.json
