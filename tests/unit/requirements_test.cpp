@@ -369,3 +369,13 @@ TEST_CASE("parse_requirements: a missing file is an io error, a missing include 
   CHECK(contains(inc.what(), (d.path() / "requirements.txt").string() + ":2"));
   CHECK(contains(inc.what(), "missing.txt"));
 }
+
+TEST_CASE("a lock line without hashes is accepted only with a marker") {
+  Dir d;
+  auto f = parse_text(d, "alpha==1.0 --hash=sha256:" + k_a + "\npywin32==306 ; sys_platform == \"win32\"\n");
+  REQUIRE(f.requirements.size() == 2);
+  CHECK(f.requirements[1].sha256.empty());
+  CHECK(f.requirements[1].requirement.marker.has_value());
+  auto e = refusal(d, "pywin32==306\n");
+  CHECK(test_support::contains(e.what(), "has no --hash=sha256:"));
+}
