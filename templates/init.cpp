@@ -26,7 +26,6 @@ const std::vector<Part>& ocr_train_parts() {
       {"spec.yaml", "spec.yaml.mustache", Escape::yaml},
       {".paddleimageignore", "paddleimageignore.mustache", Escape::none},
       {"requirements.txt", "requirements.txt.mustache", Escape::none},
-      {"requirements.lock", "requirements.lock.mustache", Escape::none},
       {"src/train.py", "train.py.mustache", Escape::none},
       {"models/README.md", "models-README.md.mustache", Escape::none},
   };

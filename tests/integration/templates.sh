@@ -247,6 +247,25 @@ run = b["steps"][-1]["run"]
 assert "--push" in run and "--digest-file digest.txt" in run and "--sign --key cosign.key" in run
 assert b["steps"][2]["env"]["LOCK"] == "requirements.lock"
 PY
+# The workflow's lock check, as the runner would run it: the step's run: with the job's
+# and the step's env, in the project, paddle-image on PATH. requirements.txt lists
+# nothing yet, so lock fetches nothing.
+cat >"$WORK/lock_step.py" <<'PY'
+import os, subprocess, sys, yaml
+wf, proj, bindir = sys.argv[1:4]
+job = yaml.safe_load(open(wf))["jobs"]["build"]
+step = next(s for s in job["steps"] if s.get("name") == "Check that the lock is current")
+env = dict(os.environ, **{k: str(v) for k, v in job.get("env", {}).items()}, **{k: str(v) for k, v in step["env"].items()})
+env["PATH"] = bindir + ":" + env["PATH"]
+sys.exit(subprocess.run(["bash", "-e", "-c", step["run"]], cwd=proj, env=env).returncode)
+PY
+check "init: the workflow's lock-check step, run with bash, passes on the new project" \
+  env PADDLE_IMAGE_CACHE="$WORK/lockstep-cache" python3 "$WORK/lock_step.py" "$WORK/proj/.github/workflows/build.yml" "$WORK/proj" "$(dirname "$PI")"
+cp "$WORK/proj/requirements.lock" "$WORK/lock.keep"
+echo "# edited by hand" >>"$WORK/proj/requirements.lock"
+check "... and fails once the lock differs from what lock writes" bash -c \
+  "! env PADDLE_IMAGE_CACHE='$WORK/lockstep-cache' python3 '$WORK/lock_step.py' '$WORK/proj/.github/workflows/build.yml' '$WORK/proj' '$(dirname "$PI")' >/dev/null 2>&1"
+cp "$WORK/lock.keep" "$WORK/proj/requirements.lock"
 check "init ocr-train then build: the spec builds as it is" bash -c \
   "cd '$WORK/proj' && '$PI' build spec.yaml -o 'oci:$WORK/proj-out' -q"
 check "the built image has the three layers and the entrypoint" python3 - "$WORK/proj-out" <<'PY'
