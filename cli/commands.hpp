@@ -29,4 +29,9 @@ void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
 // warm plan, push, export, hosts, verify.
 void add_warm_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
 
+// The whole command line: every command above on `app`, each with its action; then
+// every option that takes several values takes one value per occurrence
+// (`--insecure-registry H r.txt` leaves r.txt to the positional, as CLI11 would not).
+std::vector<std::pair<CLI::App*, Action>> define_cli(CLI::App& app);
+
 } // namespace cli

@@ -31,20 +31,6 @@ int report(bool json, util::ErrorKind kind, const std::string& message, const st
   return util::exit_code(kind);
 }
 
-// A repeatable option takes one value per occurrence (`--insecure-registry H r.txt`
-// leaves r.txt to the positional); CLI11 would let a vector option swallow whatever
-// follows it. Positionals (`args ...`) keep taking every remaining word.
-void one_value_per_flag(CLI::App* app) {
-  for (CLI::Option* o : app->get_options()) {
-    if (!o->get_positional() && o->get_items_expected_max() > 1) {
-      o->allow_extra_args(false);
-    }
-  }
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
-    one_value_per_flag(sub);
-  }
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -52,19 +38,7 @@ int main(int argc, char** argv) {
   CLI::App app{"paddle-image: build, ship and check PaddlePaddle GPU images"};
   app.set_version_flag("--version", k_version);
   app.require_subcommand(1);
-  std::vector<std::pair<CLI::App*, cli::Action>> actions;
-  cli::Action build = cli::add_build(app);
-  cli::Action inspect = cli::add_inspect(app);
-  cli::Action cache = cli::add_cache(app);
-  cli::Action resolve = cli::add_resolve(app);
-  cli::Action matrix = cli::add_matrix(app);
-  cli::Action doctor = cli::add_doctor(app);
-  cli::add_registry_commands(app, actions);
-  cli::add_signing_commands(app, actions);
-  cli::add_lock_command(app, actions);
-  cli::add_template_commands(app, actions);
-  cli::add_warm_commands(app, actions);
-  one_value_per_flag(&app);
+  std::vector<std::pair<CLI::App*, cli::Action>> actions = cli::define_cli(app);
   bool want_json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") {
@@ -73,24 +47,6 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-    if (app.got_subcommand("build")) {
-      return build();
-    }
-    if (app.got_subcommand("inspect")) {
-      return inspect();
-    }
-    if (app.got_subcommand("cache")) {
-      return cache();
-    }
-    if (app.got_subcommand("resolve")) {
-      return resolve();
-    }
-    if (app.got_subcommand("matrix")) {
-      return matrix();
-    }
-    if (app.got_subcommand("doctor")) {
-      return doctor();
-    }
     for (const auto& [sub, action] : actions) {
       if (sub->parsed()) {
         return action();

@@ -1,0 +1,66 @@
+#include <doctest/doctest.h>
+
+#include "cli/commands.hpp"
+
+#include <string>
+#include <vector>
+
+namespace {
+
+// Every subcommand under `app`, with the words that reach it.
+void walk(CLI::App* app, std::vector<std::string> path,
+          std::vector<std::pair<std::vector<std::string>, CLI::App*>>& out) {
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    auto p = path;
+    p.push_back(sub->get_name());
+    out.emplace_back(p, sub);
+    walk(sub, p, out);
+  }
+}
+
+} // namespace
+
+TEST_CASE("cli: every option that takes values takes one per occurrence, in every command") {
+  CLI::App app{"paddle-image"};
+  app.require_subcommand(1);
+  auto actions = cli::define_cli(app);
+  std::vector<std::pair<std::vector<std::string>, CLI::App*>> subs;
+  walk(&app, {}, subs);
+  CHECK(subs.size() > 30);
+  int checked = 0;
+  for (const auto& [path, sub] : subs) {
+    for (CLI::Option* o : sub->get_options()) {
+      if (o->get_positional() || o->get_items_expected_max() <= 1 || o->get_name(false, true).empty()) {
+        continue;
+      }
+      std::string flag = o->get_lnames().empty() ? "-" + o->get_snames().front() : "--" + o->get_lnames().front();
+      CLI::App fresh{"paddle-image"};
+      fresh.require_subcommand(1);
+      auto fresh_actions = cli::define_cli(fresh); // the actions own the values the options write
+      std::vector<std::string> words = {"paddle-image"};
+      words.insert(words.end(), path.begin(), path.end());
+      words.push_back(flag);
+      words.push_back("value-one");
+      words.push_back("word-after");
+      std::vector<const char*> argv;
+      for (const auto& w : words) {
+        argv.push_back(w.c_str());
+      }
+      try {
+        fresh.parse(static_cast<int>(argv.size()), argv.data());
+      } catch (const CLI::ParseError&) {
+        // A required positional or a validator may refuse the words; what counts is
+        // what the option took.
+      }
+      CLI::App* target = &fresh;
+      for (const auto& p : path) {
+        target = target->get_subcommand(p);
+      }
+      CLI::Option* same = target->get_option(flag);
+      INFO(words[1] << " " << flag);
+      CHECK(same->results().size() <= 1);
+      ++checked;
+    }
+  }
+  CHECK(checked > 10);
+}
