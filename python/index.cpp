@@ -446,9 +446,10 @@ PackageIndex::~PackageIndex() = default;
 
 PackageIndex::Host& PackageIndex::host_for(const std::string& url) {
   UrlParts p = split_url(url);
-  if (p.scheme == "http" && !m_options.insecure.count(p.authority)) {
-    // pip ignores a plain-HTTP index that is not a trusted host; we refuse it, and
-    // before any request, so no credential crosses the network in the clear.
+  if (p.scheme == "http" && !m_options.insecure.count(p.authority) && !util::is_loopback_authority(p.authority)) {
+    // pip ignores a plain-HTTP index that is not a trusted host or a loopback address (a
+    // secure origin to pip); we refuse it, and before any request, so no credential
+    // crosses the network in the clear.
     throw Error(ErrorKind::input, redact_url(url) + ": the package index is plain HTTP",
                 "use https, or allow this host explicitly with --insecure-registry " + p.authority +
                     " (or --insecure)");

@@ -4,6 +4,7 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -241,8 +242,10 @@ void Session::ping() {
   if (m_pinged) {
     return;
   }
+  // Plain HTTP after https for a host the flags name, and for a loopback host (as Docker
+  // and go-containerregistry allow: a registry on the build machine itself).
   std::vector<std::string> schemes = {"https"};
-  if (m_opt.insecure.count(m_host) > 0) {
+  if (m_opt.insecure.count(m_host) > 0 || util::is_loopback_authority(m_host)) {
     schemes.push_back("http");
   }
   for (std::size_t si = 0; si < schemes.size(); ++si) {
@@ -264,10 +267,17 @@ void Session::ping() {
     };
     c.status_reason = [&](const Response& r) { return "HTTP " + std::to_string(r.status) + " from " + url; };
     c.fall_back = [&](const TransportFailure& f) {
-      bool try_http = more_schemes && (f.tls || f.curl_code == 35 || f.curl_code == 52 || f.curl_code == 56 ||
-                                       f.curl_code == 55 || f.curl_code == 28);
+      // A server that does not speak TLS at all (a plain-HTTP registry): the handshake
+      // fails, the reply is empty or cut, or nothing answers in time.
+      bool not_tls =
+          f.curl_code == 35 || f.curl_code == 52 || f.curl_code == 56 || f.curl_code == 55 || f.curl_code == 28;
+      // With the flag any TLS failure falls back; a loopback host without it only when
+      // no TLS server is there: a certificate that does not verify is reported as it is.
+      bool flagged = m_opt.insecure.count(m_host) > 0;
+      bool try_http = more_schemes && (not_tls || (flagged && f.tls));
       if (try_http) {
-        log(1, m_host + ": no TLS (" + f.what() + "); using plain HTTP (--insecure)");
+        log(1, m_host + ": no TLS (" + f.what() + "); using plain HTTP (" +
+                   (m_opt.insecure.count(m_host) > 0 ? "--insecure" : "a loopback host") + ")");
       }
       return try_http;
     };
@@ -320,7 +330,8 @@ std::string Session::fetch_token(const std::string& scope) {
   }
   std::string realm_host = host_of(realm);
   bool send_secret = !m_cred.anonymous();
-  if (scheme_of(realm) != "https" && send_secret && !m_opt.insecure.count(m_host)) {
+  if (scheme_of(realm) != "https" && send_secret && !m_opt.insecure.count(m_host) &&
+      !util::is_loopback_authority(realm_host)) {
     throw Error(ErrorKind::auth,
                 m_host + ": token realm " + scheme_of(realm) + "://" + realm_host +
                     " is not HTTPS; credentials are not sent over plain HTTP",

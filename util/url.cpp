@@ -280,4 +280,51 @@ std::string redact_text(std::string_view input) {
   return redact_path_queries(out);
 }
 
+bool is_loopback_authority(std::string_view authority) {
+  std::string_view host = authority;
+  if (!host.empty() && host.front() == '[') {
+    auto close = host.find(']');
+    if (close == std::string_view::npos) {
+      return false;
+    }
+    std::string_view rest = host.substr(close + 1);
+    if (!rest.empty() && (rest.front() != ':' || rest.size() == 1 ||
+                          rest.substr(1).find_first_not_of("0123456789") != std::string_view::npos)) {
+      return false;
+    }
+    return host.substr(0, close + 1) == "[::1]";
+  }
+  if (auto colon = host.find(':'); colon != std::string_view::npos) {
+    std::string_view port = host.substr(colon + 1);
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string_view::npos) {
+      return false;
+    }
+    host = host.substr(0, colon);
+  }
+  std::string lower(host);
+  for (char& c : lower) {
+    c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  }
+  if (lower == "localhost") {
+    return true;
+  }
+  // 127.a.b.c: four decimal octets, each 0-255, the first 127.
+  int octets = 0;
+  std::size_t pos = 0;
+  while (pos <= lower.size()) {
+    auto dot = lower.find('.', pos);
+    std::string part = lower.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    if (part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(part) > 255 || (octets == 0 && part != "127")) {
+      return false;
+    }
+    ++octets;
+    if (dot == std::string::npos) {
+      break;
+    }
+    pos = dot + 1;
+  }
+  return octets == 4;
+}
+
 } // namespace util

@@ -30,6 +30,11 @@ struct Url {
 // host other than file:///path's, an unclosed '[', a port that is not digits).
 std::optional<Url> parse_url(std::string_view text);
 
+// A loopback origin, judged from the literal authority ("host[:port]") alone, never
+// from DNS: `localhost`, an IPv4 literal in 127.0.0.0/8, `[::1]`. pip counts these as
+// secure origins, and Docker and go-containerregistry allow plain HTTP to them.
+bool is_loopback_authority(std::string_view authority);
+
 // The URL without userinfo (what may be stored: lock files, specs, labels). Text that
 // is not a URL comes back unchanged.
 std::string without_userinfo(const std::string& url);

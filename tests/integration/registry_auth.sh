@@ -159,8 +159,19 @@ expect_fail "a wrong CA is refused (exit 6)" 6 "TLS failed" "$PI" pull "$TLS_HOS
 expect_fail "a certificate for another host name is refused (exit 6)" 6 "TLS failed.*(subject name|host name|match)" \
   "$PI" pull "$TLS_WRONGNAME_HOST/team/img:v1" -o oci:x --ca-file "$TLS_CA" -q
 check "--insecure skips verification for a test registry" "$PI" pull "$TLS_HOST/team/img:v1" -o oci:tlsin --insecure -q
-expect_fail "plain HTTP is never used without --insecure" 6 "TLS failed" "$PI" push oci:img:v1 "$B/team/img:h1" -q
-check "and that hint names --insecure-registry" grep -q -- "--insecure-registry $B" "$WORK/err.txt"
+# Loopback is a secure origin (decided from the literal host): https first, then plain
+# HTTP, as Docker does for 127.0.0.0/8. Anything else gets plain HTTP only with the flag:
+# checked in a network namespace whose lo also holds 10.200.0.1.
+expect_fail "a loopback registry is reached over plain HTTP without a flag: its 401 is the answer (exit 5)" 5 \
+  "no credentials were found" "$PI" push oci:img:v1 "$B/team/img:h1" -q -v
+check "... after https was tried first" grep -q "using plain HTTP (a loopback host)" "$WORK/err.txt"
+expect_fail "plain HTTP is never used without --insecure for a non-loopback host (exit 6)" 6 "TLS failed" \
+  in_netns_with_server 10.200.0.1 18080 "$WORK/ns.log" "$PI" pull 10.200.0.1:18080/team/img:v1 -o oci:nsx -q --retries 0
+check "and that hint names --insecure-registry" grep -q -- "--insecure-registry 10.200.0.1:18080" "$WORK/err.txt"
+check "... and no plain-HTTP request reached the server" bash -c "! grep -q 'GET /v2/' '$WORK/ns.log'"
+check "with --insecure-registry the same host is asked over plain HTTP" bash -c \
+  "in_netns_with_server 10.200.0.1 18080 '$WORK/ns2.log' '$PI' pull 10.200.0.1:18080/team/img:v1 -o oci:nsy -q --retries 0 \
+     --insecure-registry 10.200.0.1:18080 >/dev/null 2>&1; grep -q 'GET /v2/' '$WORK/ns2.log'"
 
 # --- bad input ------------------------------------------------------------------------
 expect_fail "an upper-case repository is refused at the bad part (exit 3)" 3 "path component 'Team'" \

@@ -321,17 +321,21 @@ rc_is "auth: lock with credentials in the requirements' -i line" 0 auth-lock-i
 check "auth: the lock written from it does not carry the password" \
   bash -c "! grep -l s3cret auth-i.lock logs/auth-lock-i.out logs/auth-lock-i.err"
 
-# Plain HTTP only with --insecure-registry / --insecure: without the flag the index is
-# refused before a request (and credentials never go out over plain HTTP).
-n=$(lines main.log)
-run plain-lock "$PI" lock requirements.txt -o plain.lock --spec app.yaml --cache-dir c-plain
-check "plain-HTTP index without --insecure-registry: lock refuses it (naming the flag)" \
-  bash -c "test $RC -ne 0 && grep -q -- '--insecure' logs/plain-lock.err"
-check "... and sends no request" test "$(lines main.log)" -eq "$n"
-n=$(lines auth.log)
-run plain-auth "$PI" build auth-url.yaml -o oci:plain:v1 --cache-dir c-plain2
-check "plain-HTTP index with credentials, no --insecure-registry: build refuses it" test "$RC" -ne 0
-check "... and no credentialed request reached the server" bash -c "! tail -n +$((n + 1)) auth.log | grep -q ' 200 '"
+# A loopback index is a secure origin (as pip counts localhost, 127.0.0.0/8 and ::1),
+# decided from the literal host: no flag. Any other plain-HTTP index is refused without
+# --insecure-registry / --insecure, before a request, so credentials never go out over
+# plain HTTP: checked in a network namespace whose lo also holds 10.200.0.1.
+run loopback-lock "$PI" lock requirements.txt -o loopback.lock --spec app.yaml --cache-dir c-plain
+rc_is "a plain-HTTP index on 127.0.0.1 needs no flag" 0 loopback-lock
+check "... and locks the same as with the flag" cmp loopback.lock requirements.lock
+scratch_spec ns.yaml ns.lock "index: http://alice:s3cret@10.200.0.1:18081/simple"
+RC=0
+in_netns_with_server 10.200.0.1 18081 "$WORK/ns-index.log" "$PI" lock requirements.txt -o ns.lock --spec ns.yaml \
+  --cache-dir c-plain2 >logs/ns-lock.out 2>logs/ns-lock.err || RC=$?
+rc_is "a plain-HTTP index on a non-loopback host without the flag: refused (exit 3)" 3 ns-lock
+check "... naming the flag, the password hidden" bash -c \
+  "grep -q -- '--insecure-registry 10.200.0.1:18081' logs/ns-lock.err && ! grep -q s3cret logs/ns-lock.err"
+check "... before any request" bash -c "! grep -q 'GET ' '$WORK/ns-index.log'"
 run insecure-all "$PI" lock auth-req.txt -q -o insecure.lock --spec html.yaml --cache-dir c-ins --insecure
 rc_is "--insecure allows every plain-HTTP index" 0 insecure-all
 

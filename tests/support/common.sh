@@ -136,3 +136,27 @@ config:
   workdir: /app
 YAML
 }
+
+# in_netns_with_server ADDR PORT LOG CMD...: runs CMD in a new network namespace (nothing
+# outside it is reachable) whose lo also holds ADDR, a non-loopback address, with a
+# plain-HTTP server (python3 -m http.server, requests logged to LOG) on ADDR:PORT.
+# CMD's exit code is returned. For "plain HTTP only with the flag" checks: paddle-image
+# judges loopback by the literal host, so ADDR is not loopback to it.
+in_netns_with_server() {
+  local addr=$1 port=$2 log=$3
+  shift 3
+  unshare --net bash -c '
+    addr=$1 port=$2 log=$3; shift 3
+    ip link set lo up && ip addr add "$addr/32" dev lo || exit 97
+    python3 -m http.server --bind "$addr" "$port" 2>>"$log" &
+    srv=$!
+    for _ in $(seq 50); do
+      python3 -c "import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.2)" "$addr" "$port" 2>/dev/null && break
+      sleep 0.1
+    done
+    : >"$log"
+    rc=0; "$@" || rc=$?
+    kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+    exit $rc' _ "$addr" "$port" "$log" "$@"
+}
+export -f in_netns_with_server

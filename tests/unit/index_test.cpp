@@ -795,3 +795,23 @@ TEST_CASE("PackageIndex refuses a plain-HTTP index unless the host is allowed, b
   });
   CHECK(allowed.files("pkg").empty());
 }
+
+TEST_CASE("PackageIndex: a loopback index is a secure origin, judged from the literal host") {
+  for (const char* root :
+       {"http://127.0.0.1:3141/root/pypi/+simple", "http://localhost:8081/simple", "http://[::1]:8081/simple"}) {
+    Index ix(index_at(root));
+    std::string page = std::string(root) + "/pkg/";
+    ix.fake->expect("/pkg/", [&](const Request& q) {
+      CHECK(q.url == page);
+      return resp(404, {}, "");
+    });
+    INFO(root);
+    CHECK(ix.index->files("pkg").empty());
+  }
+  for (const char* root :
+       {"http://localhost.example.com/simple", "http://127.0.0.1.nip.io/simple", "http://10.0.0.1/simple"}) {
+    Index ix(index_at(root));
+    INFO(root);
+    CHECK(error_of([&] { ix.index->files("pkg"); }).kind() == util::ErrorKind::input);
+  }
+}

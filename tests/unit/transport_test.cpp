@@ -446,6 +446,43 @@ TEST_CASE("the ping of an --insecure host falls back to plain HTTP when TLS fail
   CHECK(fake->done());
 }
 
+TEST_CASE("a loopback host without the flag: plain HTTP when nothing speaks TLS, a bad certificate stays an error") {
+  registry::ClientOptions o;
+  o.max_attempts = 1;
+  registry::Stats stats;
+  {
+    auto fake = std::make_shared<FakeTransport>();
+    auto reg = std::make_shared<registry::Registry>("127.0.0.1:5000", fake, o, registry::Credential{}, stats);
+    fake->expect("GET", "https://127.0.0.1:5000/v2/", [](const Request&) -> Response {
+      throw registry::TransportFailure("wrong version number", 35, true, true);
+    });
+    fake->expect("GET", "http://127.0.0.1:5000/v2/", resp(200));
+    reg->ping();
+    CHECK(reg->repo_url("r") == "http://127.0.0.1:5000/v2/r");
+    CHECK(fake->done());
+  }
+  {
+    auto fake = std::make_shared<FakeTransport>();
+    auto reg = std::make_shared<registry::Registry>("localhost:5000", fake, o, registry::Credential{}, stats);
+    fake->expect("GET", "https://localhost:5000/v2/", [](const Request&) -> Response {
+      throw registry::TransportFailure("SSL certificate problem: self-signed certificate", 60, false, true);
+    });
+    auto e = error_of([&] { reg->ping(); });
+    CHECK(e.kind() == util::ErrorKind::network);
+    CHECK(contains(e.what(), "TLS failed"));
+    CHECK(fake->done());
+  }
+  {
+    auto fake = std::make_shared<FakeTransport>();
+    auto reg = std::make_shared<registry::Registry>("reg.test:5000", fake, o, registry::Credential{}, stats);
+    fake->expect("GET", "https://reg.test:5000/v2/", [](const Request&) -> Response {
+      throw registry::TransportFailure("wrong version number", 35, true, true);
+    });
+    CHECK(error_of([&] { reg->ping(); }).kind() == util::ErrorKind::network);
+    CHECK(fake->done());
+  }
+}
+
 TEST_CASE("the token fetch goes through the retry loop: a 503 then a 200 from the token endpoint is retried") {
   Client c;
   std::string manifest = R"({"schemaVersion":2,"config":{},"layers":[]})";

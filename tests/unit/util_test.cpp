@@ -524,3 +524,17 @@ TEST_CASE("util url: one parser, IPv6 brackets, and one redaction for every outp
         "> GET /v2/r/blobs/sha256:ab?X-Amz-Signature=***&sig=***&x=1 HTTP/1.1");
   CHECK(util::redact_text("is it? token=x") == "is it? token=x");
 }
+
+TEST_CASE("url: loopback origins from the literal authority, never DNS") {
+  for (const char* yes :
+       {"localhost", "LOCALHOST:5000", "127.0.0.1", "127.0.0.1:5000", "127.1.2.3:80", "[::1]", "[::1]:8080"}) {
+    INFO(yes);
+    CHECK(util::is_loopback_authority(yes));
+  }
+  for (const char* no :
+       {"localhost.example.com", "127.0.0.1.nip.io", "128.0.0.1", "127.0.0", "127.0.0.256", "10.0.0.1:5000", "[::2]",
+        "[::1", "[::1]x", "127.0.0.1:", "127.0.0.1:http", "user@127.0.0.1", "registry.local", "0.0.0.0", ""}) {
+    INFO(no);
+    CHECK_FALSE(util::is_loopback_authority(no));
+  }
+}
