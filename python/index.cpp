@@ -323,6 +323,22 @@ std::vector<IndexFile> parse_html_page(const std::string& html, const std::strin
     if (!is_distribution(f.filename)) {
       continue;
     }
+    // The link's text, HTML-unescaped: when it is a distribution's file name (PEP 503
+    // says it should be), it must be the URL's. Other text ("download") is not compared.
+    std::size_t text_end = i;
+    while ((text_end = html.find('<', text_end)) != std::string::npos &&
+           util::ascii_lower(html.substr(text_end, 3)) != "</a") {
+      ++text_end;
+    }
+    if (text_end != std::string::npos) {
+      std::string text = decode_entities(html.substr(i, text_end - i));
+      auto b = text.find_first_not_of(" \t\r\n");
+      auto e = text.find_last_not_of(" \t\r\n");
+      text = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+      if (is_distribution(text) && text.find_first_of("<>/") == std::string::npos && text != f.filename) {
+        f.listed_as = text;
+      }
+    }
     if (auto rp = attrs.find("data-requires-python"); rp != attrs.end()) {
       f.requires_python = rp->second;
     }
@@ -350,8 +366,8 @@ std::vector<IndexFile> parse_json_page(const std::string& text, const std::strin
     }
     for (const auto& e : j["files"]) {
       IndexFile f = file_from_href(e.at("url").get<std::string>(), page_url, page);
-      if (e.contains("filename") && e["filename"].is_string()) {
-        f.filename = e["filename"].get<std::string>();
+      if (e.contains("filename") && e["filename"].is_string() && e["filename"].get<std::string>() != f.filename) {
+        f.listed_as = e["filename"].get<std::string>();
       }
       if (e.contains("hashes") && e["hashes"].is_object() && e["hashes"].contains("sha256")) {
         f.sha256 = util::ascii_lower(e["hashes"]["sha256"].get<std::string>());
@@ -590,6 +606,13 @@ std::vector<IndexFile> PackageIndex::files(const std::string& project) {
                      ? parse_json_page(r->body, page_url)
                      : parse_html_page(r->body, page_url);
     for (auto& f : files) {
+      if (!f.listed_as.empty()) {
+        if (m_options.log) {
+          m_options.log(1, redact_url(page_url) + ": a link names " + f.listed_as + " but leads to " + f.filename +
+                               ": ignored");
+        }
+        continue;
+      }
       // A page lists one project's files: another project's file is never taken for
       // this one (pip: "wrong project name").
       if (file_project(f.filename) != name) {
@@ -615,9 +638,16 @@ std::vector<IndexFile> PackageIndex::files(const std::string& project) {
     }
   }
   for (const auto& f : *m_find_links) {
-    if (file_project(f.filename) == name) {
-      out.push_back(f);
+    if (file_project(f.filename) != name) {
+      continue;
     }
+    if (!f.listed_as.empty()) {
+      if (m_options.log) {
+        m_options.log(1, f.page + ": a link names " + f.listed_as + " but leads to " + f.filename + ": ignored");
+      }
+      continue;
+    }
+    out.push_back(f);
   }
   std::lock_guard<std::mutex> lock(m_mutex);
   m_pages[name] = out;

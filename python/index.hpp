@@ -36,6 +36,10 @@ struct IndexFile {
   std::optional<std::string> metadata_sha256; // PEP 658: offered ("" without a hash)
   std::int64_t size = -1;                     // PEP 700 "size" (JSON pages); -1 unknown
   std::string page;                           // the page it was listed on (redacted)
+  // The name the page gives the file (an HTML link's text, PEP 691 "filename") when it
+  // is not the URL's last path segment, percent-decoded: such a file is ignored, as a
+  // page that names one file and links another cannot be trusted for either.
+  std::string listed_as;
 };
 
 struct IndexSources {

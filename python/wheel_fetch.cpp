@@ -530,7 +530,18 @@ void fetch_locked_layer(LockedLayer& out, const TargetFacts& facts, const IndexA
   out.wheels = fetch_wheels(selected, index, cache, jobs, info, out.stats, progress);
   std::vector<ClosureInput> closure;
   for (const auto& w : out.wheels) {
-    closure.push_back(closure_input(w.selected, python::read_wheel_metadata(w.path, w.selected.file.filename)));
+    std::string meta = python::read_wheel_metadata(w.path, w.selected.file.filename);
+    // PEP 658: the metadata file the index offers is the wheel's METADATA, byte for byte,
+    // so the hash the page advertises for it must be the hash of the wheel's own (a lock
+    // closed over one and a build installing the other would disagree).
+    const auto& advertised = w.selected.file.metadata_sha256;
+    if (advertised && !advertised->empty() && util::sha256_hex(meta) != *advertised) {
+      throw Error(ErrorKind::integrity,
+                  w.selected.file.filename + ": its METADATA (sha256 " + util::sha256_hex(meta) +
+                      ") is not the metadata " + w.selected.file.page + " advertises (sha256 " + *advertised + ")",
+                  "the index serves metadata that differs from the wheel; use another mirror");
+    }
+    closure.push_back(closure_input(w.selected, meta));
   }
   check_closure(closure, facts, out.file.string());
 }

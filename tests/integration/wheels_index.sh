@@ -473,5 +473,23 @@ run order "$PI" lock --spec redir.yaml -i "$IP_URL/redir/simple" --insecure-regi
 rc_is "options before the positional: lock --insecure-registry HOST FILE" 0 order
 check "... and the report names -i as where the index came from" grep -q '"index_from": "-i/--index-url"' logs/order.out
 check "... the same lock" cmp order.lock redir.lock
+# A link whose text names another file than its URL is ignored (stricter than pip).
+page="<html><body><a href=\\\"$URL_html/files/gamma-0.5-py3-none-any.whl#sha256=$GAMMA\\\">gamma-0.6-py3-none-any.whl</a></body></html>"
+proxy_rules ip "{\"method\": \"GET\", \"path\": \"^/named/simple/gamma/\", \"action\": \"status\", \"code\": 200, \"times\": -1, \"headers\": {\"Content-Type\": \"text/html\"}, \"body\": \"$page\"}"
+run named "$PI" lock redir.txt -o named.lock --spec redir.yaml -i "$IP_URL/named/simple" --cache-dir c-n "${INS_ip[@]}" -v
+rc_is "a link whose text names another file than its URL is ignored: no file left (exit 9)" 9 named
+check "... and -v names both" grep_err named "a link names gamma-0.6-py3-none-any.whl but leads to gamma-0.5-py3-none-any.whl: ignored"
+# PEP 658: the page advertises, and the index serves, metadata other than the wheel's
+# own. The lock closes over what was advertised; the build, holding the wheel, refuses.
+META_SHA=$(printf 'Metadata-Version: 2.1\nName: gamma\nVersion: 0.5\n' | sha256sum | cut -d' ' -f1)
+page="<html><body><a href=\\\"$IP_URL/files/gamma-0.5-py3-none-any.whl#sha256=$GAMMA\\\" data-dist-info-metadata=\\\"sha256=$META_SHA\\\">gamma-0.5-py3-none-any.whl</a></body></html>"
+proxy_rules ip "{\"method\": \"GET\", \"path\": \"^/m658/simple/gamma/\", \"action\": \"status\", \"code\": 200, \"times\": -1, \"headers\": {\"Content-Type\": \"text/html\"}, \"body\": \"$page\"}
+{\"method\": \"GET\", \"path\": \"^/files/gamma-0.5-py3-none-any.whl.metadata\", \"action\": \"status\", \"code\": 200, \"times\": -1, \"body\": \"Metadata-Version: 2.1\\nName: gamma\\nVersion: 0.5\\n\"}"
+scratch_spec m658.yaml m658.lock "index: $IP_URL/m658/simple"
+run m658-lock "$PI" lock redir.txt -o m658.lock --spec m658.yaml --cache-dir c-m "${INS_ip[@]}"
+rc_is "lock over PEP 658 metadata that matches its advertised hash" 0 m658-lock
+run m658-build "$PI" build m658.yaml -q -o oci:m658:v1 --cache-dir c-m "${INS_ip[@]}"
+rc_is "the build refuses a wheel whose METADATA is not the advertised metadata (exit 8)" 8 m658-build
+check "... naming the file and the page" grep_err m658-build "gamma-0.5-py3-none-any.whl: its METADATA \\(sha256 [0-9a-f]{64}\\) is not the metadata .*/m658/simple/gamma/ advertises"
 
 finish

@@ -428,6 +428,33 @@ TEST_CASE("PackageIndex never takes another project's file from a project's page
   CHECK(files[0].sha256 == k_hash_a);
 }
 
+TEST_CASE("a link whose text names another file than its URL is ignored (HTML text, PEP 691 filename)") {
+  std::string html = "<a href=\"/files/pkg-1.0-py3-none-any.whl\">pkg-2.0-py3-none-any.whl</a>"
+                     "<a href=\"/files/pkg-1.1-py3-none-any.whl\">download</a>"
+                     "<a href=\"/files/pkg-1.2%2Bcu118-py3-none-any.whl\"> pkg-1.2+cu118-py3-none-any.whl </a>"
+                     "<a href=\"/files/pkg-1.3-py3-none-any.whl\">pkg-1.3-py3-none-any.whl&#32;</a>"
+                     "<a href=\"/files/pkg-1.4-py3-none-any.whl\">pkg-1.4-py3-none-any.whl&amp;x.whl</a>";
+  auto files = python::parse_html_page(html, "https://idx.test/simple/pkg/");
+  REQUIRE(files.size() == 5);
+  CHECK(files[0].listed_as == "pkg-2.0-py3-none-any.whl");
+  CHECK(files[1].listed_as.empty()); // not a file name: not compared
+  CHECK(files[2].listed_as.empty()); // '+' is %2B in the URL
+  CHECK(files[3].listed_as.empty());
+  CHECK(files[4].listed_as == "pkg-1.4-py3-none-any.whl&x.whl");
+  std::string json = R"({"files": [{"filename": "pkg-9.9-py3-none-any.whl", "url": "pkg-1.0-py3-none-any.whl",
+                                    "hashes": {}}]})";
+  auto j = python::parse_json_page(json, "https://idx.test/simple/pkg/");
+  REQUIRE(j.size() == 1);
+  CHECK(j[0].filename == "pkg-1.0-py3-none-any.whl");
+  CHECK(j[0].listed_as == "pkg-9.9-py3-none-any.whl");
+
+  Index ix(index_at("https://idx.test/simple/"));
+  ix.fake->expect("https://idx.test/simple/pkg/", resp(200, {{"Content-Type", "text/html"}}, html));
+  auto kept = ix.index->files("pkg");
+  REQUIRE(kept.size() == 3);
+  CHECK(kept[0].filename == "pkg-1.1-py3-none-any.whl");
+}
+
 TEST_CASE("PackageIndex: a project no index knows is an empty list, and a second index still counts") {
   python::IndexSources s;
   s.indexes = {"https://one.test/simple", "https://two.test/simple"};
