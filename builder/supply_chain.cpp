@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
+#include "util/url.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -36,21 +37,6 @@ signing::ResourceDescriptor resource(std::string name, std::string uri, const st
   }
   r.annotations = std::move(annotations);
   return r;
-}
-
-// A URL without user information (an index URL may carry credentials).
-std::string without_credentials(const std::string& url) {
-  auto scheme = url.find("://");
-  if (scheme == std::string::npos) {
-    return url;
-  }
-  auto host_start = scheme + 3;
-  auto slash = url.find('/', host_start);
-  auto at = url.rfind('@', slash == std::string::npos ? url.size() : slash);
-  if (at == std::string::npos || at < host_start) {
-    return url;
-  }
-  return url.substr(0, host_start) + url.substr(at + 1);
 }
 
 // The layer kinds paddle-image wrote, from the config's history ("paddle-image build:
@@ -149,7 +135,7 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
     }
   }
   if (!rep.revision.empty()) {
-    std::string source = without_credentials(o.source.empty() ? s.source : o.source);
+    std::string source = util::without_userinfo(o.source.empty() ? s.source : o.source);
     std::string rev = rep.revision;
     bool dirty = rev.size() > 6 && rev.compare(rev.size() - 6, 6, "-dirty") == 0;
     signing::ResourceDescriptor d =

@@ -9,6 +9,7 @@
 #include "templates/k8s.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/url.hpp"
 #include "warm/export.hpp"
 #include "warm/have.hpp"
 #include "warm/hosts.hpp"
@@ -46,24 +47,24 @@ struct Target {
   bool plain_http = false;
 };
 
+// A registry host as --to, --through and --registry take it: host[:port], or
+// http(s)://host[:port][/] (http:// consents to plain HTTP for it), split by
+// util::parse_url, the one URL parser.
 Target parse_target(const std::string& text, const std::string& flag) {
   Target t;
-  std::string rest = text;
-  if (rest.rfind("http://", 0) == 0) {
-    t.plain_http = true;
-    rest = rest.substr(7);
-  } else if (rest.rfind("https://", 0) == 0) {
-    rest = rest.substr(8);
-  }
-  while (!rest.empty() && rest.back() == '/') {
-    rest.pop_back();
-  }
-  if (rest.empty() || rest.find_first_of("/ \t@?#") != std::string::npos || rest.find("://") != std::string::npos) {
+  bool has_scheme = text.find("://") != std::string::npos;
+  auto u = util::parse_url(has_scheme ? text : "https://" + text);
+  bool ok = u && (u->scheme == "http" || u->scheme == "https") && u->userinfo.empty() && !u->has_query &&
+            !u->has_fragment && u->path.find_first_not_of('/') == std::string::npos && !u->host.empty() &&
+            u->host.find_first_of(" \t") == std::string::npos;
+  if (!ok) {
     throw Error(ErrorKind::usage,
-                flag + " '" + text + "' is not a registry host (the repository path is the image's own)",
+                flag + " '" + util::redact_url(text) +
+                    "' is not a registry host (the repository path is the image's own)",
                 "e.g. " + flag + " mirror.cluster.local:5000 or " + flag + " http://127.0.0.1:5000");
   }
-  t.host = rest;
+  t.plain_http = u->scheme == "http";
+  t.host = u->authority();
   return t;
 }
 

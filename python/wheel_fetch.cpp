@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/parallel.hpp"
 #include "util/sha256.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -83,10 +84,8 @@ python::PackageIndex make_index(const Sources& s, const IndexAccess& access, reg
   if (access.insecure_all) {
     for (const auto& list : {s.sources.indexes, s.sources.find_links}) {
       for (const auto& u : list) {
-        auto start = u.find("://");
-        if (start != std::string::npos) {
-          std::string auth = u.substr(start + 3, u.find_first_of("/?#", start + 3) - start - 3);
-          client.insecure.insert(auth.substr(auth.rfind('@') == std::string::npos ? 0 : auth.rfind('@') + 1));
+        if (auto url = util::parse_url(u)) {
+          client.insecure.insert(url->authority());
         }
       }
     }

@@ -33,15 +33,16 @@ std::string with_query(const std::string& url, const std::string& kv) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
 }
 
+// A token realm's scheme and host[:port], through the one URL parser ("" for text that
+// is not an absolute URL).
 std::string scheme_of(const std::string& url) {
-  return url.substr(0, url.find("://"));
+  auto u = util::parse_url(url);
+  return u ? u->scheme : std::string();
 }
 
 std::string host_of(const std::string& url) {
-  auto start = url.find("://");
-  start = start == std::string::npos ? 0 : start + 3;
-  auto end = url.find_first_of("/?", start);
-  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  auto u = util::parse_url(url);
+  return u ? u->authority() : std::string();
 }
 
 // The delay a Retry-After header asks for (seconds or an HTTP-date), -1 without one.

@@ -3,6 +3,7 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <set>
@@ -87,24 +88,21 @@ bool host_port(const std::string& hp) {
   return true;
 }
 
+// A registry URL as --upstream and --mirror take it: http(s)://host[:port][/path] or a
+// bare host[:port] (https), split by util::parse_url (the one URL parser), then held to
+// what a hosts.toml can carry: no credentials, query, fragment, spaces or quotes.
 Url parse_url(const std::string& text, const std::string& flag, bool allow_path) {
-  Url u;
-  std::string rest = text;
-  auto sep = text.find("://");
-  if (sep != std::string::npos) {
-    u.scheme = text.substr(0, sep);
-    rest = text.substr(sep + 3);
-    if (u.scheme != "http" && u.scheme != "https") {
-      throw Error(ErrorKind::usage, flag + " '" + text + "': the scheme must be http or https",
-                  "e.g. " + flag + " http://mirror.cluster.local:5000");
-    }
-  } else {
-    u.scheme = "https";
+  bool has_scheme = text.find("://") != std::string::npos;
+  auto parsed = util::parse_url(has_scheme ? text : "https://" + text);
+  if (has_scheme && parsed && parsed->scheme != "http" && parsed->scheme != "https") {
+    throw Error(ErrorKind::usage, flag + " '" + text + "': the scheme must be http or https",
+                "e.g. " + flag + " http://mirror.cluster.local:5000");
   }
-  auto slash = rest.find('/');
-  u.host = rest.substr(0, slash);
-  if (slash != std::string::npos) {
-    u.path = rest.substr(slash);
+  Url u;
+  if (parsed) {
+    u.scheme = parsed->scheme;
+    u.host = parsed->authority();
+    u.path = parsed->path;
     while (u.path.size() > 1 && u.path.back() == '/') {
       u.path.pop_back();
     }
@@ -112,8 +110,9 @@ Url parse_url(const std::string& text, const std::string& flag, bool allow_path)
       u.path.clear();
     }
   }
-  if (!host_port(u.host) || (!u.path.empty() && !plain_text(u.path))) {
-    throw Error(ErrorKind::usage, flag + " '" + util::escape_bytes(text) + "' is not a registry URL",
+  if (!parsed || !parsed->userinfo.empty() || parsed->has_query || parsed->has_fragment || !host_port(u.host) ||
+      (!u.path.empty() && !plain_text(u.path))) {
+    throw Error(ErrorKind::usage, flag + " '" + util::escape_bytes(util::redact_url(text)) + "' is not a registry URL",
                 "e.g. " + flag + " https://mirror.cluster.local:5000 (no credentials, spaces or quotes)");
   }
   if (!u.path.empty() && !allow_path) {

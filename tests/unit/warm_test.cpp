@@ -285,6 +285,20 @@ TEST_SUITE("warm") {
     o.mirrors = {"http://m"};
     o.upstream = "registry.example.com/team";
     CHECK(contains(error_of([&] { warm::render_hosts(o); }).what(), "--upstream"));
+    // Through util::parse_url, the one URL parser: credentials, a query, a fragment or a
+    // bad port have no place in hosts.toml, and none is shown back.
+    o.upstream = "registry.example.com";
+    for (const char* bad : {"https://user:s3cret@m:5000", "http://m:5000/?x=1", "http://m:5000/#f", "http://m:50x0",
+                            "http://[::1", "http://"}) {
+      o.mirrors = {bad};
+      INFO(bad);
+      auto err = error_of([&] { warm::render_hosts(o); });
+      CHECK(err.kind() == util::ErrorKind::usage);
+      CHECK(contains(err.what(), "--mirror"));
+      CHECK_FALSE(contains(err.what(), "s3cret"));
+    }
+    o.mirrors = {"HTTP://[::1]:5000/"};
+    CHECK(warm::render_hosts(o).text.find("[::1]:5000") != std::string::npos);
   }
 
   TEST_CASE("hosts: written atomically under DIR/<host>/, the CA copied beside it") {
