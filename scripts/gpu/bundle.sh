@@ -4,7 +4,9 @@
 # loader and libc kept apart, used only when the machine's glibc is older than the
 # binary needs), and the test images as one OCI layout, each tagged for the verdict it
 # expects (expected.tsv, written before any run).
-#   scripts/gpu/bundle.sh BUILD_DIR OUT_DIR
+#   [EXPECTED=FILE] scripts/gpu/bundle.sh BUILD_DIR OUT_DIR
+# EXPECTED: the verdicts for another GPU (default expected.tsv, written for an H200;
+# expected-h100.tsv for an H100 80GB).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUILD=${1:?usage: bundle.sh BUILD_DIR OUT_DIR}
@@ -24,6 +26,7 @@ done
 # The highest GLIBC_ symbol version the binary and its bundled libraries ask for.
 objdump -T "$OUT/bin/paddle-image" "$OUT"/lib/*.so* 2>/dev/null | grep -Eo 'GLIBC_[0-9.]+' | sort -uV | tail -1 \
   >"$OUT/glibc-needed.txt"
-cp "$HERE/real-gpu.sh" "$HERE/expected.tsv" "$HERE/../../tests/support/compare_nvidia_smi.py" "$OUT/"
+cp "$HERE/real-gpu.sh" "$HERE/../../tests/support/compare_nvidia_smi.py" "$OUT/"
+cp "${EXPECTED:-$HERE/expected.tsv}" "$OUT/expected.tsv"
 "$HERE/images.sh" "$BIN" "$OUT/images"
 du -sh "$OUT" | awk -v out="$OUT" '{print "bundle.sh: " $1 " in " out}'
