@@ -9,6 +9,7 @@
 #include "layers/tree.hpp"
 #include "oci/layout_image.hpp"
 #include "python/installed.hpp"
+#include "python/pep440.hpp"
 #include "python/requirements.hpp"
 #include "python/wheel.hpp"
 #include "util/encoding.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace builder {
 
@@ -773,13 +775,87 @@ oci::Annotations oci_keys_for(const spec::BuildSpec& s, const BuildOptions& o, c
   return keys;
 }
 
+// "12.0.1" -> "12.0" (the form requires: and the labels use); "" stays "".
+std::string major_minor(const std::string& v) {
+  auto dot = v.find('.');
+  if (dot == std::string::npos) {
+    return v;
+  }
+  auto second = v.find('.', dot + 1);
+  return v.substr(0, second);
+}
+
+// What the base states about itself, read from its view: label key (after
+// "io.paddle-image.") -> value and where it was read.
+struct BaseFact {
+  std::string value, source;
+};
+std::map<std::string, BaseFact> base_facts(const Base& base) {
+  std::map<std::string, BaseFact> out;
+  if (!base.view) {
+    return out;
+  }
+  const auto& f = base.view->facts();
+  if (!f.cuda.empty()) {
+    out["cuda.version"] = {major_minor(f.cuda), f.cuda_source};
+  }
+  if (!f.cudnn.empty()) {
+    out["cudnn.version"] = {major_minor(f.cudnn), f.cudnn_source};
+  }
+  for (const auto& d : python::installed_distributions(*base.view)) {
+    std::string key = python::normalize_project_name(d.name);
+    if (key == "paddlepaddle-gpu" || key == "paddlepaddle") {
+      auto v = python::pep440::Version::parse(d.version);
+      out["paddle.version"] = {v ? v->public_str() : d.version, "/" + d.location};
+    }
+  }
+  // The interpreter python3 runs: the highest python3.N the view has.
+  int best = -1;
+  std::string from;
+  for (const auto& i : f.interpreters) {
+    auto dot = i.rfind("python3.");
+    if (dot == std::string::npos) {
+      continue;
+    }
+    int minor = std::atoi(i.c_str() + dot + 8);
+    if (minor > best) {
+      best = minor;
+      from = i;
+    }
+  }
+  if (best >= 0) {
+    out["python.version"] = {"3." + std::to_string(best), from};
+  }
+  return out;
+}
+
+// requires: fills in only what the base cannot tell: a value the base states otherwise
+// is an input error naming both (a CUDA 12.0 base is not made CUDA 11.8 by a label).
+void check_requires_against_base(const spec::BuildSpec& s, const std::map<std::string, BaseFact>& facts) {
+  const auto& req = s.requires_;
+  for (const auto& [key, want, field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"cuda.version", req.cuda, "cuda"},
+                                                                      {"cudnn.version", req.cudnn, "cudnn"},
+                                                                      {"paddle.version", req.paddle, "paddle"}}) {
+    auto it = facts.find(key);
+    if (want.empty() || it == facts.end() || it->second.value == want) {
+      continue;
+    }
+    throw Error(ErrorKind::input,
+                s.file.filename().string() + ": requires." + field + " is \"" + want + "\", but the base states " +
+                    it->second.value + " (" + it->second.source + ")",
+                "remove requires." + field + " (the base's value is recorded), or choose a base with " + field + " " +
+                    want);
+  }
+}
+
 // Labels (docs/labels.md): the base's own OCI keys (source, revision, version,
 // title...) describe the base, not this image, and are dropped; io.paddle-image.*
 // requirements are inherited. Then the spec's labels, this image's OCI keys, and the
 // requirement labels: the facts of a base chosen by `base: auto` first, the spec's
 // requires: over them.
 void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<python::PythonTarget>& py,
-                const oci::Annotations& oci_keys, std::map<std::string, std::string>& labels) {
+                const oci::Annotations& oci_keys, const Events& ev, std::map<std::string, std::string>& labels) {
   for (auto it = labels.begin(); it != labels.end();) {
     it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? labels.erase(it) : std::next(it);
   }
@@ -803,6 +879,19 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<
     set_label("io.paddle-image.driver.min", rb.driver_full);
     set_label("io.paddle-image.driver.min-compat", rb.driver_minor);
     set_label("io.paddle-image.gpu.archs", util::join(rb.archs, ","));
+  }
+  // What the base itself states wins over the matrix's row for its tag; the build says
+  // where each came from, and when the two disagree.
+  for (const auto& [key, fact] : base_facts(base)) {
+    std::string label = "io.paddle-image." + key;
+    auto had = labels.find(label);
+    if (base.resolved && had != labels.end() && had->second != fact.value) {
+      ev.info("  warning: the base states " + key + " " + fact.value + " (" + fact.source +
+              "); the compatibility matrix says " + had->second + " for " + base.resolved->reference +
+              ": the base's is recorded");
+    }
+    ev.info("  " + label + " = " + fact.value + " (from the base: " + fact.source + ")");
+    labels[label] = fact.value;
   }
   const auto& req = s.requires_;
   set_label("io.paddle-image.cuda.version", req.cuda);
@@ -984,6 +1073,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
 
   Base base = open_build_base(s, o, cache, ev);
   report_base(base, rep, ev);
+  check_requires_against_base(s, base_facts(base));
   std::optional<python::PythonTarget> py = wheels_target(s, base);
   Assembly a = start_from_base(s, base, o.source_date_epoch);
   build_spec_layers(s, o, cache, base, py, ev, a, rep);
@@ -991,7 +1081,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   a.config.created = a.created;
   merge_runtime_config(s.config, a.config);
   oci::Annotations oci_keys = oci_keys_for(s, o, base, a.created);
-  set_labels(s, base, py, oci_keys, a.config.config.labels);
+  set_labels(s, base, py, oci_keys, ev, a.config.config.labels);
   ImageDocuments docs = serialise(a, oci_keys);
   rep.manifest = docs.manifest;
   rep.config_digest = docs.config.digest;

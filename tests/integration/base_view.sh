@@ -86,6 +86,17 @@ build() { # LAYOUT BASE_TAG LOG
     --metadata-file "$3.json" >"$3.out" 2>"$3.err"
 }
 check "the app builds on the base" build app1 "$TAG" b1
+check "the labels carry what the base states, with no requires: in the spec" bash -c \
+  "'$PI' inspect oci:app1:v1 --json | /usr/bin/python3 -c 'import json,sys; l=json.load(sys.stdin)[\"config\"][\"config\"][\"Labels\"]
+want={\"cuda.version\": \"12.0\", \"cudnn.version\": \"8.9\", \"paddle.version\": \"2.6.1\", \"python.version\": \"3.11\"}
+assert all(l.get(\"io.paddle-image.\"+k)==v for k,v in want.items()), l'"
+check "... and the build says where each came from" bash -c \
+  "grep -q 'io.paddle-image.cuda.version = 12.0 (from the base: ENV CUDA_VERSION)' b1.err &&
+   grep -q 'io.paddle-image.paddle.version = 2.6.1 (from the base: /usr/local/lib/python3.11/dist-packages/paddlepaddle_gpu-2.6.1.dist-info)' b1.err"
+{ cat "app/spec-$TAG.yaml"; printf 'requires: {cuda: "11.8"}\n'; } >app/spec-cuda118.yaml
+expect_fail "requires: that contradicts the base is an input error naming both (exit 3)" 3 \
+  'requires.cuda is "11.8", but the base states 12.0 \(ENV CUDA_VERSION\)' \
+  "$PI" build app/spec-cuda118.yaml -q -o oci:x118:v1 --insecure-registry "$REG_HOST" --cache-dir "$WORK/cache"
 check "the build says which links it wrote through" grep -q "through the symlink /usr/local/cuda -> /etc/alternatives/cuda" b1.err
 check "sbom of the app reads only the app's layer (the base's tree is the build's cached view) and lists the base's packages" \
   bash -c "'$PI' sbom oci:app1:v1 --cache-dir '$WORK/cache' --format cyclonedx -o app1-bom.json 2>app1-bom.err &&
