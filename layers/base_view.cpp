@@ -285,22 +285,9 @@ void BaseView::finish(const std::vector<std::string>& config_env) {
     if (it == m_content.end() || !f.os_id.empty()) {
       continue;
     }
-    std::istringstream in(it->second);
-    for (std::string line; std::getline(in, line);) {
-      auto eq = line.find('=');
-      if (eq == std::string::npos) {
-        continue;
-      }
-      std::string k = line.substr(0, eq), v = line.substr(eq + 1);
-      if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) {
-        v = v.substr(1, v.size() - 2);
-      }
-      if (k == "ID") {
-        f.os_id = v;
-      } else if (k == "VERSION_ID") {
-        f.os_version_id = v;
-      }
-    }
+    OsRelease r = parse_os_release(it->second);
+    f.os_id = r.id;
+    f.os_version_id = r.version_id;
   }
   for (const auto& [path, content] : m_content) {
     if (path.rfind("etc/ld.so.conf.d/", 0) == 0 && content.size() < 65536) {
@@ -310,13 +297,15 @@ void BaseView::finish(const std::vector<std::string>& config_env) {
   m_facts = std::move(f);
 }
 
+std::string BaseView::layer_of(const std::string& path) const {
+  const ViewNode* n = find(path);
+  return n != nullptr && n->layer >= 0 && static_cast<std::size_t>(n->layer) < m_layers.size()
+             ? m_layers[static_cast<std::size_t>(n->layer)]
+             : std::string();
+}
+
 Inventory BaseView::inventory() const {
-  return inventory_of(m_content, [&](const std::string& path) {
-    const ViewNode* n = find(path);
-    return n != nullptr && n->layer >= 0 && static_cast<std::size_t>(n->layer) < m_layers.size()
-               ? m_layers[static_cast<std::size_t>(n->layer)]
-               : std::string();
-  });
+  return inventory_of(m_content, [&](const std::string& path) { return layer_of(path); });
 }
 
 std::string BaseView::resolve(const std::string& path, bool follow_last, std::vector<std::string>* followed,

@@ -69,8 +69,10 @@ public:
   const std::vector<std::string>& layers() const { return m_layers; }
   // The small files kept for the facts and the package inventory (wants_content), by path.
   const std::map<std::string, std::string>& contents() const { return m_content; }
-  // The dpkg and Python packages of the tree, each with the layer that wrote it last
-  // (what an SBOM lists).
+  // The digest of the layer that wrote `path` last; "" for a path the view lacks.
+  std::string layer_of(const std::string& path) const;
+  // The dpkg packages of the tree, each with the layer that wrote it last (what an SBOM
+  // lists beside python::installed_distributions).
   Inventory inventory() const;
 
   // `path` ("a/b/c", no leading '/') with every directory component resolved through

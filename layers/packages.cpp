@@ -155,10 +155,6 @@ std::int64_t cap_for(Kind kind) {
   return 0;
 }
 
-struct OsRelease {
-  std::string id, version_id;
-};
-
 // Unquotes a shell-style os-release value ("..." with backslash escapes, or '...').
 std::string os_release_value(const std::string& raw) {
   std::string v = trim(raw);
@@ -176,27 +172,6 @@ std::string os_release_value(const std::string& raw) {
     return out;
   }
   return v;
-}
-
-OsRelease parse_os_release(const std::string& content) {
-  OsRelease out;
-  for (const auto& raw : split_lines(content)) {
-    std::string line = trim(raw);
-    if (line.empty() || line.front() == '#') {
-      continue;
-    }
-    auto eq = line.find('=');
-    if (eq == std::string::npos) {
-      continue;
-    }
-    std::string key = trim(line.substr(0, eq));
-    if (key == "ID") {
-      out.id = os_release_value(line.substr(eq + 1));
-    } else if (key == "VERSION_ID") {
-      out.version_id = os_release_value(line.substr(eq + 1));
-    }
-  }
-  return out;
 }
 
 // dpkg's Status "want ok installed", with want "install" or "hold" (a held package is
@@ -279,6 +254,32 @@ std::string purl_encode(std::string_view s) {
     }
   }
   return out;
+}
+
+OsRelease parse_os_release(const std::string& content) {
+  OsRelease out;
+  for (const auto& raw : split_lines(content)) {
+    std::string line = trim(raw);
+    if (line.empty() || line.front() == '#') {
+      continue;
+    }
+    auto eq = line.find('=');
+    if (eq == std::string::npos) {
+      continue;
+    }
+    std::string key = trim(line.substr(0, eq));
+    if (key == "ID") {
+      out.id = os_release_value(line.substr(eq + 1));
+    } else if (key == "VERSION_ID") {
+      out.version_id = os_release_value(line.substr(eq + 1));
+    }
+  }
+  return out;
+}
+
+std::string python_dist_location(const std::string& path) {
+  auto c = classify(path);
+  return c.kind == Kind::python ? c.location : std::string();
 }
 
 std::int64_t inventory_file_cap(const std::string& path) {

@@ -50,6 +50,18 @@ std::string purl(const Package& p, const Inventory& inv);
 // Percent-encodes all but RFC 3986's unreserved characters, as purl segments want.
 std::string purl_encode(std::string_view s);
 
+// The .dist-info or .egg-info directory (or the .egg-info file) whose metadata `path`
+// is, under a site-packages or dist-packages directory: ".../x-1.dist-info" for
+// ".../x-1.dist-info/METADATA"; "" for any other path. python::installed_distributions
+// reads the distributions these files name.
+std::string python_dist_location(const std::string& path);
+
+// ID and VERSION_ID of an os-release file (shell-style quoting undone).
+struct OsRelease {
+  std::string id, version_id;
+};
+OsRelease parse_os_release(const std::string& content);
+
 // Helpers, exposed for tests.
 // Parses a dpkg status file; with `installed_only`, a stanza needs Status "install ok
 // installed" (else a present Status must say so). Stanzas without Package or Version,
