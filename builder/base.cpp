@@ -283,18 +283,8 @@ void refresh_local_base_records(const Base& base, const fs::path& cache_dir, con
   }
 }
 
-namespace {
-
-struct Scan {
-  int minor = -1;
-  std::string bin_dir; // "/usr/bin" or "/usr/local/bin"
-  std::optional<std::pair<int, int>> glibc;
-};
-
-// The interpreter and glibc from the base's view: python3.X in /usr/local/bin (a
-// python.org build) before /usr/bin, the newest X within one directory.
-Scan scan_base(const Base& base) {
-  Scan sc;
+BaseInterpreter base_interpreter(const Base& base) {
+  BaseInterpreter sc;
   if (!base.view) {
     return sc;
   }
@@ -316,6 +306,8 @@ Scan scan_base(const Base& base) {
   return sc;
 }
 
+namespace {
+
 std::string default_site(const std::string& interpreter, int minor) {
   std::string v = "3." + std::to_string(minor);
   // Debian/Ubuntu's system python reads /usr/local/lib/python3.X/dist-packages.
@@ -333,9 +325,9 @@ python::PythonTarget python_target(const spec::BuildSpec& s, const Base& base) {
   const std::string& arch = s.platform.architecture;
   t.arch = arch == "amd64" ? "x86_64" : arch == "arm64" ? "aarch64" : arch;
   bool need_scan = !s.python || !s.python->glibc || s.python->interpreter.empty();
-  Scan sc;
+  BaseInterpreter sc;
   if (need_scan) {
-    sc = scan_base(base);
+    sc = base_interpreter(base);
   }
   if (s.python) {
     const auto& p = *s.python;

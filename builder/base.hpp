@@ -85,4 +85,15 @@ void load_base_view(Base& base, const std::filesystem::path& cache_dir, const De
 // (interpreter, site-packages, glibc).
 python::PythonTarget python_target(const spec::BuildSpec& s, const Base& base);
 
+// The interpreter and glibc from the base's view: python3.X in /usr/local/bin (a
+// python.org build) before /usr/bin, the newest X within one directory; minor -1 when
+// the base has none (or no view). python_target derives from it, and so does the
+// io.paddle-image.python.version label of an image without a wheels layer.
+struct BaseInterpreter {
+  int minor = -1;
+  std::string bin_dir; // "/usr/bin" or "/usr/local/bin"
+  std::optional<std::pair<int, int>> glibc;
+};
+BaseInterpreter base_interpreter(const Base& base);
+
 } // namespace builder

@@ -296,14 +296,13 @@ void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::Lay
 // The base entries a wheels layer lands on (its install roots and their ancestors, and
 // the links on the way), for its cache key: a base that changes them rebuilds it.
 nlohmann::json base_roots_key(const layers::BaseView& view, const python::PythonTarget& t, const spec::LayerSpec& l) {
-  const layers::BaseView* base = &view;
   nlohmann::json j = nlohmann::json::array();
   for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
     std::vector<std::string> links;
-    std::string p = base->resolve(layers::normalize_image_path(root, l.origin), true, &links, l.origin);
+    std::string p = view.resolve(layers::normalize_image_path(root, l.origin), true, &links, l.origin);
     nlohmann::json dirs = nlohmann::json::array();
     for (std::string a = p; !a.empty(); a = a.find('/') == std::string::npos ? "" : a.substr(0, a.rfind('/'))) {
-      const layers::ViewNode* n = base->find(a);
+      const layers::ViewNode* n = view.find(a);
       dirs.push_back(n == nullptr ? nlohmann::json(nullptr)
                                   : nlohmann::json::array({a, std::string(1, n->type), n->mode, n->owner.uid,
                                                            n->owner.gid, n->owner.uname, n->owner.gname, n->xattrs}));
@@ -809,22 +808,10 @@ std::map<std::string, BaseFact> base_facts(const Base& base) {
       out["paddle.version"] = {v ? v->public_str() : d.version, "/" + d.location};
     }
   }
-  // The interpreter python3 runs: the highest python3.N the view has.
-  int best = -1;
-  std::string from;
-  for (const auto& i : f.interpreters) {
-    auto dot = i.rfind("python3.");
-    if (dot == std::string::npos) {
-      continue;
-    }
-    int minor = std::atoi(i.c_str() + dot + 8);
-    if (minor > best) {
-      best = minor;
-      from = i;
-    }
-  }
-  if (best >= 0) {
-    out["python.version"] = {"3." + std::to_string(best), from};
+  // The interpreter a wheels layer would install for (python_target's choice).
+  BaseInterpreter py = base_interpreter(base);
+  if (py.minor >= 0) {
+    out["python.version"] = {"3." + std::to_string(py.minor), py.bin_dir + "/python3." + std::to_string(py.minor)};
   }
   return out;
 }
@@ -854,8 +841,9 @@ void check_requires_against_base(const spec::BuildSpec& s, const std::map<std::s
 // requirements are inherited. Then the spec's labels, this image's OCI keys, and the
 // requirement labels: the facts of a base chosen by `base: auto` first, the spec's
 // requires: over them.
-void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<python::PythonTarget>& py,
-                const oci::Annotations& oci_keys, const Events& ev, std::map<std::string, std::string>& labels) {
+void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::string, BaseFact>& facts,
+                const std::optional<python::PythonTarget>& py, const oci::Annotations& oci_keys, const Events& ev,
+                std::map<std::string, std::string>& labels) {
   for (auto it = labels.begin(); it != labels.end();) {
     it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? labels.erase(it) : std::next(it);
   }
@@ -882,7 +870,7 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::optional<
   }
   // What the base itself states wins over the matrix's row for its tag; the build says
   // where each came from, and when the two disagree.
-  for (const auto& [key, fact] : base_facts(base)) {
+  for (const auto& [key, fact] : facts) {
     std::string label = "io.paddle-image." + key;
     auto had = labels.find(label);
     if (base.resolved && had != labels.end() && had->second != fact.value) {
@@ -1073,7 +1061,8 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
 
   Base base = open_build_base(s, o, cache, ev);
   report_base(base, rep, ev);
-  check_requires_against_base(s, base_facts(base));
+  const std::map<std::string, BaseFact> facts = base_facts(base);
+  check_requires_against_base(s, facts);
   std::optional<python::PythonTarget> py = wheels_target(s, base);
   Assembly a = start_from_base(s, base, o.source_date_epoch);
   build_spec_layers(s, o, cache, base, py, ev, a, rep);
@@ -1081,7 +1070,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   a.config.created = a.created;
   merge_runtime_config(s.config, a.config);
   oci::Annotations oci_keys = oci_keys_for(s, o, base, a.created);
-  set_labels(s, base, py, oci_keys, ev, a.config.config.labels);
+  set_labels(s, base, facts, py, oci_keys, ev, a.config.config.labels);
   ImageDocuments docs = serialise(a, oci_keys);
   rep.manifest = docs.manifest;
   rep.config_digest = docs.config.digest;
