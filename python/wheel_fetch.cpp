@@ -18,7 +18,6 @@ namespace python {
 
 using util::Error;
 using util::ErrorKind;
-namespace pep440 = python::pep440;
 
 namespace {
 
