@@ -18,12 +18,12 @@ namespace python {
 using registry::Attempt;
 using registry::Call;
 using registry::ClientOptions;
-using registry::Credential;
 using registry::Request;
 using registry::Response;
-using registry::Session;
+using registry::Retrying;
 using registry::Stats;
 using registry::Transport;
+using registry::TransportFailure;
 
 using util::Error;
 using util::ErrorKind;
@@ -450,13 +450,38 @@ std::optional<std::pair<std::string, std::string>> netrc_lookup(const fs::path& 
 
 // ---- the client ----
 
+// What the client keeps per host: the TLS policy and the credentials (Basic, from a
+// configured URL's userinfo or netrc). Index servers (devpi, Artifactory, Nexus,
+// GitLab) take Basic auth on every request; there is no token dance to do.
 struct PackageIndex::Host {
-  std::unique_ptr<Session> session;
+  std::string authority;
+  registry::TlsPolicy tls;
   std::string auth_header; // "" for none
 };
 
 PackageIndex::PackageIndex(IndexSources sources, std::shared_ptr<Transport> http, ClientOptions options, Stats& stats)
-    : m_sources(std::move(sources)), m_http(std::move(http)), m_options(std::move(options)), m_stats(stats) {}
+    : m_sources(std::move(sources)), m_options(std::move(options)), m_stats(stats),
+      m_transport(std::move(http), registry::retry_options(m_options), &m_stats.retries) {}
+
+namespace {
+
+// A transfer to the index that failed for good, as the error users see.
+[[noreturn]] void fail_transport(const TransportFailure& f, const std::string& what, const std::string& authority,
+                                 int attempts, const std::string& hint) {
+  std::string where = what + ": " + authority + ": ";
+  if (f.tls) {
+    throw Error(ErrorKind::network, where + "TLS failed: " + f.what(),
+                "trust the index's CA with --ca-file CA.pem (or add it to /etc/ssl/certs); for an index without "
+                "trusted TLS, pass --insecure-registry " +
+                    authority);
+  }
+  throw Error(ErrorKind::network,
+              where + f.what() +
+                  (f.retryable && attempts > 1 ? " (gave up after " + std::to_string(attempts) + " attempts)" : ""),
+              hint);
+}
+
+} // namespace
 
 PackageIndex::~PackageIndex() = default;
 
@@ -474,7 +499,9 @@ PackageIndex::Host& PackageIndex::host_for(const std::string& url) {
   auto& h = m_hosts[p.authority];
   if (!h) {
     h = std::make_unique<Host>();
-    h->session = std::make_unique<Session>(p.authority, m_http, m_options, Credential{}, m_stats);
+    h->authority = p.authority;
+    h->tls.verify = m_options.insecure.count(p.authority) == 0;
+    h->tls.ca_file = m_options.ca_file;
     // Userinfo given on any configured URL of this host applies to the host (pip
     // sends an index's credentials to the files it links on the same host).
     for (const auto& list : {m_sources.indexes, m_sources.find_links}) {
@@ -500,8 +527,7 @@ std::optional<Response> PackageIndex::get(const std::string& url, const std::vec
   UrlParts p = split_url(url);
   std::string clean = p.scheme + "://" + p.authority + p.path;
   Call c;
-  c.what = what;
-  c.tls = h.session->tls();
+  c.tls = h.tls;
   c.log_prefix = redact_url(url) + ": ";
   c.make = [&]() {
     ++m_requests;
@@ -515,11 +541,11 @@ std::optional<Response> PackageIndex::get(const std::string& url, const std::vec
   };
   std::optional<Response> r;
   try {
-    r = h.session->call(c);
-  } catch (const Error& e) {
-    throw Error(e.kind(), e.what(),
-                "check the index URL (spec 'index', the lock's -i, PIP_INDEX_URL or pip.conf) and that the host is "
-                "reachable; pass --insecure-registry HOST for an index without trusted TLS");
+    r = m_transport.call(c);
+  } catch (const TransportFailure& f) {
+    fail_transport(f, what, p.authority, m_options.max_attempts,
+                   "check the index URL (spec 'index', the lock's -i, PIP_INDEX_URL or pip.conf) and that the host "
+                   "is reachable; --retries sets how often to try");
   }
   if (!r) {
     throw Error(ErrorKind::network, what + ": no answer from " + p.authority);
@@ -692,8 +718,7 @@ void PackageIndex::download(const IndexFile& file, const std::function<void(cons
   std::int64_t written = 0;
   bool partial = false; // the current attempt's response is a 206 for the rest
   Call c;
-  c.what = "downloading " + file.filename;
-  c.tls = h.session->tls();
+  c.tls = h.tls;
   c.log_prefix = file.filename + ": ";
   c.make = [&]() {
     ++m_requests;
@@ -704,7 +729,7 @@ void PackageIndex::download(const IndexFile& file, const std::function<void(cons
     }
     if (written > 0) {
       q.headers.push_back("Range: bytes=" + std::to_string(written) + "-");
-      h.session->log(1, "resuming " + file.filename + " at byte " + std::to_string(written));
+      m_transport.log(1, "resuming " + file.filename + " at byte " + std::to_string(written));
     }
     q.on_body_start = [&](long status) {
       partial = status == 206;
@@ -729,10 +754,11 @@ void PackageIndex::download(const IndexFile& file, const std::function<void(cons
   };
   std::optional<Response> r;
   try {
-    r = h.session->call(c);
-  } catch (const Error& e) {
-    throw Error(e.kind(), std::string(e.what()) + " (" + redact_url(file.url) + ")",
-                "check that the index host is reachable; a retry resumes where the transfer stopped");
+    r = m_transport.call(c);
+  } catch (const TransportFailure& f) {
+    fail_transport(f, "downloading " + file.filename + " (" + redact_url(file.url) + ")", h.authority,
+                   m_options.max_attempts,
+                   "check that the index host is reachable; a retry resumes where the transfer stopped");
   }
   if (!r || r->status == 416) {
     return;

@@ -8,7 +8,7 @@
 // cut. Credentials come from the index URL's userinfo or a netrc file and never
 // appear in messages: every URL this client reports is redacted.
 #include "registry/http.hpp"
-#include "registry/session.hpp"
+#include "registry/retry.hpp"
 
 #include "util/url.hpp"
 
@@ -100,9 +100,9 @@ private:
   std::vector<IndexFile> find_links_files();
 
   IndexSources m_sources;
-  std::shared_ptr<registry::Transport> m_http;
   registry::ClientOptions m_options;
   registry::Stats& m_stats;
+  registry::Retrying m_transport; // the registry's retry loop, without its token auth
   std::mutex m_mutex;
   std::map<std::string, std::unique_ptr<Host>> m_hosts;
   std::mutex m_find_links_mutex;

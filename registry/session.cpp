@@ -25,10 +25,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-bool retryable_status(long s) {
-  return s == 408 || s == 429 || (s >= 500 && s != 501 && s != 505);
-}
-
 std::string with_query(const std::string& url, const std::string& kv) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
 }
@@ -45,22 +41,6 @@ std::string host_of(const std::string& url) {
   return u ? u->authority() : std::string();
 }
 
-// The delay a Retry-After header asks for (seconds or an HTTP-date), -1 without one.
-double retry_after_s(const Response& r) {
-  std::string ra = r.headers.get("retry-after");
-  if (ra.empty()) {
-    return -1;
-  }
-  if (std::all_of(ra.begin(), ra.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    return std::stod(ra);
-  }
-  std::tm tm{};
-  if (strptime(ra.c_str(), "%a, %d %b %Y %H:%M:%S", &tm)) {
-    return static_cast<double>(timegm(&tm) - std::time(nullptr));
-  }
-  return -1;
-}
-
 } // namespace
 
 std::string pull_scope(const std::string& repo) {
@@ -73,7 +53,8 @@ std::string push_scope(const std::string& repo) {
 Session::Session(std::string host, std::shared_ptr<Transport> http, ClientOptions options, Credential credential,
                  Stats& stats)
     : m_host(std::move(host)), m_endpoint(m_host == "docker.io" ? "registry-1.docker.io" : m_host),
-      m_http(std::move(http)), m_opt(std::move(options)), m_cred(std::move(credential)), m_stats(stats) {}
+      m_opt(std::move(options)), m_transport(std::move(http), registry::retry_options(m_opt), &stats.retries),
+      m_cred(std::move(credential)), m_stats(stats) {}
 
 void Session::log(int level, const std::string& line) const {
   if (m_opt.log) {
@@ -99,87 +80,14 @@ std::string Session::absolute(const std::string& location) const {
   return base_url() + (location.empty() || location[0] != '/' ? "/" : "") + location;
 }
 
-// ---- the retry loop ----
+// ---- requests through the transport ----
 
-void Session::backoff(int attempt, const Response* r, const std::string& why) {
-  thread_local std::mt19937 rng{std::random_device{}()};
-  double base = std::min(m_opt.backoff_max_s, m_opt.backoff_initial_s * std::pow(2.0, attempt - 1));
-  double delay = base * std::uniform_real_distribution<double>(0.5, 1.0)(rng);
-  if (r) {
-    double after = retry_after_s(*r);
-    if (after >= 0) {
-      delay = std::min(std::max(after, 0.0), std::max(m_opt.backoff_max_s, 1.0));
-    }
+std::optional<Response> Session::call(const Call& c, const std::string& what) {
+  try {
+    return m_transport.call(c);
+  } catch (const TransportFailure& f) {
+    fail_transport(f, what);
   }
-  ++m_stats.retries;
-  if (m_opt.log) {
-    std::string secs =
-        std::to_string(std::lround(delay * 10) / 10) + "." + std::to_string(std::lround(delay * 10) % 10);
-    m_opt.log(1, "retrying in " + secs + " s (attempt " + std::to_string(attempt + 1) + " of " +
-                     std::to_string(m_opt.max_attempts) + "): " + why);
-  }
-  util::sleep_interruptible(delay);
-}
-
-bool Session::retry(const std::function<Attempt(int attempt)>& attempt) {
-  for (int n = 1;; ++n) {
-    Attempt a = attempt(n);
-    switch (a.verdict) {
-    case Attempt::Verdict::finish:
-      return true;
-    case Attempt::Verdict::abandon:
-      return false;
-    case Attempt::Verdict::again:
-      --n;
-      continue;
-    case Attempt::Verdict::retry:
-      if (n >= m_opt.max_attempts) {
-        return false;
-      }
-      backoff(n, a.response ? &*a.response : nullptr, a.why);
-      continue;
-    }
-  }
-}
-
-std::optional<Response> Session::call(const Call& c) {
-  std::optional<Response> last;
-  std::optional<TransportFailure> failure;
-  bool stopped = false;
-  bool finished = retry([&](int) -> Attempt {
-    Request req = c.make();
-    failure.reset();
-    try {
-      last = m_http->perform(req, c.tls);
-    } catch (const TransportFailure& f) {
-      if (c.fall_back && c.fall_back(f)) {
-        stopped = true;
-        return Attempt::abandon();
-      }
-      if (!f.retryable) {
-        fail_transport(f, c.what);
-      }
-      failure = f;
-      return Attempt::retry(c.log_prefix + f.what());
-    }
-    if (c.judge) {
-      if (auto verdict = c.judge(*last)) {
-        return Attempt{*verdict, {}, std::nullopt};
-      }
-    }
-    if (retryable_status(last->status)) {
-      std::string reason = c.status_reason ? c.status_reason(*last) : "HTTP " + std::to_string(last->status);
-      return Attempt::retry(c.log_prefix + reason, *last);
-    }
-    return Attempt::finish();
-  });
-  if (stopped) {
-    return std::nullopt;
-  }
-  if (!finished && failure) {
-    fail_transport(*failure, c.what);
-  }
-  return last;
 }
 
 // ---- errors ----
@@ -254,7 +162,6 @@ void Session::ping() {
     const bool more_schemes = si + 1 < schemes.size();
     const std::string url = scheme + "://" + m_endpoint + "/v2/";
     Call c;
-    c.what = "contacting the registry";
     c.tls = tls();
     c.make = [&] {
       Request req;
@@ -282,7 +189,7 @@ void Session::ping() {
       }
       return try_http;
     };
-    std::optional<Response> r = call(c);
+    std::optional<Response> r = call(c, "contacting the registry");
     if (!r) {
       continue;
     }
@@ -347,7 +254,6 @@ std::string Session::fetch_token(const std::string& scope) {
     start = sp == std::string::npos ? scope.size() : sp + 1;
   }
   Call c;
-  c.what = "getting a token for " + m_host + " from " + realm_host;
   c.tls.verify = !(m_opt.insecure.count(realm_host) || (realm_host == m_host && m_opt.insecure.count(m_host)));
   c.tls.ca_file = m_opt.ca_file;
   c.make = [&] {
@@ -367,7 +273,7 @@ std::string Session::fetch_token(const std::string& scope) {
     return req;
   };
   c.status_reason = [](const Response& r) { return "token server HTTP " + std::to_string(r.status); };
-  Response r = *call(c);
+  Response r = *call(c, "getting a token for " + m_host + " from " + realm_host);
   // A token server speaks OAuth, not the distribution API: its body carries no OCI
   // error codes, so the status alone picks the kind.
   if (r.status == 401 || r.status == 403) {
@@ -433,7 +339,6 @@ Response Session::send(const std::function<Request()>& make, const std::string& 
   auto accepted = [&](long status) { return std::find(accept.begin(), accept.end(), status) != accept.end(); };
   bool refreshed = false;
   Call c;
-  c.what = what;
   c.tls = tls();
   c.log_prefix = what + ": ";
   c.make = [&] {
@@ -470,7 +375,7 @@ Response Session::send(const std::function<Request()>& make, const std::string& 
     }
     return std::nullopt;
   };
-  Response r = *call(c);
+  Response r = *call(c, what);
   if (accepted(r.status) || raw) {
     return r;
   }
@@ -482,7 +387,7 @@ Response Session::perform_once(Request q, const std::string& scope) {
   if (!auth.empty()) {
     q.headers.push_back(auth);
   }
-  return m_http->perform(q, tls());
+  return m_transport.perform_once(q, tls());
 }
 
 } // namespace registry

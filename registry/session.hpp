@@ -1,14 +1,14 @@
 #pragma once
-// The transport layer of the registry client, for one host: the ping that chooses the
-// scheme (https, or http for --insecure hosts) and reads the auth challenge;
+// The registry's authenticated session, for one host: the ping that chooses the scheme
+// (https, or http for --insecure and loopback hosts) and reads the auth challenge;
 // credentials and bearer tokens (fetched per scope from the challenge's realm, cached
-// until they expire, refreshed after a 401); and the one retry loop (exponential
-// backoff with jitter, Retry-After, stalls reported by the transport) through which
-// every request goes: the ping, the token fetch, the protocol's requests and the
-// upload session's. The protocol (registry/client.hpp) and uploads
-// (registry/upload.hpp) sit on top.
+// until they expire, refreshed after a 401). Every request it makes (the ping, the
+// token fetch, the protocol's requests, the upload session's) goes through the
+// retrying transport below it (registry/retry.hpp), which knows nothing of auth. The
+// protocol (registry/client.hpp) and uploads (registry/upload.hpp) sit on top.
 #include "registry/auth.hpp"
 #include "registry/http.hpp"
+#include "registry/retry.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -23,65 +23,9 @@
 
 namespace registry {
 
-struct ClientOptions {
-  std::set<std::string> insecure; // hosts allowed plain HTTP or unverified TLS (--insecure)
-  std::string ca_file;            // extra CA (--ca-file)
-  int max_attempts = 6;           // per request, counting the first
-  double backoff_initial_s = 0.5;
-  double backoff_max_s = 30;
-  long stall_timeout_s = 30;
-  long connect_timeout_s = 15;
-  std::int64_t chunk_size = 0; // 0: one streaming PUT unless the registry demands chunks
-  Logger log;
-};
-
-// Counters for the metadata JSON; shared by all registries of one command.
-struct Stats {
-  std::atomic<std::int64_t> bytes_uploaded{0}, bytes_mounted{0}, bytes_skipped{0}, bytes_downloaded{0};
-  std::atomic<std::int64_t> blobs_uploaded{0}, blobs_mounted{0}, blobs_skipped{0}, blobs_downloaded{0};
-  std::atomic<std::int64_t> retries{0}, manifests_put{0};
-};
-
 // Token scopes.
 std::string pull_scope(const std::string& repo);
 std::string push_scope(const std::string& repo);
-
-// How one attempt in the retry loop ended.
-struct Attempt {
-  enum class Verdict {
-    finish,  // done (a success, or an answer the caller handles)
-    retry,   // back off and try again while attempts remain
-    again,   // try again at once, not counted (after a token refresh)
-    abandon, // stop without an answer (ping: try the next scheme)
-  };
-  Verdict verdict = Verdict::finish;
-  std::string why;                  // for the log line of a retry
-  std::optional<Response> response; // the refusal, whose Retry-After sets the delay
-
-  static Attempt finish() { return {}; }
-  static Attempt retry(std::string why, std::optional<Response> response = std::nullopt) {
-    return {Verdict::retry, std::move(why), std::move(response)};
-  }
-  static Attempt again() { return {Verdict::again, {}, std::nullopt}; }
-  static Attempt abandon() { return {Verdict::abandon, {}, std::nullopt}; }
-};
-
-// One request through the retry loop (Session::call), with hooks for what differs
-// between its callers (ping, token fetch, the protocol's requests).
-struct Call {
-  std::string what; // names the request in errors: "downloading sha256:... from team/app"
-  TlsPolicy tls;
-  std::function<Request()> make; // builds each attempt's request
-  std::string log_prefix;        // before the reason in a retry's log line
-  // The reason a retryable status gives in the log; "HTTP <status>" when unset.
-  std::function<std::string(const Response&)> status_reason;
-  // A transport failure the caller handles itself (ping: TLS failed, try plain
-  // HTTP): true stops the call, which then returns no response.
-  std::function<bool(const TransportFailure&)> fall_back;
-  // Judges a response before the default (408, 429 and 5xx retried, anything else
-  // final): a verdict, or nullopt for the default.
-  std::function<std::optional<Attempt::Verdict>(const Response&)> judge;
-};
 
 class Session {
 public:
@@ -106,14 +50,8 @@ public:
   std::string absolute(const std::string& location) const;
   TlsPolicy tls() const;
 
-  // The one retry loop: runs attempt(n) for n = 1, 2, ... until it finishes; a
-  // `retry` backs off (exponential, jitter, Retry-After) while attempts remain.
-  // False when the attempts ran out or the attempt abandoned.
-  bool retry(const std::function<Attempt(int attempt)>& attempt);
-  // One request through the loop: transport failures that can pass are retried
-  // (others throw, as does running out of attempts on them); the final response is
-  // returned. nullopt only when Call::fall_back stopped it.
-  std::optional<Response> call(const Call& c);
+  // The retrying transport every request of this session goes through.
+  Retrying& transport() { return m_transport; }
   // A registry request with auth for scope: a 401 gets a fresh token once; statuses
   // in `accept` are success, others throw a RegistryError (or are returned when
   // `raw`).
@@ -134,7 +72,9 @@ private:
     std::string value;
     double expires_at = 0; // steady seconds
   };
-  void backoff(int attempt, const Response* r, const std::string& why);
+  // One request through the transport; a transport failure becomes the registry's
+  // network error naming `what`.
+  std::optional<Response> call(const Call& c, const std::string& what);
   // The Authorization header for scope ("" when none is needed); takes m_mutex.
   std::string auth_header(const std::string& scope);
   // Runs with m_mutex held (one token fetch at a time).
@@ -142,8 +82,8 @@ private:
 
   std::string m_host;
   std::string m_endpoint; // where the API lives: Docker Hub's is registry-1.docker.io
-  std::shared_ptr<Transport> m_http;
   ClientOptions m_opt;
+  Retrying m_transport;
   Credential m_cred;
   Stats& m_stats;
   std::mutex m_mutex; // guards everything below

@@ -15,10 +15,6 @@ using util::ErrorKind;
 
 namespace {
 
-bool retryable_status(long s) {
-  return s == 408 || s == 429 || (s >= 500 && s != 501 && s != 505);
-}
-
 std::string with_query(const std::string& url, const std::string& kv) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
 }
@@ -108,7 +104,7 @@ void Upload::run() {
   int attempts = 0;
   bool stored = false;
   try {
-    stored = m_session.retry([&](int n) {
+    stored = m_session.transport().retry([&](int n) {
       attempts = n;
       m_failure = Failure{};
       if (attempt()) {
@@ -256,7 +252,7 @@ bool Upload::put_chunks() {
   std::int64_t chunk = m_session.options().chunk_size > 0 ? m_session.options().chunk_size : 8 << 20;
   m_chunk = std::max<std::int64_t>(chunk, m_hints.chunk_min);
   m_offset = 0;
-  return m_session.retry([&](int n) {
+  return m_session.transport().retry([&](int n) {
     if (n > 1 && !resync()) {
       return Attempt::abandon(); // the session is gone: start a new one
     }

@@ -617,6 +617,41 @@ TEST_CASE("PackageIndex sends URL userinfo as Basic auth and never shows it in e
   }
 }
 
+TEST_CASE("PackageIndex has its own auth over the shared transport: no token dance, its own wording") {
+  SUBCASE("a Bearer challenge is not answered with a token request: one request, an auth error") {
+    Index ix(index_at("https://idx.test/simple"));
+    ix.fake->expect("/simple/pkg/", resp(401, {{"WWW-Authenticate", R"(Bearer realm="https://auth.test/token")"}}));
+    auto e = error_of([&] { ix.index->files("pkg"); });
+    CHECK(e.kind() == util::ErrorKind::auth);
+    CHECK(ix.fake->seen.size() == 1);
+    CHECK(contains(e.what(), "no credentials were sent"));
+    CHECK(contains(e.hint(), "netrc"));
+  }
+  SUBCASE("a TLS failure names the index host and the index's fixes, not a registry's") {
+    Index ix(index_at("https://idx.test/simple"));
+    ix.fake->expect("/simple/pkg/", [](const Request&) -> Response {
+      throw registry::TransportFailure("SSL certificate problem: self-signed certificate", 60, false, true);
+    });
+    auto e = error_of([&] { ix.index->files("pkg"); });
+    CHECK(e.kind() == util::ErrorKind::network);
+    CHECK(contains(e.what(), "idx.test: TLS failed"));
+    CHECK(contains(e.hint(), "index's CA"));
+    CHECK_FALSE(contains(e.hint(), "paddle-image login"));
+  }
+  SUBCASE("a refused connection is retried, then reported with the number of attempts") {
+    Index ix(index_at("https://idx.test/simple"), 2);
+    for (int i = 0; i < 2; ++i) {
+      ix.fake->expect("/simple/pkg/", [](const Request&) -> Response {
+        throw registry::TransportFailure("Connection refused", 7, true);
+      });
+    }
+    auto e = error_of([&] { ix.index->files("pkg"); });
+    CHECK(e.kind() == util::ErrorKind::network);
+    CHECK(contains(e.what(), "gave up after 2 attempts"));
+    CHECK(ix.stats.retries == 1);
+  }
+}
+
 TEST_CASE("PackageIndex takes credentials for a host from netrc when the URL has none") {
   auto dir = make_temp("pi-index-netrc-");
   python::IndexSources s = index_at("https://idx.test/simple");
