@@ -10,6 +10,7 @@
 #include "oci/layout_image.hpp"
 #include "python/installed.hpp"
 #include "python/pep440.hpp"
+#include "python/replace.hpp"
 #include "python/requirements.hpp"
 #include "python/wheel.hpp"
 #include "util/encoding.hpp"
@@ -225,7 +226,8 @@ nlohmann::json owner_key(const spec::LayerSpec& l) {
 // A wheels layer's inputs: the Python target, the owner, the lock file and the stat
 // data of each .whl.
 std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, const std::vector<fs::path>& wheels,
-                       const layers::CompressOptions& co, const BuildOptions& o, const nlohmann::json& base_roots) {
+                       const layers::CompressOptions& co, const BuildOptions& o, const nlohmann::json& base_roots,
+                       const python::InstallPlan& plan) {
   KeyHasher key;
   start_layer_key(key, co, o);
   key.add({{"kind", "wheels"},
@@ -233,6 +235,9 @@ std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, 
            {"owner", owner_key(l)},
            {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""},
            {"base_roots", base_roots}});
+  if (!plan.replacements.empty()) {
+    key.add({{"replacing", python::plan_key(plan)}});
+  }
   layers::EntrySet stat_set;
   for (const auto& w : wheels) {
     stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}});
@@ -315,7 +320,8 @@ nlohmann::json base_roots_key(const layers::BaseView& view, const python::Python
 // The Python facts of the target for selection and the closure check: the full
 // version from the base's dpkg entry for python3.N (else 3.N.0, with a warning) and the
 // Python distributions the base already has.
-python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t, const Events& ev) {
+python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t, const Events& ev,
+                                      bool warn = true) {
   std::map<std::string, std::string> dists;
   std::string full;
   if (base.view) {
@@ -332,8 +338,9 @@ python::TargetFacts base_target_facts(const Base& base, const python::PythonTarg
   }
   if (full.empty() || full.rfind("3." + std::to_string(t.minor), 0) != 0) {
     full = "3." + std::to_string(t.minor) + ".0";
-    ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
-            "; environment markers on python_full_version are evaluated as " + full);
+    if (warn)
+      ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
+              "; environment markers on python_full_version are evaluated as " + full);
   }
   return python::target_facts(t, full, std::move(dists));
 }
@@ -342,7 +349,7 @@ python::TargetFacts base_target_facts(const Base& base, const python::PythonTarg
 // hashes, includes followed), the sources, the target and the base (whose Python
 // packages the closure check counts); so an unchanged lock costs no request at all.
 std::string index_wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, const python::LockedLayer& locked,
-                             const LayerContext& cx) {
+                             const LayerContext& cx, const python::InstallPlan& plan) {
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
   nlohmann::json reqs = nlohmann::json::array();
@@ -356,25 +363,107 @@ std::string index_wheels_key(const spec::LayerSpec& l, const python::PythonTarge
            {"sources", locked.sources.redacted()},
            {"base", cx.base.digest ? cx.base.digest->str() : ""},
            {"base_roots", base_roots_key(cx.landing, t, l)}});
+  if (!plan.replacements.empty()) {
+    key.add({{"replacing", python::plan_key(plan)}});
+  }
   return key.finish();
 }
 
-// Installs the wheels into a staging tree and writes it as the layer; `check` sees
-// what was installed first.
+// Installs the wheels into a staging tree and writes it as the layer, with a whiteout
+// for every path of a replaced distribution the wheels do not write again; `check`
+// sees every wheel first (those already satisfied too, which are not installed).
 layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
-                              const std::vector<fs::path>& wheels, util::AtomicFile& tmp, layers::LayerRecord& rec,
+                              const std::vector<fs::path>& all_wheels, const python::InstallPlan& plan,
+                              util::AtomicFile& tmp, layers::LayerRecord& rec,
                               const std::function<void(const python::WheelInventory&)>& check) {
+  std::vector<fs::path> wheels;
+  python::WheelInventory skipped;
+  for (const auto& w : all_wheels) {
+    std::string fname = w.filename().string();
+    python::WheelName n = python::WheelName::parse(fname);
+    if (plan.skip.count(python::normalize_project_name(n.distribution))) {
+      skipped.wheels.push_back(python::InstalledWheel{n.distribution, n.version, fname, util::sha256_file_hex(w), 0});
+    } else {
+      wheels.push_back(w);
+    }
+  }
   cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
                  t.site_packages);
   util::TempDir staging(cx.cache.dir() / "staging");
   python::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
-  check(inventory);
+  python::WheelInventory all = inventory;
+  all.wheels.insert(all.wheels.end(), skipped.wheels.begin(), skipped.wheels.end());
+  check(all);
   layers::EntrySet set = staged_entries(l, t, staging.path());
   land_on_base(set, cx, l);
+  if (!plan.removals.empty()) {
+    std::set<std::string> written;
+    for (const auto& [path, e] : set.entries()) {
+      written.insert(path);
+    }
+    auto outs = python::whiteouts(cx.landing, plan, written);
+    auto entries = set.entries();
+    for (const auto& path : outs) {
+      layers::Entry e;
+      auto slash = path.rfind('/');
+      e.path = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + ".wh." +
+               path.substr(slash == std::string::npos ? 0 : slash + 1);
+      e.type = layers::Entry::Type::file;
+      e.mode = 0644;
+      entries[e.path] = e;
+    }
+    set.replace_entries(std::move(entries));
+    set.add_missing_parents(layers::Owner{});
+    land_on_base(set, cx, l); // the whiteouts' directories take the base's metadata
+    cx.events.info("  " + std::to_string(outs.size()) + " whiteout(s) remove what the replaced distributions left");
+  }
   rec.wheels = python::to_json(inventory);
   rec.tree = layers::entry_tree(set);
   rec.entries = set.entries().size();
   return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+}
+
+// What a wheels layer does to what is installed where it lands (replacements, shadows,
+// wheels already satisfied), after the conflict check: a requirement of a distribution
+// that stays, broken by a version the layer brings, is an error unless the layer
+// allows conflicts. A project another wheels layer of the spec installs is refused.
+python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
+                                const std::vector<python::Incoming>& incoming, const std::vector<LayerWheel>& earlier,
+                                LayerReport& r) {
+  const std::string where = l.origin + ": layer '" + l.name + "'";
+  for (const auto& in : incoming) {
+    for (const auto& w : earlier) {
+      if (python::normalize_project_name(w.wheel.name) == python::normalize_project_name(in.name)) {
+        throw Error(ErrorKind::input,
+                    where + " installs " + in.name + " " + in.version + ", which layer '" + w.layer +
+                        "' of this spec installs too (" + w.wheel.version + ")",
+                    "install each project in one wheels layer");
+      }
+    }
+  }
+  auto installed = python::installed_distributions(cx.landing);
+  python::TargetFacts facts = base_target_facts(cx.base, t, cx.events, false);
+  auto broken = python::conflicts(installed, incoming, facts.markers);
+  if (!broken.empty()) {
+    std::string list;
+    for (const auto& b : broken) {
+      list += "\n  - " + b;
+    }
+    if (!l.allow_conflicts) {
+      throw Error(ErrorKind::incompatible,
+                  where + " breaks a requirement of what stays installed (pip check would fail in the image):" + list,
+                  "pin a version that satisfies it in the layer's lock or wheels, or set wheels.allow_conflicts: "
+                  "true on layer '" +
+                      l.name + "' to install it anyway");
+    }
+    cx.events.info("  warning: allowed by wheels.allow_conflicts, the layer breaks a requirement:" + list);
+  }
+  python::InstallPlan plan = python::plan_install(cx.landing, installed, incoming);
+  for (const auto& rep : plan.replacements) {
+    cx.events.info("  " + python::describe(rep));
+  }
+  r.replacements = plan.replacements;
+  return plan;
 }
 
 // What a wheels layer (built or reused) reports: its entries and installed wheels.
@@ -394,7 +483,17 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
   python::LockedLayerInput in{*l.lock_file, l.lock_origin, l.name, l.indexes, l.find_links};
   python::LockedLayer locked =
       util::with_context(where, [&] { return python::open_locked_layer(in, cx.options.index.defaults); });
-  std::string key = index_wheels_key(l, t, locked, cx);
+  std::vector<python::Incoming> incoming;
+  {
+    python::TargetFacts facts = base_target_facts(cx.base, t, cx.events, false);
+    for (const auto& line : locked.lock.requirements) {
+      if (!line.requirement.marker || line.requirement.marker->evaluate(facts.markers, {})) {
+        incoming.push_back(python::Incoming{line.requirement.name, line.pinned(), "", line.where()});
+      }
+    }
+  }
+  python::InstallPlan plan = plan_wheels(l, t, cx, incoming, wheels_out, r);
+  std::string key = index_wheels_key(l, t, locked, cx, plan);
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
@@ -419,7 +518,7 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
           wheels.push_back(link);
         }
         std::sort(wheels.begin(), wheels.end());
-        return stage_wheels(l, t, cx, wheels, tmp, rec, [](const python::WheelInventory&) {});
+        return stage_wheels(l, t, cx, wheels, plan, tmp, rec, [](const python::WheelInventory&) {});
       },
       r.rebuilt, record);
   report_wheels(l, record, r, wheels_out);
@@ -436,12 +535,18 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::Pyth
   if (wheels.empty()) {
     throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
   }
-  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, base_roots_key(cx.landing, t, l));
+  std::vector<python::Incoming> incoming;
+  for (const auto& w : wheels) {
+    python::WheelName n = python::WheelName::parse(w.filename().string());
+    incoming.push_back(python::Incoming{n.distribution, n.version, w.filename().string(), w.string()});
+  }
+  python::InstallPlan plan = plan_wheels(l, t, cx, incoming, wheels_out, r);
+  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, base_roots_key(cx.landing, t, l), plan);
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-        return stage_wheels(l, t, cx, wheels, tmp, rec,
+        return stage_wheels(l, t, cx, wheels, plan, tmp, rec,
                             [&](const python::WheelInventory& inventory) { check_lock(l, inventory); });
       },
       r.rebuilt, record);
@@ -988,6 +1093,13 @@ json BuildReport::to_json() const {
                                               : "reused"},
                   {"seconds", l.seconds},
                   {"entries", l.entries}});
+    if (l.kind == "wheels") {
+      json reps = json::array();
+      for (const auto& r : l.replacements) {
+        reps.push_back(python::to_json(r));
+      }
+      ls.back()["replacements"] = reps;
+    }
   }
   json ws = json::array();
   for (const auto& w : wheels) {

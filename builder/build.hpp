@@ -2,6 +2,7 @@
 // The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
 #include "layers/compress.hpp"
 #include "oci/reference.hpp"
+#include "python/replace.hpp"
 #include "python/wheel.hpp"
 #include "python/wheel_fetch.hpp"
 #include "registry/transfer.hpp"
@@ -54,6 +55,8 @@ struct LayerReport {
   bool rebuilt = false;
   double seconds = 0;
   std::size_t entries = 0;
+  // A wheels layer: what it did to the distributions installed below it.
+  std::vector<python::Replacement> replacements;
 };
 
 // A wheel installed by one of the build's wheels layers.

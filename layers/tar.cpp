@@ -130,6 +130,9 @@ struct TarBuilder::Impl {
       auto e = make(en.path, AE_IFREG, en.mode, en.owner);
       archive_entry_set_size(e.get(), en.size);
       header(e.get());
+      if (en.source.empty() && en.size == 0) {
+        break; // an empty file made here (a whiteout), not copied from the host
+      }
       std::int64_t written = 0;
       util::read_file_chunks(en.source, [&](const char* d, std::size_t n) {
         if (written + static_cast<std::int64_t>(n) > en.size) {

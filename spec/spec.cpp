@@ -377,7 +377,10 @@ LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, con
     if (w.IsScalar()) {
       l.wheel_dir = source_path(c, w, wf, dir);
     } else {
-      c.check_keys(w, wf, {"dir", "lock", "index", "find_links"});
+      c.check_keys(w, wf, {"dir", "lock", "index", "find_links", "allow_conflicts"});
+      if (w["allow_conflicts"]) {
+        l.allow_conflicts = boolean(c, w["allow_conflicts"], wf + ".allow_conflicts");
+      }
       if (!w["dir"] && !w["lock"]) {
         c.fail(w, wf,
                "a wheels layer needs 'dir' (a directory of .whl files) or 'lock' (a hash-locked requirements "

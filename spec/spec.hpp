@@ -57,6 +57,9 @@ struct LayerSpec {
   std::vector<std::string> indexes;
   std::vector<std::string> find_links;
   bool from_index() const { return kind == Kind::wheels && wheel_dir.empty(); }
+  // wheels.allow_conflicts: install even when a version the layer brings breaks a
+  // requirement of a distribution installed below it (a warning instead of an error).
+  bool allow_conflicts = false;
   std::optional<CompressionSpec> compression;
   std::optional<OwnerSpec> owner;
   std::string origin;

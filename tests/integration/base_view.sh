@@ -60,7 +60,7 @@ assert n["usr/local/bin/prun"]["t"] == "1" and n["usr/local/bin/prun"]["k"] == "
 assert n["usr/local/bin/suidtool"]["m"] == 0o4755
 assert "user.paddle" in n["usr/local/bin/tagged"]["x"]
 assert n["home/paddle"]["o"]["uid"] == 1000 and n["home/paddle"]["m"] == 0o750
-assert j["facts"]["cuda"] == "12.0.1" and [d["name"] for d in j["facts"]["python"]] == ["opt-einsum", "paddlepaddle-gpu", "protobuf"]
+assert j["facts"]["cuda"] == "12.0.1" and [d["name"] for d in j["facts"]["python"]] == ["six", "opt-einsum", "paddlepaddle-gpu", "protobuf"]
 assert len(j["layers"]) == 16, len(j["layers"])'
 
 # ---- a layer written into it ----------------------------------------------------------
@@ -198,6 +198,73 @@ if [[ -n $CTD_IMAGE ]] && ctd_run 0 >ctd-root.txt 2>ctd-root.err; then
 else
   fail "containerd with the overlayfs snapshotter could not run the image: $(tail -3 ctd-import.log ctd-root.err 2>/dev/null)"
 fi
+
+# ---- a wheels layer replaces the base's Python packages as pip does --------------------------
+mkdir -p repl/new repl/same
+/usr/bin/python3 - "$SUPPORT/make-index-wheels.py" repl <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("miw", sys.argv[1])
+miw = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(miw)
+out = sys.argv[2]
+miw.write_wheel(out + "/new", "opt_einsum", "3.4.0", "py3-none-any",
+                [("opt_einsum/__init__.py", "__version__ = '3.4.0'\n"), ("opt_einsum/contract.py", "X = 1\n")])
+miw.write_wheel(out + "/new", "six", "1.17.0", "py3-none-any", [("six.py", "__version__ = '1.17.0'\n")])
+miw.write_wheel(out + "/same", "opt_einsum", "3.3.0", "py3-none-any", [("opt_einsum/__init__.py", "x = 1\n")])
+PY
+repl_spec() { # NAME DIR EXTRA
+  printf 'image: {name: example.com/team/repl, tags: [v1]}\nbase: %s\nlayers:\n  - name: deps\n    wheels: {dir: %s%s}\n' \
+    "$R:$TAG" "$2" "$3" >"repl/$1.yaml"
+}
+repl_spec conflict new ""
+repl_spec allowed new ", allow_conflicts: true"
+repl_spec same same ""
+expect_fail "a replacement that breaks a requirement of what stays names both (exit 9)" 9 \
+  "paddlepaddle-gpu 2.6.1 \(/usr/local/lib/python3.11/dist-packages/paddlepaddle_gpu-2.6.1.dist-info\) requires 'opt-einsum ==3.3.0', but .*opt_einsum-3.4.0-py3-none-any.whl installs opt_einsum 3.4.0" \
+  "$PI" build repl/conflict.yaml -o oci:rx:v1 --insecure-registry "$REG_HOST" --cache-dir "$WORK/cache"
+check "... and the hint names wheels.allow_conflicts" grep -q "wheels.allow_conflicts: true" "$WORK/err.txt"
+check "with wheels.allow_conflicts it builds, and says what it replaced and what it left" bash -c \
+  "'$PI' build repl/allowed.yaml -o oci:rimg:v1 --insecure-registry '$REG_HOST' --cache-dir '$WORK/cache' \
+     --metadata-file repl.json >repl.out 2>repl.err &&
+   grep -q 'warning: allowed by wheels.allow_conflicts' repl.err &&
+   grep -q 'replaces opt-einsum 3.3.0 -> 3.4.0 (removes /usr/local/lib/python3.11/dist-packages/opt_einsum-3.3.0.dist-info' repl.err &&
+   grep -q 'installs six 1.17.0 beside 1.16.0 at /usr/lib/python3/dist-packages/six-1.16.0.egg-info, which stays: installed by Debian' repl.err ||
+   { cat repl.err; exit 1; }"
+check "--metadata-file names each replacement (old -> new)" js repl.json '
+r = {x["name"]: x for x in j["layers"][-1]["replacements"]}
+assert r["opt-einsum"]["action"] == "replace" and r["opt-einsum"]["from"] == "3.3.0" and r["opt-einsum"]["to"] == "3.4.0", r
+assert r["six"]["action"] == "shadow" and r["six"]["from"] == "1.16.0", r'
+check "the layer whites out the old files, its bytecode, its script and .dist-info; never Debian's" /usr/bin/python3 -c '
+import sys, tarfile
+names = set(tarfile.open(sys.argv[1]).getnames())
+site = "usr/local/lib/python3.11/dist-packages/"
+want = {site + ".wh.opt_einsum-3.3.0.dist-info", site + "opt_einsum/.wh.paths.py",
+        site + "opt_einsum/.wh.__pycache__", "usr/local/bin/.wh.opt-einsum-info"}
+assert want <= names, sorted(n for n in names if ".wh." in n)
+assert not any(".wh." in n and "usr/lib/python3" in n for n in names), names
+assert site + "opt_einsum/__init__.py" in names and site + "opt_einsum/.wh.__init__.py" not in names' "$(app_layer rimg)"
+check "sbom lists one opt-einsum, the new one" bash -c \
+  "'$PI' sbom oci:rimg:v1 --cache-dir '$WORK/cache' --format cyclonedx -o repl-bom.json 2>/dev/null &&
+   /usr/bin/python3 -c 'import json; c=[x[\"purl\"] for x in json.load(open(\"repl-bom.json\"))[\"components\"] if x.get(\"purl\",\"\").startswith(\"pkg:pypi/opt-einsum@\")]
+assert c == [\"pkg:pypi/opt-einsum@3.4.0\"], c'"
+repl_probe='import importlib.metadata as m, glob, os, opt_einsum, six
+print(m.version("opt-einsum"), opt_einsum.__version__, six.__version__, m.version("six"))
+print(len(glob.glob("/usr/local/lib/python3.11/dist-packages/opt_einsum-*.dist-info")),
+      os.path.exists("/usr/local/bin/opt-einsum-info"), os.path.exists("/usr/local/lib/python3.11/dist-packages/opt_einsum/paths.py"),
+      os.path.exists("/usr/lib/python3/dist-packages/six.py"))'
+if unshare --mount --propagation private podman "${PODMAN_OVERLAY[@]}" run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+     "oci:$WORK/rimg:v1" python3 -c "$repl_probe" >repl-run.txt 2>repl-run.err </dev/null; then
+  check "in the image (podman): one opt-einsum, 3.4.0; the old script and module gone; six 1.17.0 shadows Debian's" bash -c \
+    "grep -qx '3.4.0 3.4.0 1.17.0 1.17.0' repl-run.txt && grep -qx '1 False False True' repl-run.txt || { cat repl-run.txt; exit 1; }"
+else
+  fail "podman could not run the replacing image: $(tail -3 repl-run.err)"
+fi
+check "the same version is already satisfied: not installed again, and reported" bash -c \
+  "'$PI' build repl/same.yaml -o oci:rsame:v1 --insecure-registry '$REG_HOST' --cache-dir '$WORK/cache' \
+     --metadata-file rsame.json >rsame.out 2>rsame.err &&
+   grep -q 'opt-einsum 3.3.0 is already satisfied by /usr/local/lib/python3.11/dist-packages/opt_einsum-3.3.0.dist-info' rsame.err &&
+   /usr/bin/python3 -c 'import json; j=json.load(open(\"rsame.json\")); assert j[\"wheels\"] == [], j[\"wheels\"]; assert j[\"layers\"][-1][\"replacements\"][0][\"action\"] == \"satisfied\"' ||
+   { cat rsame.err; exit 1; }"
 
 # ---- deterministic, and cached by what it touched ------------------------------------------
 build app2 "$TAG" b2 || true

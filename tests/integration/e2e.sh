@@ -48,7 +48,8 @@ check "base.digest label names the base's linux/amd64 manifest" grep -q "\"org.o
 check "umoci unpack" umoci unpack --image img:v1 bundle
 site=bundle/rootfs/usr/local/lib/python$pyver/dist-packages
 check "wheels land in Debian's dist-packages" test -d "$site/purepkg"
-check "no .pyc written" bash -c "! find bundle/rootfs/usr/local -name '*.pyc' | grep -q ."
+# (the base's opt_einsum carries bytecode Python wrote for it; the build writes none)
+check "no .pyc written" bash -c "! find bundle/rootfs/usr/local -name '*.pyc' -not -path '*/opt_einsum/*' | grep -q ."
 check "INSTALLER says paddle-image" grep -qx paddle-image "$site"/purepkg-1.0.dist-info/INSTALLER
 
 out=$(run_in_bundle bundle python3 /app/train.py 2>&1) || true

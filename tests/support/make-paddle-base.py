@@ -13,7 +13,9 @@ and empty_layer history entries, on a real Debian rootfs (ROOTFS, with its pytho
   -> /usr/local/cuda-12.0, version.json; cuDNN 8.9.1's cudnn_version.h;
 - paddlepaddle-gpu 2.6.1 (a dist-info whose Requires-Dist pins opt-einsum ==3.3.0 and
   asks for protobuf >=3.20.2), opt-einsum 3.3.0 and protobuf 4.25.3 installed under
-  /usr/local/lib/python3.11/dist-packages by pip (so `pip check` finds nothing broken);
+  /usr/local/lib/python3.11/dist-packages by pip (so `pip check` finds nothing broken),
+  opt-einsum with a module's bytecode and a console script in /usr/local/bin; six
+  1.16.0 as Debian installs it (an egg-info without RECORD in /usr/lib/python3);
 - a whiteout, an opaque directory, a hard link, a setuid file, an xattr;
 - the NVIDIA ENV (CUDA_VERSION, NVIDIA_REQUIRE_CUDA, CUDNN_VERSION, NVIDIA_VISIBLE_DEVICES)
   and labels.
@@ -172,6 +174,12 @@ def main():
     status += ("Package: cuda-cudart-12-0\nStatus: install ok installed\nPriority: optional\nArchitecture: amd64\n"
                "Version: 12.0.146-1\nDescription: CUDA Runtime native Libraries\n")
     l.file("var/lib/dpkg/status", status)
+    # six 1.16.0 as Debian's python3-six installs it: an egg-info, no RECORD.
+    for d in ("usr/lib/python3", "usr/lib/python3/dist-packages", "usr/lib/python3/dist-packages/six-1.16.0.egg-info"):
+        l.dir(d)
+    l.file("usr/lib/python3/dist-packages/six.py", "__version__ = '1.16.0'\n")
+    l.file("usr/lib/python3/dist-packages/six-1.16.0.egg-info/PKG-INFO",
+           "Metadata-Version: 2.1\nName: six\nVersion: 1.16.0\n")
     add(l, "RUN dpkg --configure -a # buildkit")
 
     l = Layer()  # opt-einsum 3.3.0 and protobuf 4.25.3, as pip installs them
@@ -179,7 +187,14 @@ def main():
               site + "/google/protobuf"):
         l.dir(d)
     l.file(site + "/opt_einsum/__init__.py", "__version__ = '3.3.0'\n")
-    dist_info(l, site, "opt-einsum", "3.3.0", files=["opt_einsum/__init__.py"])
+    l.file(site + "/opt_einsum/paths.py", "OPTIMAL = 'optimal'\n")
+    # Bytecode Python wrote on first import (no RECORD lists it) and a console script.
+    l.dir(site + "/opt_einsum/__pycache__")
+    l.file(site + "/opt_einsum/__pycache__/paths.cpython-311.pyc", b"\xa7\r\r\n fake bytecode\n")
+    l.dir("usr/local/bin")
+    l.file("usr/local/bin/opt-einsum-info", "#!/usr/bin/python3\nprint('3.3.0')\n", 0o755)
+    dist_info(l, site, "opt-einsum", "3.3.0",
+              files=["opt_einsum/__init__.py", "opt_einsum/paths.py", "../../../bin/opt-einsum-info"])
     l.file(site + "/google/protobuf/__init__.py", "__version__ = '4.25.3'\n")
     dist_info(l, site, "protobuf", "4.25.3", files=["google/protobuf/__init__.py"])
     add(l, "RUN pip install opt-einsum==3.3.0 protobuf==4.25.3 # buildkit")

@@ -4,9 +4,8 @@
 
 #include "tests/unit/support.hpp"
 
-#include "layers/base_view.hpp"
-#include "layers/tar.hpp"
 #include "python/installed.hpp"
+#include "tests/unit/view_support.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -16,53 +15,31 @@
 
 namespace {
 
-std::string make_tar(const std::vector<std::pair<std::string, std::string>>& members) {
-  std::string tar;
-  layers::TarBuilder tb(0, [&](const char* d, std::size_t n) { tar.append(d, n); });
-  for (const auto& [path, content] : members) {
-    tb.add_bytes(path, content);
-  }
-  tb.finish();
-  return tar;
-}
-
-std::function<std::size_t(char*, std::size_t)> reader_of(const std::string& bytes) {
-  auto pos = std::make_shared<std::size_t>(0);
-  return [&bytes, pos](char* buf, std::size_t n) {
-    std::size_t k = std::min(n, bytes.size() - *pos);
-    std::copy_n(bytes.data() + *pos, k, buf);
-    *pos += k;
-    return k;
-  };
-}
-
 const std::string k_site = "usr/local/lib/python3.10/dist-packages/";
 
 } // namespace
 
 TEST_SUITE("installed") {
   TEST_CASE("installed_distributions: pip's, Debian's and egg-info distributions; what is not one is skipped") {
-    std::string base = make_tar({
-        {k_site + "opt_einsum-3.3.0.dist-info/METADATA",
-         "Metadata-Version: 2.1\nName: opt-einsum\nVersion: 3.3.0\nRequires-Dist: numpy>=1.7\n\nbody\n"},
-        {k_site + "opt_einsum-3.3.0.dist-info/INSTALLER", "pip\n"},
-        {k_site + "opt_einsum-3.3.0.dist-info/RECORD",
-         "opt_einsum/__init__.py,sha256=x,10\n../../../bin/opt,sha256=y,5\n"
-         "opt_einsum-3.3.0.dist-info/RECORD,,\n"},
-        {"usr/lib/python3/dist-packages/six-1.16.0.egg-info", "Metadata-Version: 1.1\nName: six\nVersion: 1.16.0\n"},
-        {"usr/lib/python3/dist-packages/yaml-6.0.dist-info/METADATA", "Name: PyYAML\nVersion: 6.0\n"},
-        {"usr/lib/python3/dist-packages/yaml-6.0.dist-info/INSTALLER", "debian\r\n"},
-        // Not distributions: no Version; not under a packages directory.
-        {k_site + "broken-1.0.dist-info/METADATA", "Name: broken\n"},
-        {"opt/app/vendored-1.0.dist-info/METADATA", "Name: vendored\nVersion: 1.0\n"},
-    });
-    std::string upper = make_tar({
-        {k_site + "protobuf-3.20.2.dist-info/METADATA", "Name: protobuf\nVersion: 3.20.2\n"},
-    });
-    layers::BaseView view;
-    view.add_layer(reader_of(base), "sha256:" + std::string(64, '1'));
-    view.add_layer(reader_of(upper), "sha256:" + std::string(64, '2'));
-    view.finish({});
+    auto view = test_support::view_of(
+        {{
+             {k_site + "opt_einsum-3.3.0.dist-info/METADATA",
+              "Metadata-Version: 2.1\nName: opt-einsum\nVersion: 3.3.0\nRequires-Dist: numpy>=1.7\n\nbody\n"},
+             {k_site + "opt_einsum-3.3.0.dist-info/INSTALLER", "pip\n"},
+             {k_site + "opt_einsum-3.3.0.dist-info/RECORD",
+              "opt_einsum/__init__.py,sha256=x,10\n../../../bin/opt,sha256=y,5\n"
+              "opt_einsum-3.3.0.dist-info/RECORD,,\n"},
+             {"usr/lib/python3/dist-packages/six-1.16.0.egg-info",
+              "Metadata-Version: 1.1\nName: six\nVersion: 1.16.0\n"},
+             {"usr/lib/python3/dist-packages/yaml-6.0.dist-info/METADATA", "Name: PyYAML\nVersion: 6.0\n"},
+             {"usr/lib/python3/dist-packages/yaml-6.0.dist-info/INSTALLER", "debian\r\n"},
+             // Not distributions: no Version; not under a packages directory.
+             {k_site + "broken-1.0.dist-info/METADATA", "Name: broken\n"},
+             {"opt/app/vendored-1.0.dist-info/METADATA", "Name: vendored\nVersion: 1.0\n"},
+         },
+         {
+             {k_site + "protobuf-3.20.2.dist-info/METADATA", "Name: protobuf\nVersion: 3.20.2\n"},
+         }});
 
     auto dists = python::installed_distributions(view);
     REQUIRE(dists.size() == 4);
@@ -98,14 +75,10 @@ TEST_SUITE("installed") {
   }
 
   TEST_CASE("installed_distributions: a whiteout in an upper layer removes a distribution") {
-    std::string base = make_tar({{k_site + "a-1.0.dist-info/METADATA", "Name: a\nVersion: 1.0\n"},
-                                 {k_site + "b-1.0.dist-info/METADATA", "Name: b\nVersion: 1.0\n"}});
-    std::string upper = make_tar(
-        {{k_site + ".wh.a-1.0.dist-info", ""}, {k_site + "a-2.0.dist-info/METADATA", "Name: a\nVersion: 2.0\n"}});
-    layers::BaseView view;
-    view.add_layer(reader_of(base), "sha256:" + std::string(64, '1'));
-    view.add_layer(reader_of(upper), "sha256:" + std::string(64, '2'));
-    view.finish({});
+    auto view = test_support::view_of(
+        {{{k_site + "a-1.0.dist-info/METADATA", "Name: a\nVersion: 1.0\n"},
+          {k_site + "b-1.0.dist-info/METADATA", "Name: b\nVersion: 1.0\n"}},
+         {{k_site + ".wh.a-1.0.dist-info", ""}, {k_site + "a-2.0.dist-info/METADATA", "Name: a\nVersion: 2.0\n"}}});
     auto dists = python::installed_distributions(view);
     REQUIRE(dists.size() == 2);
     CHECK(dists[0].name == "a");
