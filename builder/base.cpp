@@ -1,6 +1,7 @@
 #include "builder/base.hpp"
 
 #include "compat_matrix/resolver.hpp"
+#include "compat_matrix/rules.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
 #include "oci/layout_image.hpp"
@@ -177,7 +178,9 @@ ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::strin
 
 } // namespace
 
-Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix, const Connect& connect) {
+namespace {
+
+Base open_base_itself(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix, const Connect& connect) {
   Base b;
   b.name = s.base;
   if (s.base == "scratch") {
@@ -213,6 +216,64 @@ Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_m
     return b;
   }
   util::with_context("base " + s.base, [&] { open_layout_base(b, s, ref); });
+  return b;
+}
+
+} // namespace
+
+std::optional<ResolvedBase> published_base(const compat::Matrix& m, const oci::ImageRef& ref) {
+  if (ref.tag.empty()) {
+    return std::nullopt;
+  }
+  if (ref.kind == oci::ImageRef::Kind::registry) {
+    bool known = false;
+    for (const auto& r : m.registries) {
+      std::string path = r.repository.substr(r.repository.find('/') + 1);
+      known = known || ref.repository == path ||
+              (ref.repository.size() > path.size() &&
+               ref.repository.compare(ref.repository.size() - path.size() - 1, std::string::npos, "/" + path) == 0);
+    }
+    if (!known) {
+      return std::nullopt;
+    }
+  }
+  for (const auto& release : m.paddle) {
+    for (const auto& img : release.images) {
+      if (img.tag != ref.tag) {
+        continue;
+      }
+      ResolvedBase rb;
+      rb.reference = ref.str();
+      rb.paddle = release.version;
+      rb.cuda = img.cuda;
+      rb.cudnn = img.cudnn;
+      rb.tensorrt = img.tensorrt;
+      rb.python = release.python;
+      if (const compat::CudaRow* c = m.find_cuda(img.cuda); c != nullptr && c->released) {
+        rb.driver_full = c->driver_full;
+        rb.driver_minor = c->driver_minor;
+      }
+      for (int a : img.archs) {
+        rb.archs.push_back(compat::sm_name(a));
+      }
+      rb.origin = img.origin;
+      return rb;
+    }
+  }
+  return std::nullopt;
+}
+
+Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix, const Connect& connect) {
+  Base b = open_base_itself(s, extra_matrix, connect);
+  if (b.name == "scratch") {
+    return b;
+  }
+  std::vector<std::string> files = s.resolve ? s.resolve->matrix : std::vector<std::string>{};
+  files.insert(files.end(), extra_matrix.begin(), extra_matrix.end());
+  b.matrix = std::make_shared<const compat::Matrix>(compat::load_matrix(files));
+  if (!b.resolved && s.base != "auto") {
+    b.published = published_base(*b.matrix, oci::ImageRef::parse(s.base_resolved.empty() ? s.base : s.base_resolved));
+  }
   return b;
 }
 

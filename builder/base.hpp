@@ -1,6 +1,7 @@
 #pragma once
 // The base image of a build: its manifest, config and where its blobs live, plus
 // what the wheel installer needs to know about its Python.
+#include "compat_matrix/matrix.hpp"
 #include "layers/base_view.hpp"
 #include "oci/layout.hpp"
 #include "python/wheel.hpp"
@@ -9,6 +10,7 @@
 #include "spec/spec.hpp"
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -27,6 +29,7 @@ struct ResolvedBase {
   std::string driver_level; // full | minor-version | forward
   std::vector<std::string> archs;
   nlohmann::json report; // the resolver's JSON (choice, candidates, reasons, caveats)
+  std::string origin;    // the matrix row the facts come from ("paddle.yaml:40")
 };
 
 struct Base {
@@ -34,6 +37,12 @@ struct Base {
   std::optional<oci::Digest> digest; // manifest digest (none for scratch)
   oci::Manifest manifest;            // empty layers for scratch
   oci::ImageConfig config;
+  // An explicit base whose tag the compatibility matrix lists as a published Paddle
+  // image (published_base): that row's facts, which the build records under what the
+  // base itself states.
+  std::optional<ResolvedBase> published;
+  // The compatibility matrix (built-in, the spec's resolve.matrix files, --matrix).
+  std::shared_ptr<const compat::Matrix> matrix;
   std::optional<oci::OciLayout> layout;       // where the base blobs are (a local layout)
   std::shared_ptr<registry::Registry> remote; // or a registry repository
   std::string remote_repo;
@@ -60,6 +69,12 @@ using Connect = std::function<std::shared_ptr<registry::Registry>(const std::str
 // compatibility matrix (built-in data, then the spec's resolve.matrix files, then
 // extra_matrix); the chosen image is read from resolve.layout under its tag when
 // that is set, else pulled from the registry the matrix names.
+// The matrix's row for `ref` when its tag is a published Paddle image's: a registry
+// repository whose path is one the matrix lists (HOST/paddlepaddle/paddle on any host,
+// a mirror included), or a layout or archive holding that tag. nullopt otherwise:
+// nothing is guessed from a tag alone on another repository.
+std::optional<ResolvedBase> published_base(const compat::Matrix& m, const oci::ImageRef& ref);
+
 Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix = {},
                const Connect& connect = {});
 

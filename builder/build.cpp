@@ -963,8 +963,15 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
       labels[k] = v;
     }
   };
-  if (base.resolved) {
-    const auto& rb = *base.resolved;
+  const ResolvedBase* row = base.resolved ? &*base.resolved : base.published ? &*base.published : nullptr;
+  if (base.published) {
+    ev.info("  " + base.published->reference + " is a published Paddle image the compatibility matrix knows (" +
+            base.published->origin +
+            "): its row gives the driver, the GPU architectures and what the base "
+            "does not state");
+  }
+  if (row != nullptr) {
+    const auto& rb = *row;
     set_label("io.paddle-image.cuda.version", rb.cuda);
     set_label("io.paddle-image.cudnn.version", rb.cudnn);
     set_label("io.paddle-image.tensorrt.version", rb.tensorrt);
@@ -978,13 +985,42 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
   for (const auto& [key, fact] : facts) {
     std::string label = "io.paddle-image." + key;
     auto had = labels.find(label);
-    if (base.resolved && had != labels.end() && had->second != fact.value) {
+    if (row != nullptr && had != labels.end() && had->second != fact.value) {
       ev.info("  warning: the base states " + key + " " + fact.value + " (" + fact.source +
-              "); the compatibility matrix says " + had->second + " for " + base.resolved->reference +
+              "); the compatibility matrix says " + had->second + " for " + row->reference +
               ": the base's is recorded");
     }
     ev.info("  " + label + " = " + fact.value + " (from the base: " + fact.source + ")");
     labels[label] = fact.value;
+  }
+  // The driver floor follows the CUDA the image has: the one the base states (else its
+  // NVIDIA_REQUIRE_CUDA, "cuda>=12.0 brand=tesla,..."), through the matrix's driver for
+  // that CUDA.
+  std::string cuda, cuda_from;
+  if (auto it = facts.find("cuda.version"); it != facts.end()) {
+    cuda = it->second.value;
+    cuda_from = it->second.source;
+  } else {
+    std::string req = base.config.get_env("NVIDIA_REQUIRE_CUDA").value_or("");
+    if (auto at = req.find("cuda>="); at != std::string::npos) {
+      std::string v = req.substr(at + 6);
+      cuda = major_minor(v.substr(0, v.find_first_of(" ,")));
+      cuda_from = "ENV NVIDIA_REQUIRE_CUDA";
+    }
+  }
+  const compat::CudaRow* c = cuda.empty() || !base.matrix ? nullptr : base.matrix->find_cuda(cuda);
+  if (c != nullptr && c->released) {
+    auto had = labels.find("io.paddle-image.driver.min");
+    if (had == labels.end() || had->second != c->driver_full) {
+      ev.info("  io.paddle-image.driver.min = " + c->driver_full + " (the compatibility matrix's driver for CUDA " +
+              c->version + ", " + c->origin + "; the CUDA from the base: " + cuda_from + ")");
+    }
+    labels["io.paddle-image.driver.min"] = c->driver_full;
+    if (c->driver_minor.empty()) {
+      labels.erase("io.paddle-image.driver.min-compat");
+    } else {
+      labels["io.paddle-image.driver.min-compat"] = c->driver_minor;
+    }
   }
   const auto& req = s.requires_;
   set_label("io.paddle-image.cuda.version", req.cuda);

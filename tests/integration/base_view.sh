@@ -97,6 +97,31 @@ check "... and the build says where each came from" bash -c \
 expect_fail "requires: that contradicts the base is an input error naming both (exit 3)" 3 \
   'requires.cuda is "11.8", but the base states 12.0 \(ENV CUDA_VERSION\)' \
   "$PI" build app/spec-cuda118.yaml -q -o oci:x118:v1 --insecure-registry "$REG_HOST" --cache-dir "$WORK/cache"
+check "a published Paddle image's tag (on a mirror) gives the driver floor and the GPU architectures from the matrix" bash -c \
+  "'$PI' inspect oci:app1:v1 --json | /usr/bin/python3 -c 'import json,sys; l=json.load(sys.stdin)[\"config\"][\"config\"][\"Labels\"]
+assert l[\"io.paddle-image.driver.min\"] == \"525.60.13\" and l[\"io.paddle-image.driver.min-compat\"] == \"525.60.13\", l
+assert l[\"io.paddle-image.gpu.archs\"] == \"sm_60,sm_61,sm_70,sm_75,sm_80,sm_86,sm_89,sm_90\", l' &&
+   grep -q 'is a published Paddle image the compatibility matrix knows (.*paddle.yaml:[0-9]*)' b1.err"
+check "render k8s-job takes the image built on the base with no requires: (driver and archs from its labels)" bash -c \
+  "'$PI' render k8s-job 'app/spec-$TAG.yaml' --image example.com/team/ocr@$(manifest_digest app1 v1) --facts oci:app1:v1 \
+     --gpus 1 -o job1.yaml 2>job1.err && grep -q 'sm_90' job1.yaml && grep -q '525' job1.yaml || { cat job1.err; exit 1; }"
+gcc -shared -fPIC -O1 -Wall -Werror -Wl,-soname,libnvidia-ml.so.1 -o fake-nvml.so "$SUPPORT/fakegpu/fake_nvml.c"
+gcc -shared -fPIC -O1 -Wall -Werror -Wl,-soname,libcuda.so.1 -o fake-cuda.so "$SUPPORT/fakegpu/fake_cuda.c"
+bash "$SUPPORT/prepare-host.sh" "$ROOT/tests/fixtures/hosts/healthy-8xh100" "$WORK/h100" "$WORK/fake-nvml.so" "$WORK/fake-cuda.so" >/dev/null
+PI_FAKE_GPU_SCENARIO="$WORK/h100/scenario.conf" "$PI" doctor --root "$WORK/h100/root" --timeout 5 --image oci:app1:v1 \
+  --json >doctor-app1.json 2>doctor-app1.err || true
+check "doctor --image on an H100 host: the driver, CUDA and architecture checks pass (none skips)" js doctor-app1.json '
+s = {c["id"]: c["status"] for c in j["checks"]}
+assert s.get("image.cuda-driver") == "PASS" and s.get("image.gpu-arch") == "PASS", s'
+/usr/bin/python3 "$SUPPORT/make-paddle-base.py" pc121 "$BASE_ROOTFS" "$TAG" --variant cuda121 \
+  --push "$REG_HOST/mirror/paddlepaddle/paddle" >/dev/null
+sed "s|^base: .*|base: $REG_HOST/mirror/paddlepaddle/paddle:$TAG|" app/spec.yaml >app/spec-c121.yaml
+check "where the base and the matrix disagree (CUDA 12.1 under a cuda12.0 tag) the base wins, and the build says so" bash -c \
+  "'$PI' build app/spec-c121.yaml -o oci:c121:v1 --insecure-registry '$REG_HOST' --cache-dir '$WORK/cache' 2>c121.err >/dev/null &&
+   grep -q 'warning: the base states cuda.version 12.1 (ENV CUDA_VERSION); the compatibility matrix says 12.0' c121.err &&
+   grep -q 'io.paddle-image.driver.min = 530.30.02 (the compatibility matrix.s driver for CUDA 12.1' c121.err &&
+   '$PI' inspect oci:c121:v1 --json | /usr/bin/python3 -c 'import json,sys; l=json.load(sys.stdin)[\"config\"][\"config\"][\"Labels\"]
+assert l[\"io.paddle-image.cuda.version\"] == \"12.1\" and l[\"io.paddle-image.driver.min\"] == \"530.30.02\", l' || { cat c121.err; exit 1; }"
 check "the build says which links it wrote through" grep -q "through the symlink /usr/local/cuda -> /etc/alternatives/cuda" b1.err
 check "sbom of the app reads only the app's layer (the base's tree is the build's cached view) and lists the base's packages" \
   bash -c "'$PI' sbom oci:app1:v1 --cache-dir '$WORK/cache' --format cyclonedx -o app1-bom.json 2>app1-bom.err &&

@@ -20,7 +20,8 @@ and empty_layer history entries, on a real Debian rootfs (ROOTFS, with its pytho
 - the NVIDIA ENV (CUDA_VERSION, NVIDIA_REQUIRE_CUDA, CUDNN_VERSION, NVIDIA_VISIBLE_DEVICES)
   and labels.
 --variant changes one thing, for cache tests: "extra" adds an unrelated layer at the
-top (/opt/extra), "home0700" gives /home/paddle mode 0700 instead.
+top (/opt/extra), "home0700" gives /home/paddle mode 0700 instead, "cuda121" states
+CUDA_VERSION=12.1.0 (a base that disagrees with the matrix's row for its tag).
 Index entry: org.opencontainers.image.ref.name = TAG. Same inputs, same bytes.
 --push uploads it as it is (blobs, the manifest by digest, the list as TAG) to a
 plain-HTTP registry on 127.0.0.1 with the distribution API alone, so nothing of
@@ -116,7 +117,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("rootfs")
     ap.add_argument("tag")
-    ap.add_argument("--variant", default="", choices=["", "extra", "home0700"])
+    ap.add_argument("--variant", default="", choices=["", "extra", "home0700", "cuda121"])
     ap.add_argument("--push", metavar="HOST:PORT/REPO")
     a = ap.parse_args()
     site = "usr/local/lib/python3.11/dist-packages"
@@ -205,7 +206,8 @@ def main():
     dist_info(l, site, "paddlepaddle-gpu", "2.6.1", requires=["opt-einsum ==3.3.0", "protobuf >=3.20.2"],
               files=["paddle/__init__.py"])
     add(l, "RUN pip install paddlepaddle-gpu==2.6.1 # buildkit")
-    empty("ENV CUDA_VERSION=12.0.1")
+    cuda_env = "12.1.0" if a.variant == "cuda121" else "12.0.1"
+    empty("ENV CUDA_VERSION=" + cuda_env)
     empty("ENV NVIDIA_REQUIRE_CUDA=cuda>=12.0")
 
     l = Layer()  # a cache directory, emptied later by an opaque directory
@@ -279,7 +281,7 @@ def main():
         "config": {
             "Env": ["PATH=/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:"
                     "/usr/bin:/sbin:/bin", "NVIDIA_VISIBLE_DEVICES=all",
-                    "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "CUDA_VERSION=12.0.1",
+                    "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "CUDA_VERSION=" + cuda_env,
                     "NVIDIA_REQUIRE_CUDA=cuda>=12.0 brand=tesla,driver>=450,driver<451", "CUDNN_VERSION=8.9.1",
                     "LANG=C.UTF-8"],
             "Cmd": ["/bin/bash"], "WorkingDir": "/workspace",

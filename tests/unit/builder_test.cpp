@@ -2,6 +2,7 @@
 
 #include "tests/unit/support.hpp"
 
+#include "builder/base.hpp"
 #include "builder/build.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
@@ -272,3 +273,25 @@ TEST_SUITE("builder") {
   }
 
 } // TEST_SUITE
+
+TEST_CASE("published_base: a tag the matrix lists, on a repository it lists (any host), gives that row's facts") {
+  compat::Matrix m = compat::Matrix::builtin();
+  const std::string tag = "2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6";
+  auto row = builder::published_base(m, oci::ImageRef::parse("docker.io/paddlepaddle/paddle:" + tag));
+  REQUIRE(row.has_value());
+  CHECK(row->paddle == "2.6.1");
+  CHECK(row->cuda == "12.0");
+  CHECK(row->cudnn == "8.9");
+  CHECK(row->tensorrt == "8.6");
+  CHECK(row->driver_full == "525.60.13");
+  CHECK(row->archs == Strings{"sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"});
+  CHECK(contains(row->origin, "paddle.yaml:"));
+  // A mirror keeps the path; a layout matches by its tag.
+  CHECK(builder::published_base(m, oci::ImageRef::parse("127.0.0.1:5000/mirror/paddlepaddle/paddle:" + tag)));
+  CHECK(builder::published_base(m, oci::ImageRef::parse("oci:bases/paddle:" + tag)));
+  // Nothing is guessed: another repository, a look-alike path, an unknown tag, no tag.
+  CHECK_FALSE(builder::published_base(m, oci::ImageRef::parse("example.com/team/paddle:" + tag)));
+  CHECK_FALSE(builder::published_base(m, oci::ImageRef::parse("example.com/notpaddlepaddle/paddle:" + tag)));
+  CHECK_FALSE(builder::published_base(m, oci::ImageRef::parse("docker.io/paddlepaddle/paddle:2.6.1-gpu-custom")));
+  CHECK_FALSE(builder::published_base(m, oci::ImageRef::parse("oci:bases/paddle")));
+}
