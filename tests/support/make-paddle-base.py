@@ -23,6 +23,7 @@ and empty_layer history entries, on a real Debian rootfs (ROOTFS, with its pytho
 top (/opt/extra), "home0700" gives /home/paddle mode 0700 instead, "cuda121" states
 CUDA_VERSION=12.1.0 (a base that disagrees with the matrix's row for its tag).
 Index entry: org.opencontainers.image.ref.name = TAG. Same inputs, same bytes.
+--big-mb N adds N MiB of incompressible data in 256 MiB layers (bench/base_bytes.sh).
 --push uploads it as it is (blobs, the manifest by digest, the list as TAG) to a
 plain-HTTP registry on 127.0.0.1 with the distribution API alone, so nothing of
 paddle-image's own registry code is involved. Prints the image manifest's digest.
@@ -34,6 +35,7 @@ import hashlib
 import io
 import json
 import os
+import random
 import tarfile
 import urllib.request
 
@@ -119,6 +121,8 @@ def main():
     ap.add_argument("tag")
     ap.add_argument("--variant", default="", choices=["", "extra", "home0700", "cuda121"])
     ap.add_argument("--push", metavar="HOST:PORT/REPO")
+    ap.add_argument("--big-mb", type=int, default=0,
+                    help="add layers of incompressible data, 256 MiB each, this many MiB in all (benchmarks)")
     a = ap.parse_args()
     site = "usr/local/lib/python3.11/dist-packages"
     layers, history = [], []
@@ -207,6 +211,14 @@ def main():
               files=["paddle/__init__.py"])
     add(l, "RUN pip install paddlepaddle-gpu==2.6.1 # buildkit")
     cuda_env = "12.1.0" if a.variant == "cuda121" else "12.0.1"
+    for i in range((a.big_mb + 255) // 256):  # the bulk of a real base: CUDA and cuDNN libraries
+        l = Layer()
+        l.dir("usr/local/cuda-12.0/lib64/big")
+        n = min(256, a.big_mb - 256 * i) << 20
+        rng = random.Random(i)
+        l.file("usr/local/cuda-12.0/lib64/big/libbulk%d.so" % i, b"".join(rng.randbytes(1 << 20) for _ in range(n >> 20)),
+               0o755)
+        add(l, "RUN apt-get install -y libcublas-12-0 # buildkit (bulk %d)" % i)
     empty("ENV CUDA_VERSION=" + cuda_env)
     empty("ENV NVIDIA_REQUIRE_CUDA=cuda>=12.0")
 
