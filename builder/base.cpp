@@ -66,29 +66,32 @@ oci::ManifestBlob platform_manifest(const oci::Image& img, const spec::BuildSpec
   }
 }
 
-// Opens the oci: layout `ref` (the platform's manifest when the tag names an index or a
-// Docker manifest list, as a pulled Paddle image does; its config) and checks its blobs.
-void open_layout_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref) {
-  b.layout = oci::OciLayout::open_existing(ref.path);
-  b.local_blob = [blobs = b.layout->blobs()](const oci::Descriptor& d) { return blobs.blob_path(d.digest); };
-  oci::ImagePtr img = oci::open_layout_image(ref.path, ref.tag, ref.str());
+// Opens the base image (the platform's manifest when its reference names an index or a
+// Docker manifest list, as a pulled Paddle image's does; its config, verified) and, for
+// a local layout, checks that its layer blobs are all there.
+void open_image_base(Base& b, const spec::BuildSpec& s, oci::ImagePtr img) {
   oci::ManifestBlob m = platform_manifest(*img, s);
   b.digest = m.digest;
-  b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + ref.str()));
-  b.config = b.layout->read_config(b.manifest);
+  b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + img->name()));
+  b.config = oci::read_config(*img, b.manifest);
   for (auto& l : b.manifest.layers) {
     l.media_type = oci_layer_type(l.media_type);
   }
   check_base(b, s);
   for (const auto& l : b.manifest.layers) {
+    fs::path file = img->hints(l).file;
+    if (file.empty()) {
+      continue; // in a registry or inside an archive: verified as it is read
+    }
     std::error_code ec;
-    auto size = fs::file_size(b.layout->blobs().blob_path(l.digest), ec);
+    auto size = fs::file_size(file, ec);
     if (ec || static_cast<std::int64_t>(size) != l.size) {
       throw Error(ErrorKind::integrity,
-                  "base layer " + l.digest.str() + " is missing or has the wrong size in " + ref.path,
+                  "base layer " + l.digest.str() + " is missing or has the wrong size in " + img->name(),
                   "copy the base image again");
     }
   }
+  b.image = std::move(img);
 }
 
 // The stat fields that change whenever a file's bytes can have changed.
@@ -108,19 +111,7 @@ void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& 
     throw Error(ErrorKind::usage, where + ": base " + ref.str() + " is in a registry, which this command cannot reach",
                 "use paddle-image build, or copy the base into a local layout");
   }
-  auto reg = connect(ref.registry);
-  b.remote_image = registry::open_registry_image(reg, ref);
-  oci::ManifestBlob m = platform_manifest(*b.remote_image, s);
-  b.digest = m.digest;
-  b.manifest = oci::manifest_from_json(oci::parse_json(m.bytes, "manifest of " + ref.str()));
-  for (auto& l : b.manifest.layers) {
-    l.media_type = oci_layer_type(l.media_type);
-  }
-  b.config = oci::config_from_json(
-      oci::parse_json(reg->read_blob(ref.repository, b.manifest.config), "config of " + ref.str()));
-  b.remote = reg;
-  b.remote_repo = ref.repository;
-  check_base(b, s);
+  open_image_base(b, s, open_source(ref, connect));
 }
 
 ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix) {
@@ -205,7 +196,7 @@ Base open_base_itself(const spec::BuildSpec& s, const std::vector<std::string>& 
       ref.kind = oci::ImageRef::Kind::oci_layout;
       ref.path = s.resolve->layout;
       ref.tag = tag;
-      open_layout_base(b, s, ref);
+      open_image_base(b, s, open_source(ref, connect));
     });
     b.resolved = rb;
     return b;
@@ -215,7 +206,7 @@ Base open_base_itself(const spec::BuildSpec& s, const std::vector<std::string>& 
     util::with_context("base " + ref.str(), [&] { open_registry_base(b, s, ref, connect, where); });
     return b;
   }
-  util::with_context("base " + s.base, [&] { open_layout_base(b, s, ref); });
+  util::with_context("base " + s.base, [&] { open_image_base(b, s, open_source(ref, connect)); });
   return b;
 }
 
@@ -278,14 +269,17 @@ Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_m
 }
 
 std::size_t verify_local_base(const Base& base, const fs::path& cache_dir) {
-  if (!base.layout) {
+  if (!base.image) {
     return 0;
   }
   fs::path dir = cache_dir / "base-info" / "blobs";
-  util::create_dirs(dir, "the base-info directory");
   std::size_t hashed = 0;
   for (const auto& layer : base.manifest.layers) {
-    fs::path blob = base.layout->blobs().blob_path(layer.digest);
+    fs::path blob = base.image->hints(layer).file;
+    if (blob.empty()) {
+      continue; // not a local file: checked against its digest as it streams
+    }
+    util::create_dirs(dir, "the base-info directory");
     struct stat st {};
     if (::stat(blob.c_str(), &st) != 0) {
       throw Error(ErrorKind::integrity, "base layer " + layer.digest.str() + " is missing from " + base.name,
@@ -317,14 +311,15 @@ std::size_t verify_local_base(const Base& base, const fs::path& cache_dir) {
 }
 
 void refresh_local_base_records(const Base& base, const fs::path& cache_dir, const DebugLog& debug) {
-  if (!base.layout) {
+  if (!base.image) {
     return;
   }
   fs::path dir = cache_dir / "base-info" / "blobs";
   for (const auto& layer : base.manifest.layers) {
     fs::path record = dir / (layer.digest.hex + ".json");
+    fs::path blob = base.image->hints(layer).file;
     struct stat st {};
-    if (::stat(base.layout->blobs().blob_path(layer.digest).c_str(), &st) != 0) {
+    if (blob.empty() || ::stat(blob.c_str(), &st) != 0) {
       continue;
     }
     nlohmann::json now = stat_key(st);
@@ -430,15 +425,7 @@ void load_base_view(Base& base, const fs::path& cache_dir, const DebugLog& debug
       debug(line);
     }
   };
-  auto open = [&](const oci::Descriptor& d) -> oci::Reader {
-    if (base.layout) {
-      return util::file_reader(base.layout->blobs().blob_path(d.digest), 0);
-    }
-    if (base.remote_image) {
-      return base.remote_image->open_blob(d, 0);
-    }
-    return util::file_reader(base.local_blob(d), 0);
-  };
+  auto open = [&](const oci::Descriptor& d) -> oci::Reader { return base.image->open_blob(d, 0); };
   auto view =
       std::make_shared<layers::BaseView>(layers::cached_view(base.manifest.layers, open, base.config.config.env, vo));
   base.view = std::move(view);

@@ -1,6 +1,7 @@
 #pragma once
 // The base image of a build: its manifest, config and where its blobs live, plus
 // what the wheel installer needs to know about its Python.
+#include "builder/source.hpp"
 #include "compat_matrix/matrix.hpp"
 #include "layers/base_view.hpp"
 #include "oci/layout.hpp"
@@ -43,14 +44,13 @@ struct Base {
   std::optional<ResolvedBase> published;
   // The compatibility matrix (built-in, the spec's resolve.matrix files, --matrix).
   std::shared_ptr<const compat::Matrix> matrix;
-  std::optional<oci::OciLayout> layout;       // where the base blobs are (a local layout)
-  std::shared_ptr<registry::Registry> remote; // or a registry repository
-  std::string remote_repo;
-  oci::ImagePtr remote_image;           // that repository's image (blobs streamed from there)
+  // The base as an image, opened by builder::open_source (a layout, a docker-archive or
+  // a registry repository): blobs are read from it, a registry's are mounted from it.
+  // Null for scratch.
+  oci::ImagePtr image;
   std::optional<ResolvedBase> resolved; // base: auto
-  // A local file for one of the base's blobs: the layout's blob, or for a registry
-  // base the blob pulled once into the layer cache (set by the build once the cache
-  // is open). Empty for scratch.
+  // A local file for one of the base's blobs: a layout's own file, else the blob pulled
+  // once from the image into the layer cache (set by the build once the cache is open).
   std::function<std::filesystem::path(const oci::Descriptor&)> local_blob;
   // The base's file tree and facts (load_base_view); null for scratch.
   std::shared_ptr<const layers::BaseView> view;
@@ -59,20 +59,14 @@ struct Base {
 // A debug-level log line (Events::debug; empty: not logged).
 using DebugLog = std::function<void(const std::string& line)>;
 
-// Opens a registry host for the build (with the command's credentials, TLS and retry
-// settings); null refuses registry bases.
-using Connect = std::function<std::shared_ptr<registry::Registry>(const std::string& host)>;
-
-// Opens the base named by the spec: scratch, an oci: layout, or a registry image
-// (only its manifest and config are fetched; layers stay in the registry until a
-// local output or a Python scan needs them). `base: auto` is resolved with the
-// compatibility matrix (built-in data, then the spec's resolve.matrix files, then
-// extra_matrix); the chosen image is read from resolve.layout under its tag when
-// that is set, else pulled from the registry the matrix names.
-// The matrix's row for `ref` when its tag is a published Paddle image's: a registry
-// repository whose path is one the matrix lists (HOST/paddlepaddle/paddle on any host,
-// a mirror included), or a layout or archive holding that tag. nullopt otherwise:
-// nothing is guessed from a tag alone on another repository.
+// Opens the base named by the spec: scratch, an oci: layout, a docker-archive: file or
+// a registry image, through builder::open_source (only its manifest and config are fetched; layers stay in the registry
+// until a local output or a Python scan needs them). `base: auto` is resolved with the compatibility matrix (built-in
+// data, then the spec's resolve.matrix files, then extra_matrix); the chosen image is read from resolve.layout under
+// its tag when that is set, else pulled from the registry the matrix names. The matrix's row for `ref` when its tag is
+// a published Paddle image's: a registry repository whose path is one the matrix lists (HOST/paddlepaddle/paddle on any
+// host, a mirror included), or a layout or archive holding that tag. nullopt otherwise: nothing is guessed from a tag
+// alone on another repository.
 std::optional<ResolvedBase> published_base(const compat::Matrix& m, const oci::ImageRef& ref);
 
 Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix = {},

@@ -3,6 +3,7 @@
 #include "builder/base.hpp"
 #include "builder/built_image.hpp"
 #include "builder/supply_chain.hpp"
+#include "compat_matrix/facts.hpp"
 #include "layers/cache.hpp"
 #include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
@@ -692,10 +693,14 @@ void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltIm
   }
 }
 
-// For a registry base, base layers are pulled into the layer cache only when something
-// local needs them (a layout or archive output, a Python scan); pushes mount or skip them.
-void pull_remote_base_layers_on_demand(Base& base, layers::LayerCache& cache, const BuildOptions& o, const Events& ev) {
-  base.local_blob = [&cache, &base, &ev, &o](const oci::Descriptor& d) {
+// A base layer that is not a local file (in a registry, inside a docker-archive) is
+// pulled into the layer cache only when something local needs it (a layout or archive
+// output); pushes mount or skip registry blobs, and the base view streams them.
+void pull_base_layers_on_demand(Base& base, layers::LayerCache& cache, const BuildOptions& o, const Events& ev) {
+  base.local_blob = [&cache, &base, &ev, &o](const oci::Descriptor& d) -> fs::path {
+    if (fs::path file = base.image->hints(d).file; !file.empty()) {
+      return file;
+    }
     std::size_t i = 0;
     while (i < base.manifest.layers.size() && base.manifest.layers[i].digest != d.digest) {
       ++i;
@@ -706,7 +711,16 @@ void pull_remote_base_layers_on_demand(Base& base, layers::LayerCache& cache, co
         "base-" + d.digest.hex,
         [&](util::AtomicFile& tmp, layers::LayerRecord&) {
           ev.info("pulling base layer " + d.digest.str() + " (" + std::to_string(d.size) + " bytes) into the cache");
-          base.remote->download_into(base.remote_repo, d, tmp, o.transfer.progress);
+          std::int64_t done = 0;
+          oci::VerifyingSink verify(d, base.image->name(), [&](const char* p, std::size_t n) {
+            tmp.write(p, n);
+            done += static_cast<std::int64_t>(n);
+            if (o.transfer.progress) {
+              o.transfer.progress(d.digest, done, d.size);
+            }
+          });
+          base.image->read_blob(d, [&](const char* p, std::size_t n) { verify(p, n); });
+          verify.check();
           layers::BlobInfo info;
           info.digest = d.digest;
           info.size = d.size;
@@ -725,8 +739,8 @@ Base open_build_base(const spec::BuildSpec& s, const BuildOptions& o, layers::La
   if (std::size_t hashed = verify_local_base(base, o.cache_dir); hashed > 0) {
     ev.info("verified " + std::to_string(hashed) + " base layer blob(s) of " + base.name + " against their digests");
   }
-  if (base.remote) {
-    pull_remote_base_layers_on_demand(base, cache, o, ev);
+  if (base.image) {
+    pull_base_layers_on_demand(base, cache, o, ev);
   }
   load_base_view(base, o.cache_dir, ev.debug, ev.info);
   return base;
@@ -958,40 +972,47 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
   for (const auto& [k, v] : oci_keys) {
     labels[k] = v;
   }
-  auto set_label = [&](const std::string& k, const std::string& v) {
+  // The facts, from the matrix's row for the base, then what the base states, then
+  // requires:, as one compat::ImageFacts: the type doctor --image and render read back.
+  compat::ImageFacts f;
+  auto over = [](std::string& field, const std::string& v) {
     if (!v.empty()) {
-      labels[k] = v;
+      field = v;
     }
   };
   const ResolvedBase* row = base.resolved ? &*base.resolved : base.published ? &*base.published : nullptr;
   if (base.published) {
     ev.info("  " + base.published->reference + " is a published Paddle image the compatibility matrix knows (" +
-            base.published->origin +
-            "): its row gives the driver, the GPU architectures and what the base "
+            base.published->origin + "): its row gives the driver, the GPU architectures and what the base " +
             "does not state");
   }
   if (row != nullptr) {
-    const auto& rb = *row;
-    set_label("io.paddle-image.cuda.version", rb.cuda);
-    set_label("io.paddle-image.cudnn.version", rb.cudnn);
-    set_label("io.paddle-image.tensorrt.version", rb.tensorrt);
-    set_label("io.paddle-image.paddle.version", rb.paddle);
-    set_label("io.paddle-image.driver.min", rb.driver_full);
-    set_label("io.paddle-image.driver.min-compat", rb.driver_minor);
-    set_label("io.paddle-image.gpu.archs", util::join(rb.archs, ","));
+    f.cuda = row->cuda;
+    f.cudnn = row->cudnn;
+    f.tensorrt = row->tensorrt;
+    f.paddle = row->paddle;
+    f.driver_min = row->driver_full;
+    f.driver_min_compat = row->driver_minor;
+    f.archs = row->archs;
   }
   // What the base itself states wins over the matrix's row for its tag; the build says
   // where each came from, and when the two disagree.
+  const std::map<std::string, std::string*> stated = {{"cuda.version", &f.cuda},
+                                                      {"cudnn.version", &f.cudnn},
+                                                      {"paddle.version", &f.paddle},
+                                                      {"python.version", &f.python}};
   for (const auto& [key, fact] : facts) {
-    std::string label = "io.paddle-image." + key;
-    auto had = labels.find(label);
-    if (row != nullptr && had != labels.end() && had->second != fact.value) {
+    auto field = stated.find(key);
+    if (field == stated.end()) {
+      continue;
+    }
+    if (row != nullptr && !field->second->empty() && *field->second != fact.value) {
       ev.info("  warning: the base states " + key + " " + fact.value + " (" + fact.source +
-              "); the compatibility matrix says " + had->second + " for " + row->reference +
+              "); the compatibility matrix says " + *field->second + " for " + row->reference +
               ": the base's is recorded");
     }
-    ev.info("  " + label + " = " + fact.value + " (from the base: " + fact.source + ")");
-    labels[label] = fact.value;
+    ev.info("  io.paddle-image." + key + " = " + fact.value + " (from the base: " + fact.source + ")");
+    *field->second = fact.value;
   }
   // The driver floor follows the CUDA the image has: the one the base states (else its
   // NVIDIA_REQUIRE_CUDA, "cuda>=12.0 brand=tesla,..."), through the matrix's driver for
@@ -1008,31 +1029,36 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
       cuda_from = "ENV NVIDIA_REQUIRE_CUDA";
     }
   }
+  bool compat_known = false;
   const compat::CudaRow* c = cuda.empty() || !base.matrix ? nullptr : base.matrix->find_cuda(cuda);
   if (c != nullptr && c->released) {
-    auto had = labels.find("io.paddle-image.driver.min");
-    if (had == labels.end() || had->second != c->driver_full) {
+    if (f.driver_min != c->driver_full) {
       ev.info("  io.paddle-image.driver.min = " + c->driver_full + " (the compatibility matrix's driver for CUDA " +
               c->version + ", " + c->origin + "; the CUDA from the base: " + cuda_from + ")");
     }
-    labels["io.paddle-image.driver.min"] = c->driver_full;
-    if (c->driver_minor.empty()) {
-      labels.erase("io.paddle-image.driver.min-compat");
-    } else {
-      labels["io.paddle-image.driver.min-compat"] = c->driver_minor;
-    }
+    f.driver_min = c->driver_full;
+    f.driver_min_compat = c->driver_minor;
+    compat_known = true;
   }
   const auto& req = s.requires_;
-  set_label("io.paddle-image.cuda.version", req.cuda);
-  set_label("io.paddle-image.cudnn.version", req.cudnn);
-  set_label("io.paddle-image.paddle.version", req.paddle);
-  set_label("io.paddle-image.driver.min", req.driver_min);
-  set_label("io.paddle-image.gpu.archs", util::join(req.gpu_archs, ","));
+  over(f.cuda, req.cuda);
+  over(f.cudnn, req.cudnn);
+  over(f.paddle, req.paddle);
+  over(f.driver_min, req.driver_min);
+  if (!req.gpu_archs.empty()) {
+    f.archs = req.gpu_archs;
+  }
   if (req.gpu_memory_mib > 0) {
-    set_label("io.paddle-image.gpu.memory-mib", std::to_string(req.gpu_memory_mib));
+    f.gpu_memory_mib = req.gpu_memory_mib;
   }
   if (py) {
-    set_label("io.paddle-image.python.version", "3." + std::to_string(py->minor));
+    f.python = "3." + std::to_string(py->minor);
+  }
+  for (const auto& [k, v] : f.labels()) {
+    labels[k] = v;
+  }
+  if (compat_known && f.driver_min_compat.empty()) {
+    labels.erase("io.paddle-image.driver.min-compat"); // that CUDA has none (an inherited one would be wrong)
   }
 }
 

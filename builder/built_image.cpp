@@ -34,7 +34,8 @@ const BuiltLayer* BuiltImage::find(const oci::Descriptor& d) const {
 }
 
 bool BuiltImage::streams_from_base(const BuiltLayer& l) const {
-  return l.from_base && m_mode == BaseBlobs::remote && m_base.remote_image;
+  return l.from_base && m_mode == BaseBlobs::remote && m_base.image &&
+         !m_base.image->hints(l.descriptor).registry.empty();
 }
 
 std::filesystem::path BuiltImage::local_file(const BuiltLayer& l) const {
@@ -51,7 +52,7 @@ oci::Reader BuiltImage::open_blob(const oci::Descriptor& d, std::int64_t offset)
     return util::file_reader(m_config_file, offset);
   }
   if (streams_from_base(*l)) {
-    return m_base.remote_image->open_blob(d, offset);
+    return m_base.image->open_blob(d, offset);
   }
   return util::file_reader(local_file(*l), offset);
 }
@@ -59,7 +60,7 @@ oci::Reader BuiltImage::open_blob(const oci::Descriptor& d, std::int64_t offset)
 void BuiltImage::read_blob(const oci::Descriptor& d, const oci::Sink& sink) const {
   const BuiltLayer* l = find(d);
   if (l != nullptr && streams_from_base(*l)) {
-    m_base.remote_image->read_blob(d, sink);
+    m_base.image->read_blob(d, sink);
     return;
   }
   Image::read_blob(d, sink);
@@ -74,8 +75,9 @@ oci::BlobHints BuiltImage::hints(const oci::Descriptor& d) const {
   }
   h.uncompressed_size = l->uncompressed_size;
   if (streams_from_base(*l)) {
-    h.registry = m_base.remote->host();
-    h.repository = m_base.remote_repo;
+    oci::BlobHints from = m_base.image->hints(d);
+    h.registry = from.registry;
+    h.repository = from.repository;
     h.verified = false;
     return h;
   }

@@ -469,14 +469,8 @@ templates::k8s::ImageFacts image_facts(const RenderArgs& a, const oci::ImageRef&
     }
     doctor::ImageNeeds n = doctor::image_needs(*img, sel, false, source);
     sess.finish();
-    templates::k8s::ImageFacts f;
+    templates::k8s::ImageFacts f = n; // the stated facts, without what a layer scan found
     f.source = source;
-    f.cuda = n.cuda;
-    f.driver_min = n.driver_min;
-    f.driver_min_compat = n.driver_min_compat;
-    f.paddle = n.paddle;
-    f.archs = n.archs;
-    f.gpu_memory_mib = n.gpu_memory_mib;
     return f;
   });
 }

@@ -1,6 +1,5 @@
 #include "cli/registry_flags.hpp"
-#include "layers/docker_archive.hpp"
-#include "oci/layout_image.hpp"
+#include "builder/source.hpp"
 
 #include "util/error.hpp"
 
@@ -87,19 +86,16 @@ oci::Platform parse_platform(const std::string& text) {
 }
 
 oci::ImagePtr open_image(const oci::ImageRef& ref, RegistrySession& sess, std::vector<std::string>* archive_repo_tags) {
-  switch (ref.kind) {
-  case oci::ImageRef::Kind::registry:
-    return registry::open_registry_image(sess.connect(ref.registry), ref);
-  case oci::ImageRef::Kind::oci_layout:
-    return oci::open_layout_image(ref.path, ref.tag, ref.str());
-  case oci::ImageRef::Kind::docker_archive:
-    break;
+  return builder::open_source(
+      ref, [&sess](const std::string& host) { return sess.connect(host); }, archive_repo_tags);
+}
+
+ProgressView::Item& ProgressView::item_for(const std::string& key) {
+  auto [it, inserted] = m_items.try_emplace(key);
+  if (inserted) {
+    m_order.push_back(key);
   }
-  auto img = std::make_shared<layers::ArchiveImage>(ref.path, ref.str());
-  if (archive_repo_tags != nullptr) {
-    *archive_repo_tags = img->repo_tags();
-  }
-  return img;
+  return it->second;
 }
 
 void ProgressView::update(const oci::Digest& d, std::int64_t done, std::int64_t total) {
@@ -108,26 +104,41 @@ void ProgressView::update(const oci::Digest& d, std::int64_t done, std::int64_t 
   }
   std::lock_guard<std::mutex> g(m_mutex);
   std::string key = d.str();
-  auto [it, inserted] = m_items.try_emplace(key);
-  if (inserted) {
-    m_order.push_back(key);
-  }
-  it->second.done = done;
-  it->second.total = total;
+  Item& item = item_for(key);
+  item.done = done;
+  item.total = total;
   if (m_out.tty) {
     draw(done >= total);
     return;
   }
   // Plain lines: start, each quarter, done.
   int quarter = total > 0 ? static_cast<int>(done * 4 / total) : 4;
-  if (quarter != it->second.reported_quarter) {
-    it->second.reported_quarter = quarter;
+  if (quarter != item.reported_quarter) {
+    item.reported_quarter = quarter;
     // The percentage of the bytes moved (a line is printed at each quarter, but the
     // figure is the real one: "23% (2.0 MiB / 8.7 MiB)", never "0%" beside 2 MiB).
     int pct = total > 0 ? static_cast<int>(done * 100 / total) : 100;
     std::cerr << "  " << short_digest(key) << " " << pct << "% (" << human_size(done) << " / " << human_size(total)
               << ")" << std::endl;
   }
+}
+
+void ProgressView::settle(const oci::Digest& d, std::int64_t size, const std::string& how) {
+  if (m_out.quiet) {
+    return;
+  }
+  std::lock_guard<std::mutex> g(m_mutex);
+  std::string key = d.str();
+  Item& item = item_for(key);
+  item.done = size;
+  item.total = size;
+  item.how = how;
+  item.reported_quarter = 4;
+  if (m_out.tty) {
+    draw(true);
+    return;
+  }
+  std::cerr << "  " << short_digest(key) << " " << how << " (" << human_size(size) << ")" << std::endl;
 }
 
 void ProgressView::draw(bool force) {
@@ -161,8 +172,12 @@ void ProgressView::draw(bool force) {
   }
   for (const std::string* k : shown) {
     const Item& i = m_items[*k];
-    s += "\033[K  " + short_digest(*k) + " " + bar(i.done, i.total, 24) + " " + human_size(i.done) + " / " +
-         human_size(i.total) + (i.done >= i.total ? " done" : "") + "\n";
+    if (!i.how.empty()) {
+      s += "\033[K  " + short_digest(*k) + " " + i.how + " (" + human_size(i.total) + ")\n";
+    } else {
+      s += "\033[K  " + short_digest(*k) + " " + bar(i.done, i.total, 24) + " " + human_size(i.done) + " / " +
+           human_size(i.total) + (i.done >= i.total ? " done" : "") + "\n";
+    }
     ++lines;
   }
   s += "\033[K  total " + bar(done, total, 24) + " " + human_size(done) + " / " + human_size(total) + " (" +
@@ -308,17 +323,38 @@ registry::TransferOptions RegistrySession::transfer_options() {
   t.progress = [this](const oci::Digest& d, std::int64_t done, std::int64_t total) {
     m_progress.update(d, done, total);
   };
+  t.settled = [this](const oci::Digest& d, std::int64_t size, const std::string& how) {
+    m_progress.settle(d, size, how);
+  };
   t.info = [this](const std::string& line) { m_out.info(line); };
   return t;
 }
 
 nlohmann::json RegistrySession::stats_json() const {
   const auto& s = m_stats;
-  return {{"bytes_uploaded", s.bytes_uploaded.load()}, {"bytes_mounted", s.bytes_mounted.load()},
-          {"bytes_skipped", s.bytes_skipped.load()},   {"bytes_downloaded", s.bytes_downloaded.load()},
-          {"blobs_uploaded", s.blobs_uploaded.load()}, {"blobs_mounted", s.blobs_mounted.load()},
-          {"blobs_skipped", s.blobs_skipped.load()},   {"blobs_downloaded", s.blobs_downloaded.load()},
-          {"manifests_put", s.manifests_put.load()},   {"retries", s.retries.load()}};
+  return {{"blobs", blobs_json()},
+          {"bytes_uploaded", s.bytes_uploaded.load()},
+          {"bytes_mounted", s.bytes_mounted.load()},
+          {"bytes_skipped", s.bytes_skipped.load()},
+          {"bytes_downloaded", s.bytes_downloaded.load()},
+          {"blobs_uploaded", s.blobs_uploaded.load()},
+          {"blobs_mounted", s.blobs_mounted.load()},
+          {"blobs_skipped", s.blobs_skipped.load()},
+          {"blobs_downloaded", s.blobs_downloaded.load()},
+          {"manifests_put", s.manifests_put.load()},
+          {"retries", s.retries.load()}};
+}
+
+nlohmann::json RegistrySession::blobs_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& o : m_stats.outcomes()) {
+    out.push_back({{"registry", o.registry},
+                   {"repository", o.repository},
+                   {"digest", o.digest},
+                   {"size", o.size},
+                   {"how", o.how}});
+  }
+  return out;
 }
 
 } // namespace cli

@@ -44,6 +44,9 @@ class ProgressView {
 public:
   explicit ProgressView(const Output& out) : m_out(out) {}
   void update(const oci::Digest& d, std::int64_t done, std::int64_t total);
+  // A blob that arrived without moving its bytes ("mounted from team/base", "already
+  // there"): shown as such, not as a 100% transfer.
+  void settle(const oci::Digest& d, std::int64_t size, const std::string& how);
   void finish();
 
 private:
@@ -53,7 +56,10 @@ private:
   struct Item {
     std::int64_t done = 0, total = 0;
     int reported_quarter = -1;
+    std::string how; // set for a blob that moved no bytes
   };
+  // The item of a blob, added in order of first sight; m_mutex held.
+  Item& item_for(const std::string& key);
   std::map<std::string, Item> m_items;
   std::vector<std::string> m_order;
   int m_lines = 0;
@@ -67,7 +73,10 @@ public:
   RegistrySession(const RegistryFlags& flags, const Output& out, const std::string& explicit_host = {});
   std::shared_ptr<registry::Registry> connect(const std::string& host);
   registry::TransferOptions transfer_options();
+  // The counters, and "blobs": what became of each blob pushed ({registry, repository,
+  // digest, size, how: uploaded | mounted from REPO | already there}).
   nlohmann::json stats_json() const;
+  nlohmann::json blobs_json() const;
   registry::Stats& stats() { return m_stats; }
   void finish() { m_progress.finish(); }
   registry::CredentialStore& credentials() { return m_creds; }

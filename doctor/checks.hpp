@@ -1,6 +1,7 @@
 #pragma once
 // Host and image checks of `paddle-image doctor` (docs/doctor.md). Each check has a
 // stable id and ends PASS, WARN, FAIL or SKIP with the evidence read and a fix.
+#include "compat_matrix/facts.hpp"
 #include "compat_matrix/matrix.hpp"
 #include "doctor/host.hpp"
 
@@ -33,15 +34,8 @@ struct Options {
 
 // What an image needs from a host: from its config (labels, CUDA_VERSION,
 // NVIDIA_REQUIRE_CUDA), from --requires, and (with --scan-layers) from its files.
-struct ImageNeeds {
-  std::string source;     // "oci:out:v1", "--requires"
-  std::string cuda;       // "12.6"
-  std::string driver_min; // full compatibility
-  std::string driver_min_compat;
-  std::string require_cuda;       // NVIDIA_REQUIRE_CUDA floor
-  std::vector<std::string> archs; // "sm_80"
-  std::string paddle;
-  std::uint64_t gpu_memory_mib = 0;      // io.paddle-image.gpu.memory-mib (requires.gpu_memory); 0: unstated
+// The stated facts are compat::ImageFacts, the type the build writes its labels from.
+struct ImageNeeds : compat::ImageFacts {
   bool scanned = false;                  // layers were scanned
   std::vector<std::string> driver_files; // driver libraries/binaries shipped in the image
   std::vector<std::string> compat_libs;  // cuda-compat libcuda in the image

@@ -1,5 +1,6 @@
 #include "doctor/image.hpp"
 
+#include "compat_matrix/facts.hpp"
 #include "compat_matrix/resolver.hpp"
 #include "compat_matrix/rules.hpp"
 #include "doctor/parse.hpp"
@@ -21,83 +22,17 @@ using util::ErrorKind;
 
 namespace {
 
-// "sm_90", "sm_90a", "90" or "9.0" -> "sm_90" / "sm_90a"; anything else: nullopt.
-std::optional<std::string> normalise_arch(const std::string& s) {
-  static const std::regex sm("(?:sm_)?([1-9][0-9]{1,2}a?)");
-  static const std::regex cc("([1-9][0-9]?)\\.([0-9])");
-  std::smatch m;
-  if (std::regex_match(s, m, sm)) {
-    return "sm_" + m[1].str();
-  }
-  if (std::regex_match(s, m, cc)) {
-    return "sm_" + m[1].str() + m[2].str();
-  }
-  return std::nullopt;
-}
+using compat::is_paddle_version;
+using compat::is_plain_version;
+using compat::k_arch_forms;
+using compat::normalise_arch;
 
-// Versions the doctor compares: dotted numbers of bounded size (a stated fact that does
-// not parse is an error naming where it came from, never a silent skip or a crash).
-bool plain_version(const std::string& s) {
-  static const std::regex re("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}");
-  return std::regex_match(s, re);
-}
-
-bool paddle_version(const std::string& s) {
-  // Pre-releases (3.0.0b1) and pip's local builds (2.6.1.post117).
-  static const std::regex re("[0-9]{1,9}(\\.[0-9]{1,9}){0,3}((a|b|rc)[0-9]{1,9})?(\\.post[0-9]{1,9})?");
-  return std::regex_match(s, re);
-}
-
-const char* const arch_forms = "sm_90, 90 or 9.0 (an SM architecture or compute capability)";
-
-void check_label(const std::string& key, const std::string& value, bool ok, const std::string& expected) {
-  if (!ok) {
-    throw Error(ErrorKind::input, "label " + key + "='" + value + "' is not " + expected,
-                "fix the label when building the image (docs/labels.md), or give the needs with --requires");
-  }
-}
-
+// The labels (compat::ImageFacts, the type the build writes them from), then the ENV
+// facts: CUDA_VERSION when no label states the CUDA, NVIDIA_REQUIRE_CUDA, and a
+// cuda-compat directory forced on LD_LIBRARY_PATH.
 void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
-  const auto& l = cfg.config.labels;
-  auto label = [&](const char* k) {
-    auto it = l.find(k);
-    return it == l.end() ? std::string{} : it->second;
-  };
-  const char* version_forms = "a version (dotted numbers, e.g. 12.6 or 560.28.03)";
-  for (const char* k :
-       {"io.paddle-image.cuda.version", "io.paddle-image.driver.min", "io.paddle-image.driver.min-compat"}) {
-    std::string v = label(k);
-    check_label(k, v, v.empty() || plain_version(v), version_forms);
-  }
-  n.cuda = label("io.paddle-image.cuda.version");
-  n.driver_min = label("io.paddle-image.driver.min");
-  n.driver_min_compat = label("io.paddle-image.driver.min-compat");
-  n.paddle = label("io.paddle-image.paddle.version");
-  check_label("io.paddle-image.paddle.version", n.paddle, n.paddle.empty() || paddle_version(n.paddle),
-              "a Paddle version (e.g. 3.0.0, 3.0.0b1 or 2.6.1.post117)");
-  std::string memory = label("io.paddle-image.gpu.memory-mib");
-  if (!memory.empty()) {
-    static const std::regex mib("[1-9][0-9]{0,8}");
-    check_label("io.paddle-image.gpu.memory-mib", memory, std::regex_match(memory, mib),
-                "a whole number of MiB (e.g. 40960)");
-    n.gpu_memory_mib = std::stoull(memory);
-  }
-  std::string archs = label("io.paddle-image.gpu.archs");
-  std::size_t i = 0;
-  while (!archs.empty() && i <= archs.size()) {
-    auto j = archs.find(',', i);
-    std::string a = archs.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    if (!a.empty()) {
-      auto norm = normalise_arch(a);
-      check_label("io.paddle-image.gpu.archs", archs, norm.has_value(),
-                  "a comma-separated list of architectures: '" + a + "' is not one of the forms " + arch_forms);
-      n.archs.push_back(*norm);
-    }
-    if (j == std::string::npos) {
-      break;
-    }
-    i = j + 1;
-  }
+  std::string source = n.source;
+  static_cast<compat::ImageFacts&>(n) = compat::ImageFacts::from_labels(cfg.config.labels, source);
   if (n.cuda.empty()) {
     if (auto v = cfg.get_env("CUDA_VERSION")) {
       static const std::regex re("([0-9]{1,9}\\.[0-9]{1,9}).*");
@@ -109,7 +44,7 @@ void from_config(ImageNeeds& n, const oci::ImageConfig& cfg) {
   }
   if (auto req = cfg.get_env("NVIDIA_REQUIRE_CUDA")) {
     n.require_cuda = parse_require_cuda(*req).value_or("");
-    if (!n.require_cuda.empty() && !plain_version(n.require_cuda)) {
+    if (!n.require_cuda.empty() && !is_plain_version(n.require_cuda)) {
       throw Error(ErrorKind::input,
                   "environment NVIDIA_REQUIRE_CUDA='" + *req + "': cuda>=" + n.require_cuda +
                       " is not a version (dotted numbers, e.g. 12.6)",
@@ -218,10 +153,10 @@ ImageNeeds needs_from_requires(const std::string& text) {
       usage(k + " is given " + std::to_string(vs.size()) + " times (only sm repeats)");
     }
     for (const auto& v : vs) {
-      if (versioned && !plain_version(v)) {
+      if (versioned && !is_plain_version(v)) {
         usage(k + "=" + v + " is not a version (dotted numbers, e.g. 12.6 or 560.28.03)");
       }
-      if (k == "paddle" && !paddle_version(v)) {
+      if (k == "paddle" && !is_paddle_version(v)) {
         usage("paddle=" + v + " is not a Paddle version (e.g. 3.0.0, 3.0.0b1 or 2.6.1.post117)");
       }
       if (k == "gpu_memory") {
@@ -232,7 +167,7 @@ ImageNeeds needs_from_requires(const std::string& text) {
         n.gpu_memory_mib = util::mib_rounded_up(*bytes);
       }
       if (k == "sm" && !normalise_arch(v)) {
-        usage("sm=" + v + " is not an architecture: accepted forms are " + arch_forms);
+        usage("sm=" + v + " is not an architecture: accepted forms are " + k_arch_forms);
       }
     }
   }

@@ -110,6 +110,10 @@ struct CopyOptions {
   bool all_platforms = false;     // copy a whole index instead of one platform
   bool attachments = true;        // carry signatures and attestations along
   Progress progress;              // per blob
+  // A blob that reached the destination without its bytes moving: "mounted" (from
+  // another repository of the same registry) or "already there". Progress shows it so,
+  // not as a transfer.
+  std::function<void(const Digest& blob, std::int64_t size, const std::string& how)> settled;
   InfoSink info;
 };
 

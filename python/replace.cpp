@@ -1,5 +1,6 @@
 #include "python/replace.hpp"
 
+#include "layers/tree.hpp"
 #include "python/metadata.hpp"
 #include "python/pep440.hpp"
 #include "python/requirement.hpp"
@@ -26,34 +27,16 @@ bool below(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
-// `rel` (a RECORD path) joined to `dir` and normalised; "" when it leaves the root or
-// is empty. RECORD paths are relative to the directory holding the .dist-info; an
-// absolute one (old installers) is an image path.
+// `rel` (a RECORD path) joined to `dir` and normalised (layers' one image-path
+// normaliser); "" when it leaves the root or is empty. RECORD paths are relative to the
+// directory holding the .dist-info; an absolute one (old installers) is an image path.
 std::string join_record_path(const std::string& dir, const std::string& rel) {
-  std::string full = !rel.empty() && rel[0] == '/' ? rel.substr(1) : (dir.empty() ? rel : dir + "/" + rel);
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= full.size()) {
-    auto slash = full.find('/', start);
-    std::string part = full.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (part == "..") {
-      if (parts.empty()) {
-        return {};
-      }
-      parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    if (slash == std::string::npos) {
-      break;
-    }
-    start = slash + 1;
+  std::string full = !rel.empty() && rel[0] == '/' ? rel : "/" + dir + "/" + rel;
+  try {
+    return layers::normalize_image_path(full, "RECORD");
+  } catch (const std::exception&) {
+    return {};
   }
-  std::string out;
-  for (const auto& p : parts) {
-    out += (out.empty() ? "" : "/") + p;
-  }
-  return out;
 }
 
 // The path where the view really has `path` (its directories' links followed), "" when

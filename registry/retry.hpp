@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace registry {
 
@@ -31,11 +33,32 @@ struct ClientOptions {
   Logger log;
 };
 
+// What became of one blob a push sent: "uploaded", "mounted" or "already there".
+struct BlobOutcome {
+  std::string registry, repository, digest;
+  std::int64_t size = 0;
+  std::string how;
+};
+
 // Counters for the metadata JSON; shared by all registries of one command.
 struct Stats {
   std::atomic<std::int64_t> bytes_uploaded{0}, bytes_mounted{0}, bytes_skipped{0}, bytes_downloaded{0};
   std::atomic<std::int64_t> blobs_uploaded{0}, blobs_mounted{0}, blobs_skipped{0}, blobs_downloaded{0};
   std::atomic<std::int64_t> retries{0}, manifests_put{0};
+
+  void record(BlobOutcome o) {
+    std::lock_guard<std::mutex> g(m_mutex);
+    m_outcomes.push_back(std::move(o));
+  }
+  // In the order the pushes settled them.
+  std::vector<BlobOutcome> outcomes() const {
+    std::lock_guard<std::mutex> g(m_mutex);
+    return m_outcomes;
+  }
+
+private:
+  mutable std::mutex m_mutex;
+  std::vector<BlobOutcome> m_outcomes;
 };
 
 struct RetryOptions {

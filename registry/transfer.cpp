@@ -209,15 +209,18 @@ private:
 void push_blob(const oci::Image& img, const oci::Descriptor& d, Registry& reg, const std::string& repo,
                const TransferOptions& opt) {
   Stats& st = reg.stats();
-  auto done = [&] {
-    if (opt.progress) {
+  auto settled = [&](const std::string& how) {
+    st.record(BlobOutcome{reg.host(), repo, d.digest.str(), d.size, how});
+    if (opt.settled) {
+      opt.settled(d.digest, d.size, how);
+    } else if (opt.progress) {
       opt.progress(d.digest, d.size, d.size);
     }
   };
   if (reg.blob_size(repo, d.digest)) {
     st.bytes_skipped += d.size;
     ++st.blobs_skipped;
-    done();
+    settled("already there");
     return;
   }
   oci::BlobHints h = img.hints(d);
@@ -226,7 +229,7 @@ void push_blob(const oci::Image& img, const oci::Descriptor& d, Registry& reg, c
       if (reg.mount_blob(repo, d.digest, h.repository)) {
         st.bytes_mounted += d.size;
         ++st.blobs_mounted;
-        done();
+        settled("mounted from " + h.repository);
         return;
       }
     } catch (const Error& e) {
@@ -242,6 +245,7 @@ void push_blob(const oci::Image& img, const oci::Descriptor& d, Registry& reg, c
     open = [&img, d](std::int64_t offset) { return img.open_blob(d, offset); };
   }
   reg.upload_blob(repo, d, open, opt.progress);
+  st.record(BlobOutcome{reg.host(), repo, d.digest.str(), d.size, "uploaded"});
 }
 
 void push_blobs(const oci::Image& img, const oci::ManifestBlob& m, Registry& reg, const std::string& repo,

@@ -652,7 +652,8 @@ void parse_image(const Ctx& c, const YAML::Node& img, BuildSpec& s) {
   }
 }
 
-// scratch, auto, an oci: layout (relative to the spec) or a registry reference.
+// scratch, auto, an oci: layout or a docker-archive: file (relative to the spec), or a
+// registry reference.
 void parse_base(const Ctx& c, const YAML::Node& b, BuildSpec& s) {
   s.base = c.str(b, "base");
   s.base_resolved = s.base;
@@ -662,12 +663,9 @@ void parse_base(const Ctx& c, const YAML::Node& b, BuildSpec& s) {
   }
   at_node(c, b, "base", [&] {
     auto ref = oci::ImageRef::parse(s.base);
-    if (ref.kind == oci::ImageRef::Kind::oci_layout && fs::path(ref.path).is_relative()) {
+    if (ref.kind != oci::ImageRef::Kind::registry && fs::path(ref.path).is_relative()) {
       ref.path = (s.dir / ref.path).lexically_normal().string();
       s.base_resolved = ref.str();
-    }
-    if (ref.kind == oci::ImageRef::Kind::docker_archive) {
-      c.fail(b, "base", "docker-archive bases are not supported", "use an oci: layout or a registry reference");
     }
   });
 }

@@ -5,6 +5,7 @@
 // affinity on the labels NVIDIA GPU Feature Discovery (GFD) puts on nodes, so a pod is
 // only placed where the driver is new enough, the GPU is one the image has kernels for
 // and has the memory the image asks for.
+#include "compat_matrix/facts.hpp"
 #include "compat_matrix/matrix.hpp"
 
 #include <cstdint>
@@ -54,17 +55,10 @@ struct GfdKeys {
   std::string* find(const std::string& name);
 };
 
-// What an image states about the GPUs it needs (its io.paddle-image.* labels and
-// CUDA_VERSION, as doctor::ImageNeeds reads them).
-struct ImageFacts {
-  std::string source; // names the image in messages
-  std::string cuda;
-  std::string driver_min;        // full compatibility
-  std::string driver_min_compat; // minor-version compatibility
-  std::string paddle;
-  std::vector<std::string> archs; // "sm_80"
-  std::uint64_t gpu_memory_mib = 0;
-};
+// What an image states about the GPUs it needs: compat::ImageFacts, the type the build
+// writes its io.paddle-image.* labels from (doctor::ImageNeeds reads it, with
+// CUDA_VERSION when no label states the CUDA).
+using ImageFacts = compat::ImageFacts;
 
 // The constraints a pod gets: the lowest driver, the SM architectures the image has
 // kernels for, the memory; each with where it came from (for the header and --json).

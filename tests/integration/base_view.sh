@@ -122,6 +122,22 @@ check "where the base and the matrix disagree (CUDA 12.1 under a cuda12.0 tag) t
    grep -q 'io.paddle-image.driver.min = 530.30.02 (the compatibility matrix.s driver for CUDA 12.1' c121.err &&
    '$PI' inspect oci:c121:v1 --json | /usr/bin/python3 -c 'import json,sys; l=json.load(sys.stdin)[\"config\"][\"config\"][\"Labels\"]
 assert l[\"io.paddle-image.cuda.version\"] == \"12.1\" and l[\"io.paddle-image.driver.min\"] == \"530.30.02\", l' || { cat c121.err; exit 1; }"
+# A docker-archive base: the same base saved as `docker save` would, the same app layer on it.
+"$PI" copy "oci:pbase:$TAG" docker-archive:pbase.tar --name paddlepaddle/paddle -q >/dev/null
+sed "s|^base: .*|base: docker-archive:../pbase.tar|" app/spec.yaml >app/spec-archive.yaml
+check "a docker-archive: base builds the same app layer as the registry base" bash -c \
+  "'$PI' build app/spec-archive.yaml -o oci:arch1:v1 --cache-dir '$WORK/cache-arch' 2>arch1.err >/dev/null &&
+   cmp \"\$(/usr/bin/python3 -c 'import json,sys; d=sys.argv[1]; i=json.load(open(d+\"/index.json\")); m=json.load(open(d+\"/blobs/sha256/\"+i[\"manifests\"][0][\"digest\"][7:])); print(d+\"/blobs/sha256/\"+m[\"layers\"][-1][\"digest\"][7:])' arch1)\" \
+       \"\$(/usr/bin/python3 -c 'import json,sys; d=sys.argv[1]; i=json.load(open(d+\"/index.json\")); m=json.load(open(d+\"/blobs/sha256/\"+i[\"manifests\"][0][\"digest\"][7:])); print(d+\"/blobs/sha256/\"+m[\"layers\"][-1][\"digest\"][7:])' app1)\" &&
+   '$PI' inspect oci:arch1:v1 --json | grep -q '\"io.paddle-image.cuda.version\": \"12.0\"' || { cat arch1.err; exit 1; }"
+check "a push to the base's registry mounts the base layers, and progress and --metadata-file say so" bash -c \
+  "env -u CI '$PI' build 'app/spec-$TAG.yaml' -o '$REG_HOST/team/app:v1' --insecure-registry '$REG_HOST' \
+     --cache-dir '$WORK/cache' --metadata-file push1.json >push1.out 2>push1.err &&
+   test \$(grep -c ' mounted from paddlepaddle/paddle (' push1.err) -eq 16 &&
+   /usr/bin/python3 -c 'import json,sys; b=json.load(open(\"push1.json\"))[\"registry\"][\"blobs\"]
+hows=[x[\"how\"] for x in b]
+assert hows.count(\"mounted from paddlepaddle/paddle\") == 16 and hows.count(\"uploaded\") == 2, hows
+assert all(x[\"repository\"] == \"team/app\" for x in b), b' || { cat push1.err; exit 1; }"
 check "the build says which links it wrote through" grep -q "through the symlink /usr/local/cuda -> /etc/alternatives/cuda" b1.err
 check "sbom of the app reads only the app's layer (the base's tree is the build's cached view) and lists the base's packages" \
   bash -c "'$PI' sbom oci:app1:v1 --cache-dir '$WORK/cache' --format cyclonedx -o app1-bom.json 2>app1-bom.err &&

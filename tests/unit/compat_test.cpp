@@ -2,6 +2,7 @@
 
 #include "tests/unit/support.hpp"
 
+#include "compat_matrix/facts.hpp"
 #include "compat_matrix/matrix.hpp"
 #include "compat_matrix/resolver.hpp"
 #include "compat_matrix/rules.hpp"
@@ -934,4 +935,43 @@ TEST_CASE("compat rules: driver levels") {
   CHECK(fb->branch == "R535");
   CHECK(compat::forward_branch(builtin(), Version::parse("535.104.05"), 11) == nullptr);
   CHECK(compat::forward_branch(builtin(), Version::parse("540.1"), 12) == nullptr);
+}
+
+TEST_CASE("ImageFacts: what the build writes as labels is what the readers get back; a bad label is named") {
+  compat::ImageFacts f;
+  f.cuda = "12.0";
+  f.cudnn = "8.9";
+  f.tensorrt = "8.6";
+  f.paddle = "2.6.1.post120";
+  f.python = "3.11";
+  f.driver_min = "525.60.13";
+  f.driver_min_compat = "525.60.13";
+  f.archs = {"sm_80", "sm_90"};
+  f.gpu_memory_mib = 40960;
+  auto labels = f.labels();
+  CHECK(labels.at("io.paddle-image.gpu.archs") == "sm_80,sm_90");
+  CHECK(labels.at("io.paddle-image.gpu.memory-mib") == "40960");
+  CHECK(labels.size() == 9);
+  auto back = compat::ImageFacts::from_labels(labels, "oci:x:v1");
+  CHECK(back.labels() == labels);
+  CHECK(back.source == "oci:x:v1");
+  CHECK(back.archs == std::vector<std::string>{"sm_80", "sm_90"});
+  // Unstated facts write no label; other forms of an architecture are read normalised.
+  CHECK(compat::ImageFacts{}.labels().empty());
+  auto forms = compat::ImageFacts::from_labels({{"io.paddle-image.gpu.archs", "9.0,86,sm_90a"}}, "img");
+  CHECK(forms.archs == std::vector<std::string>{"sm_90", "sm_86", "sm_90a"});
+  for (const auto& [k, v] :
+       std::vector<std::pair<std::string, std::string>>{{"io.paddle-image.cuda.version", "twelve"},
+                                                        {"io.paddle-image.python.version", "3.x"},
+                                                        {"io.paddle-image.gpu.archs", "sm_80,ampere"},
+                                                        {"io.paddle-image.gpu.memory-mib", "-1"},
+                                                        {"io.paddle-image.paddle.version", "2.6;rm"}}) {
+    try {
+      compat::ImageFacts::from_labels({{k, v}}, "img");
+      FAIL("accepted " << k << "=" << v);
+    } catch (const util::Error& e) {
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(std::string(e.what()).find(k) != std::string::npos);
+    }
+  }
 }

@@ -212,7 +212,7 @@ TEST_SUITE("spec") {
     CHECK_FALSE(s.config.entrypoint.has_value());
   }
 
-  TEST_CASE("an oci: base relative to the spec is resolved against the spec directory") {
+  TEST_CASE("an oci: or docker-archive: base relative to the spec is resolved against the spec directory") {
     Project p;
     auto s = p.parse("base: oci:base-layout:v1\n");
     CHECK(s.base == "oci:base-layout:v1"); // as written
@@ -220,9 +220,10 @@ TEST_SUITE("spec") {
     CHECK(s.base_origin == p.at(1, 7));
     auto abs = p.parse("base: oci:/srv/layouts/base:v2\n");
     CHECK(abs.base_resolved == "oci:/srv/layouts/base:v2");
-    auto e = p.error("base: docker-archive:/x.tar\n");
-    CHECK(e.kind() == util::ErrorKind::input);
-    CHECK(contains(e.what(), p.at(1, 7) + ": base: docker-archive bases are not supported"));
+    // A docker-archive base is a file, relative to the spec too.
+    auto arch = p.parse("base: docker-archive:bases/paddle.tar\n");
+    CHECK(arch.base_resolved == "docker-archive:" + (p.tmp.path() / "bases/paddle.tar").string());
+    CHECK(p.parse("base: docker-archive:/x.tar\n").base_resolved == "docker-archive:/x.tar");
     auto bad = p.error("base: Not/A/Valid:ref!\n");
     CHECK(contains(bad.what(), p.at(1, 7) + ": base: "));
   }
