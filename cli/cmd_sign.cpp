@@ -5,6 +5,7 @@
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
 #include "cli/signing_flags.hpp"
+#include "cli/version.hpp"
 #include "signing/envelope.hpp"
 #include "signing/sign.hpp"
 #include "util/encoding.hpp"
@@ -23,8 +24,6 @@ using util::ErrorKind;
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* k_version = "0.1.0";
 
 struct KeyGenArgs {
   std::string output = "cosign";
@@ -223,7 +222,7 @@ int run_sbom(const SbomArgs& a) {
   builder::SbomOptions opt;
   opt.cache_dir = a.cache_dir.empty() ? default_cache_dir() : fs::path(a.cache_dir);
   opt.scan_base = a.sbom_base == "scan";
-  opt.tool_version = k_version;
+  opt.tool_version = version();
   opt.info = [&out](const std::string& line) { out.info(line); };
   auto title = cfg.config.labels.find("org.opencontainers.image.title");
   opt.image_name = ref.kind == oci::ImageRef::Kind::registry ? ref.name()

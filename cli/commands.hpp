@@ -14,6 +14,8 @@ Action add_cache(CLI::App& app);
 Action add_resolve(CLI::App& app);
 Action add_matrix(CLI::App& app);
 Action add_doctor(CLI::App& app);
+// version: what this binary is (cli/version.hpp).
+Action add_version(CLI::App& app);
 // push, pull, copy, tags, login, logout.
 void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions);
 

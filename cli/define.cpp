@@ -27,7 +27,8 @@ std::vector<std::pair<CLI::App*, Action>> define_cli(CLI::App& app) {
                                                                             {"cache", add_cache},
                                                                             {"resolve", add_resolve},
                                                                             {"matrix", add_matrix},
-                                                                            {"doctor", add_doctor}}) {
+                                                                            {"doctor", add_doctor},
+                                                                            {"version", add_version}}) {
     Action a = add(app);
     actions.emplace_back(app.get_subcommand(name), std::move(a));
   }

@@ -1,15 +1,12 @@
 // paddle-image: builds, inspects and caches PaddlePaddle GPU container images.
 #include "cli/commands.hpp"
+#include "cli/version.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-
-namespace {
-constexpr const char* k_version = "0.1.0";
-}
 
 namespace {
 
@@ -36,7 +33,7 @@ int report(bool json, util::ErrorKind kind, const std::string& message, const st
 int main(int argc, char** argv) {
   util::install_interrupt_handlers();
   CLI::App app{"paddle-image: build, ship and check PaddlePaddle GPU images"};
-  app.set_version_flag("--version", k_version);
+  app.set_version_flag("--version", [] { return cli::version_text(); });
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, cli::Action>> actions = cli::define_cli(app);
   bool want_json = false;

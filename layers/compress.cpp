@@ -4,6 +4,7 @@
 #include "util/sha256.hpp"
 
 #include <algorithm>
+#include <archive.h>
 #include <cstring>
 #include <vector>
 #include <zlib.h>
@@ -389,6 +390,15 @@ void decompress_file(const std::filesystem::path& blob, const std::string& media
   Decompressor d(media_type, sink, blob.string());
   util::read_file_chunks(blob, [&](const char* p, std::size_t n) { d.write(p, n); });
   d.finish();
+}
+
+std::string libarchive_version() {
+  std::string s = archive_version_string(); // "libarchive 3.6.2"
+  return s.rfind("libarchive ", 0) == 0 ? s.substr(11) : s;
+}
+
+std::string zstd_version() {
+  return ZSTD_versionString();
 }
 
 } // namespace layers

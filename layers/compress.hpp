@@ -77,4 +77,8 @@ private:
 void decompress_file(const std::filesystem::path& blob, const std::string& media_type,
                      const std::function<void(const char*, std::size_t)>& sink);
 
+// The versions of libarchive and zstd linked in, as they report themselves at run time.
+std::string libarchive_version();
+std::string zstd_version();
+
 } // namespace layers

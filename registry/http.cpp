@@ -383,4 +383,8 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   return resp;
 }
 
+std::string curl_version() {
+  return curl_version_info(CURLVERSION_NOW)->version;
+}
+
 } // namespace registry

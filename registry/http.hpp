@@ -108,4 +108,7 @@ private:
 // Percent-encodes a query value.
 std::string url_escape(const std::string& s);
 
+// The version of libcurl linked in, as it reports itself at run time ("7.88.1").
+std::string curl_version();
+
 } // namespace registry

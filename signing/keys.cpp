@@ -458,4 +458,12 @@ std::string PrivateKey::to_cosign_pem(const std::string& passphrase) const {
   return write_pem(k_cosign_pem, body.dump());
 }
 
+std::string openssl_version() {
+  return OpenSSL_version(OPENSSL_VERSION_STRING);
+}
+
+std::string sodium_version() {
+  return sodium_version_string();
+}
+
 } // namespace signing

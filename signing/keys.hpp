@@ -62,4 +62,8 @@ struct PemBlock {
 PemBlock read_pem(std::string_view text, const std::string& source, const std::string& type_suffix = {});
 std::string write_pem(const std::string& type, std::string_view der);
 
+// The versions of the crypto libraries linked in, as they report themselves at run time.
+std::string openssl_version();
+std::string sodium_version();
+
 } // namespace signing

@@ -48,4 +48,23 @@ while read -r l; do
 done < <(layer_digests lay v1)
 check "each gzip layer decompresses (gzip -d) to its diff_id" test "$gz_ok" = 1
 check "GNU tar lists every layer" bash -c 'for f in lay/blobs/sha256/*; do gzip -t "$f" 2>/dev/null && { tar -tzf "$f" >/dev/null || exit 1; }; done; true'
+# ---- version: what this binary is ---------------------------------------------------------
+"$PI" version --json >version.json
+check "version --json names the git revision and dirtiness of the tree it was built from" /usr/bin/python3 -c '
+import json, subprocess, sys
+j = json.load(open("version.json")); root = sys.argv[1]
+head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+assert j["version"] and j["build_type"] and j["compiler"], j
+assert j["git"]["revision"] in (head, "unknown"), (j["git"], head)
+assert isinstance(j["git"]["dirty"], bool), j["git"]' "$ROOT"
+check "... and the libraries linked in, as Debian packages them" /usr/bin/python3 -c '
+import json, re, subprocess
+libs = json.load(open("version.json"))["libraries"]
+for name, pkg in [("libcurl", "libcurl4"), ("libarchive", "libarchive13"), ("zstd", "libzstd1"),
+                  ("openssl", "libssl3"), ("libsodium", "libsodium23"), ("yaml-cpp", "libyaml-cpp0.7")]:
+    v = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True).stdout
+    upstream = re.sub(r"^[0-9]+:", "", v).split("-")[0].split("+")[0]
+    assert upstream.startswith(libs[name]) or libs[name].startswith(upstream), (name, libs[name], v)'
+check "--version prints the same first line as version" bash -c \
+  "test \"\$('$PI' --version | head -1)\" = \"\$('$PI' version | head -1)\" && '$PI' --version | head -1 | grep -q '^paddle-image [0-9.]* (git '"
 finish

@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
 #include "cli/commands.hpp"
+#include "cli/version.hpp"
 
+#include <cctype>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -63,4 +66,20 @@ TEST_CASE("cli: every option that takes values takes one per occurrence, in ever
     }
   }
   CHECK(checked > 10);
+}
+
+TEST_CASE("version_info names the version, the revision, the build and every library linked in") {
+  nlohmann::json j = cli::version_info();
+  CHECK(j["version"] == cli::version());
+  std::string rev = j["git"]["revision"];
+  CHECK((rev == "unknown" || rev.size() == 40));
+  CHECK(j["git"]["dirty"].is_boolean());
+  for (const char* lib : {"libcurl", "openssl", "libarchive", "zstd", "yaml-cpp", "libsodium", "nlohmann_json"}) {
+    std::string v = j["libraries"][lib];
+    CHECK_MESSAGE(!v.empty(), lib);
+    CHECK_MESSAGE(std::isdigit(static_cast<unsigned char>(v[0])), lib << " " << v);
+  }
+  std::string text = cli::version_text();
+  CHECK(text.rfind(std::string("paddle-image ") + cli::version() + " (git ", 0) == 0);
+  CHECK(text.find("libcurl ") != std::string::npos);
 }
