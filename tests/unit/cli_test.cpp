@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/version.hpp"
+#include "util/error.hpp"
 
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -82,4 +83,28 @@ TEST_CASE("version_info names the version, the revision, the build and every lib
   std::string text = cli::version_text();
   CHECK(text.rfind(std::string("paddle-image ") + cli::version() + " (git ", 0) == 0);
   CHECK(text.find("libcurl ") != std::string::npos);
+}
+
+TEST_CASE("man pages and completions come from the CLI definition, escaped for roff and the shells") {
+  CLI::App app{"top"};
+  CLI::App* sub = app.add_subcommand("tool", ".starts with a dot, has a \\ backslash and it's quoted");
+  bool flag = false;
+  std::string value;
+  sub->add_flag("--dry-run", flag, "'quoted' help");
+  sub->add_option("--out,-o", value, "where\n.TH injected");
+  auto pages = cli::man_pages(app);
+  REQUIRE(pages.size() == 2);
+  CHECK(pages[1].first == "paddle-image-tool.1");
+  const std::string& page = pages[1].second;
+  CHECK(page.find("\\&.starts with a dot") != std::string::npos);
+  CHECK(page.find("\\e backslash") != std::string::npos);
+  CHECK(page.find("\\fB\\-\\-out\\fR, \\fB\\-o\\fR \\fIVALUE\\fR") != std::string::npos);
+  CHECK(page.find("\\fB\\-\\-dry\\-run\\fR\n") != std::string::npos); // a flag takes no value
+  CHECK(page.find("\n.TH injected") == std::string::npos);
+  CHECK(page.find("\n\\&.TH injected") != std::string::npos);
+  std::string bash = cli::completion_script(app, "bash");
+  CHECK(bash.find("_pi_vals['.tool']='--out -o'") != std::string::npos);
+  std::string fish = cli::completion_script(app, "fish");
+  CHECK(fish.find("-d '\\'quoted\\' help'") != std::string::npos);
+  CHECK_THROWS_AS(cli::completion_script(app, "tcsh"), util::Error);
 }
