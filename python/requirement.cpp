@@ -179,6 +179,7 @@ std::string render(const Marker::Node& n, bool inside_and) {
 class MarkerParser {
 public:
   MarkerParser(std::string_view text, std::string what) : m_text(text), m_what(std::move(what)) {}
+  static constexpr int k_max_depth = 32;
 
   [[noreturn]] void fail(const std::string& why, std::size_t at) const {
     throw std::invalid_argument("invalid " + m_what + " '" + std::string(m_text) + "': " + why + " at column " +
@@ -264,8 +265,14 @@ private:
     skip_ws();
     if (peek() == '(') {
       std::size_t open = m_pos;
+      // Parentheses nest through recursion: a hostile Requires-Dist of thousands of '('
+      // would overflow the stack. Real markers nest two or three deep.
+      if (++m_depth > k_max_depth) {
+        fail("parentheses nested more than " + std::to_string(k_max_depth) + " deep", open);
+      }
       skip();
       Marker::Node inner = parse_or();
+      --m_depth;
       skip_ws();
       if (peek() != ')') {
         fail(at_end() ? "expected ')' to close the '(' at column " + std::to_string(open + 1)
@@ -334,6 +341,7 @@ private:
   std::string_view m_text;
   std::string m_what;
   std::size_t m_pos = 0;
+  int m_depth = 0; // open parentheses (parse_atom)
 };
 
 Marker Marker::parse(std::string_view text) {

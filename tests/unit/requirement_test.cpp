@@ -90,6 +90,14 @@ TEST_SUITE("requirement") {
     CHECK(eval("python_version < '3.8' or extra == 'test'", {"test"}));
   }
 
+  TEST_CASE("a marker nesting parentheses thousands deep is refused, not a stack overflow (found by fuzz_python)") {
+    // The minimised crash: a Requires-Dist a hostile wheel could carry.
+    std::string deep = "x ; " + std::string(100000, '(') + "os_name == 'posix'" + std::string(100000, ')');
+    CHECK(contains(invalid([&] { Requirement::parse(deep); }), "parentheses nested more than 32 deep"));
+    std::string ok = std::string(32, '(') + "os_name == 'posix'" + std::string(32, ')');
+    CHECK(Marker::parse(ok).evaluate(python::marker_environment(target(), "3.11.4")));
+  }
+
   TEST_CASE("marker parsing errors and str()") {
     CHECK(Marker::parse("python_version>='3.8'and(os_name=='posix'or extra=='x')").str() ==
           "python_version >= \"3.8\" and (os_name == \"posix\" or extra == \"x\")");
