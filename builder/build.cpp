@@ -318,30 +318,45 @@ nlohmann::json base_roots_key(const layers::BaseView& view, const python::Python
   return j;
 }
 
+// The full version of the base's python3.N from its dpkg entry ("3.11.2"), "" when the
+// base has none.
+std::string dpkg_python_version(const Base& base, int minor) {
+  if (!base.view) {
+    return {};
+  }
+  std::string want = "python3." + std::to_string(minor);
+  for (const auto& p : base.view->facts().dpkg) {
+    if (p.name == want || p.name == want + "-minimal") {
+      std::string v = p.version.substr(p.version.find(':') == std::string::npos ? 0 : p.version.find(':') + 1);
+      v = v.substr(0, v.find_first_of("-+~"));
+      return v.rfind("3." + std::to_string(minor), 0) == 0 ? v : std::string();
+    }
+  }
+  return {};
+}
+
+// Said where the target's facts are used for selection: markers on python_full_version
+// are evaluated as 3.N.0 when the base has no dpkg entry for its Python.
+void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, const Events& ev) {
+  if (dpkg_python_version(base, t.minor).empty()) {
+    ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
+            "; environment markers on python_full_version are evaluated as 3." + std::to_string(t.minor) + ".0");
+  }
+}
+
 // The Python facts of the target for selection and the closure check: the full
-// version from the base's dpkg entry for python3.N (else 3.N.0, with a warning) and the
-// Python distributions the base already has.
-python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t, const Events& ev,
-                                      bool warn = true) {
+// version from the base's dpkg entry for python3.N (else 3.N.0) and the Python
+// distributions the base already has.
+python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t) {
   std::map<std::string, std::string> dists;
-  std::string full;
   if (base.view) {
-    std::string want = "python3." + std::to_string(t.minor);
     for (const auto& d : python::installed_distributions(*base.view)) {
       dists[python::normalize_project_name(d.name)] = d.version;
     }
-    for (const auto& p : base.view->facts().dpkg) {
-      if ((p.name == want || p.name == want + "-minimal") && full.empty()) {
-        std::string v = p.version.substr(p.version.find(':') == std::string::npos ? 0 : p.version.find(':') + 1);
-        full = v.substr(0, v.find_first_of("-+~"));
-      }
-    }
   }
-  if (full.empty() || full.rfind("3." + std::to_string(t.minor), 0) != 0) {
+  std::string full = dpkg_python_version(base, t.minor);
+  if (full.empty()) {
     full = "3." + std::to_string(t.minor) + ".0";
-    if (warn)
-      ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
-              "; environment markers on python_full_version are evaluated as " + full);
   }
   return python::target_facts(t, full, std::move(dists));
 }
@@ -428,7 +443,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarg
 // wheels already satisfied), after the conflict check: a requirement of a distribution
 // that stays, broken by a version the layer brings, is an error unless the layer
 // allows conflicts. A project another wheels layer of the spec installs is refused.
-python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
+python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::TargetFacts& facts, const LayerContext& cx,
                                 const std::vector<python::Incoming>& incoming, const std::vector<LayerWheel>& earlier,
                                 LayerReport& r) {
   const std::string where = l.origin + ": layer '" + l.name + "'";
@@ -443,7 +458,6 @@ python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::PythonTa
     }
   }
   auto installed = python::installed_distributions(cx.landing);
-  python::TargetFacts facts = base_target_facts(cx.base, t, cx.events, false);
   auto broken = python::conflicts(installed, incoming, facts.markers);
   if (!broken.empty()) {
     std::string list;
@@ -484,22 +498,22 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
   python::LockedLayerInput in{*l.lock_file, l.lock_origin, l.name, l.indexes, l.find_links};
   python::LockedLayer locked =
       util::with_context(where, [&] { return python::open_locked_layer(in, cx.options.index.defaults); });
+  // The target's facts, read once: the plan's markers here, the selection's when the
+  // layer is built (whose warning about the Python version is printed then).
+  python::TargetFacts facts = base_target_facts(cx.base, t);
   std::vector<python::Incoming> incoming;
-  {
-    python::TargetFacts facts = base_target_facts(cx.base, t, cx.events, false);
-    for (const auto& line : locked.lock.requirements) {
-      if (!line.requirement.marker || line.requirement.marker->evaluate(facts.markers, {})) {
-        incoming.push_back(python::Incoming{line.requirement.name, line.pinned(), "", line.where()});
-      }
+  for (const auto& line : locked.lock.requirements) {
+    if (!line.requirement.marker || line.requirement.marker->evaluate(facts.markers, {})) {
+      incoming.push_back(python::Incoming{line.requirement.name, line.pinned(), "", line.where()});
     }
   }
-  python::InstallPlan plan = plan_wheels(l, t, cx, incoming, wheels_out, r);
+  python::InstallPlan plan = plan_wheels(l, facts, cx, incoming, wheels_out, r);
   std::string key = index_wheels_key(l, t, locked, cx, plan);
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-        python::TargetFacts facts = base_target_facts(cx.base, t, cx.events);
+        warn_if_no_dpkg_python(cx.base, t, cx.events);
         util::with_context(where, [&] {
           python::fetch_locked_layer(locked, facts, cx.options.index, cx.cache, std::max(1, cx.options.threads),
                                      cx.events.info,
@@ -541,7 +555,7 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::Pyth
     python::WheelName n = python::WheelName::parse(w.filename().string());
     incoming.push_back(python::Incoming{n.distribution, n.version, w.filename().string(), w.string()});
   }
-  python::InstallPlan plan = plan_wheels(l, t, cx, incoming, wheels_out, r);
+  python::InstallPlan plan = plan_wheels(l, base_target_facts(cx.base, t), cx, incoming, wheels_out, r);
   std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, base_roots_key(cx.landing, t, l), plan);
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
@@ -1219,7 +1233,8 @@ python::LockResult lock(const spec::BuildSpec& s, const std::string& layer_name,
   auto cache_use = cache.use();
   Base base = open_build_base(s, o, cache, ev);
   python::PythonTarget t = python_target(s, base);
-  python::TargetFacts facts = base_target_facts(base, t, ev);
+  warn_if_no_dpkg_python(base, t, ev);
+  python::TargetFacts facts = base_target_facts(base, t);
   ev.info("locking " + requirements.string() + " for layer '" + layer->name +
           "': " + (lo.all_platforms ? "every platform" : t.describe()));
   return python::write_lock(requirements, facts, lo, o.index, cache, std::max(1, o.threads), ev.info);

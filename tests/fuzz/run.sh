@@ -22,14 +22,22 @@ for f in "$ROOT"/tests/fixtures/hosts/*/root/proc/devices; do seed 1 "$f"; done
 for f in "$ROOT"/tests/fixtures/hosts/*/root/proc/modules; do seed 2 "$f"; done
 for f in "$ROOT"/tests/fixtures/hosts/*/root/proc/driver/nvidia/gpus/*/information; do seed 3 "$f"; done
 seed 4 /etc/ld.so.cache
-"$OUT/fuzz_parsers" -max_total_time="$SECONDS_BUDGET" -rss_limit_mb=1024 -print_final_stats=1 "$OUT/corpus" 2>"$OUT/fuzz.log" || {
-  tail -40 "$OUT/fuzz.log"
-  echo "fuzz_parsers: FAILED (see $OUT/fuzz.log)"
-  exit 1
+# fuzz_run TARGET LOG CORPUS [LIBFUZZER ARGS...]: runs $OUT/TARGET for the budget; on a
+# crash prints the log's end and fails naming the target (and the crash-* input file).
+fuzz_run() {
+  local target=$1 log=$OUT/$2 corpus=$3
+  shift 3
+  "$OUT/$target" -max_total_time="$SECONDS_BUDGET" -rss_limit_mb=1024 -print_final_stats=1 "$@" "$corpus" 2>"$log" || {
+    tail -40 "$log"
+    echo "$target: FAILED (see $log; the input is the crash-* file it names)"
+    exit 1
+  }
+  local runs
+  runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+  echo "$target: $runs inputs in ${SECONDS_BUDGET}s, no crash"
+  [[ "$runs" -gt 0 ]]
 }
-runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$OUT/fuzz.log" | grep -Eo '[0-9]+$' || echo 0)
-echo "fuzz_parsers: $runs inputs in ${SECONDS_BUDGET}s, no crash"
-[[ "$runs" -gt 0 ]]
+fuzz_run fuzz_parsers fuzz.log "$OUT/corpus"
 
 # The Python packaging parsers (PEP 440, PEP 508 requirements and markers, METADATA,
 # RECORD): what index pages and wheels from strangers carry. Seeds: the bundled lock's
@@ -53,12 +61,4 @@ for sp in ">=1.0,<2.0" "==2.6.*" "~=3.3" "===weird" "!=1.5.*,>0"; do pseed 1 "$s
 pseed 2 'opt-einsum ==3.3.0 ; python_version >= "3.8" and (sys_platform == "linux" or extra == "test")'
 pseed 3 "$(printf 'Metadata-Version: 2.1\nName: paddlepaddle-gpu\nVersion: 2.6.1\nRequires-Dist: opt-einsum ==3.3.0\n  folded\n\nbody')"
 pseed 4 "$(printf 'paddle/__init__.py,sha256=abc,10\n"a,b.py",,\n../../../bin/x,,\n')"
-"$OUT/fuzz_python" -max_total_time="$SECONDS_BUDGET" -seed=1 -rss_limit_mb=1024 -print_final_stats=1 \
-  "$OUT/corpus-python" 2>"$OUT/fuzz-python.log" || {
-  tail -40 "$OUT/fuzz-python.log"
-  echo "fuzz_python: FAILED (see $OUT/fuzz-python.log; the input is the crash-* file it names)"
-  exit 1
-}
-runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$OUT/fuzz-python.log" | grep -Eo '[0-9]+$' || echo 0)
-echo "fuzz_python: $runs inputs in ${SECONDS_BUDGET}s, no crash"
-[[ "$runs" -gt 0 ]]
+fuzz_run fuzz_python fuzz-python.log "$OUT/corpus-python" -seed=1
