@@ -179,9 +179,10 @@ nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const 
     auto sig = util::with_context(
         "signing " + ref, [&] { return signing::sign_image(*t.store, t.digest, t.identity, key, t.ref.str()); });
     nlohmann::json atts = nlohmann::json::array();
-    for (const auto& [type, predicate] : predicates) {
+    for (const auto& entry : predicates) {
+      const auto& type = entry.first;
       auto at = util::with_context("attesting " + ref, [&] {
-        return signing::attest_image(*t.store, t.digest, t.subject_name, type, predicate, key, t.ref.str());
+        return signing::attest_image(*t.store, t.digest, t.subject_name, type, entry.second, key, t.ref.str());
       });
       atts.push_back({{"predicate_type", type}, {"layer", at.layer.str()}, {"added", at.added}});
     }

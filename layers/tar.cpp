@@ -205,6 +205,13 @@ void write_tar(const EntrySet& entries, const TarOptions& options, const ByteSin
 
 namespace {
 
+// libarchive's message for the last error: NULL when it set none (a damaged stream can
+// end that way), which a std::string must not be built from.
+std::string archive_why(struct archive* a) {
+  const char* why = archive_error_string(a);
+  return why != nullptr ? why : "unreadable tar data (libarchive gave no reason)";
+}
+
 // Reads members from an opened archive (see scan_tar).
 void scan_members(struct archive* a, const std::string& what, const std::function<bool(const TarMember&)>& want_content,
                   const std::function<void(const TarMember&, const std::string& content)>& on_content,
@@ -267,13 +274,13 @@ void scan_members(struct archive* a, const std::string& what, const std::functio
         content.append(buf.data(), static_cast<std::size_t>(n));
       }
       if (n < 0) {
-        fail(archive_error_string(a));
+        fail(archive_why(a));
       }
       on_content(m, content);
     }
   }
   if (rc != ARCHIVE_EOF) {
-    fail(archive_error_string(a));
+    fail(archive_why(a));
   }
 }
 
@@ -305,7 +312,7 @@ void scan_tar(const std::filesystem::path& file, const std::function<bool(const 
   archive_read_support_filter_all(a);
   archive_read_support_format_tar(a);
   if (archive_read_open_filename(a, file.c_str(), 1 << 20) != ARCHIVE_OK) {
-    throw Error(ErrorKind::input, "cannot read layer " + file.string() + ": " + archive_error_string(a));
+    throw Error(ErrorKind::input, "cannot read layer " + file.string() + ": " + archive_why(a));
   }
   scan_members(a, file.string(), want_content, on_content, nullptr);
 }
@@ -322,7 +329,7 @@ void scan_tar(const std::function<std::size_t(char*, std::size_t)>& read, const 
     if (src.error) {
       std::rethrow_exception(src.error);
     }
-    throw Error(ErrorKind::input, "cannot read layer " + what + ": " + archive_error_string(a));
+    throw Error(ErrorKind::input, "cannot read layer " + what + ": " + archive_why(a));
   }
   scan_members(a, what, want_content, on_content, &src.error);
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <stdexcept>
 
 namespace python {
 
@@ -43,18 +45,44 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   return out;
 }
 
+// Calls fn(lower-cased key, trimmed value) for each header up to the first empty line
+// (the body follows it); a folded (indented) line continues the previous header.
+template <typename Fn> void for_each_header(std::string_view text, Fn fn) {
+  std::string key, value;
+  auto flush = [&] {
+    if (!key.empty()) {
+      fn(lower(trim(key)), trim(value));
+    }
+    key.clear();
+    value.clear();
+  };
+  for (std::string_view line : lines_of(text)) {
+    if (line.empty()) {
+      break;
+    }
+    if (line.front() == ' ' || line.front() == '\t') {
+      if (!key.empty()) {
+        value += " " + trim(line);
+      }
+      continue;
+    }
+    flush();
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      continue;
+    }
+    key = std::string(line.substr(0, colon));
+    value = std::string(line.substr(colon + 1));
+  }
+  flush();
+}
+
 } // namespace
 
 Metadata parse_metadata(std::string_view text) {
   Metadata m;
   bool have_name = false, have_version = false;
-  std::string key, value;
-  auto flush = [&] {
-    if (key.empty()) {
-      return;
-    }
-    std::string k = lower(trim(key));
-    std::string v = trim(value);
+  for_each_header(text, [&](const std::string& k, const std::string& v) {
     if (k == "name" && !have_name) {
       m.name = v;
       have_name = true;
@@ -68,29 +96,38 @@ Metadata parse_metadata(std::string_view text) {
     } else if (k == "provides-extra") {
       m.provides_extra.push_back(v);
     }
-    key.clear();
-    value.clear();
-  };
-  for (std::string_view line : lines_of(text)) {
-    if (line.empty()) {
-      break; // the body (the long description) follows the first empty line
-    }
-    if (line.front() == ' ' || line.front() == '\t') {
-      if (!key.empty()) {
-        value += " " + trim(line); // a folded header
-      }
-      continue;
-    }
-    flush();
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      continue;
-    }
-    key = std::string(line.substr(0, colon));
-    value = std::string(line.substr(colon + 1));
-  }
-  flush();
+  });
   return m;
+}
+
+WheelFile parse_wheel_file(std::string_view text) {
+  WheelFile w;
+  std::optional<std::string> version;
+  for_each_header(text, [&](const std::string& k, const std::string& v) {
+    if (k == "wheel-version" && !version) {
+      version = v;
+    } else if (k == "root-is-purelib") {
+      w.root_is_purelib = lower(v) == "true";
+    }
+  });
+  if (!version) {
+    throw std::invalid_argument("it has no Wheel-Version");
+  }
+  // "MAJOR.MINOR", each a decimal number of at most 4 digits.
+  auto number = [&](std::string_view s, int& out) {
+    if (s.empty() || s.size() > 4 ||
+        !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      throw std::invalid_argument("its Wheel-Version '" + *version + "' is not MAJOR.MINOR");
+    }
+    out = std::stoi(std::string(s));
+  };
+  auto dot = version->find('.');
+  if (dot == std::string::npos) {
+    throw std::invalid_argument("its Wheel-Version '" + *version + "' is not MAJOR.MINOR");
+  }
+  number(std::string_view(*version).substr(0, dot), w.major);
+  number(std::string_view(*version).substr(dot + 1), w.minor);
+  return w;
 }
 
 std::vector<RecordEntry> parse_record(std::string_view text) {

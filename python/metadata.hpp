@@ -32,6 +32,16 @@ struct RecordEntry {
   std::string size;
   bool operator==(const RecordEntry&) const = default;
 };
+// The WHEEL file of a .dist-info (the same header format): Wheel-Version is
+// "MAJOR.MINOR"; Root-Is-Purelib "true" or not. Throws std::invalid_argument saying
+// what is wrong ("it has no Wheel-Version") for the caller to name the wheel.
+struct WheelFile {
+  int major = 0;
+  int minor = 0;
+  bool root_is_purelib = false;
+};
+WheelFile parse_wheel_file(std::string_view text);
+
 // RECORD is CSV: a quoted field may hold commas and doubled quotes. Empty lines are
 // skipped; "\r\n" line ends are accepted.
 std::vector<RecordEntry> parse_record(std::string_view text);

@@ -488,6 +488,23 @@ Unpacked unpack_members(struct archive* a, const fs::path& wheel, const WheelNam
     throw Error(ErrorKind::input, "wheel " + fname + " has no .dist-info with WHEEL and RECORD",
                 "this is not a valid wheel; rebuild it");
   }
+  // pip installs wheels of format 1.x only: a later major version may lay files out
+  // differently (PEP 427 "Wheel-Version").
+  WheelFile format;
+  try {
+    format = parse_wheel_file(u.wheel_meta);
+  } catch (const std::invalid_argument& bad) {
+    throw Error(ErrorKind::input, "wheel " + fname + ": " + u.dist_info + "/WHEEL is not valid: " + bad.what(),
+                "this is not a valid wheel; rebuild it");
+  }
+  if (format.major != 1) {
+    throw Error(ErrorKind::input,
+                "wheel " + fname + " is of format " + std::to_string(format.major) + "." +
+                    std::to_string(format.minor) + " (" + u.dist_info +
+                    "/WHEEL); paddle-image, like pip, installs "
+                    "format 1.x wheels only",
+                "use a wheel built by a current `pip wheel` or `python -m build`");
+  }
   return u;
 }
 

@@ -4,7 +4,9 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
@@ -39,8 +41,11 @@ std::optional<nlohmann::json> read_json_file(const fs::path& p) {
     }
     return j;
   } catch (const nlohmann::json::parse_error& e) {
-    // The parser's message names the byte offset, never the content.
-    throw Error(ErrorKind::input, p.string() + ": not valid JSON (" + std::string(e.what()) + ")",
+    // Only the byte offset: nlohmann's message quotes the last token it read ("last read:
+    // '\"c2Vj...'"), which in a credentials file can be a secret (found by
+    // fuzz_docker_config).
+    throw Error(ErrorKind::input,
+                p.string() + ": not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")",
                 "fix or remove the file, or run `paddle-image login` again");
   }
 }
@@ -117,27 +122,7 @@ std::optional<Credential> from_helper(const std::string& helper, const std::stri
     // Helpers say "credentials not found in native keychain" and exit 1 for unknown hosts.
     return std::nullopt;
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(out);
-  } catch (const nlohmann::json::parse_error&) {
-    throw Error(ErrorKind::auth, "docker-credential-" + helper + " get printed something that is not JSON",
-                "check the credential helper named by " + what);
-  }
-  Credential c;
-  c.source = "docker-credential-" + helper + " (" + what + ")";
-  std::string user = j.value("Username", "");
-  std::string secret = j.value("Secret", "");
-  if (user == "<token>") {
-    c.identity_token = secret;
-  } else {
-    c.username = user;
-    c.password = secret;
-  }
-  if (c.anonymous()) {
-    return std::nullopt;
-  }
-  return c;
+  return parse_helper_output(out, helper, what);
 }
 
 void write_private_json(const fs::path& file, const nlohmann::json& j) {
@@ -151,6 +136,60 @@ void write_private_json(const fs::path& file, const nlohmann::json& j) {
 }
 
 } // namespace
+
+std::optional<Credential> parse_helper_output(const std::string& out, const std::string& helper,
+                                              const std::string& what) {
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  auto str = [&](const char* k) -> std::string {
+    if (!j.contains(k)) {
+      return {};
+    }
+    if (!j.at(k).is_string()) {
+      throw Error(ErrorKind::auth, "docker-credential-" + helper + " get printed a " + k + " that is not a string",
+                  "check the credential helper named by " + what);
+    }
+    return j.at(k).get<std::string>();
+  };
+  if (j.is_discarded() || !j.is_object()) {
+    throw Error(ErrorKind::auth, "docker-credential-" + helper + " get printed something that is not a JSON object",
+                "check the credential helper named by " + what);
+  }
+  Credential c;
+  c.source = "docker-credential-" + helper + " (" + what + ")";
+  std::string user = str("Username");
+  std::string secret = str("Secret");
+  if (user == "<token>") {
+    c.identity_token = secret;
+  } else {
+    c.username = user;
+    c.password = secret;
+  }
+  if (c.anonymous()) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+TokenAnswer parse_token_response(const std::string& body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    throw std::invalid_argument("the answer is not a JSON object");
+  }
+  TokenAnswer t;
+  for (const char* k : {"token", "access_token"}) {
+    if (t.token.empty() && j.contains(k) && j.at(k).is_string()) {
+      t.token = j.at(k).get<std::string>();
+    }
+  }
+  if (t.token.empty()) {
+    throw std::invalid_argument("it has no \"token\" or \"access_token\" string");
+  }
+  if (j.contains("expires_in") && j.at("expires_in").is_number()) {
+    double life = j.at("expires_in").get<double>();
+    t.lifetime_s = std::isfinite(life) ? std::clamp(life, 1.0, 86400.0) : 60.0;
+  }
+  return t;
+}
 
 std::string config_key(const std::string& host) {
   return is_docker_hub(host) ? "https://index.docker.io/v1/" : host;
@@ -278,6 +317,10 @@ std::vector<Challenge> parse_challenges(const std::string& header) {
       ++i;
     }
     std::string token = header.substr(start, i - start);
+    if (token.empty() && out.empty()) {
+      ++i; // "=..." before any scheme: not a challenge (RFC 7235 needs a scheme token first)
+      continue;
+    }
     if (i < header.size() && header[i] == '=' && !out.empty()) {
       // A parameter of the current challenge.
       ++i;

@@ -64,6 +64,22 @@ struct Challenge {
 };
 std::vector<Challenge> parse_challenges(const std::string& header);
 
+// A token server's answer (the distribution token spec and OAuth2): "token" or
+// "access_token", and "expires_in" seconds (60 when absent; kept within 1 s .. 1 day,
+// whatever the server says). Throws std::invalid_argument saying what is missing.
+struct TokenAnswer {
+  std::string token;
+  double lifetime_s = 60;
+};
+TokenAnswer parse_token_response(const std::string& body);
+
+// What `docker-credential-NAME get` printed: {"Username", "Secret"}; a Username of
+// "<token>" makes Secret an identity token. Nothing (nullopt) for an empty answer.
+// Throws util::Error(auth) naming the helper and `what` (the config entry that names
+// it), never the output, when it is not such a JSON object.
+std::optional<Credential> parse_helper_output(const std::string& out, const std::string& helper,
+                                              const std::string& what);
+
 // Runs `docker-credential-NAME ACTION` with input on stdin; returns stdout. Throws
 // util::Error(auth) naming the helper (never the secret) when it fails.
 std::string run_credential_helper(const std::string& name, const std::string& action, const std::string& input,

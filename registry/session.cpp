@@ -287,22 +287,16 @@ std::string Session::fetch_token(const std::string& scope) {
     throw RegistryError(r.status, {},
                         "token server " + realm_host + " answered HTTP " + std::to_string(r.status) + " for " + m_host);
   }
+  TokenAnswer t;
   try {
-    auto j = nlohmann::json::parse(r.body);
-    std::string tok = j.value("token", "");
-    if (tok.empty()) {
-      tok = j.value("access_token", "");
-    }
-    if (tok.empty()) {
-      throw std::runtime_error("no token");
-    }
-    double life = j.contains("expires_in") && j["expires_in"].is_number() ? j["expires_in"].get<double>() : 60.0;
-    m_tokens[scope] = Token{tok, now_s() + std::max(life, 1.0)};
-    log(2, "token for " + scope + " from " + realm_host + ", valid " + std::to_string(int(life)) + " s");
-    return tok;
-  } catch (const std::exception&) {
-    throw Error(ErrorKind::registry, "token server " + realm_host + " answered without a token for " + m_host);
+    t = parse_token_response(r.body);
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorKind::registry, "token server " + realm_host + " answered without a usable token for " + m_host +
+                                         " (" + e.what() + ")");
   }
+  m_tokens[scope] = Token{t.token, now_s() + t.lifetime_s};
+  log(2, "token for " + scope + " from " + realm_host + ", valid " + std::to_string(std::int64_t(t.lifetime_s)) + " s");
+  return t.token;
 }
 
 std::string Session::auth_header(const std::string& scope) {

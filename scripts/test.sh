@@ -66,8 +66,15 @@ python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/ind
 # where users and packagers build; the second build adds the sanitizers.
 stage "build: Release, -Werror"
 "$ROOT/scripts/build.sh" "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_WERROR=ON
-stage "build: ASan+UBSan, -Werror"
-"$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON -DPADDLE_IMAGE_WERROR=ON
+# The sanitizer build is clang's, instrumented for libFuzzer too: the fuzz targets link
+# its module libraries, so they cost a few links, not a third build.
+stage "build: ASan+UBSan (clang, libFuzzer-instrumented), -Werror"
+# A build-asan/ configured with another compiler (GCC, before) starts over.
+if [[ -f $ROOT/build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$ROOT/build-asan/CMakeCache.txt"; then
+  rm -rf "$ROOT/build-asan"
+fi
+CC=clang CXX=clang++ "$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON \
+  -DPADDLE_IMAGE_FUZZ=ON -DPADDLE_IMAGE_WERROR=ON
 
 stage "tests: unit (ASan+UBSan)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -78,6 +85,8 @@ for t in bad_input repro registry registry_auth registry_faults; do
   PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/$t" \
     budget "asan.integration.$t" bash "$ROOT/tests/integration/$t.sh"
 done
+stage "tests: fuzz, every target ${FUZZ_SECONDS:-25} s (ASan+UBSan)"
+budget fuzz "$ROOT/tests/fuzz/run.sh" "$ROOT/build-asan" --seconds "${FUZZ_SECONDS:-25}"
 stage "tests: all (CTest, Release build)"
 cd "$ROOT/build"
 ctest --output-on-failure

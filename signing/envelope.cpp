@@ -143,4 +143,33 @@ nlohmann::json statement(const std::string& subject_name, const oci::Digest& sub
       {"predicate", predicate}};
 }
 
+nlohmann::json parse_statement(const std::string& payload, const oci::Digest& image,
+                               const std::string& predicate_type) {
+  nlohmann::json st = nlohmann::json::parse(payload, nullptr, false);
+  if (st.is_discarded() || !st.is_object() || !st.contains("_type") || st.at("_type") != k_statement_type) {
+    throw Error(ErrorKind::verification, "the payload is not an in-toto Statement v1");
+  }
+  bool subject_ok = false;
+  if (st.contains("subject") && st.at("subject").is_array()) {
+    for (const auto& s : st.at("subject")) {
+      if (s.is_object() && s.contains("digest") && s.at("digest").is_object()) {
+        const auto& d = s.at("digest");
+        subject_ok = subject_ok || (d.contains(image.algorithm) && d.at(image.algorithm) == image.hex);
+      }
+    }
+  }
+  if (!subject_ok) {
+    throw Error(ErrorKind::verification, "the statement's subject is not " + image.str());
+  }
+  const nlohmann::json* type = st.contains("predicateType") ? &st.at("predicateType") : nullptr;
+  if (type == nullptr || !type->is_string() || type->get<std::string>() != predicate_type) {
+    throw Error(ErrorKind::verification, "the statement's predicateType " + (type ? type->dump() : "(none)") +
+                                             " differs from the layer's annotation '" + predicate_type + "'");
+  }
+  if (!st.contains("predicate") || !st.at("predicate").is_object()) {
+    throw Error(ErrorKind::verification, "the statement has no predicate object");
+  }
+  return st.at("predicate");
+}
+
 } // namespace signing

@@ -53,5 +53,10 @@ Envelope parse_envelope(const std::string& bytes);
 // An in-toto Statement v1 about one image.
 nlohmann::json statement(const std::string& subject_name, const oci::Digest& subject, const std::string& predicate_type,
                          const nlohmann::json& predicate);
+// Checks a DSSE payload as the in-toto Statement v1 about `image` that an attestation
+// annotated `predicate_type` must be (the _type, a subject naming image's digest, the
+// same predicateType, a predicate object); returns the predicate. Throws
+// util::Error(verification) saying what is wrong.
+nlohmann::json parse_statement(const std::string& payload, const oci::Digest& image, const std::string& predicate_type);
 
 } // namespace signing

@@ -260,29 +260,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
           v.foreign = true;
           throw Error(ErrorKind::verification, "no envelope signature verifies with this key");
         }
-        nlohmann::json st = nlohmann::json::parse(e.payload, nullptr, false);
-        if (st.is_discarded() || !st.is_object() || st.value("_type", "") != k_statement_type) {
-          throw Error(ErrorKind::verification, "the payload is not an in-toto Statement v1");
-        }
-        bool subject_ok = false;
-        if (st.contains("subject") && st.at("subject").is_array()) {
-          for (const auto& s : st.at("subject")) {
-            subject_ok = subject_ok || (s.is_object() && s.contains("digest") && s.at("digest").is_object() &&
-                                        s.at("digest").value(image.algorithm, "") == image.hex);
-          }
-        }
-        if (!subject_ok) {
-          throw Error(ErrorKind::verification, "the statement's subject is not " + image.str());
-        }
-        std::string type = st.value("predicateType", "");
-        if (type != v.predicate_type) {
-          throw Error(ErrorKind::verification, "the statement's predicateType '" + type +
-                                                   "' differs from the layer's annotation '" + v.predicate_type + "'");
-        }
-        if (!st.contains("predicate") || !st.at("predicate").is_object()) {
-          throw Error(ErrorKind::verification, "the statement has no predicate object");
-        }
-        v.predicate = st.at("predicate");
+        v.predicate = parse_statement(e.payload, image, v.predicate_type);
         v.ok = true;
       } catch (const Error& e) {
         v.problem = e.what();

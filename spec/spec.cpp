@@ -488,7 +488,14 @@ void config(const Ctx& c, const YAML::Node& n, ConfigSpec& cfg) {
 
 // yaml-cpp keeps every pair of a mapping but `node[key]` sees only the first, so a
 // repeated key would drop a value silently: refuse it, naming both places.
-void check_duplicate_keys(const Ctx& c, const YAML::Node& n, const std::string& field) {
+// No spec field nests deeper than a few levels; an alias to a node that holds it (`a: &x
+// {b: *x}`) makes the tree endless, so the walk stops at k_max_depth.
+constexpr int k_max_depth = 64;
+void check_duplicate_keys(const Ctx& c, const YAML::Node& n, const std::string& field, int depth = 0) {
+  if (depth > k_max_depth && (n.IsMap() || n.IsSequence())) {
+    c.fail(n, field.substr(0, 200), "nests deeper than " + std::to_string(k_max_depth) + " levels",
+           "a YAML alias (*name) must not refer to a mapping or list that contains it; write the value out");
+  }
   if (n.IsMap()) {
     std::map<std::string, YAML::Node> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
@@ -501,11 +508,11 @@ void check_duplicate_keys(const Ctx& c, const YAML::Node& n, const std::string& 
                  "keep one of them; a repeated key would silently drop one value");
         }
       }
-      check_duplicate_keys(c, it->second, f);
+      check_duplicate_keys(c, it->second, f, depth + 1);
     }
   } else if (n.IsSequence()) {
     for (std::size_t i = 0; i < n.size(); ++i) {
-      check_duplicate_keys(c, n[i], field + "[" + std::to_string(i) + "]");
+      check_duplicate_keys(c, n[i], field + "[" + std::to_string(i) + "]", depth + 1);
     }
   }
 }

@@ -1,64 +1,80 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets with clang's libFuzzer (+ASan/UBSan) and runs each for a short
-# fixed budget (FUZZ_SECONDS, default 20) from its seed corpus: the doctor's parsers
-# (seeds: the fixture hosts' /proc files), then the Python packaging parsers. Exit
-# status is non-zero on a crash, naming the target.
+# Runs the libFuzzer targets (tests/fuzz/targets) of a build made with clang,
+# PADDLE_IMAGE_SANITIZE=ON and PADDLE_IMAGE_FUZZ=ON, each for a bounded time with a
+# fixed -seed, starting from its committed seed corpus and the committed crash inputs
+# (tests/fuzz/corpus, tests/fuzz/regressions) with its dictionary (tests/fuzz/dict).
+# Targets run side by side, one per core. Exits non-zero when any target crashes,
+# leaks, times out on one input or trips a sanitizer, naming the target and the input
+# file libFuzzer saved.
+#
+#   run.sh BUILD_DIR [--seconds S] [--jobs N] [--work DIR] [TARGET...]
+#
+# scripts/test.sh runs it for every target (S=FUZZ_SECONDS, default 25); scripts/fuzz.sh
+# runs it for minutes. Inputs that reach new code go to WORK/corpus/TARGET (kept between
+# runs, never into the committed corpus); each target's log is WORK/TARGET.log.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-OUT=${1:-$ROOT/build/fuzz}
-SECONDS_BUDGET=${FUZZ_SECONDS:-20}
-mkdir -p "$OUT/corpus"
-clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I "$ROOT" \
-  "$ROOT/tests/fuzz/fuzz_parsers.cpp" "$ROOT/doctor/parse.cpp" -o "$OUT/fuzz_parsers"
-# Seeds: real host files, each prefixed with the byte that selects its parser.
-i=0
-seed() { # SELECTOR FILE
-  [[ -f "$2" ]] || return 0
-  { printf "\\$(printf '%03o' "$1")"; head -c 4096 "$2"; } >"$OUT/corpus/seed-$i"
-  i=$((i + 1))
-}
-for f in "$ROOT"/tests/fixtures/hosts/*/root/proc/driver/nvidia/version; do seed 0 "$f"; done
-for f in "$ROOT"/tests/fixtures/hosts/*/root/proc/devices; do seed 1 "$f"; done
-for f in "$ROOT"/tests/fixtures/hosts/*/root/proc/modules; do seed 2 "$f"; done
-for f in "$ROOT"/tests/fixtures/hosts/*/root/proc/driver/nvidia/gpus/*/information; do seed 3 "$f"; done
-seed 4 /etc/ld.so.cache
-# fuzz_run TARGET LOG CORPUS [LIBFUZZER ARGS...]: runs $OUT/TARGET for the budget; on a
-# crash prints the log's end and fails naming the target (and the crash-* input file).
-fuzz_run() {
-  local target=$1 log=$OUT/$2 corpus=$3
-  shift 3
-  "$OUT/$target" -max_total_time="$SECONDS_BUDGET" -rss_limit_mb=1024 -print_final_stats=1 "$@" "$corpus" 2>"$log" || {
-    tail -40 "$log"
-    echo "$target: FAILED (see $log; the input is the crash-* file it names)"
-    exit 1
-  }
-  local runs
-  runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
-  echo "$target: $runs inputs in ${SECONDS_BUDGET}s, no crash"
-  [[ "$runs" -gt 0 ]]
-}
-fuzz_run fuzz_parsers fuzz.log "$OUT/corpus"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUILD=${1:?usage: run.sh BUILD_DIR [--seconds S] [--jobs N] [--work DIR] [TARGET...]}
+shift
+SECS=${FUZZ_SECONDS:-25}
+JOBS=$(nproc)
+WORK=$BUILD/fuzz-work
+TARGETS=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+  --seconds) SECS=$2; shift 2 ;;
+  --jobs) JOBS=$2; shift 2 ;;
+  --work) WORK=$2; shift 2 ;;
+  -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+  *) TARGETS+=("$1"); shift ;;
+  esac
+done
+if [[ ${#TARGETS[@]} -eq 0 ]]; then
+  for f in "$HERE"/targets/fuzz_*.cpp; do TARGETS+=("$(basename "$f" .cpp)"); done
+fi
+mkdir -p "$WORK"
 
-# The Python packaging parsers (PEP 440, PEP 508 requirements and markers, METADATA,
-# RECORD): what index pages and wheels from strangers carry. Seeds: the bundled lock's
-# lines and a few of each form; fixed seed, so a CI run is repeatable.
-clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I "$ROOT" \
-  "$ROOT/tests/fuzz/fuzz_python.cpp" "$ROOT/python/pep440.cpp" "$ROOT/python/requirement.cpp" \
-  "$ROOT/python/metadata.cpp" -o "$OUT/fuzz_python"
-mkdir -p "$OUT/corpus-python"
-n=0
-pseed() { # SELECTOR TEXT
-  { printf "\\$(printf '%03o' "$1")"; printf '%s' "$2"; } >"$OUT/corpus-python/seed-$n"
-  n=$((n + 1))
+# run_one TARGET: one line on stdout: "TARGET: OK N inputs in S s (corpus C)" or
+# "TARGET: FAILED ..." (exit 1).
+run_one() {
+  local t=$1 bin=$BUILD/tests/fuzz/$1 log=$WORK/$1.log
+  local corpus=$WORK/corpus/$t artifacts=$WORK/artifacts/$t
+  if [[ ! -x $bin ]]; then
+    echo "$t: FAILED: $bin is not built (ninja -C $BUILD fuzz_targets)"
+    return 1
+  fi
+  rm -rf "$artifacts" "$WORK/tmp-$t"
+  mkdir -p "$corpus" "$artifacts" "$WORK/tmp-$t"
+  local seeds=("$HERE/corpus/$t")
+  [[ -d $HERE/regressions/$t ]] && seeds+=("$HERE/regressions/$t")
+  local args=(-seed=1 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536
+    -print_final_stats=1 -artifact_prefix="$artifacts/")
+  [[ -f $HERE/dict/$t.dict ]] && args+=(-dict="$HERE/dict/$t.dict")
+  local rc=0
+  TMPDIR=$WORK/tmp-$t "$bin" "${args[@]}" "$corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
+  rm -rf "$WORK/tmp-$t"
+  local runs
+  runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 || true)
+  local input
+  input=$(find "$artifacts" -type f | head -1)
+  if [[ $rc -ne 0 || -n $input ]]; then
+    local what
+    what=$(grep -Eo 'ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer): [a-zA-Z -]+' "$log" | head -1 || true)
+    [[ -n $what ]] || what=$(grep -m1 -E 'runtime error:|terminate called|uncaught exception' "$log" || echo "exit $rc")
+    echo "$t: FAILED after ${runs:-0} inputs: $what; input: ${input:-(none saved)}; log: $log"
+    return 1
+  fi
+  echo "$t: OK, ${runs:-0} inputs in ${SECS} s, corpus $(find "$corpus" -type f | wc -l) files"
 }
-while IFS= read -r line; do
-  line=${line%% \\}
-  [[ -z $line || $line == \#* || $line == --* ]] && continue
-  pseed 2 "${line%% --hash*}"
-done <"$ROOT/examples/ocr-train/wheels.lock"
-for v in 1.0 2.6.1.post120 3.0.0b1 1!2.0rc1.post3.dev4+local.5 v1.0-1; do pseed 0 "$v"; done
-for sp in ">=1.0,<2.0" "==2.6.*" "~=3.3" "===weird" "!=1.5.*,>0"; do pseed 1 "$sp"; done
-pseed 2 'opt-einsum ==3.3.0 ; python_version >= "3.8" and (sys_platform == "linux" or extra == "test")'
-pseed 3 "$(printf 'Metadata-Version: 2.1\nName: paddlepaddle-gpu\nVersion: 2.6.1\nRequires-Dist: opt-einsum ==3.3.0\n  folded\n\nbody')"
-pseed 4 "$(printf 'paddle/__init__.py,sha256=abc,10\n"a,b.py",,\n../../../bin/x,,\n')"
-fuzz_run fuzz_python fuzz-python.log "$OUT/corpus-python" -seed=1
+export -f run_one
+export BUILD WORK HERE SECS
+
+echo "fuzz: ${#TARGETS[@]} targets, ${SECS} s each, ${JOBS} at a time, -seed=1 (logs: $WORK)"
+status=0
+printf '%s\n' "${TARGETS[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_one {}' || status=1
+if [[ $status -ne 0 ]]; then
+  echo "fuzz: FAILED (each failing target is named above with its input; replay one with" \
+    "BUILD/tests/fuzz/TARGET INPUT, minimise it with -minimize_crash=1, and commit it under" \
+    "tests/fuzz/regressions/TARGET/ once fixed)"
+fi
+exit $status

@@ -2,6 +2,7 @@
 
 #include "python/metadata.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,24 @@ TEST_SUITE("metadata") {
     CHECK(r[2].hash.empty());
     CHECK(r[3].path == "pkg-1.0.dist-info/RECORD");
     CHECK(r[4] == python::RecordEntry{"bare", "", ""});
+  }
+
+  TEST_CASE("WHEEL: Wheel-Version MAJOR.MINOR required, Root-Is-Purelib read") {
+    auto w =
+        python::parse_wheel_file("Wheel-Version: 1.0\r\nGenerator: bdist_wheel (0.40.0)\r\nRoot-Is-Purelib: True\r\n"
+                                 "Tag: py3-none-any\r\n");
+    CHECK(w.major == 1);
+    CHECK(w.minor == 0);
+    CHECK(w.root_is_purelib);
+    CHECK(python::parse_wheel_file("wheel-version:  2.13 \nRoot-Is-Purelib: false\n").major == 2);
+    CHECK_FALSE(python::parse_wheel_file("Wheel-Version: 1.0\n").root_is_purelib);
+    CHECK_THROWS_WITH_AS(python::parse_wheel_file("Generator: x\n"), "it has no Wheel-Version", std::invalid_argument);
+    for (const char* bad : {"1", "1.", ".1", "a.b", "1.0.0", "99999.0", "-1.0", "1.+1"}) {
+      CAPTURE(bad);
+      CHECK_THROWS_AS(python::parse_wheel_file(std::string("Wheel-Version: ") + bad + "\n"), std::invalid_argument);
+    }
+    // Headers end at the first empty line, as in METADATA.
+    CHECK_THROWS_AS(python::parse_wheel_file("Generator: x\n\nWheel-Version: 1.0\n"), std::invalid_argument);
   }
 
   TEST_CASE("names as PEP 503 and packaging normalise them; versions as PEP 440 compares them") {

@@ -47,6 +47,47 @@ TEST_CASE("WWW-Authenticate challenges") {
   CHECK(two[0].params["realm"] == "Registry Realm");
   CHECK(two[1].params["error"] == "invalid_token");
   CHECK(registry::parse_challenges("").empty());
+  // Text before the first scheme is not a challenge (found by fuzz_registry_answers).
+  auto junk = registry::parse_challenges(R"(=x, Bearer realm="r")");
+  REQUIRE(junk.size() == 2);
+  CHECK(junk[0].scheme == "x");
+  CHECK(junk[1].scheme == "bearer");
+  CHECK(registry::parse_challenges("=").empty());
+}
+
+TEST_CASE("token answers: token or access_token, a lifetime kept within 1 s .. 1 day") {
+  auto t = registry::parse_token_response(R"({"token":"abc","expires_in":300})");
+  CHECK(t.token == "abc");
+  CHECK(t.lifetime_s == 300);
+  CHECK(registry::parse_token_response(R"({"access_token":"x"})").lifetime_s == 60);
+  CHECK(registry::parse_token_response(R"({"token":"","access_token":"y"})").token == "y");
+  // A hostile or broken server cannot make the lifetime unbounded, negative or NaN.
+  CHECK(registry::parse_token_response(R"({"token":"a","expires_in":1e308})").lifetime_s == 86400);
+  CHECK(registry::parse_token_response(R"({"token":"a","expires_in":-5})").lifetime_s == 1);
+  CHECK(registry::parse_token_response(R"({"token":"a","expires_in":"300"})").lifetime_s == 60);
+  for (const char* bad : {"", "[]", "\"t\"", R"({"token":5})", R"({"token":null,"access_token":[]})", "{\"token\""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(registry::parse_token_response(bad), std::invalid_argument);
+  }
+}
+
+TEST_CASE("credential-helper output: Username/Secret, <token> for identity tokens, errors never quote it") {
+  auto c = registry::parse_helper_output(R"({"ServerURL":"h","Username":"alice","Secret":"s3cr3t"})", "pass", "cfg");
+  REQUIRE(c);
+  CHECK(c->username == "alice");
+  CHECK(c->password == "s3cr3t");
+  CHECK(c->source == "docker-credential-pass (cfg)");
+  auto t = registry::parse_helper_output(R"({"Username":"<token>","Secret":"refresh"})", "pass", "cfg");
+  REQUIRE(t);
+  CHECK(t->identity_token == "refresh");
+  CHECK_FALSE(registry::parse_helper_output("{}", "pass", "cfg"));
+  for (const char* bad : {"s3cr3t-not-json", "[\"s3cr3t\"]", R"({"Username":"u","Secret":["s3cr3t"]})"}) {
+    CAPTURE(bad);
+    auto e = error_of([&] { (void)registry::parse_helper_output(bad, "pass", "cfg"); });
+    CHECK(e.kind() == util::ErrorKind::auth);
+    CHECK(contains(e.what(), "docker-credential-pass get printed"));
+    CHECK_FALSE(contains(e.what(), "s3cr3t"));
+  }
 }
 
 TEST_CASE("config keys match hosts with or without a scheme; Docker Hub has its own key") {
@@ -110,6 +151,12 @@ TEST_CASE("a broken auth entry or file is an input error naming the file, not th
   util::write_file_atomic(tmp.path() / "config.json", R"({"auths": )");
   e = error_of([&] { store.lookup("h"); });
   CHECK(contains(e.what(), "not valid JSON"));
+  // A file cut off inside a secret: the JSON parser's own message would quote it
+  // ("last read: ..."); found by fuzz_docker_config.
+  util::write_file_atomic(tmp.path() / "config.json", R"({"auths":{"h":{"auth":"c2VjcmV0LXRva2VuLXZhbHVl)");
+  e = error_of([&] { store.lookup("h"); });
+  CHECK(contains(e.what(), "config.json: not valid JSON (a syntax error at byte"));
+  CHECK_FALSE(contains(e.what(), "c2VjcmV0"));
 }
 
 TEST_CASE("login stores base64 user:password with mode 0600; logout removes it") {

@@ -108,6 +108,40 @@ TEST_CASE("signing: simple-signing payloads are parsed as strictly as containers
   CHECK(error_of([&] { signing::parse_simple_signing(base.substr(0, 30)); }).find("not JSON") != std::string::npos);
 }
 
+TEST_CASE("signing: an attestation's payload must be an in-toto Statement about the image") {
+  auto img = oci::Digest::sha256(std::string(64, 'a'));
+  const std::string type = "https://slsa.dev/provenance/v1";
+  auto good = signing::statement("app", img, type, {{"x", 1}});
+  CHECK(signing::parse_statement(good.dump(), img, type) == nlohmann::json{{"x", 1}});
+  auto refused = [&](nlohmann::json st, const std::string& why) {
+    CAPTURE(why);
+    util::ErrorKind kind{};
+    auto msg = error_of([&] { (void)signing::parse_statement(st.dump(), img, type); }, &kind);
+    CHECK(kind == util::ErrorKind::verification);
+    CHECK(msg.find(why) != std::string::npos);
+  };
+  CHECK(error_of([&] { (void)signing::parse_statement("not json", img, type); }).find("not an in-toto") !=
+        std::string::npos);
+  auto st = good;
+  st["_type"] = 1; // wrong JSON types are refusals, never a stray exception
+  refused(st, "not an in-toto Statement v1");
+  st = good;
+  st["subject"][0]["digest"]["sha256"] = 7;
+  refused(st, "subject is not sha256:");
+  st = good;
+  st["subject"][0]["digest"]["sha256"] = std::string(64, 'b');
+  refused(st, "subject is not sha256:");
+  st = good;
+  st["predicateType"] = nlohmann::json::array();
+  refused(st, "predicateType [] differs");
+  st = good;
+  st["predicateType"] = "https://spdx.dev/Document";
+  refused(st, "differs from the layer's annotation");
+  st = good;
+  st["predicate"] = "x";
+  refused(st, "no predicate object");
+}
+
 TEST_CASE("signing: cosign keys round-trip, and bad keys get their own messages") {
   signing::PrivateKey k = signing::PrivateKey::generate();
   std::string pem = k.to_cosign_pem("s3cret");

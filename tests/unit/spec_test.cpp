@@ -237,6 +237,15 @@ TEST_SUITE("spec") {
     CHECK(contains(e.hint(), "did you mean 'layers'?"));
   }
 
+  TEST_CASE("an alias to a mapping that holds it is refused, not followed forever") {
+    Project p;
+    // Found by fuzz_spec: the walk for repeated keys overflowed the stack.
+    auto e = p.error("image:\n  name: app\n  labels: &l\n    x: *l\n");
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "nests deeper than 64 levels"));
+    CHECK(contains(e.hint(), "must not refer to a mapping or list that contains it"));
+  }
+
   TEST_CASE("a key far from every known key lists the known keys") {
     Project p;
     auto e = p.error("zzzzzzzzzzzz: 1\n");

@@ -85,13 +85,13 @@ void write_zip(const fs::path& path, const std::vector<Member>& members) {
 struct WheelOptions {
   std::map<std::string, std::string> record_override; // member -> hash field written to RECORD
   std::set<std::string> unlisted;                     // members left out of RECORD
+  std::string wheel_file = "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n";
 };
 
 // Builds a wheel: `members` plus dist-info WHEEL/METADATA and a RECORD listing them.
 fs::path make_wheel(const fs::path& dir, const std::string& filename, const std::string& dist_info,
                     std::vector<Member> members, const WheelOptions& opts = {}) {
-  members.push_back(
-      {dist_info + "/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"});
+  members.push_back({dist_info + "/WHEEL", opts.wheel_file});
   members.push_back({dist_info + "/METADATA", "Metadata-Version: 2.1\nName: x\nVersion: 1.0\n"});
   std::string record;
   for (const auto& m : members) {
@@ -389,6 +389,30 @@ TEST_SUITE("wheel") {
     fs::path same =
         make_wheel(tmp.path(), "Foo_Bar-1.0-py3-none-any.whl", "foo.bar-1.0.0.dist-info", {{"foo_bar/a.py", "\n"}});
     CHECK_NOTHROW(python::install_wheel(same, target(), root, owners));
+  }
+
+  TEST_CASE("install_wheel installs format 1.x wheels only, as pip does (WHEEL's Wheel-Version)") {
+    auto tmp = make_temp();
+    fs::path root = tmp.path() / "staging";
+    fs::create_directories(root);
+    std::map<std::string, std::string> owners;
+    WheelOptions two;
+    two.wheel_file = "Wheel-Version: 2.0\nRoot-Is-Purelib: true\n";
+    fs::path w2 = make_wheel(tmp.path(), "pkg-1.0-py3-none-any.whl", "pkg-1.0.dist-info", {{"pkg/a.py", "\n"}}, two);
+    auto e = error_of([&] { python::install_wheel(w2, target(), root, owners); });
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "is of format 2.0 (pkg-1.0.dist-info/WHEEL)"));
+    owners.clear(); // each case installs the same files: a build stops at the first refusal
+    WheelOptions none;
+    none.wheel_file = "Generator: x\n";
+    fs::path w0 = make_wheel(tmp.path(), "pkg-1.0-py3-none-any.whl", "pkg-1.0.dist-info", {{"pkg/a.py", "\n"}}, none);
+    CHECK(contains(error_of([&] { python::install_wheel(w0, target(), root, owners); }).what(),
+                   "pkg-1.0.dist-info/WHEEL is not valid: it has no Wheel-Version"));
+    owners.clear();
+    WheelOptions later;
+    later.wheel_file = "Wheel-Version: 1.9\n";
+    fs::path w1 = make_wheel(tmp.path(), "pkg-1.0-py3-none-any.whl", "pkg-1.0.dist-info", {{"pkg/a.py", "\n"}}, later);
+    CHECK_NOTHROW(python::install_wheel(w1, target(), root, owners));
   }
 
   TEST_CASE("install_wheel refuses symlink members (exit 3, not an I/O error)") {

@@ -2,11 +2,12 @@
 // (index pages name versions and requirements; wheels carry METADATA and RECORD):
 // PEP 440 versions and specifiers, PEP 508 requirements and markers (parsed, printed,
 // parsed again, evaluated), METADATA headers and RECORD lines. The first byte picks
-// the parser. Built and run by tests/fuzz/run.sh (clang -fsanitize=fuzzer,address,
-// undefined).
+// the parser: 0 version, 1 specifier set, 2 requirement, 3 METADATA, 4 RECORD and the
+// normalisers, 5 WHEEL.
 #include "python/metadata.hpp"
 #include "python/pep440.hpp"
 #include "python/requirement.hpp"
+#include "tests/fuzz/support.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
     case 0: {
       if (auto v = python::pep440::Version::parse(in)) {
         // A normalised version parses back to an equal one.
@@ -71,6 +72,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     case 3:
       (void)python::parse_metadata(in);
+      break;
+    case 5:
+      (void)python::parse_wheel_file(in);
       break;
     default:
       (void)python::parse_record(in);

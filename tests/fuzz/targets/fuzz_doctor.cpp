@@ -1,6 +1,6 @@
 // libFuzzer target for the doctor's parsers of host files (/proc files,
 // ld.so.cache, requirement strings). The first byte picks the parser.
-// Built and run by tests/fuzz/run.sh (clang -fsanitize=fuzzer,address,undefined).
+// Seeds: the fixture hosts' files (tests/fuzz/corpus/fuzz_doctor).
 #include "doctor/parse.hpp"
 
 #include <cstddef>

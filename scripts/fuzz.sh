@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A longer fuzzing run for developers: builds the clang sanitizer build with libFuzzer
+# instrumentation (the one scripts/test.sh makes, build-asan/ by default) and runs every
+# fuzz target, or those named, for N minutes each, one per core, printing the inputs run
+# per target. The corpus each target grows is kept in BUILD/fuzz-work/corpus/TARGET and
+# reused by the next run; crashes are named with their input (see tests/fuzz/run.sh).
+#
+#   scripts/fuzz.sh [--minutes N] [--jobs J] [--build DIR] [TARGET...]
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MINUTES=10
+JOBS=$(nproc)
+BUILD=$ROOT/build-asan
+TARGETS=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+  --minutes) MINUTES=$2; shift 2 ;;
+  --jobs) JOBS=$2; shift 2 ;;
+  --build) BUILD=$2; shift 2 ;;
+  -h | --help) sed -n 2,8p "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  *) TARGETS+=("$1"); shift ;;
+  esac
+done
+[[ $MINUTES =~ ^[0-9]+$ && $MINUTES -gt 0 ]] || { echo "fuzz.sh: --minutes takes a whole number above 0" >&2; exit 2; }
+CC=clang CXX=clang++ "$ROOT/scripts/build.sh" "$BUILD" -DPADDLE_IMAGE_SANITIZE=ON -DPADDLE_IMAGE_FUZZ=ON \
+  -DPADDLE_IMAGE_WERROR=ON
+ninja -C "$BUILD" fuzz_targets >/dev/null
+exec bash "$ROOT/tests/fuzz/run.sh" "$BUILD" --seconds $((MINUTES * 60)) --jobs "$JOBS" "${TARGETS[@]}"
