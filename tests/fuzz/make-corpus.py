@@ -259,10 +259,12 @@ def oci_json():
 
 def docker_config():
     c = Corpus("fuzz_docker_config")
-    auth = base64.b64encode(b"alice:s3cr3t").decode()
+    # The canary the target looks for in every error message (fuzz_docker_config.cpp).
+    auth = base64.b64encode(b"alice:s3cr3t-canary").decode()
     c.add(json.dumps({"auths": {"registry.example.com:5000": {"auth": auth},
                                 "https://index.docker.io/v1/": {"auth": auth, "identitytoken": "tok"},
-                                "http://127.0.0.1/v2/": {"username": "u", "password": "p"}}}))
+                                "http://127.0.0.1/v2/": {"username": "u", "password": "s3cr3t-canary"}}}))
+    c.add('{"auths":{"registry.example.com:5000":{"auth":"%s"' % auth)  # cut off inside the secret
     c.add(json.dumps({"auths": {"docker.io": {"registrytoken": "r"}}, "credsStore": "pass",
                       "credHelpers": {"x.example": "gcloud"}}))
     c.add("")

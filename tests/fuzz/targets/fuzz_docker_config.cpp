@@ -1,7 +1,10 @@
 // libFuzzer target for the credential files: a docker config.json / containers
 // auth.json ("auths" entries, base64 "auth", identity tokens, keys with schemes and
 // paths), looked up for a few hosts as a registry command does. An error may name the
-// file but never quote a secret.
+// file but never quote a secret: the seeds and the dictionary carry the canary
+// "s3cr3t-canary" (plain, and inside the base64 "auth" of alice:s3cr3t-canary), which
+// no message may contain. (A check for "any part of the input" cannot work: the fuzzer
+// learns to write the message's own words into the file.)
 #include "registry/auth.hpp"
 #include "tests/fuzz/support.hpp"
 
@@ -15,8 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
       (void)store.lookup(host);
     } catch (const util::Error& e) {
-      // The messages quote no part of the file (a field's value may be a secret).
-      if (size >= 12 && std::string_view(e.what()).find(fuzz::text(data, size)) != std::string_view::npos) {
+      std::string_view msg(e.what());
+      if (msg.find("s3cr3t-canary") != std::string_view::npos ||
+          msg.find("YWxpY2U6czNjcjN0LWNhbmFyeQ") != std::string_view::npos) {
         __builtin_trap();
       }
     }
