@@ -330,6 +330,19 @@ bool PublicKey::verify(std::string_view data, std::string_view der_signature) co
   return ok;
 }
 
+bool PublicKey::verify_digest(std::string_view sha256, std::string_view der_signature) const {
+  if (sha256.size() != 32) {
+    return false;
+  }
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(m_impl->key.get(), nullptr);
+  bool ok = ctx != nullptr && EVP_PKEY_verify_init(ctx) == 1 && EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) == 1 &&
+            EVP_PKEY_verify(ctx, reinterpret_cast<const unsigned char*>(der_signature.data()), der_signature.size(),
+                            reinterpret_cast<const unsigned char*>(sha256.data()), sha256.size()) == 1;
+  EVP_PKEY_CTX_free(ctx);
+  ERR_clear_error();
+  return ok;
+}
+
 std::string PublicKey::pem() const {
   return write_pem("PUBLIC KEY", spki_der(m_impl->key.get()));
 }
@@ -406,6 +419,28 @@ std::string PrivateKey::sign(std::string_view data) const {
     sig.resize(len);
   }
   EVP_MD_CTX_free(ctx);
+  if (!ok) {
+    throw Error(ErrorKind::internal, "signing failed (" + openssl_error() + ")");
+  }
+  return sig;
+}
+
+std::string PrivateKey::sign_digest(std::string_view sha256) const {
+  if (sha256.size() != 32) {
+    throw Error(ErrorKind::internal, "sign_digest takes a 32-byte SHA-256");
+  }
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(m_impl->key.get(), nullptr);
+  std::size_t len = 0;
+  std::string sig;
+  const auto* md = reinterpret_cast<const unsigned char*>(sha256.data());
+  bool ok = ctx != nullptr && EVP_PKEY_sign_init(ctx) == 1 && EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) == 1 &&
+            EVP_PKEY_sign(ctx, nullptr, &len, md, sha256.size()) == 1;
+  if (ok) {
+    sig.resize(len);
+    ok = EVP_PKEY_sign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len, md, sha256.size()) == 1;
+    sig.resize(len);
+  }
+  EVP_PKEY_CTX_free(ctx);
   if (!ok) {
     throw Error(ErrorKind::internal, "signing failed (" + openssl_error() + ")");
   }

@@ -21,6 +21,8 @@ public:
   // Reads a PKIX PEM public key ("PUBLIC KEY"); `source` names the file in errors.
   static PublicKey from_pem(std::string_view pem, const std::string& source);
   bool verify(std::string_view data, std::string_view der_signature) const;
+  // The same over a SHA-256 already computed (32 bytes): a file hashed as it streams.
+  bool verify_digest(std::string_view sha256, std::string_view der_signature) const;
   std::string pem() const;
   // sha256 of the DER SubjectPublicKeyInfo, hex: a stable name for the key in reports.
   std::string fingerprint() const;
@@ -41,6 +43,9 @@ public:
   static PrivateKey from_pem(std::string_view pem, const std::string& source, const PassphraseSource& passphrase);
   // DER ECDSA signature over SHA-256 of data (randomised: OpenSSL 3.0 has no RFC 6979).
   std::string sign(std::string_view data) const;
+  // The same signature over a SHA-256 already computed (32 bytes): what `sign(data)`
+  // gives for data with that digest, without holding data (cosign sign-blob's form).
+  std::string sign_digest(std::string_view sha256) const;
   PublicKey public_key() const;
   // The cosign encrypted format with scrypt N=32768, r=8, p=1 and fresh salt and nonce.
   std::string to_cosign_pem(const std::string& passphrase) const;

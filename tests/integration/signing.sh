@@ -313,4 +313,32 @@ expect_fail "a docker-reference for another repository" 11 "docker-reference is 
   "$PI" verify oci:t-ref:v1 --key k1.pub
 check "verify --json reports the failure with exit 11" bash -c \
   "'$PI' verify oci:t-ref:v1 --key k1.pub --json >vj.json; [[ \$? -eq 11 ]] && grep -q '\"exit_code\": 11' vj.json"
+
+# --- sign-blob / verify-blob: cosign's blob form (base64 DER ECDSA over the file's
+# SHA-256), checked both ways against the independent verifier.
+head -c $((24 << 20)) /dev/urandom >blob.tar.gz
+check "sign-blob writes a base64 signature of a 24 MiB file" "$PI" sign-blob blob.tar.gz --key k1.key --output-signature blob.sig
+check "... that the independent verifier accepts" "${CC[@]}" verify-blob --key k1.pub --signature blob.sig --in blob.tar.gz
+check "verify-blob accepts it" bash -c "'$PI' verify-blob blob.tar.gz --key k1.pub --signature blob.sig | grep -qx 'Verified OK'"
+check "sign-blob without --output-signature prints it (as cosign does)" bash -c \
+  "'$PI' sign-blob blob.tar.gz --key k1.key 2>/dev/null | head -c 4096 >printed.sig && '${CC[0]}' '${CC[1]}' verify-blob --key k1.pub --signature printed.sig --in blob.tar.gz"
+check "a signature from the independent signer verifies" bash -c \
+  "'${CC[0]}' '${CC[1]}' sign-blob --key k1.key --in blob.tar.gz >theirs.sig && '$PI' verify-blob blob.tar.gz --key k1.pub --signature theirs.sig"
+check "sign-blob --json names the file's sha256 and the key" bash -c \
+  "'$PI' sign-blob blob.tar.gz --key k1.key --json >sb.json && python3 -c \"import json,hashlib,sys; j=json.load(open('sb.json')); sys.exit(j['sha256'] != hashlib.sha256(open('blob.tar.gz','rb').read()).hexdigest() or not j['key'].startswith('sha256:'))\""
+cp blob.tar.gz blob2.tar.gz && printf 'x' | dd of=blob2.tar.gz bs=1 seek=1000 conv=notrunc status=none
+expect_fail "verify-blob refuses a changed file (exit 11)" 11 "does not verify blob2.tar.gz" \
+  "$PI" verify-blob blob2.tar.gz --key k1.pub --signature blob.sig
+check "... as the independent verifier does" bash -c "! '${CC[0]}' '${CC[1]}' verify-blob --key k1.pub --signature blob.sig --in blob2.tar.gz 2>/dev/null"
+expect_fail "verify-blob refuses another key's signature (exit 11)" 11 "another key signed it" \
+  "$PI" verify-blob blob.tar.gz --key k2.pub --signature blob.sig
+printf 'not base64!' >bad.sig
+expect_fail "a signature file that is not base64 (exit 11)" 11 "does not hold a base64 signature" \
+  "$PI" verify-blob blob.tar.gz --key k1.pub --signature bad.sig
+expect_fail "a missing signature file is a usage error (exit 2)" 2 "no such file" \
+  "$PI" verify-blob blob.tar.gz --key k1.pub --signature nothing.sig
+expect_fail "a missing file to sign is an input error (exit 3)" 3 "no such file" \
+  "$PI" sign-blob nothing.tar.gz --key k1.key
+check "verify-blob --json reports a failure with exit 11" bash -c \
+  "'$PI' verify-blob blob2.tar.gz --key k1.pub --signature blob.sig --json >vb.json; [[ \$? -eq 11 ]] && grep -q '\"verified\": false' vb.json"
 finish

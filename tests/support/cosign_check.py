@@ -17,6 +17,7 @@ line on stderr, 2 = usage error, 3 = internal error of this script):
   genkey    --out PREFIX [--pem-type sigstore|cosign] [--scrypt-n N]
   decrypt   --key FILE
   sign-blob --key FILE --in PAYLOAD
+  verify-blob --key PUB.pem --signature SIGFILE --in FILE
   schema    --kind spdx|cyclonedx|slsa|intoto [--schema-file PATH] FILE
   selftest
 
@@ -1237,6 +1238,24 @@ def cmd_sign_blob(args):
     return 0
 
 
+def cmd_verify_blob(args):
+    """cosign verify-blob with a key: SIGFILE holds base64 of the DER ECDSA P-256
+    signature over SHA-256 of FILE's exact bytes."""
+    public_key = load_public_key(args.key)
+    try:
+        with open(args.signature, "rb") as fh:
+            sig_text = fh.read().strip()
+        with open(getattr(args, "in"), "rb") as fh:
+            payload = fh.read()
+    except OSError as exc:
+        raise Usage("cannot read: %s" % exc) from None
+    signature = b64_std_decode(sig_text.decode("ascii", "replace"), "signature " + args.signature)
+    if not ecdsa_verify(public_key, signature, payload):
+        raise Fail("the signature in %s does not verify %s" % (args.signature, getattr(args, "in")))
+    print("Verified OK")
+    return 0
+
+
 def cmd_schema(args):
     try:
         with open(args.file, "rb") as fh:
@@ -1668,6 +1687,12 @@ def build_parser():
     p.add_argument("--key", required=True)
     p.add_argument("--in", required=True, metavar="PAYLOAD")
     p.set_defaults(func=cmd_sign_blob)
+
+    p = sub.add_parser("verify-blob", help="verify a base64 DER ECDSA signature of a file")
+    p.add_argument("--key", required=True)
+    p.add_argument("--signature", required=True)
+    p.add_argument("--in", required=True, metavar="FILE")
+    p.set_defaults(func=cmd_verify_blob)
 
     p = sub.add_parser("schema", help="validate a JSON document")
     p.add_argument("--kind", required=True, choices=sorted(SCHEMAS))
