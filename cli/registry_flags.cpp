@@ -66,6 +66,10 @@ void RegistryFlags::add(CLI::App* c, bool transfer, bool select, bool credential
   }
 }
 
+registry::SystemTrust system_trust_from_env() {
+  return registry::find_system_trust(env_or("SSL_CERT_FILE"), env_or("SSL_CERT_DIR"));
+}
+
 registry::AuthFiles auth_files_from_env() {
   registry::AuthFiles f;
   std::string home = env_or("HOME", "/root");
@@ -227,6 +231,7 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
   }
   registry::HttpOptions ho;
   ho.stall_timeout_s = flags.timeout;
+  ho.trust = system_trust_from_env();
   if (m_level >= 3) {
     ho.log = m_client.log;
   }

@@ -99,6 +99,8 @@ private:
 };
 
 registry::AuthFiles auth_files_from_env();
+// The system CAs: SSL_CERT_FILE / SSL_CERT_DIR, else the usual bundles (registry/http.hpp).
+registry::SystemTrust system_trust_from_env();
 // PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS, pip.conf (PIP_CONFIG_FILE, then
 // /etc/xdg/pip/pip.conf, /etc/pip.conf, ~/.pip/pip.conf, $XDG_CONFIG_HOME/pip/pip.conf,
 // later files overriding earlier ones, [install] over [global]) and $NETRC or ~/.netrc.

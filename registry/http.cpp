@@ -1,6 +1,8 @@
 #include "registry/http.hpp"
 
 #include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/interrupt.hpp"
 #include "util/url.hpp"
 
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <curl/curl.h>
 #include <exception>
+#include <filesystem>
 
 namespace registry {
 
@@ -239,7 +242,71 @@ std::string url_escape(const std::string& s) {
   return out;
 }
 
+SystemTrust find_system_trust(const std::string& env_file, const std::string& env_dir, const std::string& root) {
+  SystemTrust t;
+  std::error_code ec;
+  if (!env_file.empty() || !env_dir.empty()) {
+    // As OpenSSL: the variables replace the built-in places, even when what they name
+    // is missing (the TLS error then says so).
+    t.file = env_file;
+    t.dir = env_dir;
+    t.source = !env_file.empty() && !env_dir.empty() ? "SSL_CERT_FILE and SSL_CERT_DIR"
+               : !env_file.empty()                   ? "SSL_CERT_FILE"
+                                                     : "SSL_CERT_DIR";
+    return t;
+  }
+  for (const char* bundle : {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
+                             "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/ca-bundle.pem",
+                             "/etc/ssl/cert.pem", "/etc/pki/tls/cacert.pem"}) {
+    std::string p = root + bundle;
+    if (std::filesystem::is_regular_file(p, ec) && std::filesystem::file_size(p, ec) > 0) {
+      t.file = p;
+      break;
+    }
+  }
+  // A hashed directory ("<hash>.0" links, as c_rehash makes) adds what a bundle lacks.
+  std::string dir = root + "/etc/ssl/certs";
+  if (std::filesystem::is_directory(dir, ec)) {
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      std::string n = e.path().filename().string();
+      if (n.size() == 10 && n.compare(8, 2, ".0") == 0) {
+        t.dir = dir;
+        break;
+      }
+    }
+  }
+  t.source = t.file.empty() && t.dir.empty() ? "none found" : "probed";
+  return t;
+}
+
+const std::string& Http::trust_blob(const std::string& extra_ca_file) {
+  std::lock_guard<std::mutex> g(m_blob_mutex);
+  auto [it, fresh] = m_blobs.try_emplace(extra_ca_file);
+  if (fresh) {
+    // Unreadable files leave their part empty; the handshake then names the failure.
+    for (const std::string& f : {m_options.trust.file, extra_ca_file}) {
+      std::error_code ec;
+      if (!f.empty() && std::filesystem::is_regular_file(f, ec)) {
+        try {
+          it->second += util::read_file(f);
+          it->second += "\n";
+        } catch (const util::Error&) {
+        }
+      }
+    }
+  }
+  return it->second;
+}
+
 Http::Http(HttpOptions options) : m_options(std::move(options)) {
+  if (m_options.trust.file.empty() && m_options.trust.dir.empty()) {
+    m_options.trust = find_system_trust("", "");
+  }
+  if (m_options.log) {
+    m_options.log(3, "trusted CAs: " + (m_options.trust.file.empty() ? "no bundle" : m_options.trust.file) +
+                         (m_options.trust.dir.empty() ? "" : ", directory " + m_options.trust.dir) + " (" +
+                         m_options.trust.source + ")");
+  }
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   CURLSH* sh = curl_share_init();
@@ -313,10 +380,19 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   }
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
+  // The system's CAs as found on this host (not the paths compiled into libcurl), plus
+  // --ca-file: curl reads one file, so both go in as one blob.
+  curl_blob blob{};
   if (!tls.ca_file.empty()) {
-    curl_easy_setopt(c, CURLOPT_CAINFO, tls.ca_file.c_str());
-    curl_easy_setopt(c, CURLOPT_CAPATH, "/etc/ssl/certs");
+    const std::string& pem = trust_blob(tls.ca_file);
+    blob.data = const_cast<char*>(pem.data());
+    blob.len = pem.size();
+    blob.flags = CURL_BLOB_NOCOPY;
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+  } else {
+    curl_easy_setopt(c, CURLOPT_CAINFO, m_options.trust.file.empty() ? nullptr : m_options.trust.file.c_str());
   }
+  curl_easy_setopt(c, CURLOPT_CAPATH, m_options.trust.dir.empty() ? nullptr : m_options.trust.dir.c_str());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -377,6 +453,14 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
                                       : std::string(curl_easy_strerror(rc));
     while (!message.empty() && message.back() == '\n') {
       message.pop_back();
+    }
+    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+      // Which CAs were trusted: on a host whose bundle is elsewhere, this is the answer.
+      const SystemTrust& st = m_options.trust;
+      message += st.file.empty() && st.dir.empty()
+                     ? " (no CA bundle was found on this host: set SSL_CERT_FILE to one, or pass --ca-file)"
+                     : " (trusted: " + (st.file.empty() ? st.dir : st.file) + ", " + st.source +
+                           (tls.ca_file.empty() ? "" : ", and --ca-file " + tls.ca_file) + ")";
     }
     throw TransportFailure(message, static_cast<int>(rc), retryable_code(rc), tls_code(rc));
   }

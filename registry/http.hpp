@@ -6,6 +6,7 @@
 // body is ever logged).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -60,10 +61,29 @@ struct TlsPolicy {
   std::string ca_file; // extra CA bundle (added to the system store)
 };
 
+// The system's trusted CAs, as found on this host. A self-contained build of
+// paddle-image runs on distributions that keep the bundle elsewhere than the Debian
+// libcurl it carries expects, so the bundle is looked for the way OpenSSL and Go do:
+// SSL_CERT_FILE and SSL_CERT_DIR when set, else the first of the usual bundles that
+// exists: Debian/Ubuntu /etc/ssl/certs/ca-certificates.crt, Fedora/RHEL
+// /etc/pki/tls/certs/ca-bundle.crt and /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem,
+// SUSE /etc/ssl/ca-bundle.pem, Alpine /etc/ssl/cert.pem; and /etc/ssl/certs as a hashed
+// directory when it holds any.
+struct SystemTrust {
+  std::string file;   // PEM bundle ("" none)
+  std::string dir;    // hashed directory ("" none)
+  std::string source; // how it was found, for logs and messages
+};
+// `env_file`/`env_dir`: the values of SSL_CERT_FILE/SSL_CERT_DIR ("" unset; cli reads
+// the environment). `root` prefixes every probed path (tests).
+SystemTrust find_system_trust(const std::string& env_file, const std::string& env_dir, const std::string& root = "");
+
 struct HttpOptions {
   long connect_timeout_s = 15;
   long stall_timeout_s = 30; // abort when no byte moves for this long
   Logger log;
+  // Probed without the environment when left empty (both fields "").
+  SystemTrust trust;
 };
 
 // Thrown when the transfer itself failed (no HTTP status): connection refused or
@@ -98,7 +118,12 @@ public:
 private:
   void* take_handle();
   void give_handle(void* h);
+  // The system bundle and an extra --ca-file as one PEM blob (curl takes one CA file),
+  // made once per extra file.
+  const std::string& trust_blob(const std::string& extra_ca_file);
   HttpOptions m_options;
+  std::mutex m_blob_mutex;
+  std::map<std::string, std::string> m_blobs;
   void* m_share = nullptr;
   std::mutex m_pool_mutex;
   std::vector<void*> m_pool;

@@ -159,6 +159,28 @@ expect_fail "a wrong CA is refused (exit 6)" 6 "TLS failed" "$PI" pull "$TLS_HOS
 expect_fail "a certificate for another host name is refused (exit 6)" 6 "TLS failed.*(subject name|host name|match)" \
   "$PI" pull "$TLS_WRONGNAME_HOST/team/img:v1" -o oci:x --ca-file "$TLS_CA" -q
 check "--insecure skips verification for a test registry" "$PI" pull "$TLS_HOST/team/img:v1" -o oci:tlsin --insecure -q
+
+# The system's CAs, found as a self-contained binary must find them on any distribution.
+check "SSL_CERT_FILE naming a bundle that holds the CA: no --ca-file needed" \
+  env SSL_CERT_FILE="$TLS_CA" "$PI" pull "$TLS_HOST/team/img:v1" -o oci:sslfile -q
+mkdir -p hashed && cp "$TLS_CA" hashed/ca.pem && openssl rehash hashed 2>/dev/null
+check "SSL_CERT_DIR naming a hashed directory that holds it" \
+  env SSL_CERT_DIR="$WORK/hashed" "$PI" pull "$TLS_HOST/team/img:v1" -o oci:ssldir -q
+check "--ca-file adds to the system's CAs, it does not replace them" \
+  env SSL_CERT_FILE="$TLS_CA" "$PI" pull "$TLS_HOST/team/img:v1" -o oci:sslboth -q --ca-file "$TLS_WRONG_CA"
+expect_fail "a TLS failure names the CAs it trusted (exit 6)" 6 "trusted: .*SSL_CERT_FILE" \
+  env SSL_CERT_FILE="$TLS_WRONG_CA" "$PI" pull "$TLS_HOST/team/img:v1" -o oci:x -q --retries 0
+# A RHEL-shaped /etc in a private mount namespace: no Debian bundle, no hashed
+# /etc/ssl/certs, the CA only at /etc/pki/tls/certs/ca-bundle.crt.
+rm -rf rhel-etc && cp -a /etc rhel-etc 2>/dev/null || true
+rm -rf rhel-etc/ssl/certs rhel-etc/ssl/cert.pem && mkdir -p rhel-etc/ssl/certs rhel-etc/pki/tls/certs
+cp "$TLS_CA" rhel-etc/pki/tls/certs/ca-bundle.crt
+check "with the CA only where RHEL keeps it, no flag is needed" env -u SSL_CERT_FILE -u SSL_CERT_DIR \
+  unshare -m bash -c "mount --bind '$WORK/rhel-etc' /etc && '$PI' pull '$TLS_HOST/team/img:v1' -o oci:rhel -q"
+rm -f rhel-etc/pki/tls/certs/ca-bundle.crt
+expect_fail "with no bundle anywhere the failure says so (exit 6)" 6 "no CA bundle was found on this host" \
+  env -u SSL_CERT_FILE -u SSL_CERT_DIR unshare -m bash -c \
+  "mount --bind '$WORK/rhel-etc' /etc && '$PI' pull '$TLS_HOST/team/img:v1' -o oci:x -q --retries 0"
 # Loopback is a secure origin (decided from the literal host): https first, then plain
 # HTTP, as Docker does for 127.0.0.0/8. Anything else gets plain HTTP only with the flag:
 # checked in a network namespace whose lo also holds 10.200.0.1.

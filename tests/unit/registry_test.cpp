@@ -4,6 +4,7 @@
 
 #include "registry/auth.hpp"
 #include "registry/client.hpp"
+#include "registry/http.hpp"
 #include "registry/transfer.hpp"
 #include "util/encoding.hpp"
 #include "util/fs.hpp"
@@ -53,6 +54,38 @@ TEST_CASE("WWW-Authenticate challenges") {
   CHECK(junk[0].scheme == "x");
   CHECK(junk[1].scheme == "bearer");
   CHECK(registry::parse_challenges("=").empty());
+}
+
+TEST_CASE("the system CAs are found where each distribution keeps them, or where SSL_CERT_* say") {
+  auto tmp = make_temp("pi-trust-");
+  std::string root = tmp.path().string();
+  auto put = [&](const std::string& rel, const std::string& body = "-----BEGIN CERTIFICATE-----\n") {
+    std::filesystem::create_directories(std::filesystem::path(root + rel).parent_path());
+    util::write_file_atomic(root + rel, body);
+  };
+  auto none = registry::find_system_trust("", "", root);
+  CHECK(none.file.empty());
+  CHECK(none.dir.empty());
+  CHECK(none.source == "none found");
+  put("/etc/ssl/cert.pem"); // Alpine
+  CHECK(registry::find_system_trust("", "", root).file == root + "/etc/ssl/cert.pem");
+  put("/etc/pki/tls/certs/ca-bundle.crt"); // RHEL, Fedora: before Alpine's name
+  auto rhel = registry::find_system_trust("", "", root);
+  CHECK(rhel.file == root + "/etc/pki/tls/certs/ca-bundle.crt");
+  CHECK(rhel.source == "probed");
+  put("/etc/ssl/certs/ca-certificates.crt", ""); // an empty bundle is passed over
+  CHECK(registry::find_system_trust("", "", root).file == root + "/etc/pki/tls/certs/ca-bundle.crt");
+  put("/etc/ssl/certs/ca-certificates.crt"); // Debian first
+  CHECK(registry::find_system_trust("", "", root).file == root + "/etc/ssl/certs/ca-certificates.crt");
+  CHECK(registry::find_system_trust("", "", root).dir.empty()); // no hashed links yet
+  put("/etc/ssl/certs/5ad8a5d6.0");
+  CHECK(registry::find_system_trust("", "", root).dir == root + "/etc/ssl/certs");
+  // The variables win, as OpenSSL reads them, even over a bundle that exists.
+  auto env = registry::find_system_trust("/opt/ca.pem", "", root);
+  CHECK(env.file == "/opt/ca.pem");
+  CHECK(env.dir.empty());
+  CHECK(env.source == "SSL_CERT_FILE");
+  CHECK(registry::find_system_trust("", "/opt/certs", root).source == "SSL_CERT_DIR");
 }
 
 TEST_CASE("token answers: token or access_token, a lifetime kept within 1 s .. 1 day") {
