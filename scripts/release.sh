@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds paddle-image's self-contained release archive from this tree:
+#   DIST/paddle-image-VERSION-linux-amd64.tar.gz   the binary, the shared libraries it
+#       needs beyond glibc (found through an RPATH relative to the binary), man pages,
+#       shell completions, the docs and the copyright files of every bundled library
+#   DIST/SHA256SUMS                                 sha256sum -c checks it
+#   DIST/*.sig                                      with --key: cosign sign-blob signatures
+# The archive runs on any x86-64 Linux with glibc at least as new as the one its
+# symbols need; that version is computed from the binary and libraries, written into
+# the archive (share/doc/paddle-image/BUILD-INFO) and checked by bin/paddle-image, which
+# says so and exits 126 on an older or another C library. Timestamps come from
+# SOURCE_DATE_EPOCH (default: the commit's time), owners and order are fixed, and gzip
+# stores no name or time, so packaging the same build twice gives the same bytes.
+#
+#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key]
+#
+# The .deb and paddle-image's own image are not made here yet (issue 27).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=$ROOT/dist
+BUILD=$ROOT/build-release
+KEY=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+  --out) OUT=$2; shift 2 ;;
+  --build) BUILD=$2; shift 2 ;;
+  --key) KEY=$2; shift 2 ;;
+  -h | --help) sed -n 2,18p "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for tool in ldd objdump dpkg-query dpkg gzip tar sha256sum; do
+  command -v "$tool" >/dev/null || { echo "release.sh: $tool is needed (run scripts/setup.sh)" >&2; exit 2; }
+done
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || echo 0)}
+
+# The Release build with the archive's RPATH. Its compile flags are the test build's
+# (scripts/test.sh), so ccache serves every object and only the link is new.
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_WERROR=ON \
+  -DPADDLE_IMAGE_TESTS=OFF '-DPADDLE_IMAGE_BUNDLE_RPATH=$ORIGIN/../lib' >/dev/null
+ninja -C "$BUILD" paddle-image pi_share >/dev/null
+BIN=$BUILD/cli/paddle-image
+VERSION=$("$BIN" version --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+NAME=paddle-image-$VERSION-linux-amd64
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+STAGE=$TMP/$NAME
+mkdir -p "$STAGE/bin" "$STAGE/libexec" "$STAGE/lib" "$STAGE/share/doc/paddle-image/licenses"
+install -m 0755 "$BIN" "$STAGE/libexec/paddle-image"
+
+# Every library the binary loads, directly or not, except glibc's own: ldd lists the
+# whole closure. Each goes in under its soname, with its package's copyright file.
+is_glibc() {
+  case $1 in
+  libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | libresolv.so.* | libutil.so.* | \
+    libanl.so.* | libmvec.so.* | libBrokenLocale.so.* | libnss_*.so.* | ld-linux*.so.* | linux-vdso.so.*) return 0 ;;
+  esac
+  return 1
+}
+LIBS=()
+while read -r soname path; do
+  is_glibc "$soname" && continue
+  real=$(readlink -f "$path")
+  install -m 0644 "$real" "$STAGE/lib/$soname"
+  pkg=$(dpkg -S "$real" 2>/dev/null | head -1 | cut -d: -f1 || true)
+  [[ -n $pkg ]] || pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1 || true)
+  if [[ -n $pkg ]]; then
+    cp "/usr/share/doc/$pkg/copyright" "$STAGE/share/doc/paddle-image/licenses/$pkg.copyright" 2>/dev/null || true
+    LIBS+=("$soname $pkg $(dpkg-query -W -f '${Version}' "$pkg")")
+  else
+    LIBS+=("$soname (no Debian package)")
+  fi
+done < <(ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}')
+if ldd "$BIN" | grep -q "not found"; then
+  echo "release.sh: ldd cannot resolve every library of $BIN" >&2
+  exit 1
+fi
+
+# The newest glibc symbol version anything in the archive asks for.
+GLIBC_MIN=$(objdump -T "$STAGE/libexec/paddle-image" "$STAGE"/lib/* 2>/dev/null |
+  grep -oE '\(GLIBC_[0-9]+(\.[0-9]+)+\)|GLIBC_[0-9]+(\.[0-9]+)+' | grep -oE '[0-9]+(\.[0-9]+)+' | sort -uV | tail -1)
+[[ -n $GLIBC_MIN ]] || { echo "release.sh: found no GLIBC symbol versions" >&2; exit 1; }
+
+# bin/paddle-image: checks the C library, then runs the binary next to it.
+cat >"$STAGE/bin/paddle-image" <<EOF
+#!/bin/sh
+# paddle-image $VERSION, self-contained: libexec/paddle-image and the libraries it needs
+# beyond glibc (lib/). It needs glibc $GLIBC_MIN or later (share/doc/paddle-image/BUILD-INFO).
+need=$GLIBC_MIN
+EOF
+cat >>"$STAGE/bin/paddle-image" <<'EOF'
+have=$(getconf GNU_LIBC_VERSION 2>/dev/null | sed -n 's/^glibc //p')
+if [ -z "$have" ]; then
+  echo "paddle-image: this build needs glibc $need or later, and this system's C library is not glibc" \
+    "(musl?); install paddle-image from your distribution or build it from source (README)" >&2
+  exit 126
+fi
+if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1)" != "$need" ]; then
+  echo "paddle-image: this build needs glibc $need or later; this system has glibc $have." \
+    "Use a newer distribution, or build paddle-image from source (README)" >&2
+  exit 126
+fi
+here=$(dirname "$(readlink -f "$0")")
+exec "$here/../libexec/paddle-image" "$@"
+EOF
+chmod 0755 "$STAGE/bin/paddle-image"
+
+# Man pages, completions, docs.
+cp -r "$BUILD/share/man" "$STAGE/share/man"
+install -D -m 0644 "$BUILD/share/completions/paddle-image.bash" "$STAGE/share/bash-completion/completions/paddle-image"
+install -D -m 0644 "$BUILD/share/completions/_paddle-image" "$STAGE/share/zsh/vendor-completions/_paddle-image"
+install -D -m 0644 "$BUILD/share/completions/paddle-image.fish" "$STAGE/share/fish/vendor_completions.d/paddle-image.fish"
+cp "$ROOT/README.md" "$ROOT/ARCHITECTURE.md" "$STAGE/share/doc/paddle-image/"
+cp -r "$ROOT/docs" "$STAGE/share/doc/paddle-image/docs"
+{
+  "$BIN" version
+  echo
+  echo "Needs: x86-64 Linux, glibc $GLIBC_MIN or later (the newest GLIBC_ symbol version of the binary and its libraries)."
+  echo "Run: bin/paddle-image (link it into your PATH; it finds libexec/ and lib/ next to itself)."
+  echo
+  echo "Bundled libraries (soname, Debian package, version; copyright files in licenses/):"
+  printf '  %s\n' "${LIBS[@]}"
+} >"$STAGE/share/doc/paddle-image/BUILD-INFO"
+
+# A reproducible tarball: fixed order, owners, modes and times; gzip without name/time.
+chmod -R u=rwX,go=rX "$STAGE"
+mkdir -p "$OUT"
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" --format=gnu \
+  -C "$TMP" -cf - "$NAME" | gzip -9n >"$OUT/$NAME.tar.gz.tmp"
+mv "$OUT/$NAME.tar.gz.tmp" "$OUT/$NAME.tar.gz"
+(cd "$OUT" && sha256sum "$NAME.tar.gz" >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
+if [[ -n $KEY ]]; then
+  "$BIN" sign-blob "$OUT/$NAME.tar.gz" --key "$KEY" --output-signature "$OUT/$NAME.tar.gz.sig" >/dev/null
+  "$BIN" sign-blob "$OUT/SHA256SUMS" --key "$KEY" --output-signature "$OUT/SHA256SUMS.sig" >/dev/null
+fi
+echo "release.sh: $OUT/$NAME.tar.gz ($(du -h "$OUT/$NAME.tar.gz" | cut -f1), ${#LIBS[@]} bundled libraries, glibc >= $GLIBC_MIN)"

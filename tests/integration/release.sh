@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# scripts/release.sh: the self-contained archive, its checksums and signatures. The
+# archive is unpacked into a minimal Debian 12 (the suite's debootstrap rootfs through
+# an overlay, with OpenSSL, libstdc++ and every library the archive carries removed),
+# where it must run, resolve every library from itself and build the bundled example.
+source "$(dirname "$0")/../support/common.sh"
+cd "$WORK"
+CC=(python3 "$SUPPORT/cosign_check.py")
+export COSIGN_PASSWORD=release-test
+rm -rf dist dist2 rel.key rel.pub
+"$PI" key generate -o rel >/dev/null 2>&1
+
+check "release.sh builds the archive, SHA256SUMS and signatures" \
+  bash "$ROOT/scripts/release.sh" --out dist --build "$WORK/build-release" --key rel.key
+A=$(ls dist/paddle-image-*-linux-amd64.tar.gz 2>/dev/null | head -1)
+NAME=$(basename "$A" .tar.gz)
+check "it is named paddle-image-VERSION-linux-amd64.tar.gz" \
+  bash -c "[[ '$NAME' == paddle-image-$("$PI" version --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')-linux-amd64 ]]"
+check "SHA256SUMS checks" bash -c "cd dist && sha256sum -c --quiet SHA256SUMS"
+check "the archive's signature verifies (verify-blob)" "$PI" verify-blob "$A" --key rel.pub --signature "$A.sig"
+check "... and with the independent verifier" "${CC[@]}" verify-blob --key rel.pub --signature "$A.sig" --in "$A"
+check "SHA256SUMS is signed too" "${CC[@]}" verify-blob --key rel.pub --signature dist/SHA256SUMS.sig --in dist/SHA256SUMS
+check "packaging the same build again gives the same bytes" bash -c \
+  "bash '$ROOT/scripts/release.sh' --out dist2 --build '$WORK/build-release' >/dev/null && cmp '$A' 'dist2/$NAME.tar.gz'"
+
+rm -rf x && mkdir x && tar xzf "$A" -C x
+X=$WORK/x/$NAME
+check "the binary finds its libraries through \$ORIGIN/../lib (DT_RPATH, no empty entry)" bash -c \
+  "readelf -d '$X/libexec/paddle-image' | grep -F '(RPATH)' | grep -qF '[\$ORIGIN/../lib]'"
+check "every library it carries has its copyright file" bash -c \
+  "[[ \$(ls '$X/share/doc/paddle-image/licenses' | wc -l) -gt 10 ]] && grep -q 'libcurl.so.4 libcurl4' '$X/share/doc/paddle-image/BUILD-INFO'"
+need=$(objdump -T "$X/libexec/paddle-image" "$X"/lib/* 2>/dev/null | grep -oE 'GLIBC_[0-9]+(\.[0-9]+)+' |
+  sed 's/GLIBC_//' | sort -uV | tail -1)
+check "the glibc it needs ($need) is stated, as computed from the symbols" \
+  grep -q "glibc $need or later" "$X/share/doc/paddle-image/BUILD-INFO"
+check "man pages and completions are inside" bash -c \
+  "test -f '$X/share/man/man1/paddle-image-build.1' && test -f '$X/share/bash-completion/completions/paddle-image'"
+
+# An older glibc, and a C library that is not glibc: a fake getconf first in PATH.
+mkdir -p oldglibc noglibc
+printf '#!/bin/sh\necho "glibc 2.17"\n' >oldglibc/getconf
+printf '#!/bin/sh\nexit 1\n' >noglibc/getconf
+chmod +x oldglibc/getconf noglibc/getconf
+expect_fail "on glibc 2.17 it says which glibc it needs (exit 126)" 126 "needs glibc $need or later; this system has glibc 2.17" \
+  env PATH="$WORK/oldglibc:$PATH" "$X/bin/paddle-image" --version
+expect_fail "on another C library it says so (exit 126)" 126 "not glibc" \
+  env PATH="$WORK/noglibc:$PATH" "$X/bin/paddle-image" --version
+ln -sf "$X/bin/paddle-image" linked-paddle-image
+check "it runs through a symlink in PATH" bash -c "'$WORK/linked-paddle-image' version | grep -q '^paddle-image '"
+
+# A minimal Debian 12 without the libraries: the suite's debootstrap rootfs (no -dev
+# package, no libcurl, libarchive, yaml-cpp, sodium, toml++: checked) through an overlay,
+# with the OpenSSL and libstdc++ it has removed as well.
+ROOTFS=$FIXTURES/base/rootfs
+if [[ ! -d $ROOTFS ]]; then
+  fail "the debootstrap rootfs $ROOTFS is missing (scripts/test.sh makes it)"
+  finish
+fi
+rm -rf ovl && mkdir -p ovl/upper ovl/work ovl/root
+cat >inside.sh <<EOF
+set -e
+mount -t overlay overlay -o lowerdir=$ROOTFS,upperdir=$WORK/ovl/upper,workdir=$WORK/ovl/work $WORK/ovl/root
+R=$WORK/ovl/root
+rm -f \$R/usr/lib/x86_64-linux-gnu/libssl.so* \$R/usr/lib/x86_64-linux-gnu/libcrypto.so* \$R/usr/lib/x86_64-linux-gnu/libstdc++.so*
+for lib in libcurl.so.4 libarchive.so.13 libyaml-cpp.so.0.7 libsodium.so.23 libtomlplusplus.so.3; do
+  ! ls \$R/usr/lib/x86_64-linux-gnu/\$lib* >/dev/null 2>&1 || { echo "the minimal rootfs has \$lib"; exit 1; }
+done
+mkdir -p \$R/opt \$R/srv && tar xzf $WORK/$A -C \$R/opt
+cp -r $ROOT/examples/ocr-train \$R/srv/example && rm -rf \$R/srv/example/out
+mount -t proc proc \$R/proc
+mount --bind /dev \$R/dev
+echo "== libraries"
+chroot \$R ldd /opt/$NAME/libexec/paddle-image
+echo "== version"
+chroot \$R /opt/$NAME/bin/paddle-image --version
+echo "== build"
+chroot \$R sh -c 'cd /srv/example && /opt/$NAME/bin/paddle-image build spec.yaml --output oci:out/ocr-train -q' >$WORK/chroot-built.txt
+chroot \$R sh -c 'cd /srv/example && /opt/$NAME/bin/paddle-image inspect oci:out/ocr-train:v1 --json' >$WORK/chroot-inspect.json
+EOF
+check "in a minimal Debian 12 without its libraries, the archive runs and builds the bundled example" \
+  bash -c "unshare -m bash '$WORK/inside.sh' >'$WORK/chroot.log' 2>&1"
+check "... every library resolved from the archive or glibc" bash -c \
+  "awk '/== libraries/{on=1;next} /== version/{on=0} on && /=>/' '$WORK/chroot.log' >libs.txt && [[ -s libs.txt ]] &&
+   ! grep -vE '=> /opt/$NAME/(libexec/\\.\\./)?lib/|lib(c|m|dl|pthread|rt|resolv)\\.so|ld-linux' libs.txt && ! grep -q 'not found' libs.txt"
+check "... said its version" grep -q "^paddle-image " "$WORK/chroot.log"
+check "... and the example image has its layers" python3 -c \
+  "import json; j = json.load(open('$WORK/chroot-inspect.json')); assert len(j['manifest']['layers']) >= 3, j"
+rm -rf host-example && cp -r "$ROOT/examples/ocr-train" host-example && rm -rf host-example/out
+check "... the same digest as the test build makes of it here" bash -c \
+  "cd host-example && '$PI' build spec.yaml --output oci:out/ocr-train -q >'$WORK/host-built.txt' &&
+   [[ -s '$WORK/chroot-built.txt' ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/chroot-built.txt') ]]"
+finish
