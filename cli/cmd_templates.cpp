@@ -44,6 +44,7 @@ struct RenderArgs {
   std::string requirements;
   std::string layer;
   bool no_sign = false;
+  templates::ToolSource tool;
   bool json = false;
   // k8s-job, paddle-distributed
   std::string facts;
@@ -212,9 +213,21 @@ void ci_lock(const spec::BuildSpec& s, const RenderArgs& a, templates::CiInput& 
   in.lock_file = context_path(*cands[0]->lock_file, fs::current_path());
 }
 
+// --tool-archive URL --tool-sha256 HEX | --tool-image REF@sha256:HEX (CI files).
+void add_tool_flags(CLI::App* c, templates::ToolSource& t, const std::string& which) {
+  c->add_option("--tool-archive", t.archive_url,
+                which + ": the pipeline downloads paddle-image's release archive from this URL (with --tool-sha256) "
+                        "instead of building it from source");
+  c->add_option("--tool-sha256", t.archive_sha256,
+                which + ": the archive's SHA-256 (its SHA256SUMS line); the step fails on any other bytes");
+  c->add_option("--tool-image", t.image,
+                which + ": run the job in paddle-image's own image, pinned by digest (REPO@sha256:HEX)");
+}
+
 struct InitArgs {
   std::vector<std::string> args; // TEMPLATE DIR
   std::string image;
+  templates::ToolSource tool;
   std::string template_dir;
   std::string from_dockerfile;
   bool json = false;
@@ -282,6 +295,12 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
 int run_init(const InitArgs& a) {
   Output out = Output::detect(a.json, false);
   if (!a.from_dockerfile.empty()) {
+    if (!a.tool.archive_url.empty() || !a.tool.archive_sha256.empty() || !a.tool.image.empty()) {
+      throw Error(ErrorKind::usage,
+                  "--tool-archive, --tool-sha256 and --tool-image are for the CI file of init TEMPLATE DIR",
+                  "--from-dockerfile writes only spec.yaml; render a CI file with paddle-image render github-actions "
+                  "spec.yaml --tool-archive ...");
+    }
     return run_from_dockerfile(a, out);
   }
   if (a.args.size() != 2) {
@@ -291,7 +310,7 @@ int run_init(const InitArgs& a) {
   const std::string& name = a.args[0];
   fs::path dir = a.args[1];
   std::string image = a.image.empty() ? "registry.example.com/team/" + templates::project_name(dir) : a.image;
-  std::vector<templates::ProjectFile> files = templates::project_files(name, image, a.template_dir);
+  std::vector<templates::ProjectFile> files = templates::project_files(name, image, a.template_dir, a.tool);
   write_project(dir, files);
   nlohmann::json written = nlohmann::json::array();
   std::string text;
@@ -714,14 +733,18 @@ int run_render(const RenderArgs& a, const CLI::App& app) {
   Flags flags{app};
   Rendered r;
   if (a.kind == "k8s-job" || a.kind == "paddle-distributed") {
-    flags.refuse({"--requirements", "--layer", "--no-sign", "--template-dir"}, "is not for " + a.kind,
-                 "Kubernetes objects are built as data (docs/templates.md); --template-dir is for the Dockerfile, "
-                 "CI and init templates");
+    flags.refuse(
+        {"--requirements", "--layer", "--no-sign", "--template-dir", "--tool-archive", "--tool-sha256", "--tool-image"},
+        "is not for " + a.kind,
+        "Kubernetes objects are built as data (docs/templates.md); --template-dir is for the Dockerfile, "
+        "CI and init templates");
     r = render_k8s(a, flags, out);
   } else {
     flags.refuse(k_k8s_flags, "is for k8s-job and paddle-distributed only", "drop it for " + a.kind);
     spec::BuildSpec s = spec::load(a.spec_file);
     if (a.kind == "dockerfile") {
+      flags.refuse({"--tool-archive", "--tool-sha256", "--tool-image"}, "is for github-actions and gitlab-ci",
+                   "drop it for a Dockerfile");
       r.text = templates::render_dockerfile(dockerfile_input(s, a.spec_file), a.template_dir);
     } else {
       templates::CiInput in;
@@ -732,6 +755,7 @@ int run_render(const RenderArgs& a, const CLI::App& app) {
       }
       check_ci_image(in.image, a.image.empty() ? "image.name" : "--image");
       in.sign = !a.no_sign;
+      in.tool = a.tool;
       ci_lock(s, a, in);
       r.text = templates::render_ci(a.kind, in, a.template_dir);
     }
@@ -769,6 +793,7 @@ void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
                 "is current (paddle-image lock FILE ... && diff)");
   r->add_option("--layer", a->layer, "github-actions, gitlab-ci: the wheels layer --requirements is for");
   r->add_flag("--no-sign", a->no_sign, "github-actions, gitlab-ci: push without --sign (no key secrets)");
+  add_tool_flags(r, a->tool, "github-actions, gitlab-ci");
   r->add_flag("--json", a->json, "Print {kind, text, objects, scheduling} as JSON on stdout");
   // k8s-job, paddle-distributed (docs/templates.md#kubernetes-jobs)
   r->add_option("--facts", a->facts,
@@ -822,6 +847,7 @@ void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
                 "Write DIR/spec.yaml from a Dockerfile (FROM, COPY/ADD, WORKDIR, ENV, ENTRYPOINT/CMD, EXPOSE, USER, "
                 "LABEL, RUN pip install -r); what cannot be mapped is listed with its line");
   c->add_option("--image", i->image, "The repository the spec and CI push to (default registry.example.com/team/DIR)");
+  add_tool_flags(c, i->tool, "The CI file");
   c->add_option("--template-dir", i->template_dir,
                 "A directory whose template files replace the built-in ones of the same name");
   c->add_flag("--json", i->json, "Print the result as JSON on stdout");

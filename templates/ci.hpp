@@ -9,6 +9,17 @@
 
 namespace templates {
 
+// How the pipeline gets paddle-image. Default (all empty): built from source, or an
+// installed binary a runner variable names. `archive_url` + `archive_sha256`: a release
+// archive (scripts/release.sh), downloaded, checked against the SHA-256 and unpacked
+// under /opt/paddle-image. `image`: paddle-image's own image, pinned by digest
+// (REF@sha256:...), as the job's image.
+struct ToolSource {
+  std::string archive_url;
+  std::string archive_sha256;
+  std::string image;
+};
+
 struct CiInput {
   std::string spec_file; // relative to the repository root (where the pipeline runs)
   std::string image;     // push target without a tag, e.g. registry.example.com/ocr/train
@@ -17,7 +28,11 @@ struct CiInput {
   std::string requirements;
   std::string lock_file;
   std::string lock_layer;
+  ToolSource tool;
 };
+// Checks a ToolSource; throws util::Error(usage) naming the flag (--tool-archive,
+// --tool-sha256, --tool-image) and what is wrong.
+void check_tool_source(const ToolSource& t);
 
 const std::vector<std::string>& ci_kinds(); // github-actions, gitlab-ci
 // The registry host of an image name: its first component when that has a '.' or ':'

@@ -57,7 +57,7 @@ std::string project_name(const std::filesystem::path& dir) {
 }
 
 std::vector<ProjectFile> project_files(const std::string& name, const std::string& image,
-                                       const std::filesystem::path& template_dir) {
+                                       const std::filesystem::path& template_dir, const ToolSource& tool) {
   const auto& known = project_templates();
   if (std::find(known.begin(), known.end(), name) == known.end()) {
     std::string near = util::closest(name, known);
@@ -71,7 +71,7 @@ std::vector<ProjectFile> project_files(const std::string& name, const std::strin
     Template t = find_template(name + "." + p.template_, template_dir);
     files.push_back({p.path, render(t, data, schema, p.escape)});
   }
-  CiInput ci{"spec.yaml", image, true, "requirements.txt", "requirements.lock", "deps"};
+  CiInput ci{"spec.yaml", image, true, "requirements.txt", "requirements.lock", "deps", tool};
   files.push_back({".github/workflows/build.yml", render_ci("github-actions", ci, template_dir)});
   return files;
 }

@@ -389,7 +389,84 @@ while read -r cmd flag; do
   fi
 done < <(awk '/^## render/{c="render"} /^## init/{c="init"} /^## Template files/{c=""}
               c != "" && /^\| `-/ {split($0, cell, "|"); s = cell[2]
-                while (match(s, /--[a-z][a-z-]*/)) {print c, substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)}}' \
+                while (match(s, /--[a-z][a-z0-9-]*/)) {print c, substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)}}' \
           "$ROOT/docs/templates.md" | sort -u)
 
+
+# --- How the pipeline gets paddle-image: --tool-archive. The rendered "Get paddle-image"
+# step is taken out of each CI file and run with bash against a loopback HTTP server,
+# in a private mount namespace (/opt and /usr/local/bin are a tmpfs there).
+T=$WORK/toolsrv
+rm -rf "$T" && mkdir -p "$T/paddle-image-9.9.9-linux-amd64/bin"
+printf '#!/bin/sh\necho "paddle-image 9.9.9 (from the release archive)"\n' >"$T/paddle-image-9.9.9-linux-amd64/bin/paddle-image"
+chmod +x "$T/paddle-image-9.9.9-linux-amd64/bin/paddle-image"
+tar czf "$T/pi.tar.gz" -C "$T" paddle-image-9.9.9-linux-amd64
+SUM=$(sha256sum "$T/pi.tar.gz" | cut -d' ' -f1)
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 "$PORT" --directory "$T" >"$WORK/toolsrv.log" 2>&1 &
+SRV=$!
+for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
+step_of() { # KIND FILE OUT: the step's env as exports, then its script
+  python3 - "$1" "$2" >"$3" <<'PY'
+import shlex, sys, yaml
+kind, path = sys.argv[1], sys.argv[2]
+doc = yaml.safe_load(open(path))
+if kind == "github-actions":
+    step = next(s for s in doc["jobs"]["build"]["steps"] if s.get("name") == "Get paddle-image")
+    env, script = step.get("env", {}), step["run"]
+else:
+    env = {k: v for k, v in doc["variables"].items() if k.startswith("PADDLE_IMAGE_")}
+    script = doc["build-image"]["script"][0]
+for k, v in env.items():
+    print("export %s=%s" % (k, shlex.quote(str(v))))
+print(script)
+PY
+}
+run_step() { # STEP_FILE
+  unshare -m bash -c "mount -t tmpfs tmpfs /opt && mount -t tmpfs tmpfs /usr/local/bin && bash '$1' &&
+    /usr/local/bin/paddle-image --version"
+}
+for kind in github-actions gitlab-ci; do
+  (cd "$WORK/ci" && "$PI" render $kind spec.yaml --tool-archive "http://127.0.0.1:$PORT/pi.tar.gz" --tool-sha256 "$SUM") \
+    >"$WORK/tool-$kind.yml" 2>"$WORK/err.txt"
+  step_of $kind "$WORK/tool-$kind.yml" "$WORK/step-$kind.sh"
+  check "$kind --tool-archive: the step downloads the archive, checks its SHA-256 and installs it" \
+    bash -c "run_step() { $(declare -f run_step | tail -n +2); }; run_step '$WORK/step-$kind.sh' | grep -q 'paddle-image 9.9.9 (from the release archive)'"
+  check "$kind --tool-archive: the file parses with the archive's URL and sum in it" python3 -c \
+    "import yaml, sys; t = open('$WORK/tool-$kind.yml').read(); yaml.safe_load(t); assert '$SUM' in t and 'git clone' not in t"
+  (cd "$WORK/ci" && "$PI" render $kind spec.yaml --tool-archive "http://127.0.0.1:$PORT/pi.tar.gz" \
+    --tool-sha256 "$(printf '%064d' 0)") >"$WORK/toolbad-$kind.yml" 2>"$WORK/err.txt"
+  step_of $kind "$WORK/toolbad-$kind.yml" "$WORK/stepbad-$kind.sh"
+  expect_fail "$kind --tool-archive: a checksum mismatch fails the step, nothing is installed" 1 "checksum did NOT match" \
+    unshare -m bash -c "mount -t tmpfs tmpfs /opt && mount -t tmpfs tmpfs /usr/local/bin &&
+      { bash '$WORK/stepbad-$kind.sh'; rc=\$?; test ! -e /usr/local/bin/paddle-image || exit 9; exit \$rc; }"
+done
+kill "$SRV" 2>/dev/null || true
+pinned="registry.example.com/tools/paddle-image@sha256:$(printf '%064d' 1)"
+check "--tool-image: the GitHub job runs in the pinned image" bash -c \
+  "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --tool-image '$pinned' | python3 -c \"import sys, yaml; d = yaml.safe_load(sys.stdin); assert d['jobs']['build']['container'] == '$pinned', d['jobs']['build']\""
+check "--tool-image: the GitLab job runs in it, with its entrypoint cleared" bash -c \
+  "cd '$WORK/ci' && '$PI' render gitlab-ci spec.yaml --tool-image '$pinned' | python3 -c \"import sys, yaml; d = yaml.safe_load(sys.stdin); assert d['build-image']['image'] == {'name': '$pinned', 'entrypoint': ['']}, d['build-image']\""
+expect_fail "--tool-image must be pinned by digest (exit 2)" 2 "pinned by digest" \
+  bash -c "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --tool-image registry.example.com/tools/paddle-image:latest"
+expect_fail "--tool-archive without --tool-sha256 is refused (exit 2)" 2 "needs the other one" \
+  bash -c "cd '$WORK/ci' && '$PI' render gitlab-ci spec.yaml --tool-archive https://x.example/p.tar.gz"
+expect_fail "--tool-archive for a Dockerfile is refused (exit 2)" 2 "is for github-actions and gitlab-ci" \
+  bash -c "cd '$WORK/ci' && '$PI' render dockerfile spec.yaml --tool-archive https://x.example/p.tar.gz --tool-sha256 $SUM"
+# Shell and CI syntax in the URL stays text: GitLab gets '$$' for '$' (its own variable
+# expansion), GitHub refuses '${{' (an expression) rather than write it.
+hostile_url='https://x.example/a$(touch${IFS}planted)"`id`$CI_JOB_TOKEN.tar.gz'
+printf '%s' "$hostile_url" >"$WORK/hostile-url.txt"
+(cd "$WORK/ci" && "$PI" render gitlab-ci spec.yaml --tool-archive "$hostile_url" --tool-sha256 "$SUM") \
+  >"$WORK/hostile-url.yml" 2>"$WORK/err.txt"
+check "--tool-archive: a URL full of shell and CI syntax reaches GitLab's variable as text" python3 -c "
+import yaml
+v = yaml.safe_load(open('$WORK/hostile-url.yml'))['variables']['PADDLE_IMAGE_ARCHIVE']
+assert v.replace('\$\$', '\$') == open('$WORK/hostile-url.txt').read(), v"
+expect_fail "--tool-archive: a URL with \${{ is refused for GitHub (exit 2)" 2 "would evaluate as an expression" \
+  bash -c "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --tool-archive 'https://x.example/\${{secrets.A}}.tar.gz' --tool-sha256 $SUM"
+rm -rf "$WORK/toolinit"
+check "init writes a CI file that gets the archive" bash -c \
+  "'$PI' init ocr-train '$WORK/toolinit' --tool-archive https://dl.example.com/pi.tar.gz --tool-sha256 $SUM >/dev/null 2>&1;
+   grep -q 'PADDLE_IMAGE_SHA256: \"$SUM\"' '$WORK/toolinit/.github/workflows/build.yml'"
 finish

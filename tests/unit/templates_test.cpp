@@ -142,8 +142,8 @@ TEST_CASE("templates: CI pipelines push with --digest-file, sign from secrets an
   CHECK(templates::registry_host("localhost/a") == "localhost");
   CHECK(templates::registry_host("127.0.0.1:5000/a") == "127.0.0.1:5000");
   CHECK(templates::registry_host("team/app") == "docker.io");
-  templates::CiInput in{"spec.yaml", "registry.example.com/ocr/train", true, "requirements.txt", "requirements.lock",
-                        "deps"};
+  templates::CiInput in{
+      "spec.yaml", "registry.example.com/ocr/train", true, "requirements.txt", "requirements.lock", "deps", {}};
   for (const auto& kind : templates::ci_kinds()) {
     nlohmann::json d = templates::ci_data(kind, in);
     CHECK(d.size() == templates::ci_schema().size());
@@ -160,6 +160,62 @@ TEST_CASE("templates: CI pipelines push with --digest-file, sign from secrets an
     in.sign = true;
     in.requirements = "requirements.txt";
   }
+}
+
+TEST_CASE("templates: CI pipelines get paddle-image from source, a checked release archive or its pinned image") {
+  const std::string sum(64, 'a');
+  const std::string pinned = "registry.example.com/tools/paddle-image@sha256:" + std::string(64, 'b');
+  for (const auto& kind : templates::ci_kinds()) {
+    CAPTURE(kind);
+    templates::CiInput in{"spec.yaml", "registry.example.com/ocr/train", true, "", "", "", {}};
+    std::string src = templates::render_ci(kind, in, "");
+    CHECK(src.find("git clone --depth 1") != std::string::npos);
+    CHECK(src.find("sha256sum -c") == std::string::npos);
+    in.tool.archive_url = "https://dl.example.com/paddle-image-0.1.0-linux-amd64.tar.gz";
+    in.tool.archive_sha256 = sum;
+    std::string arc = templates::render_ci(kind, in, "");
+    CHECK(arc.find("git clone") == std::string::npos);
+    CHECK(arc.find("PADDLE_IMAGE_ARCHIVE: \"https://dl.example.com/paddle-image-0.1.0-linux-amd64.tar.gz\"") !=
+          std::string::npos);
+    CHECK(arc.find("PADDLE_IMAGE_SHA256: \"" + sum + "\"") != std::string::npos);
+    CHECK(arc.find("echo \"$PADDLE_IMAGE_SHA256  /tmp/paddle-image.tar.gz\" | sha256sum -c -") != std::string::npos);
+    CHECK(arc.find("debian:12") != std::string::npos);
+    in.tool = {};
+    in.tool.image = pinned;
+    std::string img = templates::render_ci(kind, in, "");
+    CHECK(img.find("\"" + pinned + "\"") != std::string::npos);
+    auto count = [](const std::string& text, const std::string& what) {
+      std::size_t n = 0;
+      for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        ++n;
+      }
+      return n;
+    };
+    CHECK(count(img, "debian:12") + 1 == count(src, "debian:12")); // the build job's image, not the digest job's
+    CHECK(img.find("git clone") == std::string::npos);
+  }
+  auto refused = [](templates::ToolSource t, const std::string& flag, const std::string& why) {
+    CAPTURE(why);
+    templates::CiInput in{"spec.yaml", "registry.example.com/ocr/train", true, "", "", "", std::move(t)};
+    try {
+      (void)templates::render_ci("github-actions", in, "");
+      FAIL("accepted");
+    } catch (const util::Error& e) {
+      CHECK(e.kind() == util::ErrorKind::usage);
+      CHECK(std::string(e.what()).rfind(flag + " ", 0) == 0);
+      CHECK(std::string(e.what()).find(why) != std::string::npos);
+      CHECK(std::string(e.what()).find("s3cret") == std::string::npos);
+    }
+  };
+  refused({"https://x.example/p.tar.gz", "", ""}, "--tool-archive", "needs the other one");
+  refused({"", sum, ""}, "--tool-sha256", "needs the other one");
+  refused({"ftp://x.example/p.tar.gz", sum, ""}, "--tool-archive", "is not an http(s) URL");
+  refused({"https://x.example/p.tar.gz\n  evil: 1", sum, ""}, "--tool-archive", "is not an http(s) URL");
+  refused({"https://ci:s3cret@x.example/p.tar.gz", sum, ""}, "--tool-archive", "carries credentials");
+  refused({"https://x.example/p.tar.gz", "ABC", ""}, "--tool-sha256", "is not 64 lower-case hex digits");
+  refused({"", "", "registry.example.com/tools/paddle-image:latest"}, "--tool-image",
+          "is not an image pinned by digest");
+  refused({"https://x.example/p.tar.gz", sum, pinned}, "--tool-image", "two ways to get paddle-image");
 }
 
 TEST_CASE("templates: init's project files") {
