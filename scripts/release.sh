@@ -5,6 +5,10 @@
 #       shell completions, the docs and the copyright files of every bundled library
 #   DIST/SHA256SUMS                                 sha256sum -c checks it
 #   DIST/*.sig                                      with --key: cosign sign-blob signatures
+#   DIST/image (with --image)                       paddle-image's own image, an OCI layout
+#       tagged VERSION, built by paddle-image from packaging/image/spec.yaml on
+#       debian:12-slim (--image-base REF: another base), signed with SLSA provenance and
+#       an SBOM attached when --key is given
 # The archive runs on any x86-64 Linux with glibc at least as new as the one its
 # symbols need; that version is computed from the binary and libraries, written into
 # the archive (share/doc/paddle-image/BUILD-INFO) and checked by bin/paddle-image, which
@@ -12,20 +16,24 @@
 # SOURCE_DATE_EPOCH (default: the commit's time), owners and order are fixed, and gzip
 # stores no name or time, so packaging the same build twice gives the same bytes.
 #
-#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key]
+#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key] [--image [--image-base REF]]
 #
-# The .deb and paddle-image's own image are not made here yet (issue 27).
+# The .deb is not made here yet (issue 27: it waits on the project's license).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/dist
 BUILD=$ROOT/build-release
 KEY=
+IMAGE=0
+IMAGE_BASE=
 while [[ $# -gt 0 ]]; do
   case $1 in
   --out) OUT=$2; shift 2 ;;
   --build) BUILD=$2; shift 2 ;;
   --key) KEY=$2; shift 2 ;;
-  -h | --help) sed -n 2,18p "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --image) IMAGE=1; shift ;;
+  --image-base) IMAGE_BASE=$2; shift 2 ;;
+  -h | --help) sed -n 2,24p "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -134,3 +142,22 @@ if [[ -n $KEY ]]; then
   "$BIN" sign-blob "$OUT/SHA256SUMS" --key "$KEY" --output-signature "$OUT/SHA256SUMS.sig" >/dev/null
 fi
 echo "release.sh: $OUT/$NAME.tar.gz ($(du -h "$OUT/$NAME.tar.gz" | cut -f1), ${#LIBS[@]} bundled libraries, glibc >= $GLIBC_MIN)"
+
+# paddle-image's own image: the archive as it unpacks, the CA bundle, built by itself.
+if [[ $IMAGE -eq 1 ]]; then
+  CTX=$TMP/image
+  mkdir -p "$CTX/root/opt/paddle-image" "$CTX/root/etc/ssl/certs"
+  tar xzf "$OUT/$NAME.tar.gz" -C "$CTX/root/opt/paddle-image" --strip-components=1
+  if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
+    install -m 0644 /etc/ssl/certs/ca-certificates.crt "$CTX/root/etc/ssl/certs/ca-certificates.crt"
+    cp /usr/share/doc/ca-certificates/copyright "$CTX/root/opt/paddle-image/share/doc/paddle-image/licenses/ca-certificates.copyright" 2>/dev/null || true
+  fi
+  sed -e "s|^  version: .*|  version: \"$VERSION\"|" \
+    ${IMAGE_BASE:+-e "s|^base: .*|base: $IMAGE_BASE|"} "$ROOT/packaging/image/spec.yaml" >"$CTX/spec.yaml"
+  rm -rf "$OUT/image"
+  args=(build "$CTX/spec.yaml" --output "oci:$OUT/image:$VERSION" --source-date-epoch "$SOURCE_DATE_EPOCH"
+    --cache-dir "$BUILD/image-cache" --digest-file "$OUT/image.digest" -q)
+  [[ -z $KEY ]] || args+=(--sign --key "$KEY")
+  "$BIN" "${args[@]}" >/dev/null
+  echo "release.sh: $OUT/image:$VERSION ($(cat "$OUT/image.digest"))${KEY:+, signed, with provenance and SBOM}"
+fi

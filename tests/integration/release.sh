@@ -3,8 +3,13 @@
 # archive is unpacked into a minimal Debian 12 (the suite's debootstrap rootfs through
 # an overlay, with OpenSSL, libstdc++ and every library the archive carries removed),
 # where it must run, resolve every library from itself and build the bundled example.
+# Then paddle-image's own image (release.sh --image) on a local stand-in for
+# debian:12-slim: reproducible, signed, run with runc and podman.
 source "$(dirname "$0")/../support/common.sh"
+source "$SUPPORT/container.sh"
 cd "$WORK"
+export PODMAN_TMP=$WORK/podman
+trap 'podman_cleanup 2>/dev/null || true' EXIT
 CC=(python3 "$SUPPORT/cosign_check.py")
 export COSIGN_PASSWORD=release-test
 rm -rf dist dist2 rel.key rel.pub
@@ -89,4 +94,32 @@ rm -rf host-example && cp -r "$ROOT/examples/ocr-train" host-example && rm -rf h
 check "... the same digest as the test build makes of it here" bash -c \
   "cd host-example && '$PI' build spec.yaml --output oci:out/ocr-train -q >'$WORK/host-built.txt' &&
    [[ -s '$WORK/chroot-built.txt' ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/chroot-built.txt') ]]"
+# --- paddle-image's own image -------------------------------------------------------
+debian_base_spec "$WORK/debbase.yaml"
+"$PI" build "$WORK/debbase.yaml" -q -o "oci:$WORK/debbase:v1" >/dev/null
+V=${NAME#paddle-image-}
+V=${V%-linux-amd64}
+check "release.sh --image builds paddle-image's own image on the stand-in base, signed" \
+  bash "$ROOT/scripts/release.sh" --out dist3 --build "$WORK/build-release" --image --image-base "oci:$WORK/debbase:v1" --key rel.key
+check "... again from the same archive: the same digest" bash -c \
+  "bash '$ROOT/scripts/release.sh' --out dist4 --build '$WORK/build-release' --image --image-base 'oci:$WORK/debbase:v1' >/dev/null &&
+   [[ -s dist3/image.digest ]] && cmp dist3/image.digest dist4/image.digest"
+check "its signature, provenance and SBOM verify" "$PI" verify "oci:dist3/image:$V" --key rel.pub --identity "registry.example.com/tools/paddle-image:$V" --attestations slsa,spdx
+check "its SBOM lists the Debian base's packages" bash -c \
+  "'$PI' sbom 'oci:dist3/image:$V' -q >sbom.json && grep -q '\"name\": \"libc6\"' sbom.json"
+check "paddle-image is its entrypoint" bash -c \
+  "'$PI' inspect 'oci:dist3/image:$V' --json | python3 -c \"import json,sys; c=json.load(sys.stdin)['config']['config']; assert c['Entrypoint'] == ['/opt/paddle-image/bin/paddle-image'], c\""
+rm -rf imgbundle
+umoci unpack --image "dist3/image:$V" imgbundle >/dev/null 2>&1
+out=$(run_in_bundle imgbundle /opt/paddle-image/bin/paddle-image --version 2>&1) || true
+check "runc runs it and it prints its version" grep -q "^paddle-image $V " <<<"$out"
+podman_isolated pull -q "oci:$WORK/dist3/image:$V" >podman-pull.txt 2>&1
+IMG=$(head -1 podman-pull.txt)
+check "podman runs it and it prints its version" bash -c "$(declare -f podman_isolated podman_run _podman_flags); export PODMAN_TMP='$PODMAN_TMP';
+  podman_run '$IMG' --version | grep -q '^paddle-image $V '"
+rm -rf podman-example && cp -r "$ROOT/examples/ocr-train" podman-example && rm -rf podman-example/out
+check "in podman, it builds the bundled example from a mounted directory, to the same digest" bash -c \
+  "$(declare -f podman_isolated podman_run _podman_flags); export PODMAN_TMP='$PODMAN_TMP';
+   podman_run -v '$WORK/podman-example:/work' '$IMG' build spec.yaml --output oci:out/ocr-train -q >podman-built.txt &&
+   [[ \$(grep -o 'sha256:[0-9a-f]*' podman-built.txt) == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') ]]"
 finish
