@@ -28,6 +28,16 @@ check "SHA256SUMS is signed too" "${CC[@]}" verify-blob --key rel.pub --signatur
 check "packaging the same build again gives the same bytes" bash -c \
   "bash '$ROOT/scripts/release.sh' --out dist2 --build '$WORK/build-release' >/dev/null && cmp '$A' 'dist2/$NAME.tar.gz'"
 
+# From two checkouts of the commit in different directories, built separately: the
+# same archive, byte for byte (SOURCE_DATE_EPOCH from the commit; nothing in the
+# binary names the directory it was built in).
+rm -rf ckA ckB && git clone -q --shared "$ROOT" ckA && git clone -q --shared "$ROOT" "ckB-elsewhere"
+check "two checkouts in different directories give the same archive, byte for byte" bash -c \
+  "bash ckA/scripts/release.sh --out '$WORK/ckA-dist' --build '$WORK/ckA/build-release' >/dev/null &&
+   bash ckB-elsewhere/scripts/release.sh --out '$WORK/ckB-dist' --build '$WORK/ckB-elsewhere/b' >/dev/null &&
+   cmp ckA-dist/*.tar.gz ckB-dist/*.tar.gz && cmp ckA-dist/SHA256SUMS ckB-dist/SHA256SUMS"
+rm -rf ckA ckB-elsewhere
+
 rm -rf x && mkdir x && tar xzf "$A" -C x
 X=$WORK/x/$NAME
 check "the binary finds its libraries through \$ORIGIN/../lib (DT_RPATH, no empty entry)" bash -c \
