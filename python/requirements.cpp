@@ -198,12 +198,22 @@ struct Reader {
   }
 
   void read(const fs::path& path, const fs::path& from, int from_line) {
-    fs::path canon = fs::weakly_canonical(path);
+    // The error_code forms: a path too long or not searchable is an input error below,
+    // never a filesystem_error (found by fuzz_requirements).
+    std::error_code ec;
+    fs::path canon = fs::weakly_canonical(path, ec);
+    if (ec) {
+      canon = fs::absolute(path, ec).lexically_normal();
+    }
     if (open.count(canon)) {
       fail(from, from_line, "-r " + path.string() + " includes itself (an include cycle)");
     }
     std::string text;
     try {
+      // Only regular files: `-r /dev/zero` or a FIFO would read forever.
+      if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+        throw Error(ErrorKind::input, path.string() + " is not a regular file", "name a requirements file");
+      }
       text = util::read_file(path);
     } catch (const Error& e) {
       if (from.empty()) {

@@ -379,3 +379,17 @@ TEST_CASE("a lock line without hashes is accepted only with a marker") {
   auto e = refusal(d, "pywin32==306\n");
   CHECK(test_support::contains(e.what(), "has no --hash=sha256:"));
 }
+
+TEST_CASE("an include that cannot be a requirements file is an input error naming the line, never a crash") {
+  Dir d;
+  // A name too long for the file system: weakly_canonical threw filesystem_error out of
+  // the parser (found by fuzz_requirements).
+  auto e = refusal(d, "-r " + std::string(5000, 'x') + "\n");
+  CHECK(e.kind() == util::ErrorKind::io); // as any file that cannot be read
+  CHECK(contains(e.what(), "requirements.txt:1: -r: "));
+  CHECK(contains(e.what(), "File name too long"));
+  // A device would be read forever.
+  e = refusal(d, "numpy==1.26.4 --hash=sha256:" + std::string(64, 'a') + "\n-r /dev/zero\n");
+  CHECK(e.kind() == util::ErrorKind::input);
+  CHECK(contains(e.what(), "requirements.txt:2: -r: /dev/zero is not a regular file"));
+}
