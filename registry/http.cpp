@@ -243,39 +243,48 @@ std::string url_escape(const std::string& s) {
 }
 
 SystemTrust find_system_trust(const std::string& env_file, const std::string& env_dir, const std::string& root) {
+  // As OpenSSL's default paths: each variable replaces its own default (the bundle or
+  // the directory), even when what it names is missing (the TLS error then says so);
+  // the other is still probed.
   SystemTrust t;
   std::error_code ec;
-  if (!env_file.empty() || !env_dir.empty()) {
-    // As OpenSSL: the variables replace the built-in places, even when what they name
-    // is missing (the TLS error then says so).
-    t.file = env_file;
-    t.dir = env_dir;
-    t.source = !env_file.empty() && !env_dir.empty() ? "SSL_CERT_FILE and SSL_CERT_DIR"
-               : !env_file.empty()                   ? "SSL_CERT_FILE"
-                                                     : "SSL_CERT_DIR";
-    return t;
-  }
-  for (const char* bundle : {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
-                             "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/ca-bundle.pem",
-                             "/etc/ssl/cert.pem", "/etc/pki/tls/cacert.pem"}) {
-    std::string p = root + bundle;
-    if (std::filesystem::is_regular_file(p, ec) && std::filesystem::file_size(p, ec) > 0) {
-      t.file = p;
-      break;
-    }
-  }
-  // A hashed directory ("<hash>.0" links, as c_rehash makes) adds what a bundle lacks.
-  std::string dir = root + "/etc/ssl/certs";
-  if (std::filesystem::is_directory(dir, ec)) {
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-      std::string n = e.path().filename().string();
-      if (n.size() == 10 && n.compare(8, 2, ".0") == 0) {
-        t.dir = dir;
+  t.file = env_file;
+  if (t.file.empty()) {
+    for (const char* bundle : {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
+                               "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/ca-bundle.pem",
+                               "/etc/ssl/cert.pem", "/etc/pki/tls/cacert.pem"}) {
+      std::string p = root + bundle;
+      if (std::filesystem::is_regular_file(p, ec) && std::filesystem::file_size(p, ec) > 0) {
+        t.file = p;
         break;
       }
     }
   }
-  t.source = t.file.empty() && t.dir.empty() ? "none found" : "probed";
+  t.dir = env_dir;
+  if (t.dir.empty()) {
+    // A hashed directory ("<hash>.0" links, as c_rehash makes) adds what a bundle lacks.
+    std::string dir = root + "/etc/ssl/certs";
+    if (std::filesystem::is_directory(dir, ec)) {
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        std::string n = e.path().filename().string();
+        if (n.size() == 10 && n.compare(8, 2, ".0") == 0) {
+          t.dir = dir;
+          break;
+        }
+      }
+    }
+  }
+  std::vector<std::string> how;
+  if (!env_file.empty()) {
+    how.push_back("SSL_CERT_FILE");
+  }
+  if (!env_dir.empty()) {
+    how.push_back("SSL_CERT_DIR");
+  }
+  if ((env_file.empty() && !t.file.empty()) || (env_dir.empty() && !t.dir.empty())) {
+    how.push_back("probed");
+  }
+  t.source = how.empty() ? "none found" : util::join(how, ", ");
   return t;
 }
 
@@ -283,16 +292,20 @@ const std::string& Http::trust_blob(const std::string& extra_ca_file) {
   std::lock_guard<std::mutex> g(m_blob_mutex);
   auto [it, fresh] = m_blobs.try_emplace(extra_ca_file);
   if (fresh) {
-    // Unreadable files leave their part empty; the handshake then names the failure.
-    for (const std::string& f : {m_options.trust.file, extra_ca_file}) {
-      std::error_code ec;
-      if (!f.empty() && std::filesystem::is_regular_file(f, ec)) {
-        try {
-          it->second += util::read_file(f);
-          it->second += "\n";
-        } catch (const util::Error&) {
-        }
+    // A system bundle that cannot be read leaves its part empty (the handshake then
+    // names the failure); --ca-file must be read.
+    std::error_code ec;
+    if (!m_options.trust.file.empty() && std::filesystem::is_regular_file(m_options.trust.file, ec)) {
+      try {
+        it->second += util::read_file(m_options.trust.file) + "\n";
+      } catch (const util::Error&) {
       }
+    }
+    try {
+      it->second += util::read_file(extra_ca_file) + "\n";
+    } catch (const util::Error& e) {
+      m_blobs.erase(it);
+      throw TransportFailure("cannot read --ca-file " + extra_ca_file + " (" + e.what() + ")", 0, false, true);
     }
   }
   return it->second;

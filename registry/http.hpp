@@ -64,8 +64,8 @@ struct TlsPolicy {
 // The system's trusted CAs, as found on this host. A self-contained build of
 // paddle-image runs on distributions that keep the bundle elsewhere than the Debian
 // libcurl it carries expects, so the bundle is looked for the way OpenSSL and Go do:
-// SSL_CERT_FILE and SSL_CERT_DIR when set, else the first of the usual bundles that
-// exists: Debian/Ubuntu /etc/ssl/certs/ca-certificates.crt, Fedora/RHEL
+// SSL_CERT_FILE and SSL_CERT_DIR, each replacing its own default, which is the first
+// of the usual bundles that exists: Debian/Ubuntu /etc/ssl/certs/ca-certificates.crt, Fedora/RHEL
 // /etc/pki/tls/certs/ca-bundle.crt and /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem,
 // SUSE /etc/ssl/ca-bundle.pem, Alpine /etc/ssl/cert.pem; and /etc/ssl/certs as a hashed
 // directory when it holds any.

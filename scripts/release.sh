@@ -33,11 +33,11 @@ while [[ $# -gt 0 ]]; do
   --key) KEY=$2; shift 2 ;;
   --image) IMAGE=1; shift ;;
   --image-base) IMAGE_BASE=$2; shift 2 ;;
-  -h | --help) sed -n 2,24p "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for tool in ldd objdump dpkg-query dpkg gzip tar sha256sum; do
+for tool in cmake ninja git python3 ldd objdump dpkg-query dpkg gzip tar sha256sum; do
   command -v "$tool" >/dev/null || { echo "release.sh: $tool is needed (run scripts/setup.sh)" >&2; exit 2; }
 done
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || echo 0)}
@@ -137,6 +137,7 @@ tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH
   -C "$TMP" -cf - "$NAME" | gzip -9n >"$OUT/$NAME.tar.gz.tmp"
 mv "$OUT/$NAME.tar.gz.tmp" "$OUT/$NAME.tar.gz"
 (cd "$OUT" && sha256sum "$NAME.tar.gz" >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
+rm -f "$OUT/$NAME.tar.gz.sig" "$OUT/SHA256SUMS.sig" # a run without --key leaves no stale signature
 if [[ -n $KEY ]]; then
   "$BIN" sign-blob "$OUT/$NAME.tar.gz" --key "$KEY" --output-signature "$OUT/$NAME.tar.gz.sig" >/dev/null
   "$BIN" sign-blob "$OUT/SHA256SUMS" --key "$KEY" --output-signature "$OUT/SHA256SUMS.sig" >/dev/null
@@ -148,12 +149,21 @@ if [[ $IMAGE -eq 1 ]]; then
   CTX=$TMP/image
   mkdir -p "$CTX/root/opt/paddle-image" "$CTX/root/etc/ssl/certs"
   tar xzf "$OUT/$NAME.tar.gz" -C "$CTX/root/opt/paddle-image" --strip-components=1
-  if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
-    install -m 0644 /etc/ssl/certs/ca-certificates.crt "$CTX/root/etc/ssl/certs/ca-certificates.crt"
-    cp /usr/share/doc/ca-certificates/copyright "$CTX/root/opt/paddle-image/share/doc/paddle-image/licenses/ca-certificates.copyright" 2>/dev/null || true
+  # debian:12-slim has no CA bundle: without one the tool in the image verifies no registry.
+  if [[ ! -s /etc/ssl/certs/ca-certificates.crt ]]; then
+    echo "release.sh: --image needs Debian's CA bundle /etc/ssl/certs/ca-certificates.crt (apt-get install ca-certificates)" >&2
+    exit 1
   fi
-  sed -e "s|^  version: .*|  version: \"$VERSION\"|" \
-    ${IMAGE_BASE:+-e "s|^base: .*|base: $IMAGE_BASE|"} "$ROOT/packaging/image/spec.yaml" >"$CTX/spec.yaml"
+  install -m 0644 /etc/ssl/certs/ca-certificates.crt "$CTX/root/etc/ssl/certs/ca-certificates.crt"
+  cp /usr/share/doc/ca-certificates/copyright "$CTX/root/opt/paddle-image/share/doc/paddle-image/licenses/ca-certificates.copyright"
+  VERSION="$VERSION" IMAGE_BASE="$IMAGE_BASE" python3 - "$ROOT/packaging/image/spec.yaml" >"$CTX/spec.yaml" <<'PY'
+import os, re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r"(?m)^  version: .*$", lambda m: '  version: "%s"' % os.environ["VERSION"], text, count=1)
+if os.environ["IMAGE_BASE"]:
+    text = re.sub(r"(?m)^base: .*$", lambda m: "base: " + os.environ["IMAGE_BASE"], text, count=1)
+sys.stdout.write(text)
+PY
   rm -rf "$OUT/image"
   args=(build "$CTX/spec.yaml" --output "oci:$OUT/image:$VERSION" --source-date-epoch "$SOURCE_DATE_EPOCH"
     --cache-dir "$BUILD/image-cache" --digest-file "$OUT/image.digest" -q)

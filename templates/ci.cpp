@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <tuple>
 
 namespace templates {
 
@@ -115,8 +116,18 @@ nlohmann::json ci_schema() {
 
 std::string render_ci(const std::string& kind, const CiInput& in, const std::filesystem::path& template_dir) {
   check_tool_source(in.tool);
-  return render(find_template(ci_template_name(kind), template_dir), ci_data(kind, in), ci_schema(),
-                kind == "github-actions" ? Escape::github : Escape::gitlab);
+  Template t = find_template(ci_template_name(kind), template_dir);
+  // A template written before these options would silently keep building from source.
+  for (const auto& [given, section, flag] : {std::tuple{!in.tool.archive_url.empty(), "tool_archive", "--tool-archive"},
+                                             std::tuple{!in.tool.image.empty(), "tool_image", "--tool-image"}}) {
+    if (given && t.text.find(section) == std::string::npos) {
+      throw util::Error(util::ErrorKind::usage,
+                        std::string(flag) + " is given but the template " + t.origin + " has no " + section +
+                            " section",
+                        "add one (the built-in template shows how: docs/templates.md), or drop " + std::string(flag));
+    }
+  }
+  return render(t, ci_data(kind, in), ci_schema(), kind == "github-actions" ? Escape::github : Escape::gitlab);
 }
 
 } // namespace templates

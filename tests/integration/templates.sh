@@ -465,6 +465,17 @@ v = yaml.safe_load(open('$WORK/hostile-url.yml'))['variables']['PADDLE_IMAGE_ARC
 assert v.replace('\$\$', '\$') == open('$WORK/hostile-url.txt').read(), v"
 expect_fail "--tool-archive: a URL with \${{ is refused for GitHub (exit 2)" 2 "would evaluate as an expression" \
   bash -c "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --tool-archive 'https://x.example/\${{secrets.A}}.tar.gz' --tool-sha256 $SUM"
+# (a template from before the options: the built-in one without the tool sections)
+mkdir -p "$WORK/oldtpl" && python3 - "$ROOT/templates/files/github-actions.yml.mustache" >"$WORK/oldtpl/github-actions.yml.mustache" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+for name in ("tool_archive", "tool_image"):
+    t = re.sub(r"\[\[[#^]%s\]\].*?\[\[/%s\]\]\n" % (name, name), "", t, flags=re.S)
+print(t, end="")
+PY
+expect_fail "--tool-archive with a custom template that lacks the section is refused, not ignored (exit 2)" 2 \
+  "has no tool_archive section" bash -c "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --template-dir '$WORK/oldtpl' \
+  --tool-archive https://x.example/p.tar.gz --tool-sha256 $SUM"
 rm -rf "$WORK/toolinit"
 check "init writes a CI file that gets the archive" bash -c \
   "'$PI' init ocr-train '$WORK/toolinit' --tool-archive https://dl.example.com/pi.tar.gz --tool-sha256 $SUM >/dev/null 2>&1;

@@ -80,12 +80,18 @@ TEST_CASE("the system CAs are found where each distribution keeps them, or where
   CHECK(registry::find_system_trust("", "", root).dir.empty()); // no hashed links yet
   put("/etc/ssl/certs/5ad8a5d6.0");
   CHECK(registry::find_system_trust("", "", root).dir == root + "/etc/ssl/certs");
-  // The variables win, as OpenSSL reads them, even over a bundle that exists.
+  // As OpenSSL reads them: each variable replaces its own default, even over a bundle
+  // that exists; the other default is still probed.
   auto env = registry::find_system_trust("/opt/ca.pem", "", root);
   CHECK(env.file == "/opt/ca.pem");
-  CHECK(env.dir.empty());
-  CHECK(env.source == "SSL_CERT_FILE");
-  CHECK(registry::find_system_trust("", "/opt/certs", root).source == "SSL_CERT_DIR");
+  CHECK(env.dir == root + "/etc/ssl/certs");
+  CHECK(env.source == "SSL_CERT_FILE, probed");
+  auto dir = registry::find_system_trust("", "/opt/certs", root);
+  CHECK(dir.file == root + "/etc/ssl/certs/ca-certificates.crt");
+  CHECK(dir.dir == "/opt/certs");
+  CHECK(dir.source == "SSL_CERT_DIR, probed");
+  auto both = registry::find_system_trust("/opt/ca.pem", "/opt/certs", root);
+  CHECK(both.source == "SSL_CERT_FILE, SSL_CERT_DIR");
 }
 
 TEST_CASE("token answers: token or access_token, a lifetime kept within 1 s .. 1 day") {
