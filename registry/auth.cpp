@@ -47,6 +47,11 @@ std::optional<nlohmann::json> read_json_file(const fs::path& p) {
     throw Error(ErrorKind::input,
                 p.string() + ": not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")",
                 "fix or remove the file, or run `paddle-image login` again");
+  } catch (const nlohmann::json::exception&) {
+    // A number too large for any type (out_of_range.406) is thrown by the parser too;
+    // its message quotes the number (found by fuzz_docker_config).
+    throw Error(ErrorKind::input, p.string() + ": not valid JSON (a number out of range)",
+                "fix or remove the file, or run `paddle-image login` again");
   }
 }
 

@@ -39,10 +39,16 @@ if [[ $MERGE -eq 1 ]]; then
   fi
   for t in "${TARGETS[@]}"; do
     before=$(find "$ROOT/tests/fuzz/corpus/$t" -type f | wc -l)
-    "$BUILD/tests/fuzz/$t" -merge=1 -timeout=10 -rss_limit_mb=2048 "$ROOT/tests/fuzz/corpus/$t" \
-      "$BUILD/fuzz-work/corpus/$t" >"$BUILD/fuzz-work/$t.merge.log" 2>&1
+    mkdir -p "$BUILD/fuzz-work/tmp-merge"
+    if ! TMPDIR=$BUILD/fuzz-work/tmp-merge UBSAN_OPTIONS=halt_on_error=1 "$BUILD/tests/fuzz/$t" -merge=1 -timeout=10 \
+      -rss_limit_mb=2048 "$ROOT/tests/fuzz/corpus/$t" "$BUILD/fuzz-work/corpus/$t" >"$BUILD/fuzz-work/$t.merge.log" 2>&1; then
+      echo "$t: the merge failed (see $BUILD/fuzz-work/$t.merge.log)"
+      status=1
+      continue
+    fi
     echo "$t: corpus $before -> $(find "$ROOT/tests/fuzz/corpus/$t" -type f | wc -l) files" \
       "($(du -sh "$ROOT/tests/fuzz/corpus/$t" | cut -f1))"
   done
+  rm -rf "$BUILD/fuzz-work/tmp-merge"
 fi
 exit $status

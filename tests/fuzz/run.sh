@@ -33,6 +33,8 @@ if [[ ${#TARGETS[@]} -eq 0 ]]; then
   for f in "$HERE"/targets/fuzz_*.cpp; do TARGETS+=("$(basename "$f" .cpp)"); done
 fi
 mkdir -p "$WORK"
+# The sanitizer build recovers from UBSan reports by default: here each one is a failure.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 # run_one TARGET: one line on stdout: "TARGET: OK N inputs in S s (corpus C)" or
 # "TARGET: FAILED ..." (exit 1).

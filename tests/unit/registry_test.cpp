@@ -196,6 +196,12 @@ TEST_CASE("a broken auth entry or file is an input error naming the file, not th
   e = error_of([&] { store.lookup("h"); });
   CHECK(contains(e.what(), "config.json: not valid JSON (a syntax error at byte"));
   CHECK_FALSE(contains(e.what(), "c2VjcmV0"));
+  // A number too large for any type throws out_of_range from the parser, quoting it.
+  util::write_file_atomic(tmp.path() / "config.json", R"({"auths":5500010E443673})");
+  e = error_of([&] { store.lookup("h"); });
+  CHECK(e.kind() == util::ErrorKind::input);
+  CHECK(contains(e.what(), "config.json: not valid JSON (a number out of range)"));
+  CHECK_FALSE(contains(e.what(), "5500010"));
 }
 
 TEST_CASE("login stores base64 user:password with mode 0600; logout removes it") {
