@@ -89,7 +89,7 @@ chroot \$R ldd /opt/$NAME/libexec/paddle-image
 echo "== version"
 chroot \$R /opt/$NAME/bin/paddle-image --version
 echo "== build"
-chroot \$R sh -c 'cd /srv/example && /opt/$NAME/bin/paddle-image build spec.yaml --output oci:out/ocr-train -q' >$WORK/chroot-built.txt
+chroot \$R sh -c 'cd /srv/example && /opt/$NAME/bin/paddle-image build spec.yaml --output oci:out/ocr-train --revision release-test -q' >$WORK/chroot-built.txt
 chroot \$R sh -c 'cd /srv/example && /opt/$NAME/bin/paddle-image inspect oci:out/ocr-train:v1 --json' >$WORK/chroot-inspect.json
 EOF
 check "in a minimal Debian 12 without its libraries, the archive runs and builds the bundled example" \
@@ -100,9 +100,10 @@ check "... every library resolved from the archive or glibc" bash -c \
 check "... said its version" grep -q "^paddle-image " "$WORK/chroot.log"
 check "... and the example image has its layers" python3 -c \
   "import json; j = json.load(open('$WORK/chroot-inspect.json')); assert len(j['manifest']['layers']) >= 3, j"
+# (--revision: the copy here may sit inside a git checkout, which would be the default)
 rm -rf host-example && cp -r "$ROOT/examples/ocr-train" host-example && rm -rf host-example/out
 check "... the same digest as the test build makes of it here" bash -c \
-  "cd host-example && '$PI' build spec.yaml --output oci:out/ocr-train -q >'$WORK/host-built.txt' &&
+  "cd host-example && '$PI' build spec.yaml --output oci:out/ocr-train --revision release-test -q >'$WORK/host-built.txt' &&
    [[ -s '$WORK/chroot-built.txt' ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/chroot-built.txt') ]]"
 # --- paddle-image's own image -------------------------------------------------------
 debian_base_spec "$WORK/debbase.yaml"
@@ -130,6 +131,6 @@ check "podman runs it and it prints its version" bash -c "$(declare -f podman_is
 rm -rf podman-example && cp -r "$ROOT/examples/ocr-train" podman-example && rm -rf podman-example/out
 check "in podman, it builds the bundled example from a mounted directory, to the same digest" bash -c \
   "$(declare -f podman_isolated podman_run _podman_flags); export PODMAN_TMP='$PODMAN_TMP';
-   podman_run -v '$WORK/podman-example:/work' '$IMG' build spec.yaml --output oci:out/ocr-train -q >podman-built.txt &&
+   podman_run -v '$WORK/podman-example:/work' '$IMG' build spec.yaml --output oci:out/ocr-train --revision release-test -q >podman-built.txt &&
    [[ \$(grep -o 'sha256:[0-9a-f]*' podman-built.txt) == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') ]]"
 finish
