@@ -285,18 +285,32 @@ ImageConfig config_from_json(const json& j) {
     }
     c.config.stop_signal = get_string(rc, "StopSignal");
   }
+  // Wrong JSON types are refusals naming the field, never nlohmann's type_error (found
+  // by fuzz_oci_json).
   if (auto it = j.find("rootfs"); it != j.end() && it->is_object()) {
-    for (const auto& d : it->value("diff_ids", json::array())) {
-      c.diff_ids.push_back(Digest::parse(d.get<std::string>()));
+    if (auto ids = it->find("diff_ids"); ids != it->end()) {
+      if (!ids->is_array()) {
+        throw bad("rootfs.diff_ids must be an array");
+      }
+      for (const auto& d : *ids) {
+        if (!d.is_string()) {
+          throw bad("rootfs.diff_ids holds a " + std::string(d.type_name()) + ", not a digest string");
+        }
+        c.diff_ids.push_back(Digest::parse(d.get<std::string>()));
+      }
     }
   }
   if (auto it = j.find("history"); it != j.end() && it->is_array()) {
     for (const auto& h : *it) {
+      if (!h.is_object()) {
+        throw bad("a history entry must be an object, not a " + std::string(h.type_name()));
+      }
       HistoryEntry e;
       e.created = get_string(h, "created");
       e.created_by = get_string(h, "created_by");
       e.comment = get_string(h, "comment");
-      e.empty_layer = h.value("empty_layer", false);
+      auto empty = h.find("empty_layer");
+      e.empty_layer = empty != h.end() && empty->is_boolean() && empty->get<bool>();
       c.history.push_back(e);
     }
   }

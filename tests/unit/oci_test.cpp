@@ -68,6 +68,26 @@ oci::ImageConfig sample_config() {
 
 TEST_SUITE("oci") {
 
+  TEST_CASE("config_from_json refuses wrong JSON types in history and rootfs with an input error") {
+    // Found by fuzz_oci_json: a history entry that was not an object threw nlohmann's
+    // type_error out of the reader.
+    for (const char* bad : {R"({"history": [{"created_by": "x"}, "history"]})", R"({"rootfs": {"diff_ids": [7]}})",
+                            R"({"rootfs": {"diff_ids": "sha256:x"}})"}) {
+      CAPTURE(bad);
+      try {
+        (void)oci::config_from_json(nlohmann::json::parse(bad));
+        FAIL("accepted");
+      } catch (const util::Error& e) {
+        CHECK(e.kind() == util::ErrorKind::input);
+      }
+    }
+    auto c =
+        oci::config_from_json(nlohmann::json::parse(R"({"history": [{"empty_layer": "yes"}, {"empty_layer": true}]})"));
+    REQUIRE(c.history.size() == 2);
+    CHECK_FALSE(c.history[0].empty_layer);
+    CHECK(c.history[1].empty_layer);
+  }
+
   TEST_CASE("Digest::parse accepts sha256 and sha512") {
     auto d = oci::Digest::parse("sha256:" + k_hex_a);
     CHECK(d.algorithm == "sha256");
