@@ -157,6 +157,20 @@ struct VerifyArgs {
   RegistryFlags flags;
 };
 
+// verify and verify-blob: a failed verification is reported, not thrown, so --json
+// still prints the whole report (with "error" added) on stdout. Returns exit code 11.
+int verification_failed(nlohmann::json& report, bool json, const std::string& failure) {
+  if (json) {
+    report["error"] = {{"kind", "verification"},
+                       {"message", failure},
+                       {"hint", ""},
+                       {"exit_code", util::exit_code(ErrorKind::verification)}};
+    std::cout << report.dump(2) << std::endl;
+  }
+  std::cerr << "paddle-image: error: verification failed: " << failure << "\n";
+  return util::exit_code(ErrorKind::verification);
+}
+
 int run_verify(const VerifyArgs& a) {
   Output out = Output::detect(a.json, false);
   signing::PublicKey key = load_public_key(a.key);
@@ -178,15 +192,7 @@ int run_verify(const VerifyArgs& a) {
   j["identity"] = opt.identity;
   j["key"] = "sha256:" + key.fingerprint();
   if (!rep.ok) {
-    if (a.json) {
-      j["error"] = {{"kind", "verification"},
-                    {"message", rep.failure},
-                    {"hint", ""},
-                    {"exit_code", util::exit_code(ErrorKind::verification)}};
-      std::cout << j.dump(2) << std::endl;
-    }
-    std::cerr << "paddle-image: error: verification failed: " << rep.failure << "\n";
-    return util::exit_code(ErrorKind::verification);
+    return verification_failed(j, a.json, rep.failure);
   }
   std::string text = "Verified " + t.shown() + "\n";
   for (const auto& s : rep.signatures) {
@@ -288,15 +294,7 @@ int run_verify_blob(const VerifyBlobArgs& a) {
   }
   j["verified"] = failure.empty();
   if (!failure.empty()) {
-    if (a.json) {
-      j["error"] = {{"kind", "verification"},
-                    {"message", failure},
-                    {"hint", ""},
-                    {"exit_code", util::exit_code(ErrorKind::verification)}};
-      std::cout << j.dump(2) << std::endl;
-    }
-    std::cerr << "paddle-image: error: verification failed: " << failure << "\n";
-    return util::exit_code(ErrorKind::verification);
+    return verification_failed(j, a.json, failure);
   }
   out.result(j, "Verified OK\n");
   return 0;
