@@ -70,14 +70,27 @@ PY
 # Global podman flags for isolated, daemonless, root-only use of this host:
 # separate graph/run/tmp dirs (no contact with /var/lib/containers), the vfs
 # driver (no overlay mounts; plain rm -rf cleans up), cgroupfs (no systemd),
-# and file events (no journald).
+# and file events (no journald). podman refuses a runroot longer than 50 characters
+# (every command exits 125), and a CI checkout's work directories are deeper than
+# that: then the runroot is /tmp/pi-podman-HASH, named from PODMAN_TMP so that every
+# call (and podman_cleanup) finds the same one.
+_podman_runroot() {
+    local r="$PODMAN_TMP/run"
+    if (( ${#r} > 50 )); then
+        r=/tmp/pi-podman-$(printf '%s' "$PODMAN_TMP" | sha256sum | cut -c1-16)
+    fi
+    printf '%s\n' "$r"
+}
+
 _podman_flags() {
     if [[ -z "${PODMAN_TMP:-}" ]]; then
         echo "podman helpers: set PODMAN_TMP to a scratch directory, e.g. export PODMAN_TMP=\$(mktemp -d)" >&2
         return 2
     fi
-    mkdir -p "$PODMAN_TMP/root" "$PODMAN_TMP/run" "$PODMAN_TMP/tmp"
-    _PODMAN_FLAGS=(--root "$PODMAN_TMP/root" --runroot "$PODMAN_TMP/run"
+    local runroot
+    runroot=$(_podman_runroot)
+    mkdir -p "$PODMAN_TMP/root" "$runroot" "$PODMAN_TMP/tmp"
+    _PODMAN_FLAGS=(--root "$PODMAN_TMP/root" --runroot "$runroot"
                    --tmpdir "$PODMAN_TMP/tmp" --storage-driver vfs
                    --cgroup-manager cgroupfs --events-backend file)
 }
@@ -118,11 +131,12 @@ podman_cleanup() {
     [[ -n "${PODMAN_TMP:-}" && -d "$PODMAN_TMP" ]] || return 0
     podman_isolated rm --all --force >/dev/null 2>&1 || true
     # Unmount anything left (e.g. a container's shm) before removing the tree.
-    local m
+    local m runroot
+    runroot=$(_podman_runroot)
     while read -r m; do
         umount -l "$m" 2>/dev/null || true
-    done < <(awk -v p="$PODMAN_TMP/" 'index($2, p) == 1 {print $2}' /proc/self/mounts | sort -r)
-    rm -rf -- "$PODMAN_TMP"
+    done < <(awk -v p="$PODMAN_TMP/" -v r="$runroot/" 'index($2, p) == 1 || index($2, r) == 1 {print $2}' /proc/self/mounts | sort -r)
+    rm -rf -- "$PODMAN_TMP" "$runroot"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
