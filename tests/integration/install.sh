@@ -14,7 +14,8 @@ check "the binary, man pages, completions and docs are in the usual places" bash
   test -f '$P/share/man/man1/paddle-image-build.1' && test -f '$P/share/man/man1/paddle-image-cache-prune.1' &&
   test -f '$P/share/bash-completion/completions/paddle-image' && test -f '$P/share/zsh/vendor-completions/_paddle-image' &&
   test -f '$P/share/fish/vendor_completions.d/paddle-image.fish' &&
-  test -f '$P/share/doc/paddle-image/README.md' && test -f '$P/share/doc/paddle-image/spec.md'"
+  test -f '$P/share/doc/paddle-image/README.md' && test -f '$P/share/doc/paddle-image/spec.md' &&
+  test -f '$P/share/doc/paddle-image/COPYRIGHT'"
 check "the installed binary runs" "$P/bin/paddle-image" version
 
 # Man pages: one per command, nested ones too; each renders without a groff warning and
