@@ -3,6 +3,9 @@
 #   DIST/paddle-image-VERSION-linux-amd64.tar.gz   the binary, the shared libraries it
 #       needs beyond glibc (found through an RPATH relative to the binary), man pages,
 #       shell completions, the docs and the copyright files of every bundled library
+#   DIST/paddle-image_VERSION-1_ARCH.deb (--deb)    the Debian package: /usr/bin/paddle-image
+#       on Debian 12's libraries (Depends: from dpkg-shlibdeps), man pages (gzip -9n),
+#       completions, docs, copyright (from COPYRIGHT) and changelog.Debian.gz
 #   DIST/SHA256SUMS                                 sha256sum -c checks it
 #   DIST/*.sig                                      with --key: cosign sign-blob signatures
 #   DIST/image (with --image)                       paddle-image's own image, an OCI layout
@@ -16,9 +19,7 @@
 # SOURCE_DATE_EPOCH (default: the commit's time), owners and order are fixed, and gzip
 # stores no name or time, so packaging the same build twice gives the same bytes.
 #
-#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key] [--image [--image-base REF]]
-#
-# The .deb is not made here yet (issue 27: it waits on the project's license).
+#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key] [--deb] [--image [--image-base REF]]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/dist
@@ -26,12 +27,14 @@ BUILD=$ROOT/build-release
 KEY=
 IMAGE=0
 IMAGE_BASE=
+DEB=0
 while [[ $# -gt 0 ]]; do
   case $1 in
   --out) OUT=$2; shift 2 ;;
   --build) BUILD=$2; shift 2 ;;
   --key) KEY=$2; shift 2 ;;
   --image) IMAGE=1; shift ;;
+  --deb) DEB=1; shift ;;
   --image-base) IMAGE_BASE=$2; shift 2 ;;
   -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -118,7 +121,7 @@ cp -r "$BUILD/share/man" "$STAGE/share/man"
 install -D -m 0644 "$BUILD/share/completions/paddle-image.bash" "$STAGE/share/bash-completion/completions/paddle-image"
 install -D -m 0644 "$BUILD/share/completions/_paddle-image" "$STAGE/share/zsh/vendor-completions/_paddle-image"
 install -D -m 0644 "$BUILD/share/completions/paddle-image.fish" "$STAGE/share/fish/vendor_completions.d/paddle-image.fish"
-cp "$ROOT/README.md" "$ROOT/ARCHITECTURE.md" "$STAGE/share/doc/paddle-image/"
+cp "$ROOT/README.md" "$ROOT/ARCHITECTURE.md" "$ROOT/COPYRIGHT" "$STAGE/share/doc/paddle-image/"
 cp -r "$ROOT/docs" "$STAGE/share/doc/paddle-image/docs"
 {
   "$BIN" version
@@ -136,13 +139,90 @@ mkdir -p "$OUT"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" --format=gnu \
   -C "$TMP" -cf - "$NAME" | gzip -9n >"$OUT/$NAME.tar.gz.tmp"
 mv "$OUT/$NAME.tar.gz.tmp" "$OUT/$NAME.tar.gz"
-(cd "$OUT" && sha256sum "$NAME.tar.gz" >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
-rm -f "$OUT/$NAME.tar.gz.sig" "$OUT/SHA256SUMS.sig" # a run without --key leaves no stale signature
-if [[ -n $KEY ]]; then
-  "$BIN" sign-blob "$OUT/$NAME.tar.gz" --key "$KEY" --output-signature "$OUT/$NAME.tar.gz.sig" >/dev/null
-  "$BIN" sign-blob "$OUT/SHA256SUMS" --key "$KEY" --output-signature "$OUT/SHA256SUMS.sig" >/dev/null
-fi
 echo "release.sh: $OUT/$NAME.tar.gz ($(du -h "$OUT/$NAME.tar.gz" | cut -f1), ${#LIBS[@]} bundled libraries, glibc >= $GLIBC_MIN)"
+
+# The Debian package: the same binary without the archive's RPATH (it uses Debian's
+# libraries), stripped as dh_strip does; a tree with fixed modes and times, packed by
+# dpkg-deb with root as owner (SOURCE_DATE_EPOCH clamps its member times).
+DEBNAME=
+if [[ $DEB -eq 1 ]]; then
+  for tool in dpkg-deb dpkg-shlibdeps strip md5sum; do
+    command -v "$tool" >/dev/null || { echo "release.sh: --deb needs $tool (apt-get install dpkg-dev binutils)" >&2; exit 2; }
+  done
+  DEBVER=$VERSION-1
+  ARCH=$(dpkg --print-architecture)
+  DEBNAME=paddle-image_${DEBVER}_$ARCH.deb
+  MAINT=$(sed -n 's/^Maintainer: //p' "$ROOT/packaging/deb/control" | head -1)
+  D=$TMP/deb/debian/paddle-image
+  DOC=$D/usr/share/doc/paddle-image
+  mkdir -p "$D/DEBIAN" "$D/usr/bin" "$D/usr/share/man/man1" "$DOC"
+  install -m 0755 "$BIN" "$D/usr/bin/paddle-image"
+  printf 'file(RPATH_REMOVE FILE "${F}")\n' >"$TMP/rpath-remove.cmake"
+  cmake -DF="$D/usr/bin/paddle-image" -P "$TMP/rpath-remove.cmake" >/dev/null
+  strip --remove-section=.comment --remove-section=.note --strip-unneeded "$D/usr/bin/paddle-image"
+  for page in "$BUILD"/share/man/man1/*.1; do
+    gzip -9n -c "$page" >"$D/usr/share/man/man1/$(basename "$page").gz"
+  done
+  install -D -m 0644 "$BUILD/share/completions/paddle-image.bash" "$D/usr/share/bash-completion/completions/paddle-image"
+  install -D -m 0644 "$BUILD/share/completions/_paddle-image" "$D/usr/share/zsh/vendor-completions/_paddle-image"
+  install -D -m 0644 "$BUILD/share/completions/paddle-image.fish" "$D/usr/share/fish/vendor_completions.d/paddle-image.fish"
+  cp "$ROOT/README.md" "$ROOT/ARCHITECTURE.md" "$DOC/"
+  cp -r "$ROOT/docs" "$DOC/docs"
+  # copyright: machine-readable (DEP-5); its terms are the tree's COPYRIGHT file, verbatim.
+  {
+    echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
+    echo "Upstream-Name: paddle-image"
+    echo "Upstream-Contact: $MAINT"
+    echo
+    echo "Files: *"
+    echo "Copyright: $(sed -n 's/^Copyright //p' "$ROOT/COPYRIGHT" | head -1)"
+    echo "License: paddle-image-terms"
+    echo
+    echo "License: paddle-image-terms"
+    sed 's/^$/./; s/^/ /' "$ROOT/COPYRIGHT"
+  } >"$DOC/copyright"
+  REV=$("$BIN" version --json | python3 -c 'import json, sys; print(json.load(sys.stdin).get("revision") or "unknown")')
+  {
+    echo "paddle-image ($DEBVER) unstable; urgency=medium"
+    echo
+    echo "  * Release $VERSION, built from git revision $REV."
+    echo
+    echo " -- $MAINT  $(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")"
+  } | gzip -9n >"$DOC/changelog.Debian.gz"
+  # Depends: what the binary links, as dpkg-shlibdeps reads it from the libraries'
+  # symbols and shlibs files (it wants a debian/control above the tree).
+  cp "$ROOT/packaging/deb/control" "$TMP/deb/debian/control"
+  DEPENDS=$(cd "$TMP/deb" && dpkg-shlibdeps -O -e debian/paddle-image/usr/bin/paddle-image 2>"$TMP/shlibdeps.err" |
+    sed -n 's/^shlibs:Depends=//p') || true
+  [[ -n $DEPENDS ]] || { echo "release.sh: dpkg-shlibdeps computed no Depends:" >&2; cat "$TMP/shlibdeps.err" >&2; exit 1; }
+  chmod -R u=rwX,go=rX "$D"
+  SIZE=$(find "$D" -path "$D/DEBIAN" -prune -o -type f -printf '%s\n' | awk '{k += int(($1 + 1023) / 1024)} END {print k}')
+  # DEBIAN/control: the binary stanza of packaging/deb/control, with what is computed.
+  BINSTANZA=$(sed -n '/^Package:/,$p' "$ROOT/packaging/deb/control")
+  {
+    sed '/^Description:/,$d; /^Architecture:/d' <<<"$BINSTANZA"
+    echo "Version: $DEBVER"
+    echo "Architecture: $ARCH"
+    echo "Installed-Size: $SIZE"
+    echo "Depends: $DEPENDS"
+    sed -n '/^Description:/,$p' <<<"$BINSTANZA"
+  } >"$D/DEBIAN/control"
+  (cd "$D" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$D/DEBIAN/md5sums"
+  chmod 0644 "$D/DEBIAN/control" "$D/DEBIAN/md5sums"
+  find "$D" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  dpkg-deb --root-owner-group -Zxz --build "$D" "$OUT/$DEBNAME.tmp" >/dev/null
+  mv "$OUT/$DEBNAME.tmp" "$OUT/$DEBNAME"
+  echo "release.sh: $OUT/$DEBNAME ($(du -h "$OUT/$DEBNAME" | cut -f1); Depends: $DEPENDS)"
+fi
+
+(cd "$OUT" && sha256sum "$NAME.tar.gz" ${DEBNAME:+"$DEBNAME"} >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
+# a run without --key leaves no stale signature
+rm -f "$OUT/$NAME.tar.gz.sig" "$OUT/SHA256SUMS.sig" "$OUT"/paddle-image_*.deb.sig
+if [[ -n $KEY ]]; then
+  for f in "$NAME.tar.gz" ${DEBNAME:+"$DEBNAME"} SHA256SUMS; do
+    "$BIN" sign-blob "$OUT/$f" --key "$KEY" --output-signature "$OUT/$f.sig" >/dev/null
+  done
+fi
 
 # paddle-image's own image: the archive as it unpacks, the CA bundle, built by itself.
 if [[ $IMAGE -eq 1 ]]; then

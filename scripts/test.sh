@@ -47,7 +47,7 @@ stage "set-up (Debian packages)"
 "$ROOT/scripts/setup.sh" --test
 command -v ccache >/dev/null 2>&1 && ccache --zero-stats >/dev/null
 
-stage "fixtures (debootstrap base, wheels, index wheels, schemas)"
+stage "fixtures (debootstrap base, wheels, index wheels, debs, schemas)"
 export PADDLE_IMAGE_TEST_CACHE=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 # Fixtures are made before any test runs, so the tests themselves touch no network.
@@ -56,6 +56,8 @@ mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 # The wheels the test package index serves (tests/integration/wheels_index.sh), with a
 # 200 MiB stored wheel for the memory check.
 python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/index-wheels" --big-mb 200
+# The Debian packages the release test installs paddle-image's .deb with, offline.
+"$ROOT/tests/support/fetch-debs.sh" "$PADDLE_IMAGE_TEST_CACHE/debs" "$PADDLE_IMAGE_TEST_CACHE/base/rootfs"
 # The official CycloneDX schema comes from the npm registry; a machine that cannot
 # reach it (or does not trust its TLS) still runs every test, the SBOM checks then
 # against the required fields only (the signing test says which it used).

@@ -15,8 +15,8 @@ export COSIGN_PASSWORD=release-test
 rm -rf dist dist2 rel.key rel.pub
 "$PI" key generate -o rel >/dev/null 2>&1
 
-check "release.sh builds the archive, SHA256SUMS and signatures" \
-  bash "$ROOT/scripts/release.sh" --out dist --build "$WORK/build-release" --key rel.key
+check "release.sh builds the archive, the .deb, SHA256SUMS and signatures" \
+  bash "$ROOT/scripts/release.sh" --out dist --build "$WORK/build-release" --key rel.key --deb
 A=$(ls dist/paddle-image-*-linux-amd64.tar.gz 2>/dev/null | head -1)
 NAME=$(basename "$A" .tar.gz)
 check "it is named paddle-image-VERSION-linux-amd64.tar.gz" \
@@ -25,18 +25,51 @@ check "SHA256SUMS checks" bash -c "cd dist && sha256sum -c --quiet SHA256SUMS"
 check "the archive's signature verifies (verify-blob)" "$PI" verify-blob "$A" --key rel.pub --signature "$A.sig"
 check "... and with the independent verifier" "${CC[@]}" verify-blob --key rel.pub --signature "$A.sig" --in "$A"
 check "SHA256SUMS is signed too" "${CC[@]}" verify-blob --key rel.pub --signature dist/SHA256SUMS.sig --in dist/SHA256SUMS
-check "packaging the same build again gives the same bytes" bash -c \
-  "bash '$ROOT/scripts/release.sh' --out dist2 --build '$WORK/build-release' >/dev/null && cmp '$A' 'dist2/$NAME.tar.gz'"
+V=${NAME#paddle-image-}
+V=${V%-linux-amd64}
+DEB=dist/paddle-image_${V}-1_$(dpkg --print-architecture).deb
+check "the .deb is named paddle-image_VERSION-1_ARCH.deb and listed in SHA256SUMS" grep -q " $(basename "$DEB")\$" dist/SHA256SUMS
+check "the .deb's signature verifies, with verify-blob and the independent verifier" bash -c \
+  "'$PI' verify-blob '$DEB' --key rel.pub --signature '$DEB.sig' && ${CC[*]} verify-blob --key rel.pub --signature '$DEB.sig' --in '$DEB'"
+check "packaging the same build again gives the same bytes (archive and .deb)" bash -c \
+  "bash '$ROOT/scripts/release.sh' --out dist2 --build '$WORK/build-release' --deb >/dev/null && cmp '$A' 'dist2/$NAME.tar.gz' &&
+   cmp '$DEB' dist2/$(basename "$DEB")"
 
 # From two checkouts of the commit in different directories, built separately: the
 # same archive, byte for byte (SOURCE_DATE_EPOCH from the commit; nothing in the
 # binary names the directory it was built in).
 rm -rf ckA ckB && git clone -q --shared "$ROOT" ckA && git clone -q --shared "$ROOT" "ckB-elsewhere"
-check "two checkouts in different directories give the same archive, byte for byte" bash -c \
-  "bash ckA/scripts/release.sh --out '$WORK/ckA-dist' --build '$WORK/ckA/build-release' >/dev/null &&
-   bash ckB-elsewhere/scripts/release.sh --out '$WORK/ckB-dist' --build '$WORK/ckB-elsewhere/b' >/dev/null &&
-   cmp ckA-dist/*.tar.gz ckB-dist/*.tar.gz && cmp ckA-dist/SHA256SUMS ckB-dist/SHA256SUMS"
+check "two checkouts in different directories give the same archive and .deb, byte for byte" bash -c \
+  "bash ckA/scripts/release.sh --out '$WORK/ckA-dist' --build '$WORK/ckA/build-release' --deb >/dev/null &&
+   bash ckB-elsewhere/scripts/release.sh --out '$WORK/ckB-dist' --build '$WORK/ckB-elsewhere/b' --deb >/dev/null &&
+   cmp ckA-dist/*.tar.gz ckB-dist/*.tar.gz && cmp ckA-dist/*.deb ckB-dist/*.deb && cmp ckA-dist/SHA256SUMS ckB-dist/SHA256SUMS"
 rm -rf ckA ckB-elsewhere
+
+# --- the Debian package -------------------------------------------------------------
+check "lintian --fail-on error passes on the .deb, with no overrides" bash -c \
+  "lintian --fail-on error --no-override '$DEB' && ! dpkg-deb -c '$DEB' | grep -q usr/share/lintian/overrides"
+dpkg-deb -f "$DEB" Depends >deb-depends.txt
+rm -rf debx && mkdir debx && dpkg-deb -x "$DEB" debx
+mkdir -p shl/debian/paddle-image/usr/bin && cp debx/usr/bin/paddle-image shl/debian/paddle-image/usr/bin/ &&
+  cp "$ROOT/packaging/deb/control" shl/debian/control
+check "its Depends is what dpkg-shlibdeps computes from the binary (libcurl4, libarchive13 among them)" bash -c \
+  "cd shl && [[ \"\$(dpkg-shlibdeps -O -e debian/paddle-image/usr/bin/paddle-image 2>/dev/null | sed -n 's/^shlibs:Depends=//p')\" == \"\$(cat ../deb-depends.txt)\" ]] &&
+   grep -q 'libcurl4 (' ../deb-depends.txt && grep -q 'libarchive13 (' ../deb-depends.txt"
+check "its binary has no RPATH and is stripped" bash -c \
+  "! readelf -d debx/usr/bin/paddle-image | grep -qE 'RPATH|RUNPATH' && ! readelf -S debx/usr/bin/paddle-image | grep -q '\\.symtab'"
+check "man pages gzip -9n (no name, no time), one per command" python3 -c "
+import glob, struct, sys
+pages = glob.glob('debx/usr/share/man/man1/*.1.gz')
+assert len(pages) > 30, len(pages)
+for p in pages:
+    h = open(p, 'rb').read(10)
+    assert h[:2] == b'\\x1f\\x8b' and h[3] & 0x08 == 0 and struct.unpack('<I', h[4:8])[0] == 0 and h[8] == 2, (p, h)
+"
+check "copyright (DEP-5, from COPYRIGHT) and changelog.Debian.gz naming the version and a Maintainer with an address" bash -c \
+  "grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' debx/usr/share/doc/paddle-image/copyright &&
+   grep -qF \"\$(sed -n 3p '$ROOT/COPYRIGHT')\" debx/usr/share/doc/paddle-image/copyright &&
+   zcat debx/usr/share/doc/paddle-image/changelog.Debian.gz | head -1 | grep -qF 'paddle-image (${V}-1)' &&
+   dpkg-deb -f '$DEB' Maintainer | grep -qE '<[^@ ]+@[^@ ]+>'"
 
 rm -rf x && mkdir x && tar xzf "$A" -C x
 X=$WORK/x/$NAME
@@ -105,11 +138,63 @@ rm -rf host-example && cp -r "$ROOT/examples/ocr-train" host-example && rm -rf h
 check "... the same digest as the test build makes of it here" bash -c \
   "cd host-example && '$PI' build spec.yaml --output oci:out/ocr-train --revision release-test -q >'$WORK/host-built.txt' &&
    [[ -s '$WORK/chroot-built.txt' ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/chroot-built.txt') ]]"
+# --- the .deb on a minimal Debian 12 ----------------------------------------------------
+# A copy (overlay) of the suite's debootstrap rootfs, which has no -dev package; apt's
+# only source is a local repository of the packages the .deb and man-db need
+# (tests/support/fetch-debs.sh, a fixture), and there is no network: unshare -n.
+DEBS=$FIXTURES/debs
+if [[ -f $DEBS/Packages ]]; then
+  rm -rf dovl && mkdir -p dovl/upper dovl/work dovl/root
+  cat >deb-inside.sh <<EOF
+set -e
+mount -t overlay overlay -o lowerdir=$ROOTFS,upperdir=$WORK/dovl/upper,workdir=$WORK/dovl/work $WORK/dovl/root
+R=$WORK/dovl/root
+! ls \$R/usr/include/curl/curl.h \$R/usr/include/archive.h >/dev/null 2>&1 || { echo "the minimal rootfs has -dev headers"; exit 1; }
+mkdir -p \$R/srv/debs \$R/srv/pkg
+cp $DEBS/*.deb $DEBS/Packages \$R/srv/debs/
+cp $WORK/$DEB \$R/srv/pkg/
+cp -r $ROOT/examples/ocr-train \$R/srv/example && rm -rf \$R/srv/example/out
+echo 'deb [trusted=yes] file:/srv/debs ./' >\$R/etc/apt/sources.list
+rm -f \$R/etc/apt/sources.list.d/*
+mount -t proc proc \$R/proc
+mount --bind /dev \$R/dev
+A="-o APT::Sandbox::User=root -o Acquire::Languages=none -q"
+echo "== apt-get install"
+chroot \$R sh -c "apt-get \$A update && cd /srv/pkg && DEBIAN_FRONTEND=noninteractive apt-get \$A install -y --no-install-recommends ./$(basename "$DEB") man-db"
+echo "== status"
+chroot \$R dpkg-query -W -f '\${Status} \${Version}\n' paddle-image
+echo "== libraries"
+chroot \$R ldd /usr/bin/paddle-image
+echo "== version"
+chroot \$R paddle-image --version
+echo "== man"
+chroot \$R sh -c 'LC_ALL=C.UTF-8 MANWIDTH=200 man -P cat paddle-image-build' >$WORK/deb-man.txt
+echo "== completion"
+chroot \$R bash -c 'source /usr/share/bash-completion/completions/paddle-image; COMP_WORDS=(paddle-image bu); COMP_CWORD=1; _paddle_image; echo "\${COMPREPLY[*]}"'
+echo "== build"
+chroot \$R sh -c 'cd /srv/example && paddle-image build spec.yaml --output oci:out/ocr-train --revision release-test -q' >$WORK/deb-built.txt
+echo "== remove"
+chroot \$R sh -c "apt-get \$A remove -y paddle-image >/dev/null && ! test -e /usr/bin/paddle-image && ! test -e /usr/share/man/man1/paddle-image-build.1.gz"
+echo "== removed"
+EOF
+  check "apt-get install ./paddle-image_*.deb on a minimal Debian 12 (no -dev packages, no network) installs it and its Depends" \
+    bash -c "unshare -m -n bash '$WORK/deb-inside.sh' >'$WORK/deb-chroot.log' 2>&1 || { tail -15 '$WORK/deb-chroot.log'; exit 1; }"
+  check "... dpkg has it installed, at its version" grep -q "^install ok installed ${V}-1\$" deb-chroot.log
+  check "... every library resolves from the system" bash -c \
+    "awk '/== libraries/{on=1;next} /== version/{on=0} on' deb-chroot.log >deb-libs.txt && grep -q 'libcurl.so.4 => /' deb-libs.txt && ! grep -q 'not found' deb-libs.txt"
+  check "... --version works" grep -q "^paddle-image $V " deb-chroot.log
+  check "... man paddle-image-build shows the page" grep -q -- "--cache-dir" deb-man.txt
+  check "... bash completes with the installed completion" bash -c "awk '/== completion/{getline; print; exit}' deb-chroot.log | grep -qx build"
+  check "... it builds the bundled example, to the same digest as here" bash -c \
+    "[[ -s deb-built.txt ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' deb-built.txt) == \$(grep -o 'sha256:[0-9a-f]*' host-built.txt) ]]"
+  check "... and apt-get remove takes its files away" grep -q "^== removed" deb-chroot.log
+else
+  fail "the local apt repository $DEBS is missing (scripts/test.sh fetches it: tests/support/fetch-debs.sh)"
+fi
+
 # --- paddle-image's own image -------------------------------------------------------
 debian_base_spec "$WORK/debbase.yaml"
 "$PI" build "$WORK/debbase.yaml" -q -o "oci:$WORK/debbase:v1" >/dev/null
-V=${NAME#paddle-image-}
-V=${V%-linux-amd64}
 check "release.sh --image builds paddle-image's own image on the stand-in base, signed" \
   bash "$ROOT/scripts/release.sh" --out dist3 --build "$WORK/build-release" --image --image-base "oci:$WORK/debbase:v1" --key rel.key
 check "... again from the same archive: the same digest" bash -c \
