@@ -3,7 +3,7 @@
 #   DIST/paddle-image-VERSION-linux-amd64.tar.gz   the binary, the shared libraries it
 #       needs beyond glibc (found through an RPATH relative to the binary), man pages,
 #       shell completions, the docs and the copyright files of every bundled library
-#   DIST/paddle-image_VERSION-1_ARCH.deb (--deb)    the Debian package: /usr/bin/paddle-image
+#   DIST/paddle-image_VERSION-1_ARCH.deb            the Debian package: /usr/bin/paddle-image
 #       on Debian 12's libraries (Depends: from dpkg-shlibdeps), man pages (gzip -9n),
 #       completions, docs, copyright (from COPYRIGHT) and changelog.Debian.gz
 #   DIST/SHA256SUMS                                 sha256sum -c checks it
@@ -19,7 +19,10 @@
 # SOURCE_DATE_EPOCH (default: the commit's time), owners and order are fixed, and gzip
 # stores no name or time, so packaging the same build twice gives the same bytes.
 #
-#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key] [--deb] [--image [--image-base REF]]
+#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key] [--no-deb] [--image [--image-base REF]]
+#
+# A release is meant to be made from a clean checkout of a commit: from a tree with
+# uncommitted changes it is still made, with a warning, and its version says "dirty".
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/dist
@@ -27,7 +30,7 @@ BUILD=$ROOT/build-release
 KEY=
 IMAGE=0
 IMAGE_BASE=
-DEB=0
+DEB=1
 while [[ $# -gt 0 ]]; do
   case $1 in
   --out) OUT=$2; shift 2 ;;
@@ -35,6 +38,7 @@ while [[ $# -gt 0 ]]; do
   --key) KEY=$2; shift 2 ;;
   --image) IMAGE=1; shift ;;
   --deb) DEB=1; shift ;;
+  --no-deb) DEB=0; shift ;;
   --image-base) IMAGE_BASE=$2; shift 2 ;;
   -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -43,6 +47,9 @@ done
 for tool in cmake ninja git python3 ldd objdump dpkg-query dpkg gzip tar sha256sum; do
   command -v "$tool" >/dev/null || { echo "release.sh: $tool is needed (run scripts/setup.sh)" >&2; exit 2; }
 done
+if [[ -n $(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+  echo "release.sh: warning: $ROOT has uncommitted changes; the release says so (version: dirty) and no commit reproduces it" >&2
+fi
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || echo 0)}
 
 # The Release build with the archive's RPATH. Its compile flags are the test build's
@@ -147,7 +154,7 @@ echo "release.sh: $OUT/$NAME.tar.gz ($(du -h "$OUT/$NAME.tar.gz" | cut -f1), ${#
 DEBNAME=
 if [[ $DEB -eq 1 ]]; then
   for tool in dpkg-deb dpkg-shlibdeps strip md5sum; do
-    command -v "$tool" >/dev/null || { echo "release.sh: --deb needs $tool (apt-get install dpkg-dev binutils)" >&2; exit 2; }
+    command -v "$tool" >/dev/null || { echo "release.sh: the .deb needs $tool (apt-get install dpkg-dev binutils; or --no-deb)" >&2; exit 2; }
   done
   DEBVER=$VERSION-1
   ARCH=$(dpkg --print-architecture)
@@ -181,7 +188,7 @@ if [[ $DEB -eq 1 ]]; then
     echo "License: paddle-image-terms"
     sed 's/^$/./; s/^/ /' "$ROOT/COPYRIGHT"
   } >"$DOC/copyright"
-  REV=$("$BIN" version --json | python3 -c 'import json, sys; print(json.load(sys.stdin).get("revision") or "unknown")')
+  REV=$("$BIN" version --json | python3 -c 'import json, sys; g = json.load(sys.stdin)["git"]; print((g["revision"] or "unknown") + (" (with uncommitted changes)" if g["dirty"] else ""))')
   {
     echo "paddle-image ($DEBVER) unstable; urgency=medium"
     echo

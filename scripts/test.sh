@@ -47,7 +47,7 @@ stage "set-up (Debian packages)"
 "$ROOT/scripts/setup.sh" --test
 command -v ccache >/dev/null 2>&1 && ccache --zero-stats >/dev/null
 
-stage "fixtures (debootstrap base, wheels, index wheels, debs, schemas)"
+stage "fixtures (Debian rootfs, wheels, debs, schemas)"
 export PADDLE_IMAGE_TEST_CACHE=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 # Fixtures are made before any test runs, so the tests themselves touch no network.

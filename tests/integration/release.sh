@@ -69,6 +69,7 @@ check "copyright (DEP-5, from COPYRIGHT) and changelog.Debian.gz naming the vers
   "grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' debx/usr/share/doc/paddle-image/copyright &&
    grep -qF \"\$(sed -n 3p '$ROOT/COPYRIGHT')\" debx/usr/share/doc/paddle-image/copyright &&
    zcat debx/usr/share/doc/paddle-image/changelog.Debian.gz | head -1 | grep -qF 'paddle-image (${V}-1)' &&
+   zcat debx/usr/share/doc/paddle-image/changelog.Debian.gz | grep -qF \"git revision \$(debx/usr/bin/paddle-image version --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"git\"][\"revision\"])')\" &&
    dpkg-deb -f '$DEB' Maintainer | grep -qE '<[^@ ]+@[^@ ]+>'"
 
 rm -rf x && mkdir x && tar xzf "$A" -C x
@@ -196,7 +197,9 @@ fi
 debian_base_spec "$WORK/debbase.yaml"
 "$PI" build "$WORK/debbase.yaml" -q -o "oci:$WORK/debbase:v1" >/dev/null
 check "release.sh --image builds paddle-image's own image on the stand-in base, signed" \
-  bash "$ROOT/scripts/release.sh" --out dist3 --build "$WORK/build-release" --image --image-base "oci:$WORK/debbase:v1" --key rel.key
+  bash "$ROOT/scripts/release.sh" --out dist3 --build "$WORK/build-release" --no-deb --image --image-base "oci:$WORK/debbase:v1" --key rel.key
+check "... with --no-deb, no .deb and SHA256SUMS lists the archive alone" bash -c \
+  "! ls dist3/*.deb 2>/dev/null && [[ \$(wc -l <dist3/SHA256SUMS) -eq 1 ]]"
 check "... again from the same archive: the same digest" bash -c \
   "bash '$ROOT/scripts/release.sh' --out dist4 --build '$WORK/build-release' --image --image-base 'oci:$WORK/debbase:v1' >/dev/null &&
    [[ -s dist3/image.digest ]] && cmp dist3/image.digest dist4/image.digest"
