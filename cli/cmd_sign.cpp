@@ -222,16 +222,6 @@ std::string file_sha256_raw(const std::string& file) {
   return std::string(reinterpret_cast<const char*>(raw.data()), raw.size());
 }
 
-std::string to_hex(std::string_view raw) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char ch : raw) {
-    out += digits[ch >> 4];
-    out += digits[ch & 15];
-  }
-  return out;
-}
-
 struct SignBlobArgs {
   std::string file;
   KeyFlags key;
@@ -249,7 +239,7 @@ int run_sign_blob(const SignBlobArgs& a) {
     out.info("wrote the signature of " + a.file + " to " + a.output_signature);
   }
   nlohmann::json j = {{"file", a.file},
-                      {"sha256", to_hex(digest)},
+                      {"sha256", util::hex_encode(digest)},
                       {"signature", sig},
                       {"key", "sha256:" + key.public_key().fingerprint()}};
   if (!a.output_signature.empty()) {
@@ -284,7 +274,7 @@ int run_verify_blob(const VerifyBlobArgs& a) {
   }
   std::string der;
   std::string digest = file_sha256_raw(a.file);
-  nlohmann::json j = {{"file", a.file}, {"sha256", to_hex(digest)}, {"key", "sha256:" + key.fingerprint()}};
+  nlohmann::json j = {{"file", a.file}, {"sha256", util::hex_encode(digest)}, {"key", "sha256:" + key.fingerprint()}};
   std::string failure;
   if (b64.empty() || b64.size() > 4096 || !util::base64_decode(b64, der)) {
     failure = a.signature + " does not hold a base64 signature";

@@ -1,6 +1,7 @@
 #include "templates/ci.hpp"
 
 #include "templates/render.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/url.hpp"
 
@@ -69,8 +70,7 @@ void check_tool_source(const ToolSource& t) {
       bad("--tool-archive", "carries credentials (user:password@), which would be written into the pipeline file",
           "serve the archive without them, or fetch it with a CI secret in your own step");
     }
-    static const std::regex hex("[0-9a-f]{64}");
-    if (!std::regex_match(t.archive_sha256, hex)) {
+    if (t.archive_sha256.size() != 64 || !util::is_lower_hex(t.archive_sha256)) {
       bad("--tool-sha256", "'" + shorten(t.archive_sha256, 80) + "' is not 64 lower-case hex digits",
           "copy the archive's line of SHA256SUMS");
     }

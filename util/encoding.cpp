@@ -192,6 +192,17 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+std::string hex_encode(std::string_view bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
 std::string escape_bytes(std::string_view s) {
   static const char* hex = "0123456789abcdef";
   std::string out;

@@ -34,6 +34,8 @@ std::string ascii_lower(std::string_view s);
 // RFC 3339 UTC time ("2024-01-02T03:04:05Z") for a Unix time.
 std::string rfc3339_utc(std::int64_t seconds);
 bool is_lower_hex(std::string_view s);
+// The bytes as lower-case hex, two digits each.
+std::string hex_encode(std::string_view bytes);
 // Well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF).
 bool is_valid_utf8(std::string_view s);
 // The text with control bytes and bytes that are not valid UTF-8 written as \xNN.

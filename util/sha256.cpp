@@ -1,5 +1,6 @@
 #include "util/sha256.hpp"
 
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -38,15 +39,8 @@ std::array<std::uint8_t, 32> Sha256::finish_raw() {
 }
 
 std::string Sha256::finish_hex() {
-  static const char* k_hex = "0123456789abcdef";
   auto raw = finish_raw();
-  std::string out;
-  out.reserve(64);
-  for (auto b : raw) {
-    out.push_back(k_hex[b >> 4]);
-    out.push_back(k_hex[b & 15]);
-  }
-  return out;
+  return hex_encode(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()));
 }
 
 std::string sha256_hex(std::string_view data) {

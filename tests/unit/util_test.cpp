@@ -154,6 +154,12 @@ TEST_SUITE("util") {
     CHECK_FALSE(util::is_lower_hex("xyz"));
   }
 
+  TEST_CASE("hex_encode") {
+    CHECK(util::hex_encode("") == "");
+    CHECK(util::hex_encode(std::string("\x00\x0f\xa5\xff", 4)) == "000fa5ff");
+    CHECK(util::hex_encode("Hi") == "4869");
+  }
+
   TEST_CASE("AtomicFile: commit makes the file visible with the written content") {
     auto tmp = make_temp();
     fs::path target = tmp.path() / "out.txt";
