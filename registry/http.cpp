@@ -295,9 +295,9 @@ const std::string& Http::trust_blob(const std::string& extra_ca_file) {
     // A system bundle that cannot be read leaves its part empty (the handshake then
     // names the failure); --ca-file must be read.
     std::error_code ec;
-    if (!m_options.trust.file.empty() && std::filesystem::is_regular_file(m_options.trust.file, ec)) {
+    if (!m_trust.file.empty() && std::filesystem::is_regular_file(m_trust.file, ec)) {
       try {
-        it->second += util::read_file(m_options.trust.file) + "\n";
+        it->second += util::read_file(m_trust.file) + "\n";
       } catch (const util::Error&) {
       }
     }
@@ -311,14 +311,11 @@ const std::string& Http::trust_blob(const std::string& extra_ca_file) {
   return it->second;
 }
 
-Http::Http(HttpOptions options) : m_options(std::move(options)) {
-  if (m_options.trust.file.empty() && m_options.trust.dir.empty()) {
-    m_options.trust = find_system_trust("", "");
-  }
+Http::Http(HttpOptions options)
+    : m_options(std::move(options)), m_trust(m_options.trust ? *m_options.trust : find_system_trust("", "")) {
   if (m_options.log) {
-    m_options.log(3, "trusted CAs: " + (m_options.trust.file.empty() ? "no bundle" : m_options.trust.file) +
-                         (m_options.trust.dir.empty() ? "" : ", directory " + m_options.trust.dir) + " (" +
-                         m_options.trust.source + ")");
+    m_options.log(3, "trusted CAs: " + (m_trust.file.empty() ? "no bundle" : m_trust.file) +
+                         (m_trust.dir.empty() ? "" : ", directory " + m_trust.dir) + " (" + m_trust.source + ")");
   }
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -403,9 +400,9 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
     blob.flags = CURL_BLOB_NOCOPY;
     curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
   } else {
-    curl_easy_setopt(c, CURLOPT_CAINFO, m_options.trust.file.empty() ? nullptr : m_options.trust.file.c_str());
+    curl_easy_setopt(c, CURLOPT_CAINFO, m_trust.file.empty() ? nullptr : m_trust.file.c_str());
   }
-  curl_easy_setopt(c, CURLOPT_CAPATH, m_options.trust.dir.empty() ? nullptr : m_options.trust.dir.c_str());
+  curl_easy_setopt(c, CURLOPT_CAPATH, m_trust.dir.empty() ? nullptr : m_trust.dir.c_str());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -469,7 +466,7 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
     }
     if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
       // Which CAs were trusted: on a host whose bundle is elsewhere, this is the answer.
-      const SystemTrust& st = m_options.trust;
+      const SystemTrust& st = m_trust;
       message += st.file.empty() && st.dir.empty()
                      ? " (no CA bundle was found on this host: set SSL_CERT_FILE to one, or pass --ca-file)"
                      : " (trusted: " + (st.file.empty() ? st.dir : st.file) + ", " + st.source +

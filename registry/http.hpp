@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -82,8 +83,8 @@ struct HttpOptions {
   long connect_timeout_s = 15;
   long stall_timeout_s = 30; // abort when no byte moves for this long
   Logger log;
-  // Probed without the environment when left empty (both fields "").
-  SystemTrust trust;
+  // Probed without the environment when not given.
+  std::optional<SystemTrust> trust;
 };
 
 // Thrown when the transfer itself failed (no HTTP status): connection refused or
@@ -122,6 +123,7 @@ private:
   // made once per extra file.
   const std::string& trust_blob(const std::string& extra_ca_file);
   HttpOptions m_options;
+  SystemTrust m_trust; // m_options.trust, or probed
   std::mutex m_blob_mutex;
   std::map<std::string, std::string> m_blobs;
   void* m_share = nullptr;
