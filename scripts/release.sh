@@ -58,7 +58,11 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_
   -DPADDLE_IMAGE_TESTS=OFF '-DPADDLE_IMAGE_BUNDLE_RPATH=$ORIGIN/../lib' >/dev/null
 ninja -C "$BUILD" paddle-image pi_share >/dev/null
 BIN=$BUILD/cli/paddle-image
-VERSION=$("$BIN" version --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+# The version, and the revision the .deb's changelog names (one line each).
+{ read -r VERSION; read -r REV; } < <("$BIN" version --json | python3 -c 'import json, sys
+j = json.load(sys.stdin); g = j["git"]
+print(j["version"]); print((g["revision"] or "unknown") + (" (with uncommitted changes)" if g["dirty"] else ""))')
+[[ -n ${VERSION:-} && -n ${REV:-} ]] || { echo "release.sh: $BIN version --json did not say its version" >&2; exit 1; }
 NAME=paddle-image-$VERSION-linux-amd64
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -125,11 +129,18 @@ chmod 0755 "$STAGE/bin/paddle-image"
 
 # Man pages, completions, docs.
 cp -r "$BUILD/share/man" "$STAGE/share/man"
-install -D -m 0644 "$BUILD/share/completions/paddle-image.bash" "$STAGE/share/bash-completion/completions/paddle-image"
-install -D -m 0644 "$BUILD/share/completions/_paddle-image" "$STAGE/share/zsh/vendor-completions/_paddle-image"
-install -D -m 0644 "$BUILD/share/completions/paddle-image.fish" "$STAGE/share/fish/vendor_completions.d/paddle-image.fish"
-cp "$ROOT/README.md" "$ROOT/ARCHITECTURE.md" "$ROOT/COPYRIGHT" "$STAGE/share/doc/paddle-image/"
-cp -r "$ROOT/docs" "$STAGE/share/doc/paddle-image/docs"
+# share_files SHARE: the completions where each shell looks, and the docs, under SHARE
+# (the archive's share/, the .deb's usr/share/).
+share_files() {
+  install -D -m 0644 "$BUILD/share/completions/paddle-image.bash" "$1/bash-completion/completions/paddle-image"
+  install -D -m 0644 "$BUILD/share/completions/_paddle-image" "$1/zsh/vendor-completions/_paddle-image"
+  install -D -m 0644 "$BUILD/share/completions/paddle-image.fish" "$1/fish/vendor_completions.d/paddle-image.fish"
+  mkdir -p "$1/doc/paddle-image"
+  cp "$ROOT/README.md" "$ROOT/ARCHITECTURE.md" "$1/doc/paddle-image/"
+  cp -r "$ROOT/docs" "$1/doc/paddle-image/docs"
+}
+share_files "$STAGE/share"
+cp "$ROOT/COPYRIGHT" "$STAGE/share/doc/paddle-image/"
 {
   "$BIN" version
   echo
@@ -170,11 +181,7 @@ if [[ $DEB -eq 1 ]]; then
   for page in "$BUILD"/share/man/man1/*.1; do
     gzip -9n -c "$page" >"$D/usr/share/man/man1/$(basename "$page").gz"
   done
-  install -D -m 0644 "$BUILD/share/completions/paddle-image.bash" "$D/usr/share/bash-completion/completions/paddle-image"
-  install -D -m 0644 "$BUILD/share/completions/_paddle-image" "$D/usr/share/zsh/vendor-completions/_paddle-image"
-  install -D -m 0644 "$BUILD/share/completions/paddle-image.fish" "$D/usr/share/fish/vendor_completions.d/paddle-image.fish"
-  cp "$ROOT/README.md" "$ROOT/ARCHITECTURE.md" "$DOC/"
-  cp -r "$ROOT/docs" "$DOC/docs"
+  share_files "$D/usr/share"
   # copyright: machine-readable (DEP-5); its terms are the tree's COPYRIGHT file, verbatim.
   {
     echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
@@ -188,7 +195,6 @@ if [[ $DEB -eq 1 ]]; then
     echo "License: paddle-image-terms"
     sed 's/^$/./; s/^/ /' "$ROOT/COPYRIGHT"
   } >"$DOC/copyright"
-  REV=$("$BIN" version --json | python3 -c 'import json, sys; g = json.load(sys.stdin)["git"]; print((g["revision"] or "unknown") + (" (with uncommitted changes)" if g["dirty"] else ""))')
   {
     echo "paddle-image ($DEBVER) unstable; urgency=medium"
     echo
