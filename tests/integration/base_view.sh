@@ -18,13 +18,9 @@ source "$SUPPORT/registry/registry.sh"
 source "$SUPPORT/container.sh"
 cd "$WORK"
 [[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
-# podman's overlay driver refuses a runroot longer than 50 characters, and CI's work
-# directories are deeper than that: the runroot lives under /tmp, removed on exit.
-PODMAN_RUN=$(mktemp -d /tmp/pi-bv-run.XXXXXX)
 cleanup() {
   registry_stop_all
   podman_cleanup 2>/dev/null || true
-  rm -rf -- "$PODMAN_RUN"
 }
 trap cleanup EXIT
 registry_start reg open "$WORK/srv"
@@ -194,7 +190,10 @@ PY
 
 # ---- run it: podman, overlay storage driver, root and uid 1000 ----------------------------
 export PODMAN_TMP=$WORK/podman
-mkdir -p "$PODMAN_TMP"/{root,tmp}
+# The helpers' runroot: under /tmp when CI's deep work directory would make it longer
+# than podman accepts; podman_cleanup removes it.
+PODMAN_RUN=$(_podman_runroot)
+mkdir -p "$PODMAN_TMP"/{root,tmp} "$PODMAN_RUN"
 PODMAN_OVERLAY=(--root "$PODMAN_TMP/root" --runroot "$PODMAN_RUN" --tmpdir "$PODMAN_TMP/tmp"
   --storage-driver overlay --cgroup-manager cgroupfs --events-backend file)
 probe='touch /tmp/x && stat -c "%a %u:%g" /tmp /home/paddle && readlink /usr/local/cuda && test -L /lib &&

@@ -105,19 +105,27 @@ if [[ ! -d $ROOTFS ]]; then
   fail "the debootstrap rootfs $ROOTFS is missing (scripts/test.sh makes it)"
   finish
 fi
-rm -rf ovl && mkdir -p ovl/upper ovl/work ovl/root
-cat >inside.sh <<EOF
+# chroot_preamble DIR: the start of a script (run under unshare -m) that mounts an
+# overlay of the rootfs at $WORK/DIR/root as $R, with the bundled example at
+# /srv/example, /proc and /dev.
+chroot_preamble() {
+  rm -rf "$1" && mkdir -p "$1/upper" "$1/work" "$1/root"
+  cat <<EOF
 set -e
-mount -t overlay overlay -o lowerdir=$ROOTFS,upperdir=$WORK/ovl/upper,workdir=$WORK/ovl/work $WORK/ovl/root
-R=$WORK/ovl/root
+mount -t overlay overlay -o lowerdir=$ROOTFS,upperdir=$WORK/$1/upper,workdir=$WORK/$1/work $WORK/$1/root
+R=$WORK/$1/root
+mkdir -p \$R/srv
+cp -r $ROOT/examples/ocr-train \$R/srv/example && rm -rf \$R/srv/example/out
+mount -t proc proc \$R/proc
+mount --bind /dev \$R/dev
+EOF
+}
+{ chroot_preamble ovl; cat <<EOF; } >inside.sh
 rm -f \$R/usr/lib/x86_64-linux-gnu/libssl.so* \$R/usr/lib/x86_64-linux-gnu/libcrypto.so* \$R/usr/lib/x86_64-linux-gnu/libstdc++.so*
 for lib in libcurl.so.4 libarchive.so.13 libyaml-cpp.so.0.7 libsodium.so.23 libtomlplusplus.so.3; do
   ! ls \$R/usr/lib/x86_64-linux-gnu/\$lib* >/dev/null 2>&1 || { echo "the minimal rootfs has \$lib"; exit 1; }
 done
-mkdir -p \$R/opt \$R/srv && tar xzf $WORK/$A -C \$R/opt
-cp -r $ROOT/examples/ocr-train \$R/srv/example && rm -rf \$R/srv/example/out
-mount -t proc proc \$R/proc
-mount --bind /dev \$R/dev
+mkdir -p \$R/opt && tar xzf $WORK/$A -C \$R/opt
 echo "== libraries"
 chroot \$R ldd /opt/$NAME/libexec/paddle-image
 echo "== version"
@@ -145,20 +153,13 @@ check "... the same digest as the test build makes of it here" bash -c \
 # (tests/support/fetch-debs.sh, a fixture), and there is no network: unshare -n.
 DEBS=$FIXTURES/debs
 if [[ -f $DEBS/Packages ]]; then
-  rm -rf dovl && mkdir -p dovl/upper dovl/work dovl/root
-  cat >deb-inside.sh <<EOF
-set -e
-mount -t overlay overlay -o lowerdir=$ROOTFS,upperdir=$WORK/dovl/upper,workdir=$WORK/dovl/work $WORK/dovl/root
-R=$WORK/dovl/root
+  { chroot_preamble dovl; cat <<EOF; } >deb-inside.sh
 ! ls \$R/usr/include/curl/curl.h \$R/usr/include/archive.h >/dev/null 2>&1 || { echo "the minimal rootfs has -dev headers"; exit 1; }
 mkdir -p \$R/srv/debs \$R/srv/pkg
 cp $DEBS/*.deb $DEBS/Packages \$R/srv/debs/
 cp $WORK/$DEB \$R/srv/pkg/
-cp -r $ROOT/examples/ocr-train \$R/srv/example && rm -rf \$R/srv/example/out
 echo 'deb [trusted=yes] file:/srv/debs ./' >\$R/etc/apt/sources.list
 rm -f \$R/etc/apt/sources.list.d/*
-mount -t proc proc \$R/proc
-mount --bind /dev \$R/dev
 A="-o APT::Sandbox::User=root -o Acquire::Languages=none -q"
 echo "== apt-get install"
 chroot \$R sh -c "apt-get \$A update && cd /srv/pkg && DEBIAN_FRONTEND=noninteractive apt-get \$A install -y --no-install-recommends ./$(basename "$DEB") man-db"
