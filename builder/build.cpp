@@ -350,7 +350,8 @@ void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, con
 python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t) {
   std::map<std::string, std::string> dists;
   if (base.view) {
-    for (const auto& d : python::installed_distributions(*base.view)) {
+    // What the target interpreter sees, not every environment in the base.
+    for (const auto& d : python::target_distributions(*base.view, t, python::installed_distributions(*base.view))) {
       dists[python::normalize_project_name(d.name)] = d.version;
     }
   }
@@ -439,6 +440,27 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarg
   return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
 }
 
+// Where a wheels layer may remove files (pip's install scheme for the target): its
+// prefix, site directories and scripts directory, as image paths without '/'.
+std::vector<std::string> target_roots(const python::PythonTarget& t) {
+  auto strip = [](std::string p) {
+    while (!p.empty() && p.front() == '/') {
+      p.erase(0, 1);
+    }
+    return p;
+  };
+  std::vector<std::string> roots = {strip(t.prefix), strip(t.site_packages), strip(t.scripts_dir)};
+  std::string bin = fs::path("/" + strip(t.interpreter)).parent_path().string();
+  std::string prefix = fs::path(bin).parent_path().string();
+  if (bin == "/usr/bin") {
+    roots.push_back("usr/lib/python3/dist-packages"); // Debian's own, shadowed not removed (kept_because)
+    roots.push_back("usr/lib/python3." + std::to_string(t.minor) + "/dist-packages");
+  } else if (!strip(prefix).empty()) {
+    roots.push_back(strip(prefix)); // a venv's or another prefix's own scheme
+  }
+  return roots;
+}
+
 // What a wheels layer does to what is installed where it lands (replacements, shadows,
 // wheels already satisfied), after the conflict check: a requirement of a distribution
 // that stays, broken by a version the layer brings, is an error unless the layer
@@ -457,7 +479,10 @@ python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::TargetFa
       }
     }
   }
-  auto installed = python::installed_distributions(cx.landing);
+  // Only the target interpreter's environment: what pip would see (another venv, a
+  // conda environment or its pkgs/ cache in the base is not touched nor counted).
+  auto installed =
+      python::target_distributions(cx.landing, facts.target, python::installed_distributions(cx.landing));
   auto broken = python::conflicts(installed, incoming, facts.markers);
   if (!broken.empty()) {
     std::string list;
@@ -473,7 +498,7 @@ python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::TargetFa
     }
     cx.events.info("  warning: allowed by wheels.allow_conflicts, the layer breaks a requirement:" + list);
   }
-  python::InstallPlan plan = python::plan_install(cx.landing, installed, incoming);
+  python::InstallPlan plan = python::plan_install(cx.landing, installed, incoming, target_roots(facts.target));
   for (const auto& rep : plan.replacements) {
     cx.events.info("  " + python::describe(rep));
   }
@@ -922,23 +947,48 @@ std::string major_minor(const std::string& v) {
 struct BaseFact {
   std::string value, source;
 };
-std::map<std::string, BaseFact> base_facts(const Base& base) {
+// A value from the base, as a build line may show it: escaped, and cut when long.
+std::string shown_value(const std::string& v) {
+  std::string e = util::escape_bytes(v.size() > 40 ? v.substr(0, 40) : v);
+  for (std::string_view sep : {std::string_view("\u2028"), std::string_view("\u2029")}) {
+    for (auto at = e.find(sep); at != std::string::npos; at = e.find(sep)) {
+      e.replace(at, sep.size(), sep == "\u2028" ? "\\u2028" : "\\u2029");
+    }
+  }
+  return "'" + e + (v.size() > 40 ? "...' (" + std::to_string(v.size()) + " bytes)" : "'");
+}
+
+std::map<std::string, BaseFact> base_facts(const Base& base, const Events& ev) {
   std::map<std::string, BaseFact> out;
   if (!base.view) {
     return out;
   }
+  // Only what the readers of the labels (doctor --image, render) accept becomes a fact:
+  // a base whose ENV or METADATA states something else is not believed, and the build
+  // says so, instead of writing a label that makes the image unreadable later.
+  auto put = [&](const std::string& key, const std::string& value, const std::string& source, bool valid) {
+    if (!valid) {
+      ev.info("  warning: the base states " + key + " " + shown_value(value) + " (" + source +
+              "), which is not a version: ignored");
+      return;
+    }
+    out[key] = {value, source};
+  };
   const auto& f = base.view->facts();
   if (!f.cuda.empty()) {
-    out["cuda.version"] = {major_minor(f.cuda), f.cuda_source};
+    std::string v = major_minor(f.cuda);
+    put("cuda.version", v, f.cuda_source, compat::is_plain_version(v));
   }
   if (!f.cudnn.empty()) {
-    out["cudnn.version"] = {major_minor(f.cudnn), f.cudnn_source};
+    std::string v = major_minor(f.cudnn);
+    put("cudnn.version", v, f.cudnn_source, compat::is_plain_version(v));
   }
   for (const auto& d : python::installed_distributions(*base.view)) {
     std::string key = python::normalize_project_name(d.name);
     if (key == "paddlepaddle-gpu" || key == "paddlepaddle") {
       auto v = python::pep440::Version::parse(d.version);
-      out["paddle.version"] = {v ? v->public_str() : d.version, "/" + d.location};
+      std::string version = v ? v->public_str() : d.version;
+      put("paddle.version", version, "/" + d.location, compat::is_paddle_version(version));
     }
   }
   // The interpreter a wheels layer would install for (python_target's choice).
@@ -1073,6 +1123,25 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
   }
   if (compat_known && f.driver_min_compat.empty()) {
     labels.erase("io.paddle-image.driver.min-compat"); // that CUDA has none (an inherited one would be wrong)
+  }
+  // Each io.paddle-image.* label as its readers parse it (compat::ImageFacts): one the
+  // spec gives must parse; one inherited from the base that does not is dropped.
+  for (auto it = labels.begin(); it != labels.end();) {
+    if (it->first.rfind(compat::k_label_prefix, 0) != 0) {
+      ++it;
+      continue;
+    }
+    try {
+      compat::ImageFacts::from_labels({{it->first, it->second}}, "the built image");
+      ++it;
+    } catch (const Error& e) {
+      if (s.config.labels.count(it->first) != 0) {
+        throw Error(ErrorKind::input, s.file.filename().string() + ": config.labels: " + e.what(), e.hint());
+      }
+      ev.info("  warning: the base's label " + it->first + "=" + shown_value(it->second) +
+              " does not parse (docs/labels.md): not inherited");
+      it = labels.erase(it);
+    }
   }
 }
 
@@ -1250,7 +1319,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
 
   Base base = open_build_base(s, o, cache, ev);
   report_base(base, rep, ev);
-  const std::map<std::string, BaseFact> facts = base_facts(base);
+  const std::map<std::string, BaseFact> facts = base_facts(base, ev);
   check_requires_against_base(s, facts);
   std::optional<python::PythonTarget> py = wheels_target(s, base);
   Assembly a = start_from_base(s, base, o.source_date_epoch);

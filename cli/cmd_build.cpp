@@ -147,28 +147,44 @@ nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const 
   // (what to open, the identity to sign for): --identity names what layouts are signed
   // for; a push is opened by digest (a tag moved meanwhile does not matter) and signed
   // for its own host/repo:tag.
-  std::vector<std::pair<std::string, std::string>> refs;
+  // The third: the SBOM's name for that output. A push without --identity is
+  // described as its own repository (what `paddle-image sbom REF` names), each push
+  // target its own, not the first one's.
+  struct Target {
+    std::string ref, identity, sbom_name;
+  };
+  std::vector<Target> refs;
   for (const auto& w : rep.outputs) {
     if (w.rfind("oci:", 0) == 0) {
-      refs.emplace_back(w, a.identity);
+      refs.push_back({w, a.identity, sbom.image_name});
     }
   }
   for (const auto& p : rep.pushed) {
-    refs.emplace_back(p, p.substr(0, p.find('@')));
+    std::string name = sbom.image_name;
+    if (a.identity.empty()) {
+      name = oci::ImageRef::parse(p).name();
+    }
+    refs.push_back({p, p.substr(0, p.find('@')), name});
   }
   nlohmann::json result = nlohmann::json::array();
   if (refs.empty()) {
     return result;
   }
   nlohmann::json provenance = signing::provenance_predicate(builder::build_provenance(s, o, rep, ctx));
-  std::vector<std::pair<std::string, nlohmann::json>> predicates = {{signing::k_slsa_provenance, provenance}};
-  if (a.sbom_format == "spdx" || a.sbom_format == "both") {
-    predicates.emplace_back(signing::k_spdx_document, signing::spdx_document(sbom));
-  }
-  if (a.sbom_format == "cyclonedx" || a.sbom_format == "both") {
-    predicates.emplace_back(signing::k_cyclonedx_bom, signing::cyclonedx_bom(sbom));
-  }
-  for (const auto& [ref, identity] : refs) {
+  auto predicates_for = [&](const std::string& sbom_name) {
+    signing::SbomInput named = sbom;
+    named.image_name = sbom_name;
+    std::vector<std::pair<std::string, nlohmann::json>> predicates = {{signing::k_slsa_provenance, provenance}};
+    if (a.sbom_format == "spdx" || a.sbom_format == "both") {
+      predicates.emplace_back(signing::k_spdx_document, signing::spdx_document(named));
+    }
+    if (a.sbom_format == "cyclonedx" || a.sbom_format == "both") {
+      predicates.emplace_back(signing::k_cyclonedx_bom, signing::cyclonedx_bom(named));
+    }
+    return predicates;
+  };
+  for (const auto& [ref, identity, sbom_name] : refs) {
+    auto predicates = predicates_for(sbom_name);
     SignTarget t = open_sign_target(ref, sess, identity, true);
     if (t.digest != rep.manifest.digest) {
       throw Error(ErrorKind::input,

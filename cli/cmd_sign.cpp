@@ -265,7 +265,11 @@ int run_verify_blob(const VerifyBlobArgs& a) {
     throw Error(ErrorKind::usage, "--signature " + a.signature + ": no such file",
                 "give the file sign-blob --output-signature (or cosign sign-blob) wrote");
   }
-  std::string text = util::read_file(a.signature);
+  // A signature is under 4 KiB of base64: a larger file is refused by its size, never
+  // read whole (a 1 GB file must not cost memory or time).
+  constexpr std::uintmax_t k_max_signature_file = 64 * 1024;
+  std::uintmax_t sig_size = fs::file_size(a.signature, ec);
+  std::string text = !ec && sig_size <= k_max_signature_file ? util::read_file(a.signature) : std::string();
   std::string b64;
   for (char ch : text) {
     if (ch != '\n' && ch != '\r' && ch != ' ' && ch != '\t') {
@@ -276,7 +280,10 @@ int run_verify_blob(const VerifyBlobArgs& a) {
   std::string digest = file_sha256_raw(a.file);
   nlohmann::json j = {{"file", a.file}, {"sha256", util::hex_encode(digest)}, {"key", "sha256:" + key.fingerprint()}};
   std::string failure;
-  if (b64.empty() || b64.size() > 4096 || !util::base64_decode(b64, der)) {
+  if (!ec && sig_size > k_max_signature_file) {
+    failure = a.signature + " does not hold a base64 signature (" + std::to_string(sig_size) +
+              " bytes; a signature is under 4 KiB)";
+  } else if (b64.empty() || b64.size() > 4096 || !util::base64_decode(b64, der)) {
     failure = a.signature + " does not hold a base64 signature";
   } else if (!key.verify_digest(digest, der)) {
     failure = "the signature in " + a.signature + " does not verify " + a.file + " with " + a.key +

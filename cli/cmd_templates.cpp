@@ -622,6 +622,15 @@ Rendered render_k8s(const RenderArgs& a, const Flags& flags, const Output& out) 
                 "e.g. --checkpoint-pvc ocr-checkpoints");
   }
   in.checkpoint_claim = a.checkpoint_pvc.empty() ? in.name + "-checkpoints" : a.checkpoint_pvc;
+  bool control = std::any_of(a.checkpoint_path.begin(), a.checkpoint_path.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+  if (control) {
+    throw Error(ErrorKind::usage,
+                "--checkpoint-path '" + util::escape_bytes(a.checkpoint_path) + "' has a control character",
+                "e.g. --checkpoint-path /checkpoints");
+  }
   if (a.checkpoint_path.empty() || a.checkpoint_path[0] != '/' || a.checkpoint_path.find(':') != std::string::npos) {
     throw Error(ErrorKind::usage, "--checkpoint-path '" + a.checkpoint_path + "' must be an absolute path",
                 "e.g. --checkpoint-path /checkpoints");

@@ -3,6 +3,7 @@
 #include "cli/version.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/url.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -10,9 +11,43 @@
 
 namespace {
 
+// Text for one line of a terminal or a log: control characters (a file name with a
+// newline, an escape sequence from a server) and the Unicode line separators
+// U+2028/U+2029 written as escapes, and credentials hidden (util::redact_text), so an
+// error message cannot forge lines of its own nor carry a secret. A list the message
+// gives keeps its items on lines of their own ("\n  - ").
+std::string one_line(const std::string& text) {
+  static const char* hex = "0123456789abcdef";
+  std::string in = util::redact_text(text);
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    auto c = static_cast<unsigned char>(in[i]);
+    if (c == '\n' && in.compare(i + 1, 4, "  - ") == 0) {
+      out += '\n'; // the start of an item of a list the message gives, one per line
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    } else if (c == 0xe2 && i + 2 < in.size() && static_cast<unsigned char>(in[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(in[i + 2]) == 0xa8 || static_cast<unsigned char>(in[i + 2]) == 0xa9)) {
+      out += static_cast<unsigned char>(in[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // Prints an error on stderr (and, with --json, as {"error": {...}} on stdout); returns
-// its exit code.
-int report(bool json, util::ErrorKind kind, const std::string& message, const std::string& hint) {
+// its exit code. Both go through one_line.
+int report(bool json, util::ErrorKind kind, const std::string& raw_message, const std::string& raw_hint) {
+  std::string message = one_line(raw_message);
+  std::string hint = one_line(raw_hint);
   std::cerr << "paddle-image: error: " << message << "\n";
   if (!hint.empty()) {
     std::cerr << "  hint: " << hint << "\n";

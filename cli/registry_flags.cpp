@@ -230,7 +230,7 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
     m_client.log = [this](int level, const std::string& line) { log(level, line); };
   }
   registry::HttpOptions ho;
-  ho.stall_timeout_s = flags.timeout;
+  ho.set_timeout(flags.timeout);
   ho.trust = system_trust_from_env();
   if (m_level >= 3) {
     ho.log = m_client.log;

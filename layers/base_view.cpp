@@ -99,6 +99,7 @@ bool BaseView::wants_content(const std::string& path) {
   static const std::regex cuda_version("usr/local/cuda[^/]*/version\\.(json|txt)");
   static const std::regex cudnn_header("(usr/include|usr/local/cuda[^/]*/include|usr/include/[^/]+)/cudnn_version\\.h");
   return path == "var/lib/dpkg/status" || path == "etc/os-release" || path == "usr/lib/os-release" ||
+         base_name(path) == "pyvenv.cfg" || // which interpreter a venv's python is, and what it sees
          path.rfind("etc/ld.so.conf.d/", 0) == 0 || dist_info_file(path, "METADATA") ||
          dist_info_file(path, "INSTALLER") || dist_info_file(path, "RECORD") || std::regex_match(path, cuda_version) ||
          std::regex_match(path, cudnn_header) || inventory_file_cap(path) > 0;
@@ -167,13 +168,57 @@ void BaseView::add_member(const TarMember& m, const std::string* content) {
     if (auto t = m_nodes.find(m.link_target); t != m_nodes.end()) {
       n.size = t->second.size;
     }
-    if (auto c = m_content.find(m.link_target); c != m_content.end() && wants_content(m.path)) {
-      m_content[m.path] = c->second;
+    if (wants_content(m.path)) {
+      if (auto c = m_content.find(m.link_target); c != m_content.end()) {
+        m_content[m.path] = c->second;
+      } else if (auto t = m_nodes.find(m.link_target); t != m_nodes.end() && t->second.type == '0') {
+        // The target's path is not one the view keeps: its bytes are read again later.
+        m_link_wanted[m.link_target].push_back(m.path);
+      }
     }
   }
   m_nodes[m.path] = std::move(n);
-  if (content != nullptr && static_cast<std::int64_t>(content->size()) <= content_cap(m.path)) {
-    std::string kept = *content;
+  if (content != nullptr) {
+    keep_content(m.path, *content);
+  }
+}
+
+std::map<std::string, int> BaseView::missing_link_targets() const {
+  std::map<std::string, int> out;
+  for (const auto& [target, links] : m_link_wanted) {
+    auto t = m_nodes.find(target);
+    if (t == m_nodes.end() || t->second.type != '0') {
+      continue;
+    }
+    for (const auto& l : links) {
+      auto n = m_nodes.find(l);
+      if (n != m_nodes.end() && n->second.type == '1' && n->second.target == target && !m_content.count(l)) {
+        out[target] = t->second.layer;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+void BaseView::fill_link_target(const std::string& target, const std::string& content) {
+  auto it = m_link_wanted.find(target);
+  if (it == m_link_wanted.end()) {
+    return;
+  }
+  for (const auto& l : it->second) {
+    auto n = m_nodes.find(l);
+    if (n != m_nodes.end() && n->second.type == '1' && n->second.target == target) {
+      keep_content(l, content);
+    }
+  }
+  m_link_wanted.erase(it);
+}
+
+void BaseView::keep_content(const std::string& path, const std::string& content) {
+  std::string name = base_name(path);
+  if (static_cast<std::int64_t>(content.size()) <= content_cap(path)) {
+    std::string kept = content;
     if (name == "METADATA" || name == "PKG-INFO" ||
         (name.size() > 9 && name.compare(name.size() - 9, 9, ".egg-info") == 0)) {
       // Only the headers count (name, version, Requires-Dist); the body is the long
@@ -184,7 +229,7 @@ void BaseView::add_member(const TarMember& m, const std::string* content) {
                           crlf == std::string::npos ? kept.size() : crlf + 2);
       kept.resize(end);
     }
-    m_content[m.path] = std::move(kept);
+    m_content[path] = std::move(kept);
   }
 }
 
@@ -669,6 +714,29 @@ BaseView cached_view(const std::vector<oci::Descriptor>& layers,
     util::with_context("reading the layers of " + o.what, [&] {
       for (std::size_t i = from; i < layers.size(); ++i) {
         view.add_layer(verified_layer_reader(open(layers[i]), layers[i], o.what), layers[i].digest.str());
+      }
+      // Hard links to package files (conda's environments link from pkgs/, tar writes
+      // the second path of an inode as a link) whose target was not kept: read the
+      // layers holding those targets once more, for those files alone.
+      std::map<int, std::set<std::string>> by_layer;
+      for (const auto& [target, layer] : view.missing_link_targets()) {
+        by_layer[layer].insert(target);
+      }
+      for (const auto& [layer, targets] : by_layer) {
+        if (layer < 0 || static_cast<std::size_t>(layer) >= layers.size()) {
+          continue;
+        }
+        const oci::Descriptor& d = layers[static_cast<std::size_t>(layer)];
+        auto read = verified_layer_reader(open(d), d, o.what);
+        scan_tar(
+            read, d.digest.str(),
+            [&](const TarMember& m) {
+              return m.type == '0' && targets.count(m.path) != 0 && m.size <= (1 << 24);
+            },
+            [&](const TarMember& m, const std::string& content) { view.fill_link_target(m.path, content); });
+        std::vector<char> rest(1 << 16);
+        while (read(rest.data(), rest.size()) > 0) {
+        }
       }
     });
     if (o.store && !o.cache_dir.empty() && !layers.empty()) {

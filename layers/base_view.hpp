@@ -93,7 +93,14 @@ public:
   // target, "x" {xattr: base64}}}.
   void write_json(std::ostream& out, const nlohmann::json& extra = nlohmann::json::object(),
                   const nlohmann::json& extra_facts = nlohmann::json::object()) const;
-  static constexpr int k_format = 4;
+  // Hard links to files the view keeps (a METADATA, dpkg's status) whose target's
+  // content it did not keep (the target's own path is not one it wants): target path ->
+  // the index of the layer that wrote it (0 = the bottom layer). cached_view reads those
+  // targets again and gives them to fill_link_target.
+  std::map<std::string, int> missing_link_targets() const;
+  void fill_link_target(const std::string& target, const std::string& content);
+  // 5: hard links to wanted files carry their target's content (format 4 lost it).
+  static constexpr int k_format = 5;
   // The lines compress_view writes, uncompressed; Error(input) for anything else.
   static BaseView from_lines(const std::string& text);
 
@@ -101,6 +108,8 @@ private:
   void remove_below(const std::string& path, bool include_self, int below_layer);
   std::map<std::string, ViewNode> m_nodes;
   std::map<std::string, std::string> m_content; // small files kept for the facts until finish()
+  std::map<std::string, std::vector<std::string>> m_link_wanted; // target -> hard links that want its content
+  void keep_content(const std::string& path, const std::string& content);
   std::vector<std::string> m_layers;
   BaseFacts m_facts;
   int m_layer = -1;

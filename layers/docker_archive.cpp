@@ -330,8 +330,16 @@ ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file
     for (const auto& l : first.at("Layers")) {
       layer_names.push_back(clean_member(l.get<std::string>()));
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::input, m_name + ": manifest.json is not a docker-archive manifest (" + e.what() + ")");
+  } catch (const nlohmann::json::parse_error& e) {
+    // Our own words, not nlohmann's (which quote the bytes it stopped at).
+    throw Error(ErrorKind::input,
+                m_name + ": manifest.json is not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")",
+                "the archive is damaged or not a docker-archive: make it again with docker save or paddle-image");
+  } catch (const nlohmann::json::exception&) {
+    throw Error(ErrorKind::input,
+                m_name + ": manifest.json is not a docker-archive manifest (an array whose first object has a "
+                         "string Config, a Layers array of strings and optional RepoTags strings)",
+                "the archive is damaged or not a docker-archive: make it again with docker save or paddle-image");
   }
   const TarIndexEntry& cm = find_member(config_name);
   m_config_bytes = read_member(cm, 16 << 20);

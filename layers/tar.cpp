@@ -46,9 +46,29 @@ struct EntryDeleter {
 struct TarBuilder::Impl {
   ByteSink sink;
   std::int64_t mtime;
-  std::unique_ptr<struct archive, ArchiveDeleter> a;
   std::exception_ptr sink_error;
   ByteSink guarded;
+  // Declared last, so destroyed first: archive_write_free flushes an archive that was
+  // not closed (an error left it half-written) through write_cb, which reaches guarded
+  // and sink_error (declared before it, they outlive it). When the sink itself failed,
+  // the archive is marked failed first, so nothing more is written into it.
+  std::unique_ptr<struct archive, ArchiveDeleter> a;
+  bool closed = false;
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (!closed && a && sink_error) {
+      archive_write_fail(a.get());
+    }
+  }
+
+  void close() {
+    if (archive_write_close(a.get()) != ARCHIVE_OK) {
+      fail("cannot finish tar stream");
+    }
+    closed = true;
+  }
 
   Impl(std::int64_t t, ByteSink s) : sink(std::move(s)), mtime(t), a(archive_write_new()) {
     guarded = [this](const char* d, std::size_t n) {
@@ -188,9 +208,7 @@ void TarBuilder::add_dir(const std::string& path) {
 }
 
 void TarBuilder::finish() {
-  if (archive_write_close(m_impl->a.get()) != ARCHIVE_OK) {
-    m_impl->fail("cannot finish tar stream");
-  }
+  m_impl->close();
 }
 
 void write_tar(const EntrySet& entries, const TarOptions& options, const ByteSink& sink) {
@@ -198,9 +216,7 @@ void write_tar(const EntrySet& entries, const TarOptions& options, const ByteSin
   for (const auto& [path, e] : entries.entries()) {
     impl.write_entry(e);
   }
-  if (archive_write_close(impl.a.get()) != ARCHIVE_OK) {
-    impl.fail("cannot finish tar stream");
-  }
+  impl.close();
 }
 
 namespace {
@@ -222,21 +238,21 @@ void scan_members(struct archive* a, const std::string& what, const std::functio
     }
     throw Error(ErrorKind::integrity, "corrupt layer " + what + ": " + why);
   };
-  archive_entry* e = nullptr;
-  int rc = 0;
-  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-    TarMember m;
-    std::string p = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
-    while (p.rfind("./", 0) == 0) {
-      p.erase(0, 2);
-    }
-    while (!p.empty() && p.front() == '/') {
-      p.erase(0, 1);
+  // A member's path as the tree knows it: no "./" or '/' in front, no '/' at the end.
+  auto tree_path = [](std::string p) {
+    while (p.rfind("./", 0) == 0 || (!p.empty() && p.front() == '/')) {
+      p.erase(0, p.front() == '/' ? 1 : 2);
     }
     while (!p.empty() && p.back() == '/') {
       p.pop_back();
     }
-    m.path = p;
+    return p;
+  };
+  archive_entry* e = nullptr;
+  int rc = 0;
+  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+    TarMember m;
+    m.path = tree_path(archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
     m.size = archive_entry_size(e);
     m.mode = static_cast<std::uint32_t>(archive_entry_perm(e));
     m.uid = archive_entry_uid(e);
@@ -253,7 +269,7 @@ void scan_members(struct archive* a, const std::string& what, const std::functio
     }
     if (archive_entry_hardlink(e) != nullptr) {
       m.type = '1';
-      m.link_target = archive_entry_hardlink(e);
+      m.link_target = tree_path(archive_entry_hardlink(e)); // "./usr/x" names the member "usr/x"
     } else if (archive_entry_filetype(e) == AE_IFDIR) {
       m.type = '5';
     } else if (archive_entry_filetype(e) == AE_IFLNK) {
@@ -320,11 +336,12 @@ void scan_tar(const std::filesystem::path& file, const std::function<bool(const 
 void scan_tar(const std::function<std::size_t(char*, std::size_t)>& read, const std::string& what,
               const std::function<bool(const TarMember&)>& want_content,
               const std::function<void(const TarMember&, const std::string& content)>& on_content) {
+  // src before the archive: it outlives archive_read_free, which may still reach it.
+  StreamSource src{&read, std::vector<char>(1 << 20), nullptr};
   struct archive* a = archive_read_new();
   std::unique_ptr<struct archive, decltype(&archive_read_free)> guard(a, archive_read_free);
   archive_read_support_filter_all(a);
   archive_read_support_format_tar(a);
-  StreamSource src{&read, std::vector<char>(1 << 20), nullptr};
   if (archive_read_open(a, &src, nullptr, stream_read, nullptr) != ARCHIVE_OK) {
     if (src.error) {
       std::rethrow_exception(src.error);

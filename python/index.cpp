@@ -534,6 +534,7 @@ std::optional<Response> PackageIndex::get(const std::string& url, const std::vec
     Request q;
     q.url = clean;
     q.headers = headers;
+    q.max_body = 64u << 20; // the simple page of a project with thousands of files; larger fails
     if (!h.auth_header.empty()) {
       q.headers.push_back(h.auth_header);
     }

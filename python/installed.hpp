@@ -4,6 +4,7 @@
 // (nothing is run). The build counts them when it selects wheels, the SBOM lists them,
 // `inspect --base-view` shows them.
 #include "layers/base_view.hpp"
+#include "python/wheel.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,23 @@ struct Distribution {
 // or the file itself) under a site-packages or dist-packages directory, with a Name
 // and a Version; sorted by location.
 std::vector<Distribution> installed_distributions(const layers::BaseView& view);
+
+// The site directories the target interpreter reads, as image paths without the
+// leading '/', as CPython's site module sets them up (nothing is run): the target's
+// site_packages; for a Debian interpreter in /usr/bin, /usr/local/lib/python3.X/
+// dist-packages, /usr/lib/python3/dist-packages and /usr/lib/python3.X/dist-packages;
+// for one in PREFIX/bin, PREFIX/lib{,64}/python3.X/site-packages; for a venv (a
+// pyvenv.cfg in PREFIX), its own site-packages and, with include-system-site-packages
+// = true, those of the interpreter its `home` names. `.pth` files are not followed.
+std::vector<std::string> target_site_dirs(const layers::BaseView& view, const PythonTarget& target);
+
+// The distributions of `all` (installed_distributions of the same view) that the target
+// interpreter sees: those whose .dist-info or .egg-info is directly in one of
+// target_site_dirs. Other environments in the image (another venv, a conda
+// environment, conda's pkgs/ cache, a site-packages anywhere else) are not pip's
+// business when it installs for this interpreter.
+std::vector<Distribution> target_distributions(const layers::BaseView& view, const PythonTarget& target,
+                                               const std::vector<Distribution>& all);
 
 // pkg:pypi/<PEP 503 name>@<version>, percent-encoded.
 std::string purl(const Distribution& d);

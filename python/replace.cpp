@@ -93,7 +93,12 @@ bool same_version(const std::string& a, const std::string& b) {
 } // namespace
 
 InstallPlan plan_install(const layers::BaseView& landing, const std::vector<Distribution>& installed,
-                         const std::vector<Incoming>& incoming) {
+                         const std::vector<Incoming>& incoming, const std::vector<std::string>& roots) {
+  auto in_roots = [&](const std::string& path) {
+    return roots.empty() || std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+             return !r.empty() && (path == r || below(path, r));
+           });
+  };
   InstallPlan plan;
   for (const auto& in : incoming) {
     std::string key = normalize_project_name(in.name);
@@ -130,7 +135,7 @@ InstallPlan plan_install(const layers::BaseView& landing, const std::vector<Dist
       const std::string prefix = scheme_prefix(dir);
       auto add = [&](const std::string& path) {
         std::string real = existing(landing, path);
-        if (!real.empty() && real != dir && !below(dir, real) && below(real, prefix)) {
+        if (!real.empty() && real != dir && !below(dir, real) && below(real, prefix) && in_roots(real)) {
           plan.removals.emplace(real, below(real, dir) ? dir : parent_of(real));
         }
       };

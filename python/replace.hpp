@@ -54,8 +54,11 @@ struct InstallPlan {
 // Plans the layer against what is installed where it lands (`installed`: the
 // distributions of `landing`). A wheel of a project the view has twice (two versions
 // under different site directories) replaces each of them.
+// `roots` (image paths, no leading '/'), when given, bound every removal: pip's
+// install scheme for the target (its prefix, site directory and scripts directory), so
+// a RECORD that climbs out of it ("../../../shadow") never whites out anything else.
 InstallPlan plan_install(const layers::BaseView& landing, const std::vector<Distribution>& installed,
-                         const std::vector<Incoming>& incoming);
+                         const std::vector<Incoming>& incoming, const std::vector<std::string>& roots = {});
 
 // The paths to white out once the layer's own paths (`written`, resolved, no leading
 // '/') are known: the plan's removals that the layer does not write again, a directory

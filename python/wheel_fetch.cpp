@@ -75,7 +75,7 @@ python::PackageIndex make_index(const Sources& s, const IndexAccess& access, reg
   if (!http) {
     registry::HttpOptions ho;
     ho.connect_timeout_s = access.client.connect_timeout_s;
-    ho.stall_timeout_s = access.client.stall_timeout_s;
+    ho.set_timeout(access.client.stall_timeout_s);
     ho.log = access.client.log;
     http = std::make_shared<registry::Http>(ho);
   }

@@ -3,8 +3,11 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -360,11 +363,35 @@ std::vector<Challenge> parse_challenges(const std::string& header) {
   return out;
 }
 
+namespace {
+
+// What a credential helper may take and print: its answer is a small JSON object.
+constexpr std::size_t k_helper_max_output = 1u << 20;
+constexpr int k_helper_deadline_ms = 30000;
+
+// Kills and reaps a helper that broke its contract (too slow, too much output).
+[[noreturn]] void abandon_helper(pid_t pid, int out_fd, const std::string& prog, const std::string& action,
+                                 const std::string& why) {
+  ::kill(pid, SIGKILL);
+  ::close(out_fd);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  throw Error(ErrorKind::auth, prog + " " + action + " " + why, "check the credential helper");
+}
+
+} // namespace
+
 std::string run_credential_helper(const std::string& name, const std::string& action, const std::string& input,
                                   int* exit_status) {
   std::string prog = "docker-credential-" + name;
   int in_pipe[2], out_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0) {
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
+    util::throw_errno("pipe");
+  }
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    ::close(in_pipe[0]);
+    ::close(in_pipe[1]);
     util::throw_errno("pipe");
   }
   posix_spawn_file_actions_t fa;
@@ -373,10 +400,20 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
   posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
   // The helper's stderr may echo what it was given; it never reaches our output.
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  // paddle-image ignores SIGPIPE (util::install_interrupt_handlers); the helper gets
+  // the default back, as if started from a shell.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t def;
+  sigemptyset(&def);
+  sigaddset(&def, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   std::vector<char*> argv = {prog.data(), const_cast<char*>(action.c_str()), nullptr};
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, prog.c_str(), &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, prog.c_str(), &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);
   if (rc != 0) {
@@ -385,24 +422,57 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
     throw Error(ErrorKind::auth, "cannot run credential helper " + prog + ": " + std::strerror(rc),
                 "install " + prog + " on PATH or remove it from the docker config");
   }
+  // The input is a host name or a small JSON object, well under a pipe's buffer; a
+  // helper that exits without reading it gives EPIPE here (SIGPIPE is ignored), and its
+  // exit status then says what happened.
   std::size_t off = 0;
   while (off < input.size()) {
     ssize_t n = ::write(in_pipe[1], input.data() + off, input.size() - off);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
     if (n <= 0) {
       break;
     }
     off += static_cast<std::size_t>(n);
   }
   ::close(in_pipe[1]);
+  // Its answer: within a total deadline and a size cap, so a helper that hangs or
+  // prints without end cannot hold paddle-image for ever.
   std::string out;
   char buf[4096];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(k_helper_deadline_ms);
   while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      abandon_helper(pid, out_pipe[0], prog, action,
+                     "did not answer within " + std::to_string(k_helper_deadline_ms / 1000) + " s");
+    }
+    if (util::interrupted() != 0) {
+      ::kill(pid, SIGTERM);
+      ::close(out_pipe[0]);
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      util::throw_interrupted();
+    }
+    struct pollfd pfd {out_pipe[0], POLLIN, 0};
+    int p = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 200)));
+    if (p < 0 && errno != EINTR) {
+      abandon_helper(pid, out_pipe[0], prog, action, std::string("could not be read: ") + std::strerror(errno));
+    }
+    if (p <= 0) {
+      continue;
+    }
     ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n <= 0) {
       break;
+    }
+    if (out.size() + static_cast<std::size_t>(n) > k_helper_max_output) {
+      abandon_helper(pid, out_pipe[0], prog, action,
+                     "printed more than " + std::to_string(k_helper_max_output >> 20) + " MiB");
     }
     out.append(buf, static_cast<std::size_t>(n));
   }

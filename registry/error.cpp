@@ -1,6 +1,7 @@
 #include "registry/error.hpp"
 
 #include "util/encoding.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -36,6 +37,9 @@ ErrorBody parse_error_body(const std::string& body) {
       }
     }
   }
+  // Server-controlled text: a body that echoes the request's Authorization header or a
+  // presigned URL must not carry the credential into a message.
+  out.summary = util::redact_text(out.summary);
   return out;
 }
 

@@ -7,12 +7,14 @@
 #include "util/url.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio> // SEEK_SET
 #include <cstring>
 #include <curl/curl.h>
 #include <exception>
 #include <filesystem>
+#include <string_view>
 
 namespace registry {
 
@@ -36,10 +38,18 @@ struct Transfer {
   std::exception_ptr error;
   bool body_started = false;
   bool stalled = false;
+  bool too_slow = false;   // a streamed transfer below the minimum rate
+  bool too_long = false;   // a document past its deadline
   bool interrupted = false; // a signal arrived (util/interrupt.hpp)
   long stall_timeout_s = 30;
+  long deadline_s = 0;     // documents: the whole request's limit (0: none)
+  long min_rate_bps = 0;   // streamed: the least average rate over each window
+  long rate_window_s = 30;
   curl_off_t last_dl = -1, last_ul = -1;
-  std::chrono::steady_clock::time_point last_move = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_move = started;
+  std::chrono::steady_clock::time_point window_start = started;
+  curl_off_t window_bytes = 0; // dlnow + ulnow when the window started
   const Logger* log = nullptr;
 };
 
@@ -60,8 +70,15 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* user) {
       }
       return len;
     }
-    std::size_t room = t->req->max_body > t->resp->body.size() ? t->req->max_body - t->resp->body.size() : 0;
-    t->resp->body.append(data, std::min(room, len));
+    if (t->resp->body.size() + len > t->req->max_body) {
+      // Not cut and parsed as if whole: the answer is refused.
+      auto u = util::parse_url(t->req->url);
+      throw util::Error(util::ErrorKind::registry,
+                  "the answer from " + (u ? u->authority() : std::string("the server")) + " is larger than " +
+                      std::to_string(t->req->max_body) + " bytes, the most this request accepts",
+                  "the server or a proxy on the way sent an oversized or endless body; check the URL and the proxy");
+    }
+    t->resp->body.append(data, len);
     return len;
   } catch (...) {
     t->error = std::current_exception();
@@ -98,6 +115,25 @@ int on_seek(void* user, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
+// The limits a moving transfer can still break: a document's total deadline, and a
+// streamed transfer's least average rate over each window (a drip moves a byte now and
+// then, so the stall check never fires).
+int over_limits(Transfer* t, curl_off_t moved, std::chrono::steady_clock::time_point now) {
+  if (t->deadline_s > 0 && now - t->started > std::chrono::seconds(t->deadline_s)) {
+    t->too_long = true;
+    return 1;
+  }
+  if (t->min_rate_bps > 0 && now - t->window_start >= std::chrono::seconds(t->rate_window_s)) {
+    if (moved - t->window_bytes < static_cast<curl_off_t>(t->min_rate_bps) * t->rate_window_s) {
+      t->too_slow = true;
+      return 1;
+    }
+    t->window_start = now;
+    t->window_bytes = moved;
+  }
+  return 0;
+}
+
 // Stall detection: no byte up or down for stall_timeout_s seconds aborts the
 // transfer (curl's own low-speed check averages over seconds and reacts late).
 int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
@@ -107,6 +143,9 @@ int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t
     return 1;
   }
   auto now = std::chrono::steady_clock::now();
+  if (over_limits(t, dlnow + ulnow, now) != 0) {
+    return 1;
+  }
   if (dlnow != t->last_dl || ulnow != t->last_ul) {
     t->last_dl = dlnow;
     t->last_ul = ulnow;
@@ -119,6 +158,7 @@ int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t
   }
   return 0;
 }
+
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -138,6 +178,43 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
     t->resp->headers.items.emplace_back(util::ascii_lower(line.substr(0, colon)), trim(line.substr(colon + 1)));
   }
   return len;
+}
+
+// Text with the value of every query parameter after a '?' replaced by "***", up to
+// white space or a quote: for trace lines, where a redirect's query may hold a token
+// under any name.
+std::string hide_query_values(const std::string& text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto q = text.find('?', i);
+    if (q == std::string::npos) {
+      break;
+    }
+    out += text.substr(i, q + 1 - i);
+    std::size_t end = q + 1;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end])) &&
+           std::string_view("\"'<>`").find(text[end]) == std::string_view::npos) {
+      ++end;
+    }
+    std::string query = text.substr(q + 1, end - q - 1);
+    std::size_t k = 0;
+    bool first = true;
+    while (k <= query.size()) {
+      auto amp = query.find('&', k);
+      std::string item = query.substr(k, amp == std::string::npos ? std::string::npos : amp - k);
+      auto eq = item.find('=');
+      out += (first ? "" : "&") + (eq == std::string::npos ? item : item.substr(0, eq) + "=***");
+      first = false;
+      if (amp == std::string::npos) {
+        break;
+      }
+      k = amp + 1;
+    }
+    i = end;
+  }
+  out += text.substr(std::min(i, text.size()));
+  return out;
 }
 
 // curl's verbose output with credentials removed: header lines naming
@@ -166,8 +243,10 @@ int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void* user
       line = line.substr(0, line.find(':') + 1) + " [redacted]";
     }
     // Redirect targets (Location, "Issue another request to this URL") and request
-    // lines carry presigned URLs: their signatures and tokens are hidden too.
-    (*t->log)(3, dir + util::redact_text(line));
+    // lines carry presigned URLs: their signatures and tokens are hidden too, and in
+    // a trace every query value is, whatever its parameter's name (a storage backend
+    // may call its token anything).
+    (*t->log)(3, dir + hide_query_values(util::redact_text(line)));
   }
   return 0;
 }
@@ -377,6 +456,14 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
                    req.connect_timeout_s > 0 ? req.connect_timeout_s : m_options.connect_timeout_s);
   t.stall_timeout_s = m_options.stall_timeout_s;
+  if (!req.cleanup) {
+    if (!req.sink && !req.reader) {
+      t.deadline_s = m_options.document_deadline_s;
+    } else {
+      t.min_rate_bps = m_options.min_rate_bps;
+      t.rate_window_s = std::max(1L, m_options.rate_window_s);
+    }
+  }
   curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
@@ -455,12 +542,17 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &ver);
   resp.http_version = ver == CURL_HTTP_VERSION_2_0 ? "2" : ver == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1";
   if (rc != CURLE_OK) {
-    if (t.stalled) {
+    if (t.stalled || t.too_slow || t.too_long) {
       rc = CURLE_OPERATION_TIMEDOUT;
     }
-    std::string message = t.stalled   ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
-                          : errbuf[0] ? std::string(errbuf)
-                                      : std::string(curl_easy_strerror(rc));
+    std::string message =
+        t.stalled  ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
+        : t.too_long ? "no complete answer within " + std::to_string(t.deadline_s) +
+                           " s (the deadline for a manifest, token or index page: twice --timeout)"
+        : t.too_slow ? "too slow: fewer than " + std::to_string(t.min_rate_bps) + " bytes a second over " +
+                           std::to_string(t.rate_window_s) + " s (--timeout)"
+        : errbuf[0] ? std::string(errbuf)
+                    : std::string(curl_easy_strerror(rc));
     while (!message.empty() && message.back() == '\n') {
       message.pop_back();
     }

@@ -39,6 +39,8 @@ struct Request {
   // Response body: streamed to sink (return false to abort) or, without a sink,
   // kept in Response::body up to max_body bytes.
   std::function<bool(const char* data, std::size_t len)> sink;
+  // Without a sink, an answer larger than this fails (util::Error, kind registry): a
+  // body without end never grows paddle-image's memory, nor is it cut and parsed.
   std::size_t max_body = 8u << 20;
   // Called with the status before the first body byte of a 2xx response reaches sink.
   std::function<void(long status)> on_body_start;
@@ -82,6 +84,20 @@ SystemTrust find_system_trust(const std::string& env_file, const std::string& en
 struct HttpOptions {
   long connect_timeout_s = 15;
   long stall_timeout_s = 30; // abort when no byte moves for this long
+  // A request whose answer is a document (no sink, no streamed body: manifests, token
+  // answers, index pages) must finish within this many seconds, however it trickles.
+  long document_deadline_s = 60;
+  // A streamed transfer (blobs, wheels, uploads) must move at least min_rate_bps bytes
+  // a second on average over each rate_window_s seconds, so a dripping peer fails while
+  // a slow but steady link still completes a 10 GB blob.
+  long min_rate_bps = 1024;
+  long rate_window_s = 30;
+  // --timeout S: stalls after S seconds, documents within 2*S, rates over S.
+  void set_timeout(long s) {
+    stall_timeout_s = s;
+    document_deadline_s = 2 * s;
+    rate_window_s = s;
+  }
   Logger log;
   // Probed without the environment when not given.
   std::optional<SystemTrust> trust;

@@ -61,7 +61,7 @@ bool envelope_signed_by(oci::AttachmentStore& store, const oci::Descriptor& laye
 // failed verification (11), so a 404 or a 503 after every retry is reported as what it is.
 void rethrow_transport(const Error& e) {
   if (e.kind() == ErrorKind::auth || e.kind() == ErrorKind::network || e.kind() == ErrorKind::registry) {
-    throw e;
+    throw; // the exception being handled, whole (not a sliced copy)
   }
 }
 
@@ -241,13 +241,7 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         if (l.media_type != k_dsse_media_type) {
           throw Error(ErrorKind::verification, "layer media type " + l.media_type + " is not a DSSE envelope");
         }
-        std::string blob;
-        try {
-          blob = oci::read_small_blob(img, l, 64 << 20);
-        } catch (const Error& e) {
-          rethrow_transport(e);
-          throw;
-        }
+        std::string blob = oci::read_small_blob(img, l, 64 << 20);
         Envelope e = parse_envelope(blob);
         if (e.payload_type != k_in_toto_payload_type) {
           throw Error(ErrorKind::verification, "payloadType is '" + e.payload_type + "'");
@@ -263,6 +257,9 @@ VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const
         v.predicate = parse_statement(e.payload, image, v.predicate_type);
         v.ok = true;
       } catch (const Error& e) {
+        // The registry's own failures (unreachable, refused, credentials) keep their
+        // exit codes (5-7); only what was read and found wanting fails verification.
+        rethrow_transport(e);
         v.problem = e.what();
       }
       rep.attestations.push_back(v);

@@ -15,11 +15,20 @@ using util::ErrorKind;
 namespace {
 
 // A value that goes into a Dockerfile line as it is (comments, instruction words).
+// Line breaks of any kind (also U+0085, U+2028 and U+2029, which editors and viewers
+// show as new lines) and other control characters are refused.
 std::string one_line(const std::string& v, const std::string& what) {
-  if (v.find_first_of("\r\n") != std::string::npos) {
+  bool control = std::any_of(v.begin(), v.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && u != '\t') || u == 0x7f;
+  });
+  bool unicode_break = v.find("\xc2\x85") != std::string::npos || v.find("\xe2\x80\xa8") != std::string::npos ||
+                       v.find("\xe2\x80\xa9") != std::string::npos;
+  if (control || unicode_break) {
     throw Error(ErrorKind::input,
-                what + " '" + util::escape_bytes(v) + "' has a line break, which a Dockerfile cannot hold",
-                "remove the line break from the spec");
+                what + " '" + util::escape_bytes(v) +
+                    "' has a line break or control character, which a Dockerfile line cannot hold",
+                "remove it from the spec");
   }
   return v;
 }

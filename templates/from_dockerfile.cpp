@@ -732,9 +732,14 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
       continue;
     }
     cur += trim(l);
-    // A heredoc (RUN <<EOF ... EOF): its body belongs to the instruction.
-    std::size_t hd = cur.find("<<");
-    if (hd != std::string::npos && hd + 2 < cur.size() && cur[hd + 2] != '<') {
+    // Heredocs (RUN <<EOF ... EOF, COPY <<A <<B /dir/): each body belongs to the
+    // instruction, one after another in the order their words appear on its line.
+    std::vector<std::string> words;
+    for (std::size_t hd = cur.find("<<"); hd != std::string::npos; hd = cur.find("<<", hd + 2)) {
+      if (hd + 2 >= cur.size() || cur[hd + 2] == '<') {
+        hd += 1; // "<<<" is not a heredoc
+        continue;
+      }
       std::string word = cur.substr(hd + 2);
       if (!word.empty() && word[0] == '-') {
         word.erase(0, 1);
@@ -743,10 +748,13 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
       if (!word.empty() && (word.front() == '"' || word.front() == '\'')) {
         word = word.substr(1, word.size() >= 2 ? word.size() - 2 : 0);
       }
-      bool ident =
-          !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
-                               std::string::npos;
-      while (ident && n + 1 < lines.size()) {
+      if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+                               std::string::npos) {
+        words.push_back(word);
+      }
+    }
+    for (const auto& word : words) {
+      while (n + 1 < lines.size()) {
         ++n;
         std::string body = lines[n];
         if (!body.empty() && body.back() == '\r') {

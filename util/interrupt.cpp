@@ -35,6 +35,11 @@ extern "C" void on_signal(int sig) {
 } // namespace
 
 void install_interrupt_handlers() {
+  // A peer that closes its end (a credential helper that exits without reading its
+  // input, a pipe to `head`) makes write(2) fail with EPIPE, which the writer reports;
+  // it never kills the process without a message (exit 141). Children started with
+  // posix_spawn get SIGPIPE's default back (util: spawn attributes).
+  std::signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);

@@ -178,6 +178,62 @@ std::string redact_path_queries(const std::string& text) {
   return out;
 }
 
+// An Authorization value wherever it appears, however a server quoted it (a registry
+// error body that echoes the request's headers as JSON, `"Authorization":["Basic
+// dXNl..."]`): the credential after "Basic" or "Bearer" (any case) when it is at least
+// 8 token characters, so "Basic auth" or `Bearer realm="..."` stay readable.
+std::string redact_auth_tokens(const std::string& text) {
+  auto token_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-._~+/=").find(c) != std::string_view::npos;
+  };
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t best = std::string::npos, word = 0;
+    for (std::string_view scheme : {std::string_view("basic "), std::string_view("bearer ")}) {
+      std::size_t at = i;
+      while (at < text.size()) {
+        std::size_t k = at;
+        std::size_t n = 0;
+        while (n < scheme.size() && k + n < text.size() &&
+               std::tolower(static_cast<unsigned char>(text[k + n])) == scheme[n]) {
+          ++n;
+        }
+        if (n == scheme.size() && (k == 0 || !std::isalnum(static_cast<unsigned char>(text[k - 1])))) {
+          break;
+        }
+        ++at;
+      }
+      if (at < text.size() && at < best) {
+        best = at;
+        word = scheme.size();
+      }
+    }
+    if (best == std::string::npos) {
+      break;
+    }
+    std::size_t start = best + word;
+    while (start < text.size() && text[start] == ' ') {
+      ++start;
+    }
+    std::size_t end = start;
+    while (end < text.size() && token_char(text[end])) {
+      ++end;
+    }
+    // Only '=' may end a token (base64 padding); "realm=" is a parameter, not a credential.
+    std::size_t core = end;
+    while (core > start && text[core - 1] == '=') {
+      --core;
+    }
+    bool credential = core - start >= 8 && std::string_view(text).substr(start, core - start).find('=') == std::string_view::npos;
+    out += text.substr(i, start - i);
+    out += credential ? "[redacted]" : text.substr(start, end - start);
+    i = end;
+  }
+  out += text.substr(std::min(i, text.size()));
+  return out;
+}
+
 } // namespace
 
 std::string redact_url(const std::string& url) {
@@ -277,7 +333,7 @@ std::string redact_text(std::string_view input) {
                         : redact_url(std::string(text.substr(start, end - start)));
     i = end;
   }
-  return redact_path_queries(out);
+  return redact_auth_tokens(redact_path_queries(out));
 }
 
 bool is_loopback_authority(std::string_view authority) {
