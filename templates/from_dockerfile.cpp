@@ -18,6 +18,15 @@ using util::ErrorKind;
 
 namespace {
 
+// An instruction as a message or the spec's comment shows it: its first line (a
+// heredoc's body is text, not more instructions), cut at 120 characters.
+std::string shown_instruction(const std::string& text) {
+  auto eol = text.find('\n');
+  std::string t = eol == std::string::npos ? text : text.substr(0, eol) + " (heredoc body not shown)";
+  return t.size() > 120 ? t.substr(0, 117) + "..." : t;
+}
+
+
 std::string trim(const std::string& s) {
   std::size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) {
@@ -270,8 +279,7 @@ public:
           reason += "; also: " + u.reason;
         }
       }
-      std::string t = in->text.size() > 120 ? in->text.substr(0, 117) + "..." : in->text;
-      unmapped.push_back({in->line, t, reason});
+      unmapped.push_back({in->line, shown_instruction(util::redact_text(in->text)), reason});
     }
     m_stage.clear();
     m_stage_ins.clear();
@@ -295,8 +303,7 @@ private:
   void skip(const std::string& reason, const std::string& shown = {}) {
     // The instruction is shown redacted: a URL in it may carry credentials.
     std::string text = shown.empty() ? util::redact_text(m_cur->text) : shown;
-    std::string t = text.size() > 120 ? text.substr(0, 117) + "..." : text;
-    m_stage.push_back({m_cur->line, t, reason});
+    m_stage.push_back({m_cur->line, shown_instruction(text), reason});
   }
 
   bool no_vars(const std::string& args) {

@@ -13,6 +13,7 @@
 #include <archive_entry.h>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -352,4 +353,98 @@ TEST_CASE("cached_view: an image on a cached base reads only its own layers; a d
   auto e = error_of([&] { layers::cached_view({blobs[2].second}, swapped, {}, {}); });
   CHECK(e.kind() == util::ErrorKind::integrity);
   CHECK(test_support::contains(e.what(), blobs[2].second.digest.str()));
+}
+
+namespace {
+
+// A layer tar with regular files and hard links ({path, "", target}), written as tar
+// writers do (names as given, "./" prefixes included).
+std::pair<std::string, oci::Descriptor>
+linked_blob(const std::vector<std::tuple<std::string, std::string, std::string>>& members) {
+  std::string bytes;
+  {
+    std::unique_ptr<struct archive, decltype(&archive_write_free)> a(archive_write_new(), archive_write_free);
+    archive_write_set_format_pax_restricted(a.get());
+    archive_write_open(
+        a.get(), &bytes, nullptr,
+        [](struct archive*, void* out, const void* buf, std::size_t n) -> la_ssize_t {
+          static_cast<std::string*>(out)->append(static_cast<const char*>(buf), n);
+          return static_cast<la_ssize_t>(n);
+        },
+        nullptr);
+    for (const auto& [path, content, target] : members) {
+      archive_entry* e = archive_entry_new();
+      archive_entry_set_pathname(e, path.c_str());
+      archive_entry_set_filetype(e, AE_IFREG);
+      archive_entry_set_perm(e, 0644);
+      if (target.empty()) {
+        archive_entry_set_size(e, static_cast<la_int64_t>(content.size()));
+        archive_write_header(a.get(), e);
+        archive_write_data(a.get(), content.data(), content.size());
+      } else {
+        archive_entry_set_hardlink(e, target.c_str());
+        archive_entry_set_size(e, 0);
+        archive_write_header(a.get(), e);
+      }
+      archive_entry_free(e);
+    }
+    archive_write_close(a.get());
+  }
+  oci::Descriptor d;
+  d.media_type = "application/vnd.oci.image.layer.v1.tar";
+  d.digest = oci::Digest::sha256(util::sha256_hex(bytes));
+  d.size = static_cast<std::int64_t>(bytes.size());
+  return {bytes, d};
+}
+
+} // namespace
+
+TEST_CASE("hard-linked METADATA and dpkg status are read, from the same layer or a lower one") {
+  const std::string site = "usr/local/lib/python3.10/dist-packages";
+  const std::string status = "Package: libc6\nStatus: install ok installed\nVersion: 2.36-9\n";
+  std::vector<std::pair<std::string, oci::Descriptor>> blobs = {
+      // Lower layer: conda's pkgs/-style store, under paths the view does not keep.
+      linked_blob({{"./opt/store/meta-a", "Name: a\nVersion: 1.0\n", ""}, {"./opt/store/status", status, ""}}),
+      // Same layer: the first path of the inode is a file, the second a link to it.
+      linked_blob({{"./opt/blob-b", "Name: b\nVersion: 2.0\n", ""},
+                   {"./" + site + "/b-2.0.dist-info/METADATA", "", "./opt/blob-b"},
+                   {site + "/a-1.0.dist-info/METADATA", "", "opt/store/meta-a"},
+                   {"var/lib/dpkg/status", "", "./opt/store/status"}}),
+  };
+  auto open = [&](const oci::Descriptor& d) -> oci::Reader {
+    for (const auto& [bytes, desc] : blobs) {
+      if (desc.digest == d.digest) {
+        auto data = std::make_shared<std::string>(bytes);
+        auto pos = std::make_shared<std::size_t>(0);
+        return [data, pos](char* buf, std::size_t n) {
+          std::size_t k = std::min(n, data->size() - *pos);
+          std::copy_n(data->data() + *pos, k, buf);
+          *pos += k;
+          return k;
+        };
+      }
+    }
+    throw util::Error(util::ErrorKind::internal, "no such blob");
+  };
+  auto tmp = test_support::make_temp("pi-view-links-");
+  layers::ViewCacheOptions o;
+  o.cache_dir = tmp.path();
+  o.store = true;
+  o.what = "linked base";
+  for (int round = 0; round < 2; ++round) { // read from the layers, then from the cache
+    CAPTURE(round);
+    auto view = layers::cached_view({blobs[0].second, blobs[1].second}, open, {}, o);
+    auto dists = python::installed_distributions(view);
+    REQUIRE(dists.size() == 2);
+    CHECK(dists[0].name == "a");
+    CHECK(dists[0].version == "1.0");
+    CHECK(dists[1].name == "b");
+    CHECK(dists[1].version == "2.0");
+    REQUIRE(view.facts().glibc.has_value());
+    CHECK(view.facts().glibc->second == 36);
+    CHECK(view.inventory().packages.size() == 1);
+    const layers::ViewNode* n = view.find(site + "/b-2.0.dist-info/METADATA");
+    REQUIRE(n != nullptr);
+    CHECK(n->target == "opt/blob-b"); // "./" stripped, as the member paths are
+  }
 }

@@ -180,3 +180,112 @@ TEST_SUITE("replace") {
     CHECK(python::conflicts(installed, {in("protobuf", "3.19.0")}, env).size() == 1);
   }
 }
+
+// Issue 34: a wheels layer plans against the target interpreter's environment only.
+TEST_SUITE("python target environment") {
+  const std::string k_venv = "opt/venv/lib/python3.10/site-packages";
+  const std::string k_conda = "opt/conda/lib/python3.10/site-packages";
+  const std::string k_pkgs = "opt/conda/pkgs/six-1.16.0-py_0/site-packages";
+  const std::string k_etc = "etc/lib/python3/site-packages";
+
+  std::vector<std::pair<std::string, std::string>> dist(const std::string& site, const std::string& name,
+                                                        const std::string& version, const std::string& record) {
+    std::string info = site + "/" + name + "-" + version + ".dist-info";
+    return {{info + "/METADATA", "Name: " + name + "\nVersion: " + version + "\n"},
+            {info + "/INSTALLER", "pip\n"},
+            {info + "/RECORD", record}};
+  }
+
+  layers::BaseView many_environments() {
+    std::vector<std::pair<std::string, std::string>> files = {
+        {"usr/bin/python3.10", "elf"},
+        {"opt/venv/bin/python3.10", "elf"},
+        {"opt/venv/bin/six-tool", "x"},
+        {"opt/venv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.10.12\n"},
+        {k_venv + "/six.py", "x"},
+        {k_conda + "/six.py", "x"},
+        {k_pkgs + "/six.py", "x"},
+        {k_etc + "/six.py", "x"},
+        {"etc/shadow", "root:*:19000:0:99999:7:::\n"},
+    };
+    for (auto& f : dist(k_venv, "six", "1.15.0", "six.py,,\n../../../bin/six-tool,,\n")) {
+      files.push_back(f);
+    }
+    for (auto& f : dist(k_conda, "six", "1.16.0", "six.py,,\n")) {
+      files.push_back(f);
+    }
+    for (auto& f : dist(k_pkgs, "six", "1.16.0", "six.py,,\n")) {
+      files.push_back(f);
+    }
+    for (auto& f : dist(k_etc, "six", "1.14.0", "six.py,,\n../../../shadow,,\n")) {
+      files.push_back(f);
+    }
+    return test_support::view_of({files});
+  }
+
+  python::PythonTarget debian_target() {
+    python::PythonTarget t;
+    t.minor = 10;
+    t.interpreter = "/usr/bin/python3.10";
+    t.site_packages = "/usr/local/lib/python3.10/dist-packages";
+    t.scripts_dir = "/usr/local/bin";
+    t.prefix = "/usr/local";
+    return t;
+  }
+
+  TEST_CASE("another venv, a conda environment, conda's pkgs/ and a site-packages under /etc are not the target's") {
+    auto view = many_environments();
+    auto all = python::installed_distributions(view);
+    CHECK(all.size() == 4);
+    python::PythonTarget t = debian_target();
+    CHECK(python::target_distributions(view, t, all).empty());
+    // So the wheel is neither "already satisfied" by another environment's copy nor does
+    // it remove anything there (nor /etc/shadow through a RECORD that climbs out).
+    std::vector<python::Incoming> in = {{"six", "1.16.0", "six-1.16.0-py2.py3-none-any.whl", {}}};
+    auto plan = python::plan_install(view, python::target_distributions(view, t, all), in);
+    CHECK(plan.replacements.empty());
+    CHECK(plan.skip.empty());
+    CHECK(plan.removals.empty());
+  }
+
+  TEST_CASE("a venv's interpreter sees its own site-packages; the system's only when pyvenv.cfg says so") {
+    auto view = many_environments();
+    auto all = python::installed_distributions(view);
+    python::PythonTarget t = debian_target();
+    t.interpreter = "/opt/venv/bin/python3.10";
+    t.site_packages = "/" + k_venv;
+    t.scripts_dir = "/opt/venv/bin";
+    t.prefix = "/opt/venv";
+    auto mine = python::target_distributions(view, t, all);
+    REQUIRE(mine.size() == 1);
+    CHECK(mine[0].location == k_venv + "/six-1.15.0.dist-info");
+    auto dirs = python::target_site_dirs(view, t);
+    CHECK(std::find(dirs.begin(), dirs.end(), "usr/lib/python3/dist-packages") == dirs.end());
+    std::vector<python::Incoming> in = {{"six", "1.16.0", "six-1.16.0-py2.py3-none-any.whl", {}}};
+    auto plan = python::plan_install(view, mine, in, {"opt/venv"});
+    REQUIRE(plan.replacements.size() == 1);
+    CHECK(plan.removals.count(k_venv + "/six.py") == 1);
+    CHECK(plan.removals.count("opt/venv/bin/six-tool") == 1);
+    for (const auto& [path, limit] : plan.removals) {
+      CHECK_MESSAGE(path.rfind("opt/venv/", 0) == 0, path);
+    }
+  }
+
+  TEST_CASE("plan_install: roots bound every removal, whatever the RECORD says") {
+    auto view = many_environments();
+    auto all = python::installed_distributions(view);
+    std::vector<python::Distribution> etc;
+    for (const auto& d : all) {
+      if (d.location.rfind(k_etc, 0) == 0) {
+        etc.push_back(d);
+      }
+    }
+    REQUIRE(etc.size() == 1);
+    std::vector<python::Incoming> in = {{"six", "1.16.0", "six-1.16.0-py2.py3-none-any.whl", {}}};
+    // Without roots, the old rule (the scheme's prefix, here "etc") would reach /etc/shadow.
+    auto unbounded = python::plan_install(view, etc, in);
+    CHECK(unbounded.removals.count("etc/shadow") == 1);
+    auto bounded = python::plan_install(view, etc, in, {"usr/local"});
+    CHECK(bounded.removals.empty());
+  }
+}

@@ -430,3 +430,25 @@ TEST_CASE("templates: init --from-dockerfile lists heredocs and a second install
   REQUIRE(r.commands.size() == 1); // one lock command, not two writing the same file
   CHECK(r.commands[0].find("-o requirements.txt.lock") != std::string::npos);
 }
+
+TEST_CASE("templates: init --from-dockerfile reads several heredocs of one instruction, each body as text") {
+  std::string df = "FROM python:3.11\n"          // 1
+                   "COPY <<A <<\"B\" /dir/\n"    // 2
+                   "ENTRYPOINT [\"evil-a\"]\n"   // 3
+                   "A\n"                         // 4
+                   "ENTRYPOINT [\"evil-b\"]\n"   // 5
+                   "B\n"                         // 6
+                   "CMD [\"python\", \"x.py\"]\n"; // 7
+  auto ins = templates::parse_dockerfile(df, "Dockerfile");
+  REQUIRE(ins.size() == 3);
+  CHECK(ins[1].keyword == "COPY");
+  CHECK(ins[1].text.find("evil-b") != std::string::npos);
+  CHECK(ins[2].keyword == "CMD");
+  CHECK(ins[2].line == 7);
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  CHECK(r.spec.find("evil-a") == std::string::npos); // not even in the header comment
+  CHECK(r.spec.find("entrypoint: [\"evil") == std::string::npos);
+  CHECK(r.spec.find("evil-b\"]\n") == std::string::npos);
+  REQUIRE(r.unmapped.size() == 1);
+  CHECK(r.unmapped[0].line == 2);
+}
