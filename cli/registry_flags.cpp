@@ -46,7 +46,7 @@ void RegistryFlags::add(CLI::App* c, bool transfer, bool select, bool credential
     c->add_flag("--password-stdin", password_stdin, "Read the password or token from stdin");
   }
   c->add_option("--retries", retries, "Attempts per request after the first (default 5)")->check(CLI::Range(0, 50));
-  c->add_option("--timeout", timeout, "Seconds a stalled transfer may wait before it is retried (default 30)")
+  c->add_option("--timeout", timeout, "Seconds a stalled transfer may wait before it is retried; a manifest, token or index page must arrive within twice this, a blob move 1 KiB/s over this (default 30)")
       ->check(CLI::Range(1, 3600));
   c->add_option("--log-level", log_level, "error, warn, info, debug or trace (trace shows redacted HTTP headers)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug", "trace"}));
@@ -231,6 +231,7 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
   }
   registry::HttpOptions ho;
   ho.set_timeout(flags.timeout);
+  registry::set_credential_helper_timeout(flags.timeout);
   ho.trust = system_trust_from_env();
   if (m_level >= 3) {
     ho.log = m_client.log;

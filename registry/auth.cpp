@@ -6,6 +6,7 @@
 #include "util/interrupt.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cerrno>
@@ -367,7 +368,7 @@ namespace {
 
 // What a credential helper may take and print: its answer is a small JSON object.
 constexpr std::size_t k_helper_max_output = 1u << 20;
-constexpr int k_helper_deadline_ms = 30000;
+std::atomic<long> g_helper_deadline_s{30};
 
 // Kills and reaps a helper that broke its contract (too slow, too much output).
 [[noreturn]] void abandon_helper(pid_t pid, int out_fd, const std::string& prog, const std::string& action,
@@ -381,6 +382,10 @@ constexpr int k_helper_deadline_ms = 30000;
 }
 
 } // namespace
+
+void set_credential_helper_timeout(long seconds) {
+  g_helper_deadline_s = std::max(1L, seconds);
+}
 
 std::string run_credential_helper(const std::string& name, const std::string& action, const std::string& input,
                                   int* exit_status) {
@@ -441,12 +446,13 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
   // prints without end cannot hold paddle-image for ever.
   std::string out;
   char buf[4096];
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(k_helper_deadline_ms);
+  const long deadline_s = g_helper_deadline_s.load();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(deadline_s);
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       abandon_helper(pid, out_pipe[0], prog, action,
-                     "did not answer within " + std::to_string(k_helper_deadline_ms / 1000) + " s");
+                     "did not answer within " + std::to_string(deadline_s) + " s (--timeout)");
     }
     if (util::interrupted() != 0) {
       ::kill(pid, SIGTERM);

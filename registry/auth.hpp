@@ -80,8 +80,13 @@ TokenAnswer parse_token_response(const std::string& body);
 std::optional<Credential> parse_helper_output(const std::string& out, const std::string& helper,
                                               const std::string& what);
 
+// The deadline for a credential helper's whole answer (--timeout; default 30 s).
+void set_credential_helper_timeout(long seconds);
+
 // Runs `docker-credential-NAME ACTION` with input on stdin; returns stdout. Throws
-// util::Error(auth) naming the helper (never the secret) when it fails.
+// util::Error(auth) naming the helper (never the secret) when it fails: it cannot be
+// started, exits non-zero, prints more than 1 MiB or does not finish within the
+// deadline. A helper that exits without reading its input is not a SIGPIPE.
 std::string run_credential_helper(const std::string& name, const std::string& action, const std::string& input,
                                   int* exit_status = nullptr);
 

@@ -45,6 +45,14 @@ Actions:
                 the request have moved, one extra log line says so:
                 `conn=N METHOD PATH throttled: B bytes moved` (tests wait for
                 it to act while the transfer is under way).
+  endless       answer 200 (optional "headers" {..}) with a body that never ends:
+                "piece" bytes (default "a") repeated, without Content-Length,
+                until the client hangs up (at most "limit" bytes, default 4 GiB).
+  drip          answer 200 with "Content-Length" "length" (default 1000000)
+                and send one byte every "interval" seconds (default 0.5): a
+                peer that never stalls and never finishes.
+  (status: with "echo_auth": true the body repeats the request's Authorization
+   header, as a misconfigured server's error page might.)
   max_body      a request whose body is larger than "limit" bytes gets "code"
                 (default 413) with optional "headers"/"body"/"close" like
                 `status`; smaller bodies pass untouched and do not count.
@@ -466,6 +474,34 @@ class ClientHandler(socketserver.BaseRequestHandler):
                             self.cid, method, redact(target), moved["in"] + moved["out"]))
 
         # ---- answered here, never forwarded -----------------------------
+        if action in ("endless", "drip"):
+            for data in request_body():
+                stats["in"] += len(data)
+            extra = [(k, str(v)) for k, v in (rule.get("headers") or {}).items()]
+            if action == "drip":
+                extra.append(("Content-Length", str(int(rule.get("length", 1000000)))))
+            extra.append(("Connection", "close"))
+            stats["code"] = 200
+            try:
+                self.send_client(encode_head("HTTP/1.1 200 OK", extra))
+                if action == "endless":
+                    piece = (rule.get("piece", "a") * 65536).encode()[:65536]
+                    limit = int(rule.get("limit", 4 << 30))
+                    while stats["out"] < limit:
+                        self.send_client(piece)
+                        stats["out"] += len(piece)
+                else:
+                    interval = float(rule.get("interval", 0.5))
+                    for _ in range(int(rule.get("length", 1000000))):
+                        self.send_client(b"x")
+                        stats["out"] += 1
+                        time.sleep(interval)
+            except OSError:
+                pass
+            log()
+            self.close_client(linger=False)
+            return False
+
         if action in ("status", "max_body"):
             code = int(rule.get("code", 413 if action == "max_body" else 503))
             # With "close" (or a body still held back behind Expect) answer at
@@ -477,6 +513,9 @@ class ClientHandler(socketserver.BaseRequestHandler):
                     stats["in"] += len(data)
             close = hard_close or client_close
             text = rule.get("body", "fault_proxy: injected %d\n" % code).encode()
+            if rule.get("echo_auth"):
+                text += ("request headers: Authorization: %s\n{\"Authorization\":[\"%s\"]}\n" % (
+                    header(headers, "Authorization") or "", header(headers, "Authorization") or "")).encode()
             extra = list((rule.get("headers") or {}).items())
             names = {k.lower() for k, _ in extra}
             out = [(k, str(v)) for k, v in extra]

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Failure paths of issue 34, seen from the command line: no network read hangs for
+# ever (an endless or dripping manifest, token answer, blob, index page and credential
+# helper), a credential helper cannot kill paddle-image with SIGPIPE, SIGINT stops a
+# zstd level-19 layer within a second (and the layer bytes are what they were), server
+# text and error lines carry no secret and no raw control character, a base's facts
+# and labels that no reader accepts are not copied into the image, registry failures
+# on an attestation keep their exit codes, verify-blob refuses a huge signature file by
+# its size, and each push target's SBOM names its own repository.
+source "$(dirname "$0")/../support/common.sh"
+# shellcheck source=../support/registry/registry.sh
+source "$SUPPORT/registry/registry.sh"
+cd "$WORK"
+unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL http_proxy https_proxy HTTP_PROXY HTTPS_PROXY
+export PIP_CONFIG_FILE=/dev/null
+export DOCKER_CONFIG=$WORK/docker-config
+mkdir -p "$DOCKER_CONFIG"
+trap registry_stop_all EXIT
+
+# within SECONDS CMD...: CMD ran in under SECONDS (wall clock).
+within() {
+  local limit=$1 start end
+  shift
+  start=$(date +%s.%N)
+  "$@" || true
+  end=$(date +%s.%N)
+  python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) < float(sys.argv[3]) else 1)" \
+    "$start" "$end" "$limit"
+}
+
+two_layer_image example.com/fp/app 1
+registry_start reg open "$WORK/srv"
+proxy_start fp "$REG_HOST" "$WORK/srv"
+"$PI" push oci:img:v1 "$REG_HOST/fp/img:v1" --insecure -q >/dev/null
+FAST=(--insecure --retries 0 --timeout 2)
+
+# --- 4: documents have a deadline and a cap; streams a minimum rate ---------------
+proxy_rules fp '{"method": "GET", "path": "/manifests/", "action": "endless", "times": -1, "headers": {"Content-Type": "application/vnd.oci.image.manifest.v1+json"}}'
+expect_fail "a manifest without end fails at the 4 MiB cap (exit 7), never cut and parsed" 7 \
+  "larger than 4194304 bytes, the most this request accepts" "$PI" inspect "$FP_HOST/fp/img:v1" "${FAST[@]}"
+check "... and says nothing of JSON columns" bash -c "! grep -q 'column' '$WORK/err.txt'"
+proxy_rules fp '{"method": "GET", "path": "/manifests/", "action": "drip", "interval": 0.3, "times": -1}'
+check "a dripping manifest fails at the deadline (2 x --timeout) with exit 6, within 8 s" \
+  within 8 bash -c "'$PI' inspect '$FP_HOST/fp/img:v1' --insecure --retries 0 --timeout 2 2>'$WORK/drip.err'; test \$? -eq 6"
+check "... naming the deadline" grep -q "no complete answer within 4 s" drip.err
+proxy_rules fp '{"method": "GET", "path": "/blobs/", "action": "drip", "interval": 0.3, "times": -1}'
+check "a dripping blob fails below the minimum rate with exit 6, within 10 s" \
+  within 10 bash -c "'$PI' pull '$FP_HOST/fp/img:v1' -o oci:pulled '${FAST[0]}' --retries 0 --timeout 2 -q 2>'$WORK/blob.err'; test \$? -eq 6"
+check "... naming the rate" grep -q "too slow: fewer than 1024 bytes a second over 2 s" blob.err
+check "... leaving no blob behind" bash -c "! ls pulled/blobs/sha256 2>/dev/null | grep -q ."
+proxy_rules fp '{"method": "GET", "path": "/blobs/", "action": "endless", "times": -1}'
+check "an endless blob ends at the descriptor's size (exit 8), within 20 s" \
+  within 20 bash -c "'$PI' pull '$FP_HOST/fp/img:v1' -o oci:pulled2 --insecure --retries 0 --timeout 2 -q 2>'$WORK/endless-blob.err'; test \$? -eq 8"
+
+# Token answers: the registry (here the proxy) sends clients to a token endpoint that
+# never finishes, or drips.
+challenge="Bearer realm=\\\"http://$FP_HOST/token\\\",service=\\\"fp\\\""
+proxy_rules fp "{\"path\": \"^/v2/\$\", \"action\": \"status\", \"code\": 401, \"headers\": {\"WWW-Authenticate\": \"$challenge\"}, \"times\": -1}
+{\"path\": \"^/token\", \"action\": \"endless\", \"times\": -1, \"piece\": \"{\\\"token\\\": \\\"\"}"
+expect_fail "an endless token answer fails at its cap (exit 7)" 7 "larger than 8388608 bytes" \
+  "$PI" inspect "$FP_HOST/fp/img:v1" "${FAST[@]}"
+proxy_rules fp "{\"path\": \"^/v2/\$\", \"action\": \"status\", \"code\": 401, \"headers\": {\"WWW-Authenticate\": \"$challenge\"}, \"times\": -1}
+{\"path\": \"^/token\", \"action\": \"drip\", \"interval\": 0.3, \"times\": -1}"
+check "a dripping token answer fails at the deadline (exit 6), within 8 s" \
+  within 8 bash -c "'$PI' inspect '$FP_HOST/fp/img:v1' --insecure --retries 0 --timeout 2 2>'$WORK/tok.err'; test \$? -eq 6"
+
+# Package index pages (lock reads them without a registry).
+mkdir -p lockproj
+printf 'six==1.16.0\n' >lockproj/requirements.txt
+printf 'python: {version: "3.11"}\nlayers:\n  - name: deps\n    wheels: {lock: requirements.lock}\n' >lockproj/spec.yaml
+proxy_rules fp '{"path": "^/simple/", "action": "endless", "times": -1, "headers": {"Content-Type": "text/html"}, "piece": "<a href=x>x</a>"}'
+check "an endless index page fails at its cap, within 30 s" \
+  within 30 bash -c "'$PI' lock lockproj/requirements.txt --spec lockproj/spec.yaml -i 'http://$FP_HOST/simple/' --retries 0 --timeout 2 -q >/dev/null 2>'$WORK/index.err'; test \$? -ne 0"
+check "... naming the cap" grep -q "larger than 67108864 bytes" index.err
+proxy_rules fp '{"path": "^/simple/", "action": "drip", "interval": 0.3, "times": -1}'
+check "a dripping index page fails at the deadline (exit 6), within 8 s" \
+  within 8 bash -c "'$PI' lock lockproj/requirements.txt --spec lockproj/spec.yaml -i 'http://$FP_HOST/simple/' --retries 0 --timeout 2 -q >/dev/null 2>'$WORK/index2.err'; test \$? -eq 6"
+proxy_rules fp ''
+
+# --- 4 and 5: credential helpers ----------------------------------------------------
+registry_start auth htpasswd "$WORK/srv"
+mkdir -p bin
+export PATH=$WORK/bin:$PATH
+printf '#!/bin/sh\nexec 0<&-\nexit 1\n' >bin/docker-credential-deaf
+printf '#!/bin/sh\nexec yes "{\\"Username\\": \\"alice\\"}"\n' >bin/docker-credential-endless
+printf '#!/bin/sh\nwhile :; do printf x; sleep 0.3; done\n' >bin/docker-credential-drip
+chmod +x bin/docker-credential-*
+# A login to the open registry stores through credsStore: an input far larger than a
+# pipe's buffer, so the write certainly meets a helper that is gone (EPIPE; SIGPIPE
+# killed paddle-image there before, exit 141 without a word).
+printf '{"credsStore": "deaf"}' >"$DOCKER_CONFIG/config.json"
+big=$(head -c 300000 /dev/zero | tr '\0' 'p')
+rc=0
+printf '%s' "$big" | "$PI" login "$REG_HOST" --insecure -u alice --password-stdin --json >login.out 2>login.err || rc=$?
+check "a credential helper that exits without reading its input is exit 5, not SIGPIPE's 141 (exit $rc)" test "$rc" -eq 5
+check "... with its message and the --json error" \
+  bash -c "grep -q 'docker-credential-deaf store failed' login.err && grep -q '\"exit_code\": 5' login.out"
+printf '{"credsStore": "endless"}' >"$DOCKER_CONFIG/config.json"
+expect_fail "a credential helper that prints without end is stopped at 1 MiB (exit 5)" 5 "printed more than 1 MiB" \
+  "$PI" inspect "$AUTH_HOST/fp/img:v1" "${FAST[@]}"
+printf '{"credsStore": "drip"}' >"$DOCKER_CONFIG/config.json"
+check "a dripping credential helper is stopped at --timeout (exit 5), within 8 s" \
+  within 8 bash -c "'$PI' inspect '$AUTH_HOST/fp/img:v1' --insecure --retries 0 --timeout 2 2>'$WORK/helper.err'; test \$? -eq 5"
+check "... naming it" grep -q "docker-credential-drip get did not answer within 2 s" helper.err
+rm -f "$DOCKER_CONFIG/config.json"
+
+# --- 12: secrets in server-controlled text ------------------------------------------
+"$PI" push oci:img:v1 "$AUTH_HOST/fp/img:v1" --insecure -u alice --password-stdin -q <<<"$AUTH_PASS" >/dev/null
+proxy_start ap "$AUTH_HOST" "$WORK/srv"
+proxy_rules ap '{"method": "GET", "path": "/manifests/", "action": "status", "code": 400, "echo_auth": true, "body": "{\"errors\": [{\"code\": \"MANIFEST_INVALID\", \"message\": \"bad\"}]} ", "times": -1}'
+printf '%s' "$AUTH_PASS" | "$PI" inspect "$AP_HOST/fp/img:v1" --insecure --retries 0 -u alice --password-stdin --json \
+  >echo.out 2>echo.err || true
+basic=$(printf 'alice:%s' "$AUTH_PASS" | base64 -w0)
+check "a registry error body that echoes the Authorization header shows no credential (stderr, --json)" \
+  bash -c "grep -q . echo.err && ! grep -qF '$basic' echo.err echo.out && ! grep -qF '$AUTH_PASS' echo.err echo.out"
+proxy_rules ap '{"method": "GET", "path": "/v2/fp/img/manifests/v1", "action": "status", "code": 307, "headers": {"Location": "/v2/fp/img/manifests/v1?sesame=open-SECRET-42&x=1"}, "times": 1}'
+printf '%s' "$AUTH_PASS" | "$PI" inspect "$AP_HOST/fp/img:v1" --insecure --retries 0 -u alice --password-stdin \
+  --log-level trace >trace.out 2>trace.err || true
+check "a redirect's query value under any name stays out of --log-level trace" \
+  bash -c "grep -q 'sesame=\*\*\*' trace.err && ! grep -q 'open-SECRET-42' trace.err trace.out"
+
+# --- 13: file names with line breaks, control characters in flags ------------------
+mkdir -p nl/src
+printf 'image: {tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >nl/spec.yaml
+ln -s /etc/passwd "nl/src/$(printf 'a\nb.py')"
+expect_fail "a source file whose name has a newline is named on one line (exit 3)" 3 'a\\nb\.py' \
+  "$PI" build nl/spec.yaml -q -o oci:nl-out
+check "... no line of stderr starts with the rest of the name" bash -c "! grep -q '^b\.py' '$WORK/err.txt'"
+expect_fail "--checkpoint-path with a control character is a usage error" 2 "control character" \
+  "$PI" render k8s-job img.yaml --image "$REG_HOST/fp/img@$(manifest_digest img v1)" --facts oci:img:v1 --gpus 1 \
+  --checkpoint-path "$(printf '/ck\001x')"
+
+finish
