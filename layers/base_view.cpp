@@ -722,7 +722,9 @@ BaseView cached_view(const std::vector<oci::Descriptor>& layers,
       for (const auto& [target, layer] : view.missing_link_targets()) {
         by_layer[layer].insert(target);
       }
-      for (const auto& [layer, targets] : by_layer) {
+      for (const auto& entry : by_layer) {
+        const int layer = entry.first;
+        const std::set<std::string>& targets = entry.second;
         if (layer < 0 || static_cast<std::size_t>(layer) >= layers.size()) {
           continue;
         }

@@ -119,6 +119,112 @@ printf '%s' "$AUTH_PASS" | "$PI" inspect "$AP_HOST/fp/img:v1" --insecure --retri
 check "a redirect's query value under any name stays out of --log-level trace" \
   bash -c "grep -q 'sesame=\*\*\*' trace.err && ! grep -q 'open-SECRET-42' trace.err trace.out"
 
+# --- 6: SIGINT during a zstd level-19 layer; the layer bytes are what they were ------
+# A fixed layer (text made from a seeded generator) has the gzip and zstd digests it had
+# before the interruption checks went into the zstd loop.
+mkdir -p pin/src
+python3 - pin/src/data.txt 2000000 <<'PY'
+import random, sys
+r = random.Random(34)
+words = ["".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(2, 9))) for _ in range(4000)]
+with open(sys.argv[1], "w") as f:
+    n = 0
+    while n < int(sys.argv[2]):
+        line = " ".join(r.choice(words) for _ in range(12)) + "\n"
+        f.write(line)
+        n += len(line)
+PY
+check "the fixed layer's input is the one the digests were recorded for" \
+  bash -c "sha256sum pin/src/data.txt | grep -q ^879fb481ab830673a51484b42577fcb9dc438057d62afff018ba6ac5cce36730"
+for c in gzip zstd; do
+  printf 'image: {tags: [v1]}\ncompression: %s\nlayers:\n  - name: data\n    data: [{from: src/, to: /data/}]\n' "$c" >pin/$c.yaml
+  "$PI" build pin/$c.yaml -q -o "oci:pin/out-$c:v1" --source-date-epoch 0 >/dev/null
+done
+check "the gzip layer's digest is unchanged" \
+  test "$(layer_digests pin/out-gzip v1)" = sha256:6d75ac7b5b0b9c59c6ccfbde809ae00407f6c7c19133f4d907f595848f4ac17f
+check "the zstd layer's digest is unchanged" \
+  test "$(layer_digests pin/out-zstd v1)" = sha256:76ffef03d848dad4dad4174685c25ac5c64e4dc48c442fa95ab51e9a48207be6
+
+mkdir -p z19/src
+python3 - z19/src/data.txt 40000000 <<'PY'
+import random, sys
+r = random.Random(19)
+words = ["".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(2, 9))) for _ in range(20000)]
+with open(sys.argv[1], "w") as f:
+    n = 0
+    while n < int(sys.argv[2]):
+        line = " ".join(r.choice(words) for _ in range(12)) + "\n"
+        f.write(line)
+        n += len(line)
+PY
+printf 'image: {tags: [v1]}\ncompression: {format: zstd, level: 19}\nlayers:\n  - name: data\n    data: [{from: src/, to: /data/}]\n' >z19/spec.yaml
+set -m
+CI=true "$PI" build z19/spec.yaml -o oci:z19/out:v1 --cache-dir "$WORK/z19-cache" >z19.out 2>z19.err &
+pid=$!
+set +m
+sleep 2.5 # the tree is gathered in milliseconds: zstd is at work now
+sent=$(date +%s.%N)
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+ended=$(date +%s.%N)
+check "SIGINT during a zstd level-19 layer of 40 MB exits 130 (exit $rc)" test "$rc" -eq 130
+check "... within a second (README: about a second)" \
+  python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) < 1.0 else 1)" "$sent" "$ended"
+check "... naming the signal" grep -q "interrupted (SIGINT)" z19.err
+check "... leaving no temporary file in the cache or the output" \
+  bash -c "! find '$WORK/z19-cache' z19 -type f \( -name '*.tmp*' -o -path '*/.tmp/*' \) 2>/dev/null | grep -q ."
+
+# --- 7: a base's facts and labels that no reader accepts are not copied --------------
+site=usr/local/lib/python3.11/dist-packages
+mkdir -p hb/src/$site/paddlepaddle_gpu-2.6.1.dist-info
+{ printf 'Metadata-Version: 2.1\nName: paddlepaddle-gpu\nVersion: '; head -c 5000 /dev/zero | tr '\0' '7'; printf '\n'; } \
+  >hb/src/$site/paddlepaddle_gpu-2.6.1.dist-info/METADATA
+printf 'pip\n' >hb/src/$site/paddlepaddle_gpu-2.6.1.dist-info/INSTALLER
+printf 'image: {tags: [v1]}\nlayers:\n  - name: root\n    files: [{from: src/usr/, to: /usr/}]\n' >hb/spec.yaml
+"$PI" build hb/spec.yaml -q -o oci:hbase:v1 >/dev/null
+# The config as a hand-made base might have it: ENV and an inherited label with a line
+# separator and a quote.
+python3 - hbase <<'PY'
+import hashlib, json, os, sys
+lay = sys.argv[1]
+def blob(d):
+    return os.path.join(lay, "blobs", "sha256", d.split(":")[1])
+def put(data):
+    d = "sha256:" + hashlib.sha256(data).hexdigest()
+    open(blob(d), "wb").write(data)
+    return d, len(data)
+idx = json.load(open(os.path.join(lay, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+c = json.load(open(blob(m["config"]["digest"])))
+c["config"].setdefault("Env", []).append("CUDNN_VERSION=8.9\u2028evil: 1")
+c["config"].setdefault("Labels", {})["io.paddle-image.cuda.version"] = '12.0"\nx'
+m["config"]["digest"], m["config"]["size"] = put(json.dumps(c).encode())
+idx["manifests"][0]["digest"], idx["manifests"][0]["size"] = put(json.dumps(m).encode())
+json.dump(idx, open(os.path.join(lay, "index.json"), "w"))
+PY
+mkdir -p happ/src && echo 'print(1)' >happ/src/train.py
+printf 'image: {tags: [v1]}\nbase: oci:../hbase:v1\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >happ/spec.yaml
+check "a build on a base with unreadable facts succeeds" bash -c "'$PI' build happ/spec.yaml -o oci:happ-out:v1 2>happ.err >/dev/null"
+check "... and says which facts it did not believe" bash -c \
+  "grep -q 'cudnn.version .* (ENV CUDNN_VERSION), which is not a version: ignored' happ.err &&
+   grep -q 'paddle.version .*(5000 bytes)' happ.err && grep -q 'label io.paddle-image.cuda.version=.* does not parse' happ.err"
+check "... its labels are all readable: no io.paddle-image value with a quote, a line break or 5000 digits" \
+  python3 - happ-out <<'PY'
+import json, os, sys
+lay = sys.argv[1]
+blob = lambda d: os.path.join(lay, "blobs", "sha256", d.split(":")[1])
+idx = json.load(open(os.path.join(lay, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+labels = json.load(open(blob(m["config"]["digest"])))["config"].get("Labels", {})
+for k, v in labels.items():
+    if k.startswith("io.paddle-image."):
+        assert len(v) < 100 and all(ch.isprintable() and ch != '"' for ch in v), (k, v)
+assert "io.paddle-image.cudnn.version" not in labels and "io.paddle-image.paddle.version" not in labels, labels
+PY
+check "... and render k8s-job reads the image it made" \
+  "$PI" render k8s-job happ/spec.yaml --image "$REG_HOST/fp/happ@$(manifest_digest happ-out v1)" --facts oci:happ-out:v1 --gpus 1 --no-gpu-affinity -o happ-job.yaml
+
 # --- 13: file names with line breaks, control characters in flags ------------------
 mkdir -p nl/src
 printf 'image: {tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >nl/spec.yaml
