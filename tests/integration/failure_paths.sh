@@ -225,6 +225,53 @@ PY
 check "... and render k8s-job reads the image it made" \
   "$PI" render k8s-job happ/spec.yaml --image "$REG_HOST/fp/happ@$(manifest_digest happ-out v1)" --facts oci:happ-out:v1 --gpus 1 --no-gpu-affinity -o happ-job.yaml
 
+# --- 8, 10, 11: signing -------------------------------------------------------------
+export COSIGN_PASSWORD=fp-test
+"$PI" key generate -o fpk >/dev/null 2>&1
+mkdir -p sproj/src && echo 'print(2)' >sproj/src/app.py
+printf 'image: {name: example.com/fp/signed, tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >sproj/spec.yaml
+check "build --sign with two --push targets" "$PI" build sproj/spec.yaml -q --sign --key fpk.key --insecure \
+  --push "$REG_HOST/fp/two-a:v1" --push "$REG_HOST/fp/two-b:v1" --digest-file two.digest
+d=$(head -1 two.digest | sed 's/.*@//')
+for repo in two-a two-b; do
+  "$PI" pull "$REG_HOST/fp/$repo:v1" -o "oci:$repo-pulled" --insecure -q >/dev/null
+  check "the SBOM attested in $repo names $repo (11)" python3 - "$repo-pulled" "$d" "$REG_HOST/fp/$repo" <<'PY'
+import base64, json, os, sys
+lay, digest, want = sys.argv[1:4]
+blob = lambda d: open(os.path.join(lay, "blobs", "sha256", d.split(":")[1]), "rb").read()
+idx = json.load(open(os.path.join(lay, "index.json")))
+att = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == digest.replace(":", "-") + ".att"]
+assert att, "no .att in the pulled layout"
+names = []
+for layer in json.loads(blob(att[0]["digest"]))["layers"]:
+    env = json.loads(blob(layer["digest"]))
+    st = json.loads(base64.b64decode(env["payload"]))
+    if st["predicateType"].startswith("https://spdx.dev"):
+        names.append(st["predicate"]["name"])
+assert names and all(n.split("@")[0] == want for n in names), (names, want)
+PY
+done
+
+# A registry that fails on the attestation's blob is the registry's failure (exit 7),
+# not a failed verification (11).
+att_layer=$(curl -sf -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+  "http://$REG_HOST/v2/fp/two-a/manifests/${d/:/-}.att" | python3 -c 'import json,sys; print(json.load(sys.stdin)["layers"][0]["digest"])')
+proxy_rules fp "{\"method\": \"GET\", \"path\": \"/blobs/$att_layer\", \"action\": \"status\", \"code\": 503, \"times\": -1}"
+expect_fail "a 503 on the attestation blob after every retry is exit 7, not 11 (8)" 7 "503" \
+  "$PI" verify "$FP_HOST/fp/two-a:v1" --key fpk.pub --insecure --retries 0 --identity "$REG_HOST/fp/two-a:v1"
+proxy_rules fp ''
+check "... and with the registry well again, verify passes" "$PI" verify "$FP_HOST/fp/two-a:v1" --key fpk.pub --insecure --identity "$REG_HOST/fp/two-a:v1"
+
+# verify-blob: a 1 GB --signature file is refused by its size, not read.
+echo data >blob.txt
+"$PI" sign-blob blob.txt --key fpk.key --output-signature blob.sig >/dev/null 2>&1
+truncate -s 1G huge.sig
+check "verify-blob with a 1 GB signature file fails (exit 11) at once, in little memory (10)" \
+  within 3 bash -c "/usr/bin/time -f %M -o vb.rss '$PI' verify-blob blob.txt --key fpk.pub --signature huge.sig 2>vb.err; test \$? -eq 11"
+check "... naming its size" grep -q "1073741824 bytes; a signature is under 4 KiB" vb.err
+check "... under 64 MB of memory" bash -c "test \$(tail -1 vb.rss) -lt 65536"
+check "... while the real signature verifies" "$PI" verify-blob blob.txt --key fpk.pub --signature blob.sig
+
 # --- 13: file names with line breaks, control characters in flags ------------------
 mkdir -p nl/src
 printf 'image: {tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >nl/spec.yaml
