@@ -81,7 +81,13 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     for (const auto& [sub, action] : actions) {
       if (sub->parsed()) {
-        return action();
+        int rc = action();
+        // A signal that came after the last check point: the work was finished (and
+        // kept, whole), but the caller asked to stop, and the exit code says it did.
+        if (rc == 0 && util::interrupted() != 0) {
+          util::throw_interrupted();
+        }
+        return rc;
       }
     }
     return util::exit_code(util::ErrorKind::usage);

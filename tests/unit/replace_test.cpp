@@ -266,7 +266,8 @@ TEST_SUITE("python target environment") {
     REQUIRE(plan.replacements.size() == 1);
     CHECK(plan.removals.count(k_venv + "/six.py") == 1);
     CHECK(plan.removals.count("opt/venv/bin/six-tool") == 1);
-    for (const auto& [path, limit] : plan.removals) {
+    for (const auto& removal : plan.removals) {
+      const std::string& path = removal.first;
       CHECK_MESSAGE(path.rfind("opt/venv/", 0) == 0, path);
     }
   }

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# Failure injection as a mechanism (issue 34): for build (gzip and zstd, files, data
+# and wheels layers), pull, copy to docker-archive:, warm export and lock,
+#  (a) the cache, then the output, on a tmpfs too small for the job (unshare -m, as
+#      root), and chosen writes failed exactly with ENOSPC (strace inject);
+#  (b) SIGINT and SIGTERM delivered at chosen writes (strace inject, so the points are
+#      exact and repeatable);
+# each run must end with its documented exit code (4 for a full disk, 130/143 for the
+# signals) and message, no sanitizer report, no temporary file left, and a rerun with
+# space must succeed with the same result as an undisturbed run. scripts/test.sh runs
+# this with the ASan+UBSan binary (PI=build-asan/...); under ptrace LeakSanitizer cannot
+# run, so leak checks are off for the strace runs only.
+source "$(dirname "$0")/../support/common.sh"
+# shellcheck source=../support/registry/registry.sh
+source "$SUPPORT/registry/registry.sh"
+cd "$WORK"
+unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL http_proxy https_proxy HTTP_PROXY HTTPS_PROXY
+export PIP_CONFIG_FILE=/dev/null
+export DOCKER_CONFIG=$WORK/docker-config
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export TMPDIR=$WORK/tmp
+mkdir -p "$DOCKER_CONFIG" "$TMPDIR"
+trap registry_stop_all EXIT
+[[ -d $WHEELS ]] || { echo "missing fixture $WHEELS (run scripts/test.sh)"; exit 1; }
+
+# ---- the inputs: small, so ~60 runs fit the budget under the sanitizers --------------
+mkdir -p in/src in/models in/wheels
+printf 'print(1)\n' >in/src/app.py
+head -c 1500000 /dev/urandom >in/models/w.bin
+python3 -c 'import sys; sys.stdout.write("".join("row %d of the model card\n" % i for i in range(60000)))' >in/models/card.txt
+for c in gzip zstd; do
+  printf 'image: {name: example.com/inj/app, tags: [v1]}\ncompression: %s\nlayers:\n  - name: models\n    data: [{from: models/, to: /opt/models/}]\n  - name: app\n    files: [{from: src/, to: /app/}]\n' \
+    "$c" >in/$c.yaml
+done
+cp "$WHEELS"/purepkg-*.whl "$WHEELS"/nspkg_a-*.whl "$WHEELS"/nspkg_b-*.whl in/wheels/
+grep -E '^(purepkg|nspkg-a|nspkg-b)==' "$WHEELS/wheels.lock" >in/wheels.lock
+printf 'image: {name: example.com/inj/deps, tags: [v1]}\npython: {version: "3.11"}\nlayers:\n  - name: deps\n    wheels: {dir: wheels/, lock: wheels.lock}\n' >in/wheels.yaml
+printf -- '--no-index\npurepkg==1.0\nnspkg-a==1.0\n' >in/requirements.txt
+printf 'python: {version: "3.11"}\nlayers:\n  - name: deps\n    wheels: {lock: requirements.lock}\n' >in/lock.yaml
+
+registry_start reg open "$WORK/srv"
+"$PI" build in/gzip.yaml -q -j1 --revision r --cache-dir "$WORK/seed-cache" -o oci:src:v1 >/dev/null
+"$PI" push oci:src:v1 "$REG_HOST/inj/img:v1" --insecure -q >/dev/null
+
+# ---- the workloads: run JOB CACHE OUT prints the result's fingerprint ----------------
+# (the image digest, or the sha256 of the file written).
+run_job() {
+  local job=$1 cache=$2 out=$3
+  case $job in
+    build-gzip | build-zstd | build-wheels)
+      "$PI" build "in/${job#build-}.yaml" -q -j1 --revision r --cache-dir "$cache" -o "oci:$out/lay:v1" | sed 's/.*@//' ;;
+    pull)
+      "$PI" pull "$REG_HOST/inj/img:v1" -o "oci:$out/lay:v1" --insecure -q --jobs 1 --retries 0 >/dev/null &&
+        manifest_digest "$out/lay" v1 ;;
+    copy)
+      "$PI" copy "$REG_HOST/inj/img:v1" "docker-archive:$out/img.tar" --insecure -q --jobs 1 --retries 0 >/dev/null &&
+        sha256sum "$out/img.tar" | cut -d' ' -f1 ;;
+    export)
+      "$PI" warm export oci:src:v1 --name example.com/inj/app:v1 -o "$out/img.oci.tar" >/dev/null && sha256sum "$out/img.oci.tar" | cut -d' ' -f1 ;;
+    lock)
+      "$PI" lock in/requirements.txt --spec in/lock.yaml -f "$WORK/in/wheels" --cache-dir "$cache" -q \
+        -o "$out/requirements.lock" >/dev/null && sha256sum "$out/requirements.lock" | cut -d' ' -f1 ;;
+  esac
+}
+JOBS=(build-gzip build-zstd build-wheels pull copy export lock)
+declare -A WANT
+for job in "${JOBS[@]}"; do
+  mkdir -p "ref/$job/out"
+  WANT[$job]=$(run_job "$job" "$WORK/ref/$job/cache" "$WORK/ref/$job/out")
+  check "$job: an undisturbed run gives a result (${WANT[$job]:0:19})" test -n "${WANT[$job]}"
+done
+
+# What a disturbed run may leave: nothing temporary, nowhere.
+leftovers() { # DIR...
+  find "$@" \( -name '*.tmp*' -o -name '.*.tmp-*' -o -path '*/.tmp/*' -o -name '*.partial' \) -type f 2>/dev/null
+}
+sanitizer_report() { # FILE
+  grep -E 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer' "$1"
+}
+
+# judge NAME RC WANT_RC PATTERN ERRFILE CACHE OUT: the disturbed run's verdict, then a
+# rerun with space and no disturbance, which must give the undisturbed result.
+judge() {
+  local name=$1 rc=$2 want_rc=$3 pat=$4 err=$5 cache=$6 out=$7 job=${1%%:*} ok=1 left got
+  if [[ $rc -ne $want_rc ]]; then
+    echo "$name: exit $rc, wanted $want_rc: $(grep -v '^\[' "$err" | head -3)"
+    ok=0
+  elif ! grep -qE -- "$pat" "$err"; then
+    echo "$name: stderr lacks /$pat/: $(head -3 "$err")"
+    ok=0
+  fi
+  if sanitizer_report "$err" >/dev/null; then
+    echo "$name: sanitizer report:"
+    sanitizer_report "$err" | head -5
+    ok=0
+  fi
+  left=$(leftovers "$cache" "$out" "$TMPDIR")
+  if [[ -n $left ]]; then
+    echo "$name: temporary files left: $left"
+    ok=0
+  fi
+  if [[ -d $out/lay/blobs ]] && ! blobs_intact "$out/lay"; then
+    ok=0
+  fi
+  got=$(run_job "$job" "$cache" "$out" 2>"$err.rerun") || true
+  if [[ $got != "${WANT[$job]}" ]]; then
+    echo "$name: the rerun gave '$got', wanted '${WANT[$job]}': $(head -3 "$err.rerun")"
+    ok=0
+  fi
+  [[ $ok -eq 1 ]]
+}
+
+fresh() { # NAME: an empty cache and output for one disturbed run
+  rm -rf "runs/$1"
+  mkdir -p "runs/$1/cache" "runs/$1/out"
+}
+
+# ---- (a) a file system too small for the job ---------------------------------------
+# unshare -m: a private mount namespace (root), so the tmpfs is ours alone; the job's
+# leftovers on it are listed before it goes.
+tiny_fs() { # JOB WHICH(cache|out) FREE_KIB: a 4 MiB tmpfs with FREE_KIB left
+  local job=$1 which=$2 free=$3 name="$1:$2-full-$3k" rc=0 dir
+  fresh "$name"
+  dir=$WORK/runs/$name/$which
+  unshare -m bash -c '
+    mount -t tmpfs -o size=4m tmpfs "$1" || exit 99
+    head -c $((4096 * 1024 - $7 * 1024)) /dev/zero >"$1/.filler" || exit 98
+    rc=0
+    "$2" "$3" "$4" "$5" || rc=$?
+    find "$1" \( -name "*.tmp*" -o -name ".*.tmp-*" -o -path "*/.tmp/*" \) -type f >"$6"
+    exit $rc' _ "$dir" "$WORK/run_job_exported" "$job" "$WORK/runs/$name/cache" "$WORK/runs/$name/out" \
+    "$WORK/runs/$name/tmpfs-left" "$free" >/dev/null 2>"runs/$name.err" || rc=$?
+  if [[ -s runs/$name/tmpfs-left ]]; then
+    echo "$name: temporary files left on the full file system: $(cat "runs/$name/tmpfs-left")"
+    return 1
+  fi
+  judge "$name" "$rc" 4 "No space left on device" "runs/$name.err" "$WORK/runs/$name/cache" "$WORK/runs/$name/out"
+}
+# The job, as a command a child bash can run.
+cat >run_job_exported <<SH
+#!/usr/bin/env bash
+set -euo pipefail
+cd "$WORK"
+$(declare -f run_job manifest_digest)
+PI='$PI' REG_HOST='$REG_HOST' WORK='$WORK'
+run_job "\$@" >/dev/null
+SH
+chmod +x run_job_exported
+# A full file system (nothing left) and one that fills mid-way (a few KiB left for the
+# small jobs, 1 MiB for those that write a few MiB).
+for job in build-gzip build-zstd build-wheels lock; do
+  check "$job: the cache on a full file system: exit 4, nothing left, a rerun succeeds" tiny_fs "$job" cache 0
+done
+for job in "${JOBS[@]}"; do
+  check "$job: the output on a full file system: exit 4, nothing left, a rerun succeeds" tiny_fs "$job" out 0
+done
+for job in build-gzip build-zstd pull copy export; do
+  check "$job: the output on a file system that fills mid-way: exit 4, a rerun succeeds" tiny_fs "$job" out 1024
+done
+check "build-wheels: the cache fills mid-way" tiny_fs build-wheels cache 8
+
+# ---- (b) chosen writes fail, and signals arrive, exactly -----------------------------
+# The writes each job makes to regular files under the work directory, counted once
+# (strace -y names each descriptor's file); the injections pick among them.
+count_file_writes() { # JOB
+  local name="count-$1"
+  fresh "$name"
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -y -e trace=write -o "runs/$name.strace" \
+    ./run_job_exported "$1" "$WORK/runs/$name/cache" "$WORK/runs/$name/out" >/dev/null 2>&1 || true
+  # strace counts `when` per thread: the index of each write to a file of ours within
+  # its own thread, kept only where no other thread writes that often (so the injection
+  # hits that one write alone: two signals would be "stop at once").
+  awk -v w="$WORK" '
+    / write\(/ { pid = $1; n[pid]++; if (index($0, "<" w "/") && $0 !~ /<\/dev\/|pipe:|socket:/) { cand[++c] = n[pid]; who[c] = pid } }
+    END {
+      for (i = 1; i <= c; i++) {
+        ok = 1
+        for (p in n) if (p != who[i] && n[p] >= cand[i]) ok = 0
+        if (ok) print cand[i]
+      }
+    }' "runs/$name.strace"
+}
+inject() { # JOB WHAT(enospc|int|term) WHEN
+  local job=$1 what=$2 when=$3 name="$1:$2-at-write-$3" rc=0 spec want_rc pat
+  fresh "$name"
+  case $what in
+    enospc) spec="write:error=ENOSPC:when=$when"; want_rc=4; pat="No space left on device" ;;
+    int) spec="write:signal=INT:when=$when"; want_rc=130; pat="interrupted \(SIGINT\)" ;;
+    term) spec="write:signal=TERM:when=$when"; want_rc=143; pat="terminated \(SIGTERM\)" ;;
+  esac
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o /dev/null -e trace=write -e "inject=$spec" \
+    ./run_job_exported "$job" "$WORK/runs/$name/cache" "$WORK/runs/$name/out" >/dev/null 2>"runs/$name.err" || rc=$?
+  judge "$name" "$rc" "$want_rc" "$pat" "runs/$name.err" "$WORK/runs/$name/cache" "$WORK/runs/$name/out"
+}
+for job in "${JOBS[@]}"; do
+  mapfile -t writes < <(count_file_writes "$job")
+  n=${#writes[@]}
+  if ((n < 1)); then
+    fail "$job: no write to a file was seen"
+    continue
+  fi
+  first=${writes[0]} mid=${writes[$((n / 2))]} last=${writes[$((n - 1))]}
+  check "$job: ENOSPC at its first file write (its thread's write $first)" inject "$job" enospc "$first"
+  check "$job: ENOSPC mid-way (write $mid)" inject "$job" enospc "$mid"
+  check "$job: SIGINT at its first file write" inject "$job" int "$first"
+  check "$job: SIGINT at its last file write" inject "$job" int "$last"
+  check "$job: SIGTERM mid-way" inject "$job" term "$mid"
+done
+finish
