@@ -225,6 +225,53 @@ PY
 check "... and render k8s-job reads the image it made" \
   "$PI" render k8s-job happ/spec.yaml --image "$REG_HOST/fp/happ@$(manifest_digest happ-out v1)" --facts oci:happ-out:v1 --gpus 1 --no-gpu-affinity -o happ-job.yaml
 
+# --- 2 and 3: a wheels layer plans against the target interpreter's environment ---------
+# A base with Debian's python3.11, a venv with the same purepkg, a conda environment and
+# its pkgs/ cache with another, and a site-packages under /etc whose RECORD climbs to
+# /etc/shadow; and a METADATA stored as a hard link (conda links environments from pkgs/).
+mkdir -p envs/root
+dist() { # SITE NAME VERSION RECORD
+  mkdir -p "envs/root/$1/$2-$3.dist-info" "envs/root/$1/$2"
+  printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$2" "$3" >"envs/root/$1/$2-$3.dist-info/METADATA"
+  printf 'pip\n' >"envs/root/$1/$2-$3.dist-info/INSTALLER"
+  printf '%s' "$4" >"envs/root/$1/$2-$3.dist-info/RECORD"
+  echo "x = 1" >"envs/root/$1/$2/__init__.py"
+}
+mkdir -p envs/root/usr/bin envs/root/opt/venv/bin envs/root/etc
+printf '\177ELF' >envs/root/usr/bin/python3.11
+printf 'home = /usr/bin\ninclude-system-site-packages = false\n' >envs/root/opt/venv/pyvenv.cfg
+echo 'root:*:19000:0:99999:7:::' >envs/root/etc/shadow
+dist opt/venv/lib/python3.11/site-packages purepkg 1.0 $'purepkg/__init__.py,,\n'
+dist opt/conda/pkgs/purepkg-0.8-py_0/site-packages purepkg 0.8 $'purepkg/__init__.py,,\n'
+dist opt/conda/lib/python3.11/site-packages purepkg 0.8 $'purepkg/__init__.py,,\n'
+rm envs/root/opt/conda/lib/python3.11/site-packages/purepkg-0.8.dist-info/METADATA
+ln envs/root/opt/conda/pkgs/purepkg-0.8-py_0/site-packages/purepkg-0.8.dist-info/METADATA \
+  envs/root/opt/conda/lib/python3.11/site-packages/purepkg-0.8.dist-info/METADATA
+dist etc/lib/python3/site-packages purepkg 0.9 $'purepkg/__init__.py,,\n../../../shadow,,\n'
+printf 'image: {tags: [v1]}\nlayers:\n  - name: root\n    files: [{from: root/, to: /}]\n' >envs/spec.yaml
+"$PI" build envs/spec.yaml -q -o oci:envbase:v1 >/dev/null
+check "inspect --base-view sees the hard-linked METADATA in the conda environment (3)" bash -c \
+  "'$PI' inspect --base-view oci:envbase:v1 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); locs=[d[\"location\"] for d in j[\"facts\"][\"python\"]]; assert \"opt/conda/lib/python3.11/site-packages/purepkg-0.8.dist-info\" in locs, locs; assert len(locs) == 4, locs'"
+mkdir -p envapp/wheels
+cp "$WHEELS"/purepkg-1.0-py3-none-any.whl envapp/wheels/
+grep '^purepkg==' "$WHEELS/wheels.lock" >envapp/wheels.lock
+printf 'image: {tags: [v1]}\nbase: oci:../envbase:v1\nlayers:\n  - name: deps\n    wheels: {dir: wheels/, lock: wheels.lock}\n' >envapp/spec.yaml
+check "a wheels layer on that base builds" "$PI" build envapp/spec.yaml -q -o oci:envapp-out:v1 --metadata-file envapp.json
+check "... installs purepkg for the target (not 'already satisfied' by the venv's copy) and replaces nothing elsewhere (2)" \
+  python3 - envapp-out envapp.json <<'PY'
+import json, os, sys, tarfile
+lay, meta = sys.argv[1:3]
+blob = lambda d: os.path.join(lay, "blobs", "sha256", d.split(":")[1])
+idx = json.load(open(os.path.join(lay, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+names = tarfile.open(blob(m["layers"][-1]["digest"])).getnames()
+assert any(n.startswith("usr/local/lib/python3.11/dist-packages/purepkg/") for n in names), names
+wh = [n for n in names if os.path.basename(n).startswith(".wh.")]
+assert not wh, wh
+layers = json.load(open(meta))["layers"]
+assert all(not l.get("replacements") for l in layers), [l.get("replacements") for l in layers]
+PY
+
 # --- 8, 10, 11: signing -------------------------------------------------------------
 export COSIGN_PASSWORD=fp-test
 "$PI" key generate -o fpk >/dev/null 2>&1
