@@ -15,8 +15,12 @@ export COSIGN_PASSWORD=release-test
 rm -rf dist dist2 rel.key rel.pub
 "$PI" key generate -o rel >/dev/null 2>&1
 
+# The release build sits beside the suite's Release build (build/), at the same depth,
+# so ccache finds every object that build compiled with the same flags: the test
+# compiles paddle-image once, not again (release.sh's own default directory).
+RB=$ROOT/build-release
 check "release.sh builds the archive, the .deb, SHA256SUMS and signatures" \
-  bash "$ROOT/scripts/release.sh" --out dist --build "$WORK/build-release" --key rel.key --deb
+  bash "$ROOT/scripts/release.sh" --out dist --build "$RB" --key rel.key --deb
 A=$(ls dist/paddle-image-*-linux-amd64.tar.gz 2>/dev/null | head -1)
 NAME=$(basename "$A" .tar.gz)
 check "it is named paddle-image-VERSION-linux-amd64.tar.gz" \
@@ -32,17 +36,26 @@ check "the .deb is named paddle-image_VERSION-1_ARCH.deb and listed in SHA256SUM
 check "the .deb's signature verifies, with verify-blob and the independent verifier" bash -c \
   "'$PI' verify-blob '$DEB' --key rel.pub --signature '$DEB.sig' && ${CC[*]} verify-blob --key rel.pub --signature '$DEB.sig' --in '$DEB'"
 check "packaging the same build again gives the same bytes (archive and .deb)" bash -c \
-  "bash '$ROOT/scripts/release.sh' --out dist2 --build '$WORK/build-release' --deb >/dev/null && cmp '$A' 'dist2/$NAME.tar.gz' &&
+  "bash '$ROOT/scripts/release.sh' --out dist2 --build '$RB' --deb >/dev/null && cmp '$A' 'dist2/$NAME.tar.gz' &&
    cmp '$DEB' dist2/$(basename "$DEB")"
 
 # From two checkouts of the commit in different directories, built separately: the
 # same archive, byte for byte (SOURCE_DATE_EPOCH from the commit; nothing in the
-# binary names the directory it was built in).
-rm -rf ckA ckB && git clone -q --shared "$ROOT" ckA && git clone -q --shared "$ROOT" "ckB-elsewhere"
+# binary names the directory it was built in). When this tree is the clean commit (as
+# in CI), it is the first checkout and its release above the first build; a tree with
+# changes is compared through a second clean clone instead.
+rm -rf ckA ckB-elsewhere && git clone -q --shared "$ROOT" "ckB-elsewhere"
+if [[ -z $(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+  FIRST=dist
+else
+  git clone -q --shared "$ROOT" ckA
+  bash ckA/scripts/release.sh --out "$WORK/ckA-dist" --build "$WORK/ckA/build-release" --deb >/dev/null
+  FIRST=ckA-dist
+fi
 check "two checkouts in different directories give the same archive and .deb, byte for byte" bash -c \
-  "bash ckA/scripts/release.sh --out '$WORK/ckA-dist' --build '$WORK/ckA/build-release' --deb >/dev/null &&
-   bash ckB-elsewhere/scripts/release.sh --out '$WORK/ckB-dist' --build '$WORK/ckB-elsewhere/b' --deb >/dev/null &&
-   cmp ckA-dist/*.tar.gz ckB-dist/*.tar.gz && cmp ckA-dist/*.deb ckB-dist/*.deb && cmp ckA-dist/SHA256SUMS ckB-dist/SHA256SUMS"
+  "bash ckB-elsewhere/scripts/release.sh --out '$WORK/ckB-dist' --build '$WORK/ckB-elsewhere/b' --deb >/dev/null &&
+   cmp $FIRST/*.tar.gz ckB-dist/*.tar.gz && cmp $FIRST/*.deb ckB-dist/*.deb &&
+   cmp $FIRST/SHA256SUMS ckB-dist/SHA256SUMS"
 rm -rf ckA ckB-elsewhere
 
 # --- the Debian package -------------------------------------------------------------
@@ -198,11 +211,11 @@ fi
 debian_base_spec "$WORK/debbase.yaml"
 "$PI" build "$WORK/debbase.yaml" -q -o "oci:$WORK/debbase:v1" >/dev/null
 check "release.sh --image builds paddle-image's own image on the stand-in base, signed" \
-  bash "$ROOT/scripts/release.sh" --out dist3 --build "$WORK/build-release" --no-deb --image --image-base "oci:$WORK/debbase:v1" --key rel.key
+  bash "$ROOT/scripts/release.sh" --out dist3 --build "$RB" --no-deb --image --image-base "oci:$WORK/debbase:v1" --key rel.key
 check "... with --no-deb, no .deb and SHA256SUMS lists the archive alone" bash -c \
   "! ls dist3/*.deb 2>/dev/null && [[ \$(wc -l <dist3/SHA256SUMS) -eq 1 ]]"
 check "... again from the same archive: the same digest" bash -c \
-  "bash '$ROOT/scripts/release.sh' --out dist4 --build '$WORK/build-release' --image --image-base 'oci:$WORK/debbase:v1' >/dev/null &&
+  "bash '$ROOT/scripts/release.sh' --out dist4 --build '$RB' --image --image-base 'oci:$WORK/debbase:v1' >/dev/null &&
    [[ -s dist3/image.digest ]] && cmp dist3/image.digest dist4/image.digest"
 check "its signature, provenance and SBOM verify" "$PI" verify "oci:dist3/image:$V" --key rel.pub --identity "registry.example.com/tools/paddle-image:$V" --attestations slsa,spdx
 check "its SBOM lists the Debian base's packages" bash -c \
