@@ -25,10 +25,12 @@ la_ssize_t write_cb(struct archive*, void* client, const void* buf, size_t n) {
     (*sink)(static_cast<const char*>(buf), n);
   } catch (...) {
     // Safe: nothing is lost. An exception must not cross libarchive's C frames; the
-    // sink is TarBuilder's guarded sink, which kept the exception (sink_error) before
-    // rethrowing it, and the -1 makes libarchive fail the write, whereupon fail()
-    // rethrows that exception. No log sink reaches this callback.
-    return -1;
+    // sink is TarBuilder's guarded sink, which kept the exception (sink_error) and
+    // stops passing bytes on; every TarBuilder call checks sink_error after libarchive
+    // returns and rethrows it. The write is reported as done: an archive libarchive
+    // has marked failed leaks its block buffer on free (libarchive 3.6), one that
+    // merely stops reaching the sink closes cleanly. No log sink reaches this callback.
+    return static_cast<la_ssize_t>(n);
   }
   return static_cast<la_ssize_t>(n);
 }
@@ -50,28 +52,32 @@ struct TarBuilder::Impl {
   ByteSink guarded;
   // Declared last, so destroyed first: archive_write_free flushes an archive that was
   // not closed (an error left it half-written) through write_cb, which reaches guarded
-  // and sink_error (declared before it, they outlive it). When the sink itself failed,
-  // the archive is marked failed first, so nothing more is written into it.
+  // and sink_error (declared before it, they outlive it).
   std::unique_ptr<struct archive, ArchiveDeleter> a;
-  bool closed = false;
 
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
-  ~Impl() {
-    if (!closed && a && sink_error) {
-      archive_write_fail(a.get());
+
+  // The sink's own error, once it failed (write_cb reported the write as done).
+  void check_sink() const {
+    if (sink_error) {
+      std::rethrow_exception(sink_error);
     }
   }
 
   void close() {
-    if (archive_write_close(a.get()) != ARCHIVE_OK) {
+    int rc = archive_write_close(a.get());
+    check_sink();
+    if (rc != ARCHIVE_OK) {
       fail("cannot finish tar stream");
     }
-    closed = true;
   }
 
   Impl(std::int64_t t, ByteSink s) : sink(std::move(s)), mtime(t), a(archive_write_new()) {
     guarded = [this](const char* d, std::size_t n) {
+      if (sink_error) {
+        return; // the sink failed already: nothing more reaches it
+      }
       try {
         sink(d, n);
       } catch (...) {
@@ -112,13 +118,17 @@ struct TarBuilder::Impl {
   }
 
   void header(archive_entry* e) {
-    if (archive_write_header(a.get(), e) != ARCHIVE_OK) {
+    int rc = archive_write_header(a.get(), e);
+    check_sink();
+    if (rc != ARCHIVE_OK) {
       fail(std::string("cannot write tar header for ") + archive_entry_pathname(e));
     }
   }
 
   void data(const char* d, std::size_t n) {
-    if (archive_write_data(a.get(), d, n) < 0) {
+    la_ssize_t rc = archive_write_data(a.get(), d, n);
+    check_sink();
+    if (rc < 0) {
       fail("cannot write tar data");
     }
   }
