@@ -180,43 +180,6 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   return len;
 }
 
-// Text with the value of every query parameter after a '?' replaced by "***", up to
-// white space or a quote: for trace lines, where a redirect's query may hold a token
-// under any name.
-std::string hide_query_values(const std::string& text) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    auto q = text.find('?', i);
-    if (q == std::string::npos) {
-      break;
-    }
-    out += text.substr(i, q + 1 - i);
-    std::size_t end = q + 1;
-    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end])) &&
-           std::string_view("\"'<>`").find(text[end]) == std::string_view::npos) {
-      ++end;
-    }
-    std::string query = text.substr(q + 1, end - q - 1);
-    std::size_t k = 0;
-    bool first = true;
-    while (k <= query.size()) {
-      auto amp = query.find('&', k);
-      std::string item = query.substr(k, amp == std::string::npos ? std::string::npos : amp - k);
-      auto eq = item.find('=');
-      out += (first ? "" : "&") + (eq == std::string::npos ? item : item.substr(0, eq) + "=***");
-      first = false;
-      if (amp == std::string::npos) {
-        break;
-      }
-      k = amp + 1;
-    }
-    i = end;
-  }
-  out += text.substr(std::min(i, text.size()));
-  return out;
-}
-
 // curl's verbose output with credentials removed: header lines naming
 // Authorization (or a cookie) are redacted; bodies are never logged.
 int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void* user) {
@@ -246,7 +209,7 @@ int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void* user
     // lines carry presigned URLs: their signatures and tokens are hidden too, and in
     // a trace every query value is, whatever its parameter's name (a storage backend
     // may call its token anything).
-    (*t->log)(3, dir + hide_query_values(util::redact_text(line)));
+    (*t->log)(3, dir + util::hide_query_values(util::redact_text(line)));
   }
   return 0;
 }

@@ -127,15 +127,16 @@ bool is_secret_query_parameter(std::string_view name) {
 
 namespace {
 
-// A query string with the value of every secret parameter replaced by "***".
-std::string redact_query(const std::string& query) {
+// A query string with the value of every secret parameter (of every parameter, with
+// `all`) replaced by "***".
+std::string redact_query(const std::string& query, bool all = false) {
   std::string q;
   std::size_t i = 0;
   while (i <= query.size()) {
     auto amp = query.find('&', i);
     std::string item = query.substr(i, amp == std::string::npos ? std::string::npos : amp - i);
     auto eq = item.find('=');
-    if (eq != std::string::npos && is_secret_query_parameter(item.substr(0, eq))) {
+    if (eq != std::string::npos && (all || is_secret_query_parameter(item.substr(0, eq)))) {
       item = item.substr(0, eq) + "=***";
     }
     q += (i == 0 ? "" : "&") + item;
@@ -152,8 +153,9 @@ bool url_end(char c) {
 }
 
 // Request targets without a scheme ("GET /v2/r/blobs/sha256:..?X-Amz-Signature=..",
-// an HTTP trace's request line): the query of every token that starts with '/'.
-std::string redact_path_queries(const std::string& text) {
+// an HTTP trace's request line): the query of every token that starts with '/' (of
+// every token, and all its values, with `all`).
+std::string redact_path_queries(const std::string& text, bool all = false) {
   std::string out;
   std::size_t i = 0;
   while (i < text.size()) {
@@ -171,7 +173,7 @@ std::string redact_path_queries(const std::string& text) {
     }
     out += text.substr(i, q + 1 - i);
     std::string query = text.substr(q + 1, end - q - 1);
-    out += start < q && text[start] == '/' ? redact_query(query) : query;
+    out += all ? redact_query(query, true) : start < q && text[start] == '/' ? redact_query(query) : query;
     i = end;
   }
   out += text.substr(std::min(i, text.size()));
@@ -235,6 +237,10 @@ std::string redact_auth_tokens(const std::string& text) {
 }
 
 } // namespace
+
+std::string hide_query_values(const std::string& text) {
+  return redact_path_queries(text, true);
+}
 
 std::string redact_url(const std::string& url) {
   auto u = parse_url(url);

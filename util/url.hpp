@@ -51,6 +51,11 @@ std::string redact_url(const std::string& url);
 // password of `-u USER:PASS` / `--user USER:PASS`.
 std::string redact_text(std::string_view text);
 
+// Text with the value of every query parameter after any '?' replaced by "***", up to
+// white space or a quote, whatever the parameter's name: for HTTP trace lines, where a
+// redirect's query may hold a token under a name no list knows.
+std::string hide_query_values(const std::string& text);
+
 // True when the query parameter name carries a credential (case-insensitive).
 bool is_secret_query_parameter(std::string_view name);
 

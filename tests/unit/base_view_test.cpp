@@ -282,6 +282,23 @@ std::pair<std::string, oci::Descriptor> blob_of(const std::vector<std::pair<std:
   return {tar, d};
 }
 
+// A reader over the blob of `blobs` that `d` names.
+oci::Reader reader_of(const std::vector<std::pair<std::string, oci::Descriptor>>& blobs, const oci::Descriptor& d) {
+  for (const auto& blob : blobs) {
+    if (blob.second.digest == d.digest) {
+      auto data = std::make_shared<std::string>(blob.first);
+      auto pos = std::make_shared<std::size_t>(0);
+      return [data, pos](char* buf, std::size_t n) {
+        std::size_t k = std::min(n, data->size() - *pos);
+        std::copy_n(data->data() + *pos, k, buf);
+        *pos += k;
+        return k;
+      };
+    }
+  }
+  throw util::Error(util::ErrorKind::internal, "no such blob");
+}
+
 } // namespace
 
 TEST_CASE("cached_view: an image on a cached base reads only its own layers; a damaged cache is read again") {
@@ -294,19 +311,7 @@ TEST_CASE("cached_view: an image on a cached base reads only its own layers; a d
   std::vector<std::string> opened;
   auto open = [&](const oci::Descriptor& d) -> oci::Reader {
     opened.push_back(d.digest.str());
-    for (const auto& [bytes, desc] : blobs) {
-      if (desc.digest == d.digest) {
-        auto data = std::make_shared<std::string>(bytes);
-        auto pos = std::make_shared<std::size_t>(0);
-        return [data, pos](char* buf, std::size_t n) {
-          std::size_t k = std::min(n, data->size() - *pos);
-          std::copy_n(data->data() + *pos, k, buf);
-          *pos += k;
-          return k;
-        };
-      }
-    }
-    throw util::Error(util::ErrorKind::internal, "no such blob");
+    return reader_of(blobs, d);
   };
   std::vector<oci::Descriptor> base = {blobs[0].second, blobs[1].second};
   std::vector<oci::Descriptor> image = {blobs[0].second, blobs[1].second, blobs[2].second};
@@ -411,21 +416,7 @@ TEST_CASE("hard-linked METADATA and dpkg status are read, from the same layer or
                    {site + "/a-1.0.dist-info/METADATA", "", "opt/store/meta-a"},
                    {"var/lib/dpkg/status", "", "./opt/store/status"}}),
   };
-  auto open = [&](const oci::Descriptor& d) -> oci::Reader {
-    for (const auto& [bytes, desc] : blobs) {
-      if (desc.digest == d.digest) {
-        auto data = std::make_shared<std::string>(bytes);
-        auto pos = std::make_shared<std::size_t>(0);
-        return [data, pos](char* buf, std::size_t n) {
-          std::size_t k = std::min(n, data->size() - *pos);
-          std::copy_n(data->data() + *pos, k, buf);
-          *pos += k;
-          return k;
-        };
-      }
-    }
-    throw util::Error(util::ErrorKind::internal, "no such blob");
-  };
+  auto open = [&](const oci::Descriptor& d) -> oci::Reader { return reader_of(blobs, d); };
   auto tmp = test_support::make_temp("pi-view-links-");
   layers::ViewCacheOptions o;
   o.cache_dir = tmp.path();

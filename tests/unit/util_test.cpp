@@ -529,6 +529,22 @@ TEST_CASE("util url: one parser, IPv6 brackets, and one redaction for every outp
   CHECK(util::redact_text("> GET /v2/r/blobs/sha256:ab?X-Amz-Signature=canary8&sig=canary9&x=1 HTTP/1.1") ==
         "> GET /v2/r/blobs/sha256:ab?X-Amz-Signature=***&sig=***&x=1 HTTP/1.1");
   CHECK(util::redact_text("is it? token=x") == "is it? token=x");
+  // An Authorization value a server echoed, however it quoted it (issue 34); a scheme
+  // word followed by prose or a parameter stays.
+  CHECK(util::redact_text(R"({"Authorization":["Basic YWxpY2U6Y2FuYXJ5MTA="]})") ==
+        R"({"Authorization":["Basic [redacted]"]})");
+  CHECK(util::redact_text("echo: bearer eyJhbGciOiJIUzI1NiJ9.canary11.sig, done") == "echo: bearer [redacted], done");
+  CHECK(util::redact_text("the registry asked for Basic auth") == "the registry asked for Basic auth");
+  CHECK(util::redact_text(R"(WWW-Authenticate: Bearer realm="https://auth.example.com/token")") ==
+        R"(WWW-Authenticate: Bearer realm="https://auth.example.com/token")");
+}
+
+TEST_CASE("url: hide_query_values hides every value of every query, whatever its name") {
+  CHECK(util::hide_query_values("< Location: /v2/r/blobs/x?sesame=canary12&x=1") ==
+        "< Location: /v2/r/blobs/x?sesame=***&x=***");
+  CHECK(util::hide_query_values("* Issue another request to this URL: 'http://h/p?a=canary13'") ==
+        "* Issue another request to this URL: 'http://h/p?a=***'");
+  CHECK(util::hide_query_values("no query here") == "no query here");
 }
 
 TEST_CASE("url: loopback origins from the literal authority, never DNS") {
