@@ -481,8 +481,7 @@ python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::TargetFa
   }
   // Only the target interpreter's environment: what pip would see (another venv, a
   // conda environment or its pkgs/ cache in the base is not touched nor counted).
-  auto installed =
-      python::target_distributions(cx.landing, facts.target, python::installed_distributions(cx.landing));
+  auto installed = python::target_distributions(cx.landing, facts.target, python::installed_distributions(cx.landing));
   auto broken = python::conflicts(installed, incoming, facts.markers);
   if (!broken.empty()) {
     std::string list;

@@ -46,7 +46,9 @@ void RegistryFlags::add(CLI::App* c, bool transfer, bool select, bool credential
     c->add_flag("--password-stdin", password_stdin, "Read the password or token from stdin");
   }
   c->add_option("--retries", retries, "Attempts per request after the first (default 5)")->check(CLI::Range(0, 50));
-  c->add_option("--timeout", timeout, "Seconds a stalled transfer may wait before it is retried; a manifest, token or index page must arrive within twice this, a blob move 1 KiB/s over this (default 30)")
+  c->add_option("--timeout", timeout,
+                "Seconds a stalled transfer may wait before it is retried; a manifest, token or index page must arrive "
+                "within twice this, a blob move 1 KiB/s over this (default 30)")
       ->check(CLI::Range(1, 3600));
   c->add_option("--log-level", log_level, "error, warn, info, debug or trace (trace shows redacted HTTP headers)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug", "trace"}));

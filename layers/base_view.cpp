@@ -732,9 +732,7 @@ BaseView cached_view(const std::vector<oci::Descriptor>& layers,
         auto read = verified_layer_reader(open(d), d, o.what);
         scan_tar(
             read, d.digest.str(),
-            [&](const TarMember& m) {
-              return m.type == '0' && targets.count(m.path) != 0 && m.size <= (1 << 24);
-            },
+            [&](const TarMember& m) { return m.type == '0' && targets.count(m.path) != 0 && m.size <= (1 << 24); },
             [&](const TarMember& m, const std::string& content) { view.fill_link_target(m.path, content); });
         std::vector<char> rest(1 << 16);
         while (read(rest.data(), rest.size()) > 0) {

@@ -107,7 +107,7 @@ public:
 private:
   void remove_below(const std::string& path, bool include_self, int below_layer);
   std::map<std::string, ViewNode> m_nodes;
-  std::map<std::string, std::string> m_content; // small files kept for the facts until finish()
+  std::map<std::string, std::string> m_content;                  // small files kept for the facts until finish()
   std::map<std::string, std::vector<std::string>> m_link_wanted; // target -> hard links that want its content
   void keep_content(const std::string& path, const std::string& content);
   std::vector<std::string> m_layers;

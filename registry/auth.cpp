@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
@@ -461,7 +461,9 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
       }
       util::throw_interrupted();
     }
-    struct pollfd pfd {out_pipe[0], POLLIN, 0};
+    struct pollfd pfd {
+      out_pipe[0], POLLIN, 0
+    };
     int p = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 200)));
     if (p < 0 && errno != EINTR) {
       abandon_helper(pid, out_pipe[0], prog, action, std::string("could not be read: ") + std::strerror(errno));

@@ -38,12 +38,12 @@ struct Transfer {
   std::exception_ptr error;
   bool body_started = false;
   bool stalled = false;
-  bool too_slow = false;   // a streamed transfer below the minimum rate
-  bool too_long = false;   // a document past its deadline
+  bool too_slow = false;    // a streamed transfer below the minimum rate
+  bool too_long = false;    // a document past its deadline
   bool interrupted = false; // a signal arrived (util/interrupt.hpp)
   long stall_timeout_s = 30;
-  long deadline_s = 0;     // documents: the whole request's limit (0: none)
-  long min_rate_bps = 0;   // streamed: the least average rate over each window
+  long deadline_s = 0;   // documents: the whole request's limit (0: none)
+  long min_rate_bps = 0; // streamed: the least average rate over each window
   long rate_window_s = 30;
   curl_off_t last_dl = -1, last_ul = -1;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -73,10 +73,11 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* user) {
     if (t->resp->body.size() + len > t->req->max_body) {
       // Not cut and parsed as if whole: the answer is refused.
       auto u = util::parse_url(t->req->url);
-      throw util::Error(util::ErrorKind::registry,
-                  "the answer from " + (u ? u->authority() : std::string("the server")) + " is larger than " +
-                      std::to_string(t->req->max_body) + " bytes, the most this request accepts",
-                  "the server or a proxy on the way sent an oversized or endless body; check the URL and the proxy");
+      throw util::Error(
+          util::ErrorKind::registry,
+          "the answer from " + (u ? u->authority() : std::string("the server")) + " is larger than " +
+              std::to_string(t->req->max_body) + " bytes, the most this request accepts",
+          "the server or a proxy on the way sent an oversized or endless body; check the URL and the proxy");
     }
     t->resp->body.append(data, len);
     return len;
@@ -158,7 +159,6 @@ int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t
   }
   return 0;
 }
-
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -508,14 +508,14 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
     if (t.stalled || t.too_slow || t.too_long) {
       rc = CURLE_OPERATION_TIMEDOUT;
     }
-    std::string message =
-        t.stalled  ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
-        : t.too_long ? "no complete answer within " + std::to_string(t.deadline_s) +
-                           " s (the deadline for a manifest, token or index page: twice --timeout)"
-        : t.too_slow ? "too slow: fewer than " + std::to_string(t.min_rate_bps) + " bytes a second over " +
-                           std::to_string(t.rate_window_s) + " s (--timeout)"
-        : errbuf[0] ? std::string(errbuf)
-                    : std::string(curl_easy_strerror(rc));
+    std::string message = t.stalled    ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
+                          : t.too_long ? "no complete answer within " + std::to_string(t.deadline_s) +
+                                             " s (the deadline for a manifest, token or index page: twice --timeout)"
+                          : t.too_slow
+                              ? "too slow: fewer than " + std::to_string(t.min_rate_bps) + " bytes a second over " +
+                                    std::to_string(t.rate_window_s) + " s (--timeout)"
+                          : errbuf[0] ? std::string(errbuf)
+                                      : std::string(curl_easy_strerror(rc));
     while (!message.empty() && message.back() == '\n') {
       message.pop_back();
     }

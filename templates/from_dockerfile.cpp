@@ -26,7 +26,6 @@ std::string shown_instruction(const std::string& text) {
   return t.size() > 120 ? t.substr(0, 117) + "..." : t;
 }
 
-
 std::string trim(const std::string& s) {
   std::size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) {

@@ -227,7 +227,8 @@ std::string redact_auth_tokens(const std::string& text) {
     while (core > start && text[core - 1] == '=') {
       --core;
     }
-    bool credential = core - start >= 8 && std::string_view(text).substr(start, core - start).find('=') == std::string_view::npos;
+    bool credential =
+        core - start >= 8 && std::string_view(text).substr(start, core - start).find('=') == std::string_view::npos;
     out += text.substr(i, start - i);
     out += credential ? "[redacted]" : text.substr(start, end - start);
     i = end;

@@ -29,22 +29,24 @@ export -f st
 
 # --- 8b: garbage labels name the label and the image; --requires values are checked ---
 mkdir -p app && echo x >app/x
-# The build refuses such `requires:` values (spec_defects.sh), so the garbage goes in as
-# config labels, as an image built by another tool could carry them.
-mkimg() { # NAME LABELS-YAML -> oci:NAME:v1
-  printf 'image: {tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: app/, to: /app/}]\nconfig:\n  labels: %s\n' "$2" >"$1.yaml"
+# The build refuses such `requires:` values (spec_defects.sh) and io.paddle-image.*
+# labels that do not parse, so the garbage goes into the config afterwards, as an image
+# built by another tool could carry it.
+mkimg() { # NAME LABELS-JSON -> oci:NAME:v1
+  printf 'image: {tags: [v1]}\nlayers:\n  - name: app\n    files: [{from: app/, to: /app/}]\n' >"$1.yaml"
   "$PI" build "$1.yaml" -q -o "oci:$1:v1" >/dev/null
+  patch_config "$1" "c['config'].setdefault('Labels', {}).update($2)"
 }
-mkimg banana '{io.paddle-image.cuda.version: "banana"}'
+mkimg banana '{"io.paddle-image.cuda.version": "banana"}'
 doctor_on healthy-8xh100 banana.out --image oci:banana:v1
 check "cuda: banana is an input error (exit 3)" test "$rc" = 3
 check "... naming the label's full key, the value and the image" \
   grep -q "oci:banana:v1.*label io.paddle-image.cuda.version='banana' is not a version" banana.out.err
-mkimg badarch '{io.paddle-image.cuda.version: "12.6", io.paddle-image.gpu.archs: "sm_80,ampere"}'
+mkimg badarch '{"io.paddle-image.cuda.version": "12.6", "io.paddle-image.gpu.archs": "sm_80,ampere"}'
 doctor_on healthy-8xh100 badarch.out --image oci:badarch:v1
 check "a garbage gpu.archs entry is an input error naming the label and the entry" \
   bash -c "test $rc = 3 && grep -q \"label io.paddle-image.gpu.archs='sm_80,ampere'.*'ampere'\" badarch.out.err"
-mkimg hugever '{io.paddle-image.cuda.version: "12.6", io.paddle-image.driver.min: "99999999999999999999.1"}'
+mkimg hugever '{"io.paddle-image.cuda.version": "12.6", "io.paddle-image.driver.min": "99999999999999999999.1"}'
 doctor_on healthy-8xh100 hugever.out --image oci:hugever:v1
 check "an overlong version in a label is an input error, not an internal one" \
   bash -c "test $rc = 3 && grep -q 'io.paddle-image.driver.min' hugever.out.err"
@@ -81,12 +83,12 @@ doctor_on healthy-8xh100 p30.json --requires paddle=3.0.0 --json
 check "Paddle 3.0.0 alone on H100/550: driver WARN (a candidate runs), arch WARN (a build serves sm_90)" \
   bash -c "[[ \$(st p30.json image.cuda-driver) == WARN\|?* && \$(st p30.json image.gpu-arch) == WARN\|?* ]]"
 # A real image that states only its Paddle version.
-mkimg paddleonly '{io.paddle-image.paddle.version: "3.3.0"}'
+mkimg paddleonly '{"io.paddle-image.paddle.version": "3.3.0"}'
 doctor_on driver470-cuda12-image paddleonly.json --image oci:paddleonly:v1 --json
 check "an image labelled only Paddle 3.3.0 on driver 470: derived FAIL, exit 10" \
   bash -c "test $rc = 10 && [[ \$(st paddleonly.json image.cuda-driver) == FAIL\|Paddle* ]]"
 # Stated facts keep their PASS and carry no derivation.
-mkimg stated '{io.paddle-image.cuda.version: "12.4", io.paddle-image.driver.min: "550.54.15", io.paddle-image.gpu.archs: sm_90}'
+mkimg stated '{"io.paddle-image.cuda.version": "12.4", "io.paddle-image.driver.min": "550.54.15", "io.paddle-image.gpu.archs": "sm_90"}'
 doctor_on healthy-8xh100 stated.json --image oci:stated:v1 --json
 check "stated CUDA and architectures: PASS, nothing marked derived" bash -c "
   [[ \$(st stated.json image.gpu-arch) == 'PASS|' && \$(st stated.json image.cuda-driver) == 'PASS|' ]] &&

@@ -185,24 +185,7 @@ printf 'image: {tags: [v1]}\nlayers:\n  - name: root\n    files: [{from: src/usr
 "$PI" build hb/spec.yaml -q -o oci:hbase:v1 >/dev/null
 # The config as a hand-made base might have it: ENV and an inherited label with a line
 # separator and a quote.
-python3 - hbase <<'PY'
-import hashlib, json, os, sys
-lay = sys.argv[1]
-def blob(d):
-    return os.path.join(lay, "blobs", "sha256", d.split(":")[1])
-def put(data):
-    d = "sha256:" + hashlib.sha256(data).hexdigest()
-    open(blob(d), "wb").write(data)
-    return d, len(data)
-idx = json.load(open(os.path.join(lay, "index.json")))
-m = json.load(open(blob(idx["manifests"][0]["digest"])))
-c = json.load(open(blob(m["config"]["digest"])))
-c["config"].setdefault("Env", []).append("CUDNN_VERSION=8.9\u2028evil: 1")
-c["config"].setdefault("Labels", {})["io.paddle-image.cuda.version"] = '12.0"\nx'
-m["config"]["digest"], m["config"]["size"] = put(json.dumps(c).encode())
-idx["manifests"][0]["digest"], idx["manifests"][0]["size"] = put(json.dumps(m).encode())
-json.dump(idx, open(os.path.join(lay, "index.json"), "w"))
-PY
+patch_config hbase "c['config'].setdefault('Env', []).append('CUDNN_VERSION=8.9\\u2028evil: 1'); c['config'].setdefault('Labels', {})['io.paddle-image.cuda.version'] = '12.0\"\\nx'"
 mkdir -p happ/src && echo 'print(1)' >happ/src/train.py
 printf 'image: {tags: [v1]}\nbase: oci:../hbase:v1\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >happ/spec.yaml
 check "a build on a base with unreadable facts succeeds" bash -c "'$PI' build happ/spec.yaml -o oci:happ-out:v1 2>happ.err >/dev/null"
@@ -329,5 +312,18 @@ check "... no line of stderr starts with the rest of the name" bash -c "! grep -
 expect_fail "--checkpoint-path with a control character is a usage error" 2 "control character" \
   "$PI" render k8s-job img.yaml --image "$REG_HOST/fp/img@$(manifest_digest img v1)" --facts oci:img:v1 --gpus 1 \
   --checkpoint-path "$(printf '/ck\001x')"
+
+# docker-archive manifests that do not parse: our words, not the JSON library's.
+mkdir -p da1 da2
+printf '[{"Config": "c.json", "Layers": [' >da1/manifest.json
+printf '[{"Config": 5, "Layers": []}]' >da2/manifest.json
+tar -C da1 -cf da1.tar manifest.json
+tar -C da2 -cf da2.tar manifest.json
+expect_fail "a docker-archive whose manifest.json is cut short says where (exit 3)" 3 \
+  "manifest.json is not valid JSON \(a syntax error at byte" "$PI" copy docker-archive:da1.tar oci:da-out:x -q
+check "... in its own words" bash -c "! grep -q 'json.exception\|parse_error' '$WORK/err.txt'"
+expect_fail "a docker-archive whose manifest.json has the wrong shape says what it should be (exit 3)" 3 \
+  "not a docker-archive manifest \(an array whose first object has a string Config" "$PI" copy docker-archive:da2.tar oci:da-out:x -q
+check "... in its own words" bash -c "! grep -q 'json.exception\|type_error' '$WORK/err.txt'"
 
 finish

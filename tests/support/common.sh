@@ -52,6 +52,28 @@ for m in idx["manifests"]:
         print(m["digest"]); break
 PY
 }
+# patch_config LAYOUT PYTHON: rewrites the config of the layout's first image as another
+# tool might have written it (PYTHON edits the config dict `c`), its manifest and index
+# entry following (new digests).
+patch_config() {
+  python3 - "$1" "$2" <<'PY'
+import hashlib, json, os, sys
+lay, code = sys.argv[1:3]
+def blob(d):
+    return os.path.join(lay, "blobs", "sha256", d.split(":")[1])
+def put(data):
+    d = "sha256:" + hashlib.sha256(data).hexdigest()
+    open(blob(d), "wb").write(data)
+    return d, len(data)
+idx = json.load(open(os.path.join(lay, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+c = json.load(open(blob(m["config"]["digest"])))
+exec(code)
+m["config"]["digest"], m["config"]["size"] = put(json.dumps(c).encode())
+idx["manifests"][0]["digest"], idx["manifests"][0]["size"] = put(json.dumps(m).encode())
+json.dump(idx, open(os.path.join(lay, "index.json"), "w"))
+PY
+}
 layer_digests() { # LAYOUT TAG -> one layer digest per line
   local d; d=$(manifest_digest "$1" "$2")
   python3 -c 'import json,sys; [print(l["digest"]) for l in json.load(open(sys.argv[1]))["layers"]]' \

@@ -121,6 +121,19 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   in.base = "scratch";
   in.config.env = {{"A", "two\nlines"}};
   CHECK(error_of([&] { templates::render_dockerfile(in, ""); }).find("line break") != std::string::npos);
+  // A layer name goes into a comment: U+2028 (which editors show as a new line), NEL
+  // and other control characters are refused there too (issue 34).
+  in.config.env = {};
+  for (const char* name : {"a\u2028b", "a\u2029b",
+                           "a\xc2\x85"
+                           "b",
+                           "a\x1b[31mb"}) {
+    CAPTURE(name);
+    in.layers[1].name = name;
+    std::string why = error_of([&] { templates::render_dockerfile(in, ""); });
+    CHECK(why.find("layer name") != std::string::npos);
+    CHECK(why.find("line break or control character") != std::string::npos);
+  }
 }
 
 TEST_CASE("templates: the Dockerfile data matches the variables the template may use") {
@@ -432,12 +445,12 @@ TEST_CASE("templates: init --from-dockerfile lists heredocs and a second install
 }
 
 TEST_CASE("templates: init --from-dockerfile reads several heredocs of one instruction, each body as text") {
-  std::string df = "FROM python:3.11\n"          // 1
-                   "COPY <<A <<\"B\" /dir/\n"    // 2
-                   "ENTRYPOINT [\"evil-a\"]\n"   // 3
-                   "A\n"                         // 4
-                   "ENTRYPOINT [\"evil-b\"]\n"   // 5
-                   "B\n"                         // 6
+  std::string df = "FROM python:3.11\n"            // 1
+                   "COPY <<A <<\"B\" /dir/\n"      // 2
+                   "ENTRYPOINT [\"evil-a\"]\n"     // 3
+                   "A\n"                           // 4
+                   "ENTRYPOINT [\"evil-b\"]\n"     // 5
+                   "B\n"                           // 6
                    "CMD [\"python\", \"x.py\"]\n"; // 7
   auto ins = templates::parse_dockerfile(df, "Dockerfile");
   REQUIRE(ins.size() == 3);
