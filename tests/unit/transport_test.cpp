@@ -537,3 +537,29 @@ TEST_CASE("a token endpoint that keeps failing ends the retry loop with a typed 
     CHECK(c.fake->done());
   }
 }
+
+// registry/transfer.cpp RemotePipe (issue 34): the background download's exception is
+// kept across the thread and rethrown, whole, by the reader.
+TEST_CASE("given a blob download that fails mid-way, then the pipe's reader rethrows that error") {
+  Client c({}, 1);
+  std::string data(300000, 'q');
+  oci::Descriptor d = blob_of(data);
+  std::string manifest = R"({"schemaVersion":2,"config":{},"layers":[]})";
+  c.fake->expect("GET", "/v2/", resp(200));
+  c.fake->expect("GET", "/v2/r/manifests/t", resp(200, {}, manifest));
+  c.fake->expect("GET", "/v2/r/blobs/", [&](const Request& q) -> Response {
+    q.on_body_start(200);
+    q.sink(data.data(), 1000);
+    throw util::Error(util::ErrorKind::io, "cannot write the download: No space left on device");
+  });
+  oci::ImageRef ref = oci::ImageRef::parse("reg.test/r:t");
+  auto img = registry::open_registry_image(c.reg, ref);
+  auto e = error_of([&] {
+    oci::Reader read = img->open_blob(d, 0);
+    char buf[4096];
+    while (read(buf, sizeof buf) > 0) {
+    }
+  });
+  CHECK(e.kind() == util::ErrorKind::io);
+  CHECK(contains(e.what(), "No space left on device"));
+}
