@@ -574,9 +574,15 @@ BaseView BaseView::from_lines(const std::string& text) {
 
 std::vector<std::string> apply_base_view(EntrySet& set, const BaseView& view, const std::string& what) {
   std::vector<std::string> followed;
+  // The entries are moved, node by node, never copied: a 30,000-file layer's set is
+  // held once, not two or three times (a no-change rebuild's peak memory).
+  std::map<std::string, Entry> entries = set.take_entries();
   std::map<std::string, Entry> moved;
   std::map<std::string, std::string> from; // new path -> the path the rule named
-  for (const auto& [path, e] : set.entries()) {
+  while (!entries.empty()) {
+    auto node = entries.extract(entries.begin());
+    Entry& e = node.mapped();
+    const std::string path = node.key();
     std::vector<std::string> links;
     std::string to = view.resolve(path, e.type == Entry::Type::dir, &links, what + ": /" + path);
     for (auto& l : links) {
@@ -591,28 +597,31 @@ std::vector<std::string> apply_base_view(EntrySet& set, const BaseView& view, co
                       " would replace a file of the base",
                   "write it somewhere else, or remove the base's file in an earlier step");
     }
-    Entry n = e;
-    n.path = to;
     if (e.type == Entry::Type::hardlink) {
-      n.link_target = view.resolve(e.link_target, false, nullptr, what + ": /" + path);
+      e.link_target = view.resolve(e.link_target, false, nullptr, what + ": /" + path);
     }
-    auto [it, inserted] = moved.try_emplace(to, n);
-    if (!inserted) {
+    e.path = to;
+    if (auto it = moved.find(to); it != moved.end()) {
       // The same directory reached twice (a parent written both ways) is one directory.
-      if (it->second.type == Entry::Type::dir && n.type == Entry::Type::dir) {
+      if (it->second.type == Entry::Type::dir && e.type == Entry::Type::dir) {
         continue;
       }
+      auto first = from.find(to); // an entry that did not move was named as `to` itself
       throw Error(ErrorKind::input,
-                  what + ": /" + from[to] + " and /" + path + " are the same path in the image (/" + to +
-                      ", through the base's symlinks)",
+                  what + ": /" + (first != from.end() ? first->second : to) + " and /" + path +
+                      " are the same path in the image (/" + to + ", through the base's symlinks)",
                   "write the file once");
     }
-    from[to] = path;
+    if (to != path) {
+      from[to] = path;
+    }
+    node.key() = to;
+    moved.insert(std::move(node));
   }
   set.replace_entries(std::move(moved));
   set.add_missing_parents(Owner{});
   // Directories that exist in the base keep the base's metadata.
-  std::map<std::string, Entry> adjusted = set.entries();
+  std::map<std::string, Entry> adjusted = set.take_entries();
   for (auto& [path, e] : adjusted) {
     if (e.type != Entry::Type::dir) {
       continue;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct stat;
@@ -69,6 +70,9 @@ public:
   void add_missing_parents(const Owner& owner);
   // Replaces every entry (apply_base_view moves and adjusts them).
   void replace_entries(std::map<std::string, Entry> entries) { m_entries = std::move(entries); }
+  // Hands every entry over (the set is left empty), so a caller can move and adjust
+  // them without a copy, then give them back with replace_entries.
+  std::map<std::string, Entry> take_entries() { return std::exchange(m_entries, {}); }
   const std::map<std::string, Entry>& entries() const { return m_entries; }
   // Threads for walking directories (the result does not depend on it).
   void set_threads(int threads) { m_threads = threads; }
