@@ -90,6 +90,7 @@ ChunkResult deflate_chunk(const std::string& chunk, int level) {
     throw Error(ErrorKind::internal, "deflate failed");
   }
   r.bytes.resize(zs.total_out);
+  r.bytes.shrink_to_fit(); // waits in the queue: keep what it holds, not deflateBound's worst case
   deflateEnd(&zs);
   if (r.bytes.size() > chunk.size() + 5 * (chunk.size() / 65535 + 1)) {
     r.bytes.clear();
@@ -221,9 +222,14 @@ struct LayerStream::Impl {
       pending.push_back(p.get_future());
       drain_one();
     } else {
-      pending.push_back(
-          std::async(std::launch::async, [c = std::move(chunk), level] { return deflate_chunk(c, level); }));
-      while (pending.size() > static_cast<std::size_t>(opts.threads) * 2) {
+      // The task frees its input as soon as it is compressed; one chunk more than there
+      // are threads waits, so the workers never idle while this thread reads the next.
+      pending.push_back(std::async(std::launch::async, [c = std::move(chunk), level]() mutable {
+        ChunkResult r = deflate_chunk(c, level);
+        std::string().swap(c);
+        return r;
+      }));
+      while (pending.size() > static_cast<std::size_t>(opts.threads) + 1) {
         drain_one();
       }
     }

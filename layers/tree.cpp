@@ -3,6 +3,7 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -131,7 +132,10 @@ void EntrySet::put(Entry e, const std::string& origin) {
   if (e.path.empty()) {
     return; // the root directory is implied
   }
-  auto [it, inserted] = m_entries.try_emplace(e.path, e);
+  // The key is copied first: the entry itself is moved in (a copy of every string of
+  // a 30,000-file layer would double the set's memory while the walk hands it over).
+  std::string key = e.path;
+  auto [it, inserted] = m_entries.try_emplace(std::move(key), std::move(e));
   if (!inserted) {
     if (it->second.type == Entry::Type::dir && e.type == Entry::Type::dir) {
       return;
@@ -140,7 +144,7 @@ void EntrySet::put(Entry e, const std::string& origin) {
       throw Error(ErrorKind::input, origin + ": '/" + e.path + "' is both a directory and a file in this layer",
                   "change one of the 'to:' paths");
     }
-    it->second = e; // a later rule overrides an earlier file
+    it->second = std::move(e); // a later rule overrides an earlier file
   }
 }
 
@@ -231,7 +235,6 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
   int busy = 0;
   std::exception_ptr error;
   int n = std::max(1, m_threads);
-  std::vector<std::vector<Entry>> found(static_cast<std::size_t>(n));
 
   auto scan = [&](const Dir& dir, std::vector<Entry>& out, std::vector<Dir>& subdirs) {
     int fd = ::open(dir.host.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -273,7 +276,11 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
       }
     }
   };
-  auto worker = [&](std::size_t id) {
+  // Each directory's entries go into the set as soon as it is read (paths within one
+  // walk are distinct, so the order of the puts does not change the result); holding
+  // the whole walk in per-thread lists first cost a second copy of every entry.
+  auto worker = [&]() {
+    std::vector<Entry> found;
     for (;;) {
       Dir dir;
       {
@@ -289,13 +296,23 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
       }
       std::vector<Dir> subdirs;
       std::exception_ptr failed;
+      found.clear();
       try {
-        scan(dir, found[id], subdirs);
+        scan(dir, found, subdirs);
       } catch (...) {
         failed = std::current_exception();
       }
       {
         std::lock_guard<std::mutex> lock(mu);
+        if (!failed && !error) {
+          try {
+            for (auto& e : found) {
+              put(std::move(e), rule.origin);
+            }
+          } catch (...) {
+            failed = std::current_exception();
+          }
+        }
         if (failed && !error) {
           error = failed;
         }
@@ -308,11 +325,11 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
     }
   };
   if (n == 1) {
-    worker(0);
+    worker();
   } else {
     std::vector<std::thread> threads;
     for (int i = 0; i < n; ++i) {
-      threads.emplace_back(worker, static_cast<std::size_t>(i));
+      threads.emplace_back(worker);
     }
     for (auto& t : threads) {
       t.join();
@@ -320,11 +337,6 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
   }
   if (error) {
     std::rethrow_exception(error);
-  }
-  for (auto& list : found) {
-    for (auto& e : list) {
-      put(std::move(e), rule.origin);
-    }
   }
 }
 
@@ -335,9 +347,22 @@ void EntrySet::finalize(const Owner& parent_owner) {
   // inode, so a link with another mode or owner would unpack with the first one's.
   using LinkKey =
       std::tuple<std::uint64_t, std::uint64_t, std::uint32_t, std::int64_t, std::int64_t, std::string, std::string>;
+  // Only an inode met more than once can become a link: counting them first keeps the
+  // key map (a path and two names per file) to those few instead of every file.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> inodes;
+  for (const auto& [path, e] : m_entries) {
+    if (e.type == Entry::Type::file && e.ino != 0) {
+      inodes.emplace_back(e.dev, e.ino);
+    }
+  }
+  std::sort(inodes.begin(), inodes.end());
+  auto repeated = [&](const Entry& e) {
+    auto range = std::equal_range(inodes.begin(), inodes.end(), std::make_pair(e.dev, e.ino));
+    return range.second - range.first > 1;
+  };
   std::map<LinkKey, std::string> seen;
   for (auto& [path, e] : m_entries) {
-    if (e.type != Entry::Type::file || e.ino == 0) {
+    if (e.type != Entry::Type::file || e.ino == 0 || !repeated(e)) {
       continue;
     }
     auto [it, inserted] =
