@@ -419,7 +419,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarg
       written.insert(path);
     }
     auto outs = python::whiteouts(cx.landing, plan, written);
-    auto entries = set.entries();
+    auto entries = set.take_entries(); // moved, not copied: given back below
     for (const auto& path : outs) {
       layers::Entry e;
       auto slash = path.rfind('/');
@@ -915,8 +915,8 @@ oci::Annotations oci_keys_for(const spec::BuildSpec& s, const BuildOptions& o, c
   if (!source.empty()) {
     keys["org.opencontainers.image.source"] = source;
   }
-  if (!o.revision.empty()) {
-    keys["org.opencontainers.image.revision"] = o.revision;
+  if (std::string revision = o.revision_now(); !revision.empty()) {
+    keys["org.opencontainers.image.revision"] = revision;
   }
   if (!s.version.empty()) {
     keys["org.opencontainers.image.version"] = s.version;
@@ -1311,7 +1311,6 @@ python::LockResult lock(const spec::BuildSpec& s, const std::string& layer_name,
 BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
   double t0 = o.clock();
   BuildReport rep;
-  rep.revision = o.revision;
   rep.source_date_epoch = o.source_date_epoch;
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
@@ -1326,6 +1325,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
 
   a.config.created = a.created;
   merge_runtime_config(s.config, a.config);
+  rep.revision = o.revision_now();
   oci::Annotations oci_keys = oci_keys_for(s, o, base, a.created);
   set_labels(s, base, facts, py, oci_keys, ev, a.config.config.labels);
   ImageDocuments docs = serialise(a, oci_keys);

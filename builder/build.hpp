@@ -9,6 +9,7 @@
 #include "spec/spec.hpp"
 
 #include <functional>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -32,8 +33,14 @@ struct BuildOptions {
   std::vector<std::string> tags;      // --tag: replace the spec's tags
   std::int64_t source_date_epoch = 0; // already resolved (flag > env > spec > default)
   int threads = 1;
-  std::optional<oci::Compression> compression;        // --compression gzip|zstd|none overrides the spec
-  std::string revision;                               // source revision (git commit)
+  std::optional<oci::Compression> compression; // --compression gzip|zstd|none overrides the spec
+  std::string revision;                        // source revision (git commit)
+  // When `revision` is empty: the revision still being found (the CLI runs git while the
+  // layers build), waited for only when the image's labels are written.
+  std::shared_future<std::string> pending_revision;
+  std::string revision_now() const {
+    return revision.empty() && pending_revision.valid() ? pending_revision.get() : revision;
+  }
   std::vector<std::string> matrix_files;              // --matrix: extra compatibility data
   std::string source;                                 // overrides image.source
   std::function<double()> clock = [] { return 0.0; }; // seconds, for timings only

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -82,18 +83,29 @@ std::optional<std::string> run_git(const std::filesystem::path& dir, const std::
 // HEAD of the spec directory's work tree, with "-dirty" appended (as `git describe
 // --dirty` does) when tracked files have uncommitted changes; "" outside a work tree.
 std::string git_revision(const std::filesystem::path& dir) {
-  std::string out = run_git(dir, "rev-parse HEAD").value_or("");
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) {
-    out.pop_back();
-  }
-  if (out.size() != 40 && out.size() != 64) {
+  // One git run says both: "# branch.oid SHA" ("(initial)" before the first commit),
+  // then a line per changed tracked file.
+  auto status = run_git(dir, "status --porcelain=v2 --branch --untracked-files=no");
+  if (!status) {
     return {};
   }
-  auto status = run_git(dir, "status --porcelain --untracked-files=no");
-  if (status && !status->empty()) {
-    out += "-dirty";
+  std::string oid;
+  bool dirty = false;
+  std::size_t pos = 0;
+  while (pos < status->size()) {
+    std::size_t end = status->find('\n', pos);
+    std::string line = status->substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    pos = end == std::string::npos ? status->size() : end + 1;
+    if (line.rfind("# branch.oid ", 0) == 0) {
+      oid = line.substr(13);
+    } else if (!line.empty() && line[0] != '#') {
+      dirty = true;
+    }
   }
-  return out;
+  if ((oid.size() != 40 && oid.size() != 64) || oid.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return {};
+  }
+  return dirty ? oid + "-dirty" : oid;
 }
 
 std::int64_t parse_epoch(const std::string& text, const std::string& where) {
@@ -258,7 +270,12 @@ int run_build(const BuildArgs& a) {
     o.compression = oci::parse_compression(a.compression); // CLI11 admits only the three names
   }
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  o.revision = a.revision.empty() ? git_revision(s.dir) : a.revision;
+  if (a.revision.empty()) {
+    // git runs while the layers build; the labels wait for it.
+    o.pending_revision = std::async(std::launch::async, [dir = s.dir] { return git_revision(dir); }).share();
+  } else {
+    o.revision = a.revision;
+  }
   o.source = a.source;
   o.matrix_files = a.matrix_files;
   auto start = std::chrono::steady_clock::now();

@@ -574,6 +574,13 @@ BaseView BaseView::from_lines(const std::string& text) {
 
 std::vector<std::string> apply_base_view(EntrySet& set, const BaseView& view, const std::string& what) {
   std::vector<std::string> followed;
+  if (view.nodes().empty()) {
+    // Nothing below (a scratch base's first layer): no path moves and no directory
+    // takes metadata, so the entries (finalized, parents present) stay as they are;
+    // resolving each of them against an empty tree was a quarter of a no-change
+    // rebuild's time.
+    return followed;
+  }
   // The entries are moved, node by node, never copied: a 30,000-file layer's set is
   // held once, not two or three times (a no-change rebuild's peak memory).
   std::map<std::string, Entry> entries = set.take_entries();

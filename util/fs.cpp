@@ -178,13 +178,21 @@ void read_file_chunks(const fs::path& path, const std::function<void(const char*
   if (fd < 0) {
     throw_errno("cannot open " + path.string());
   }
-  std::vector<char> buf(1 << 20);
+  // A buffer the size of the file (up to 1 MiB), not zero-filled: a layer of 30,000
+  // small files called this with a fresh zeroed megabyte each time.
+  constexpr std::size_t k_max_buffer = std::size_t{1} << 20;
+  std::size_t want = k_max_buffer;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0) {
+    want = std::clamp<std::size_t>(static_cast<std::size_t>(st.st_size), 4096, k_max_buffer);
+  }
+  std::unique_ptr<char[]> buf(new char[want]);
   for (;;) {
     if (interrupted() != 0) {
       ::close(fd);
       throw_interrupted();
     }
-    ssize_t n = ::read(fd, buf.data(), buf.size());
+    ssize_t n = ::read(fd, buf.get(), want);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
@@ -198,7 +206,7 @@ void read_file_chunks(const fs::path& path, const std::function<void(const char*
       break;
     }
     try {
-      sink(buf.data(), static_cast<std::size_t>(n));
+      sink(buf.get(), static_cast<std::size_t>(n));
     } catch (...) {
       ::close(fd);
       throw;

@@ -39,6 +39,11 @@ check "a clean tree gives HEAD as the revision" grep -q "\"revision\": \"$head\"
 echo 'print(2)' >repo/src/main.py
 "$PI" build repo/spec.yaml -q --cache-dir "$WORK/cache" -o oci:repo/out --metadata-file repo/dirty.json >/dev/null
 check "uncommitted changes give HEAD-dirty" grep -q "\"revision\": \"$head-dirty\"" repo/dirty.json
+mkdir -p nocommit/src && echo 'print(3)' >nocommit/src/main.py && cp repo/spec.yaml nocommit/ && git -C nocommit init -q
+"$PI" build nocommit/spec.yaml -q --cache-dir "$WORK/cache" -o oci:nocommit/out --metadata-file nocommit/m.json >/dev/null
+check "a repository without a commit gives no revision" python3 -c '
+import json, sys; sys.exit(0 if not json.load(open("nocommit/m.json")).get("revision") else 1)'
+check "--revision wins over git" bash -c "'$PI' build repo/spec.yaml -q --cache-dir '$WORK/cache' -o oci:repo/out --revision abc123 --metadata-file repo/flag.json >/dev/null && grep -q '\"revision\": \"abc123\"' repo/flag.json"
 
 # --- 14: wheel file name vs .dist-info, and pip options in a lock ---------------
 mkdir -p w/wheels w/src && echo x >w/src/x.py
