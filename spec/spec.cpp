@@ -217,7 +217,11 @@ CompressionSpec compression(const Ctx& c, const YAML::Node& n, const std::string
   CompressionSpec cs;
   std::string name = oci::compression_name(inherited != nullptr ? inherited->format : cs.format);
   int level = 0;
-  if (n.IsScalar()) {
+  if (n.IsScalar() && n.Scalar() == "gpu-node") {
+    name = "zstd";
+    level = k_gpu_node_zstd_level;
+    cs.format_set = true;
+  } else if (n.IsScalar()) {
     name = n.Scalar();
     cs.format_set = true;
   } else {
@@ -232,7 +236,9 @@ CompressionSpec compression(const Ctx& c, const YAML::Node& n, const std::string
   }
   std::optional<oci::Compression> format = oci::parse_compression(name);
   if (!format) {
-    c.fail(n, field, "unknown compression '" + name + "'", "use gzip, zstd or none");
+    c.fail(n, field, "unknown compression '" + name + "'",
+           "use gzip, zstd or none, or gpu-node (zstd level " + std::to_string(k_gpu_node_zstd_level) +
+               ", the setting for images GPU nodes pull)");
   }
   cs.format = *format;
   int max = oci::max_level(cs.format);

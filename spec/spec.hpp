@@ -37,6 +37,11 @@ struct CopySpec {
   std::string origin;        // "spec.yaml:12:7"
 };
 
+// `compression: gpu-node`: the setting recommended for images GPU nodes pull (docs/spec.md
+// "Settings for GPU nodes"): zstd at this level. Fixed, so a spec that names it keeps its
+// digests from release to release.
+inline constexpr int k_gpu_node_zstd_level = 12;
+
 struct CompressionSpec {
   oci::Compression format = oci::Compression::gzip;
   bool format_set = false;                                // a layer without format inherits the top-level one

@@ -356,6 +356,21 @@ TEST_SUITE("spec") {
     CHECK(contains(e.what(), "layers[0].compression.level: level 12 is out of range"));
   }
 
+  TEST_CASE("compression: gpu-node is zstd at the GPU-node level, for the image or one layer") {
+    Project p;
+    auto s = p.parse("compression: gpu-node\n" + files_spec("        to: /app/\n"));
+    CHECK(s.compression.format == oci::Compression::zstd);
+    CHECK(s.compression.level == spec::k_gpu_node_zstd_level);
+    auto one = p.parse(files_spec("        to: /app/\n    compression: gpu-node\n"));
+    REQUIRE(one.layers[0].compression.has_value());
+    CHECK(one.layers[0].compression->format == oci::Compression::zstd);
+    CHECK(one.layers[0].compression->level == spec::k_gpu_node_zstd_level);
+    // A misspelt name says what the names are, the preset included.
+    auto e = p.error("compression: gpu_node\n" + files_spec("        to: /app/\n"));
+    CHECK(contains(e.what(), "unknown compression 'gpu_node'"));
+    CHECK(contains(e.hint(), "gpu-node"));
+  }
+
   TEST_CASE("allow_absolute_symlinks must be a boolean") {
     Project p;
     auto e = p.error(files_spec("        to: /app/\n        allow_absolute_symlinks: maybe\n"));
