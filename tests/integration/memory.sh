@@ -44,19 +44,12 @@ os.makedirs(os.path.join(root, "big"), exist_ok=True)
 with open(os.path.join(root, "big", "blob.bin"), "wb") as f:
     f.write(rng.randbytes(24 << 20))
 PY
-cat >spec.yaml <<'YAML'
-base: scratch
-layers:
-  - name: tree
-    files: [{from: tree/, to: /data/}]
-YAML
+one_layer_spec() { # FILE DIR: a scratch image of one files layer, DIR/ at /DIR/
+  printf 'base: scratch\nlayers:\n  - name: %s\n    files: [{from: %s/, to: /%s/}]\n' "$2" "$2" "$2" >"$1"
+}
+one_layer_spec spec.yaml tree
 mkdir -p one && echo one >one/file.txt
-cat >one.yaml <<'YAML'
-base: scratch
-layers:
-  - name: one
-    files: [{from: one/, to: /one/}]
-YAML
+one_layer_spec one.yaml one
 
 rss_of() { # NAME CMD... : runs CMD under GNU time; prints its peak RSS in MiB
   local name=$1
