@@ -95,9 +95,11 @@ void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
     num(e.ino);
     num(e.mtime_ns);
     num(e.ctime_ns);
-    for (const auto& [name, value] : e.xattrs) {
-      field(name);
-      field(value);
+    if (e.xattrs) {
+      for (const auto& [name, value] : *e.xattrs) {
+        field(name);
+        field(value);
+      }
     }
     buf.push_back('\n');
     if (buf.size() >= (1 << 16)) {
@@ -309,9 +311,10 @@ nlohmann::json base_roots_key(const layers::BaseView& view, const python::Python
     nlohmann::json dirs = nlohmann::json::array();
     for (std::string a = p; !a.empty(); a = a.find('/') == std::string::npos ? "" : a.substr(0, a.rfind('/'))) {
       const layers::ViewNode* n = view.find(a);
-      dirs.push_back(n == nullptr ? nlohmann::json(nullptr)
-                                  : nlohmann::json::array({a, std::string(1, n->type), n->mode, n->owner.uid,
-                                                           n->owner.gid, n->owner.uname, n->owner.gname, n->xattrs}));
+      dirs.push_back(n == nullptr
+                         ? nlohmann::json(nullptr)
+                         : nlohmann::json::array({a, std::string(1, n->type), n->mode, n->owner.uid, n->owner.gid,
+                                                  n->owner.uname.str(), n->owner.gname.str(), n->xattrs}));
     }
     j.push_back({root, p, links, dirs});
   }

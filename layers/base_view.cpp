@@ -85,10 +85,10 @@ std::string env_value(const std::vector<std::string>& env, const std::string& na
 nlohmann::json owner_json(const Owner& o) {
   nlohmann::json j = {{"uid", o.uid}, {"gid", o.gid}};
   if (!o.uname.empty()) {
-    j["uname"] = o.uname;
+    j["uname"] = o.uname.str();
   }
   if (!o.gname.empty()) {
-    j["gname"] = o.gname;
+    j["gname"] = o.gname.str();
   }
   return j;
 }
@@ -492,8 +492,9 @@ void BaseView::write_json(std::ostream& out, const nlohmann::json& extra, const 
 std::string compress_view(const BaseView& view) {
   std::string text = dump(nlohmann::json{{"format", BaseView::k_format}, {"layers", view.layers()}}) + "\n";
   for (const auto& [path, n] : view.nodes()) {
-    text += dump(nlohmann::json::array({path, std::string(1, n.type), n.mode, n.owner.uid, n.owner.gid, n.owner.uname,
-                                        n.owner.gname, n.layer, n.size, n.target, xattrs_json(n.xattrs)}));
+    text +=
+        dump(nlohmann::json::array({path, std::string(1, n.type), n.mode, n.owner.uid, n.owner.gid, n.owner.uname.str(),
+                                    n.owner.gname.str(), n.layer, n.size, n.target, xattrs_json(n.xattrs)}));
     text += '\n';
   }
   for (const auto& [path, content] : view.contents()) {
@@ -637,7 +638,7 @@ std::vector<std::string> apply_base_view(EntrySet& set, const BaseView& view, co
     if (n != nullptr && n->type == '5') {
       e.mode = n->mode;
       e.owner = n->owner;
-      e.xattrs = n->xattrs;
+      e.xattrs = n->xattrs.empty() ? nullptr : std::make_shared<const std::map<std::string, std::string>>(n->xattrs);
     }
   }
   set.replace_entries(std::move(adjusted));
@@ -769,8 +770,8 @@ nlohmann::json entry_tree(const EntrySet& set) {
   nlohmann::json t = nlohmann::json::array();
   for (const auto& [path, e] : set.entries()) {
     if (e.type == Entry::Type::dir || e.type == Entry::Type::symlink) {
-      t.push_back({path, e.type == Entry::Type::dir ? "5" : "2", e.mode, e.owner.uid, e.owner.gid, e.owner.uname,
-                   e.owner.gname, e.link_target});
+      t.push_back({path, e.type == Entry::Type::dir ? "5" : "2", e.mode, e.owner.uid, e.owner.gid, e.owner.uname.str(),
+                   e.owner.gname.str(), e.link_target});
     }
   }
   return t;

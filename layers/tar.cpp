@@ -137,8 +137,10 @@ struct TarBuilder::Impl {
     switch (en.type) {
     case Entry::Type::dir: {
       auto e = make(en.path + "/", AE_IFDIR, en.mode, en.owner);
-      for (const auto& [name, value] : en.xattrs) {
-        archive_entry_xattr_add_entry(e.get(), name.c_str(), value.data(), value.size());
+      if (en.xattrs) {
+        for (const auto& [name, value] : *en.xattrs) {
+          archive_entry_xattr_add_entry(e.get(), name.c_str(), value.data(), value.size());
+        }
       }
       header(e.get());
       break;

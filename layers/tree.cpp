@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 #include <unistd.h>
+#include <unordered_set>
 
 namespace layers {
 
@@ -126,6 +127,20 @@ bool excluded(const std::vector<std::string>& patterns, const std::string& rel_p
     }
   }
   return false;
+}
+
+const std::string* Name::intern(const std::string& text) {
+  // Never freed: the names a process meets are few (a hostile base's many names cost
+  // what their strings cost before, once each).
+  static std::mutex mu;
+  static auto* names = new std::unordered_set<std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  return &*names->insert(text).first;
+}
+
+const std::string& Name::empty_text() {
+  static const std::string empty;
+  return empty;
 }
 
 void EntrySet::put(Entry e, const std::string& origin) {

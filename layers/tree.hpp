@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,13 +18,38 @@ namespace layers {
 
 namespace fs = std::filesystem;
 
+// A user or group name of a tar header. A layer's or a base's entries share the few
+// names there are: each holds a pointer to one interned copy, not a string of its own
+// (two strings per entry were 64 of its bytes, most of them empty).
+class Name {
+public:
+  Name() = default;
+  Name(const std::string& text) : m_text(text.empty() ? nullptr : intern(text)) {} // NOLINT: implicit
+  Name(const char* text) : Name(std::string(text)) {}                              // NOLINT: implicit
+  const std::string& str() const { return m_text != nullptr ? *m_text : empty_text(); }
+  operator const std::string&() const { return str(); } // NOLINT: implicit, reads as a string
+  bool empty() const { return m_text == nullptr; }
+  const char* c_str() const { return str().c_str(); }
+  // Interned: the same text is the same pointer.
+  bool operator==(const Name& other) const { return m_text == other.m_text; }
+
+private:
+  static const std::string* intern(const std::string& text);
+  static const std::string& empty_text();
+  const std::string* m_text = nullptr;
+};
+
 struct Owner {
   std::int64_t uid = 0;
   std::int64_t gid = 0;
-  std::string uname;
-  std::string gname;
+  Name uname;
+  Name gname;
   bool operator==(const Owner&) const = default;
 };
+
+// A directory's extended attributes (a base directory's, kept when a layer writes into
+// it): shared and absent for nearly every entry, so an entry holds a pointer.
+using Xattrs = std::shared_ptr<const std::map<std::string, std::string>>;
 
 struct Entry {
   enum class Type { file, dir, symlink, hardlink };
@@ -32,9 +58,9 @@ struct Entry {
   std::uint32_t mode = 0644;
   Owner owner;
   std::int64_t size = 0;
-  std::string source;                        // regular files: where the bytes come from (host path)
-  std::string link_target;                   // symlink target, or the path a hardlink points at
-  std::map<std::string, std::string> xattrs; // written as PAX xattr records (a base directory's)
+  std::string source;      // regular files: where the bytes come from (host path)
+  std::string link_target; // symlink target, or the path a hardlink points at
+  Xattrs xattrs;           // written as PAX xattr records (a base directory's); null: none
   // Stat key (never written to the tar): lets the cache see any edit.
   std::uint64_t dev = 0;
   std::uint64_t ino = 0;
