@@ -428,8 +428,14 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
                 "install " + prog + " on PATH or remove it from the docker config");
   }
   // The input is a host name or a small JSON object, well under a pipe's buffer; a
-  // helper that exits without reading it gives EPIPE here (SIGPIPE is ignored), and its
-  // exit status then says what happened.
+  // helper that exits without reading it gives EPIPE here, and its exit status then says
+  // what happened. SIGPIPE is blocked for this thread while writing, so the same holds
+  // where the process has not ignored it (a library caller, the fuzz target): a SIGPIPE
+  // raised here is taken off the pending set before it is unblocked.
+  sigset_t pipe_only, before;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
   std::size_t off = 0;
   while (off < input.size()) {
     ssize_t n = ::write(in_pipe[1], input.data() + off, input.size() - off);
@@ -442,6 +448,12 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
     off += static_cast<std::size_t>(n);
   }
   ::close(in_pipe[1]);
+  if (!sigismember(&before, SIGPIPE)) {
+    const struct timespec zero { 0, 0 };
+    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  }
   // Its answer: within a total deadline and a size cap, so a helper that hangs or
   // prints without end cannot hold paddle-image for ever.
   std::string out;

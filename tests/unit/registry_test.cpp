@@ -12,6 +12,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <sys/stat.h>
 #include <thread>
 
@@ -225,6 +228,26 @@ TEST_CASE("a missing credential helper is an auth error naming the helper") {
   auto e = error_of([] { registry::run_credential_helper("pi-no-such-helper", "get", "h"); });
   CHECK(e.kind() == util::ErrorKind::auth);
   CHECK(contains(e.what(), "docker-credential-pi-no-such-helper"));
+}
+
+TEST_CASE("a credential helper that exits without reading its input is its exit status, with SIGPIPE at its default") {
+  // paddle-image ignores SIGPIPE; a library caller (or a fuzz target) may not. The input
+  // is larger than a pipe's buffer, so the write meets the closed pipe whatever the timing.
+  auto tmp = make_temp("pi-helper-");
+  util::write_file_atomic(tmp.path() / "docker-credential-pi-deaf", "#!/bin/sh\nexit 3\n");
+  fs::permissions(tmp.path() / "docker-credential-pi-deaf", fs::perms::owner_all);
+  std::string saved_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", (tmp.path().string() + ":" + saved_path).c_str(), 1);
+  auto saved_handler = std::signal(SIGPIPE, SIG_DFL);
+  int status = -1;
+  std::string out = registry::run_credential_helper("pi-deaf", "store", std::string(1 << 20, 'x'), &status);
+  std::signal(SIGPIPE, saved_handler);
+  ::setenv("PATH", saved_path.c_str(), 1);
+  CHECK(status == 3);
+  CHECK(out.empty());
+  sigset_t pending;
+  sigpending(&pending);
+  CHECK_FALSE(sigismember(&pending, SIGPIPE));
 }
 
 TEST_CASE("manifest media types are sniffed from the bytes") {

@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Whatever the wheel says, nothing lands outside the staging root: under scratch()
   // only this target's own paths, and the files other targets write there when the
   // unit suite replays them all in one process.
-  static const std::set<std::string> others = {"requirements.txt", "pip.conf", "auth.json",         "layer.tar",
-                                               "image.tar",        "docker",   "docker/config.json"};
+  static const std::set<std::string> others = {"requirements.txt", "pip.conf", "auth.json",          "layer.tar",
+                                               "image.tar",        "docker",   "docker/config.json", "empty-path"};
   for (const auto& e : std::filesystem::recursive_directory_iterator(fuzz::scratch())) {
     auto rel = e.path().lexically_relative(fuzz::scratch()).string();
     bool ours =
