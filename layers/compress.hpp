@@ -9,7 +9,7 @@
 // without deflating. The bytes depend only on input and level, never on the number
 // of threads.
 // zstd: libzstd with nbWorkers >= 1 always (its multi-threaded format is identical
-// for any worker count >= 1).
+// for any worker count >= 1): threads - 1 workers, at least one.
 #include "oci/types.hpp"
 #include "util/fs.hpp"
 
