@@ -19,6 +19,7 @@
 #include "util/sha256.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <tuple>
 
@@ -76,8 +77,10 @@ void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
     buf += s;
     buf.push_back('\0');
   };
-  auto num = [&](auto v) {
-    buf += std::to_string(v);
+  auto num = [&](auto v) { // the same decimal text as std::to_string, without a string per number
+    char digits[24];
+    auto res = std::to_chars(digits, digits + sizeof digits, v);
+    buf.append(digits, res.ptr);
     buf.push_back('\0');
   };
   for (const auto& [path, e] : set.entries()) {

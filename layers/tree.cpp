@@ -392,13 +392,26 @@ void EntrySet::finalize(const Owner& parent_owner) {
 
 void EntrySet::add_missing_parents(const Owner& parent_owner) {
   // Only the immediate parent is looked up per entry; a missing one is created
-  // together with its own missing ancestors.
+  // together with its own missing ancestors. In sorted order siblings follow one another, so the last parent found
+  // present answers most entries without a lookup (or a copy of the parent's path).
   std::vector<std::string> missing;
+  std::string present;
   for (const auto& [path, e] : m_entries) {
     auto slash = path.rfind('/');
+    if (slash != std::string::npos && slash == present.size() && path.compare(0, slash, present) == 0) {
+      continue;
+    }
+    bool immediate = true;
     while (slash != std::string::npos) {
       std::string parent = path.substr(0, slash);
-      if (m_entries.count(parent) > 0 || (!missing.empty() && missing.back() == parent)) {
+      if (m_entries.count(parent) > 0) {
+        if (immediate) {
+          present = std::move(parent);
+        }
+        break;
+      }
+      immediate = false;
+      if (!missing.empty() && missing.back() == parent) {
         break;
       }
       missing.push_back(parent);

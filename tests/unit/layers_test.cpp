@@ -938,3 +938,35 @@ TEST_SUITE("layers") {
   }
 
 } // TEST_SUITE
+
+TEST_CASE("add_missing_parents creates every missing ancestor once, siblings or not, and keeps present ones") {
+  std::map<std::string, layers::Entry> in;
+  auto file = [&](const std::string& p) {
+    layers::Entry e;
+    e.path = p;
+    in.emplace(p, e);
+  };
+  layers::Entry x;
+  x.path = "x";
+  x.type = layers::Entry::Type::dir;
+  x.mode = 0700;
+  in.emplace("x", x);
+  for (const char* p : {"x/y/z/f1", "x/y/z/f2", "x/y/g", "x/q/f3", "x/f4", "top", "a/b/c/d/e", "a/b2/f"}) {
+    file(p);
+  }
+  layers::EntrySet set;
+  set.replace_entries(std::move(in));
+  layers::Owner owner;
+  owner.uid = 7;
+  set.add_missing_parents(owner);
+  std::vector<std::string> dirs;
+  for (const auto& [p, e] : set.entries()) {
+    if (e.type == layers::Entry::Type::dir) {
+      dirs.push_back(p);
+      CHECK(e.mode == (p == "x" ? 0700u : 0755u));
+      CHECK(e.owner.uid == (p == "x" ? 0 : 7));
+    }
+  }
+  CHECK(dirs == std::vector<std::string>{"a", "a/b", "a/b/c", "a/b/c/d", "a/b2", "x", "x/q", "x/y", "x/y/z"});
+  CHECK(set.entries().size() == 9 + 8);
+}
