@@ -9,6 +9,7 @@
 #include "oci/reference.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -128,13 +129,8 @@ ImageNeeds needs_from_requires(const std::string& text) {
     }
     std::string k = item.substr(0, eq);
     std::string v = item.substr(eq + 1);
-    auto trim = [](std::string x) {
-      auto b = x.find_first_not_of(" \t");
-      auto e = x.find_last_not_of(" \t");
-      return b == std::string::npos ? std::string{} : x.substr(b, e - b + 1);
-    };
-    k = trim(k);
-    v = trim(v);
+    k = util::trim(k, " \t");
+    v = util::trim(v, " \t");
     if (k.empty() || v.empty()) {
       usage("'" + item + "' is not KEY=VALUE");
     }

@@ -1,4 +1,5 @@
 #include "doctor/parse.hpp"
+#include "util/text.hpp"
 
 #include <cctype>
 #include <cstring>
@@ -38,16 +39,6 @@ std::vector<std::string_view> words(std::string_view line) {
     i = j;
   }
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 bool is_version(std::string_view w) {
@@ -106,7 +97,7 @@ std::map<std::string, int> parse_proc_devices(std::string_view text) {
   std::map<std::string, int> out;
   bool chars = false;
   for (auto l : lines(text)) {
-    auto t = trim(l);
+    auto t = util::trim_view(l, util::k_c_space);
     if (t == "Character devices:") {
       chars = true;
       continue;
@@ -151,9 +142,9 @@ std::map<std::string, std::string> parse_key_values(std::string_view text) {
     if (colon == std::string_view::npos) {
       continue;
     }
-    auto k = trim(l.substr(0, colon));
+    auto k = util::trim_view(l.substr(0, colon), util::k_c_space);
     if (!k.empty()) {
-      out[std::string(k)] = std::string(trim(l.substr(colon + 1)));
+      out[std::string(k)] = std::string(util::trim_view(l.substr(colon + 1), util::k_c_space));
     }
   }
   return out;
@@ -209,10 +200,12 @@ std::map<std::string, std::vector<std::string>> parse_requires(std::string_view 
   std::size_t i = 0;
   while (i <= value.size()) {
     auto j = value.find(',', i);
-    auto item = trim(value.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
+    auto item =
+        util::trim_view(value.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i), util::k_c_space);
     auto eq = item.find('=');
     if (eq != std::string_view::npos && eq > 0 && eq + 1 < item.size()) {
-      out[std::string(trim(item.substr(0, eq)))].push_back(std::string(trim(item.substr(eq + 1))));
+      out[std::string(util::trim_view(item.substr(0, eq), util::k_c_space))].push_back(
+          std::string(util::trim_view(item.substr(eq + 1), util::k_c_space)));
     }
     if (j == std::string_view::npos) {
       break;

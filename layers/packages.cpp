@@ -1,6 +1,9 @@
 #include "layers/packages.hpp"
 
+#include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -22,25 +25,6 @@ constexpr std::int64_t k_max_os_release = 64 << 10;
 
 constexpr const char* k_dpkg_status = "var/lib/dpkg/status";
 constexpr const char* k_dpkg_status_d = "var/lib/dpkg/status.d";
-
-std::string lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const char* ws = " \t\r\n";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string::npos) {
-    return {};
-  }
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -157,7 +141,7 @@ std::int64_t cap_for(Kind kind) {
 
 // Unquotes a shell-style os-release value ("..." with backslash escapes, or '...').
 std::string os_release_value(const std::string& raw) {
-  std::string v = trim(raw);
+  std::string v = util::trim(raw);
   if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'') {
     return v.substr(1, v.size() - 2);
   }
@@ -211,7 +195,7 @@ std::vector<Package> parse_dpkg_status(const std::string& content, bool installe
     any = false;
   };
   for (const auto& line : split_lines(content)) {
-    if (trim(line).empty()) {
+    if (util::trim(line).empty()) {
       flush();
       continue;
     }
@@ -231,35 +215,16 @@ std::vector<Package> parse_dpkg_status(const std::string& content, bool installe
       bad = true;
       continue;
     }
-    fields.emplace(lower(trim(line.substr(0, colon))), trim(line.substr(colon + 1)));
+    fields.emplace(util::ascii_lower(util::trim(line.substr(0, colon))), util::trim(line.substr(colon + 1)));
   }
   flush();
-  return out;
-}
-
-// Percent-encodes all but the unreserved characters (RFC 3986), as purl segments and
-// qualifier values want.
-std::string purl_encode(std::string_view s) {
-  static const char* k_hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += k_hex[c >> 4];
-      out += k_hex[c & 0xF];
-    }
-  }
   return out;
 }
 
 OsRelease parse_os_release(const std::string& content) {
   OsRelease out;
   for (const auto& raw : split_lines(content)) {
-    std::string line = trim(raw);
+    std::string line = util::trim(raw);
     if (line.empty() || line.front() == '#') {
       continue;
     }
@@ -267,7 +232,7 @@ OsRelease parse_os_release(const std::string& content) {
     if (eq == std::string::npos) {
       continue;
     }
-    std::string key = trim(line.substr(0, eq));
+    std::string key = util::trim(line.substr(0, eq));
     if (key == "ID") {
       out.id = os_release_value(line.substr(eq + 1));
     } else if (key == "VERSION_ID") {
@@ -334,19 +299,20 @@ Inventory inventory_of(const std::map<std::string, std::string>& files,
 
 std::string purl(const Package& p, const Inventory& inv) {
   if (p.type == "deb") {
-    std::string os = inv.os_id.empty() ? "debian" : lower(inv.os_id);
-    std::string out = "pkg:deb/" + purl_encode(os) + "/" + purl_encode(p.name) + "@" + purl_encode(p.version);
+    std::string os = inv.os_id.empty() ? "debian" : util::ascii_lower(inv.os_id);
+    std::string out = "pkg:deb/" + util::percent_encode(os) + "/" + util::percent_encode(p.name) + "@" +
+                      util::percent_encode(p.version);
     std::string sep = "?";
     if (!p.arch.empty()) {
-      out += sep + "arch=" + purl_encode(p.arch);
+      out += sep + "arch=" + util::percent_encode(p.arch);
       sep = "&";
     }
     if (!inv.os_version_id.empty()) {
-      out += sep + "distro=" + purl_encode(os + "-" + inv.os_version_id);
+      out += sep + "distro=" + util::percent_encode(os + "-" + inv.os_version_id);
     }
     return out;
   }
-  return "pkg:generic/" + purl_encode(p.name) + "@" + purl_encode(p.version);
+  return "pkg:generic/" + util::percent_encode(p.name) + "@" + util::percent_encode(p.version);
 }
 
 } // namespace layers

@@ -47,8 +47,6 @@ Inventory inventory_of(const std::map<std::string, std::string>& files,
 // (no distro without a version id; os_id "debian" when unknown). Segments are
 // percent-encoded ('+' -> %2B, ':' -> %3A).
 std::string purl(const Package& p, const Inventory& inv);
-// Percent-encodes all but RFC 3986's unreserved characters, as purl segments want.
-std::string purl_encode(std::string_view s);
 
 // The .dist-info or .egg-info directory (or the .egg-info file) whose metadata `path`
 // is, under a site-packages or dist-packages directory: ".../x-1.dist-info" for

@@ -55,20 +55,6 @@ UrlParts split_url(const std::string& url) {
   return p;
 }
 
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 // Removes "." and ".." segments (RFC 3986 5.2.4).
 std::string remove_dot_segments(const std::string& path) {
   std::string query;
@@ -199,7 +185,7 @@ std::string sha256_of_fragment(const std::string& fragment) {
 
 std::string file_name_of(const std::string& url) {
   std::string path = url.substr(0, url.find_first_of("?#"));
-  return percent_decode(path.substr(path.rfind('/') + 1));
+  return util::percent_decode(path.substr(path.rfind('/') + 1));
 }
 
 IndexFile file_from_href(const std::string& href, const std::string& base, const std::string& page) {
@@ -226,7 +212,7 @@ bool is_distribution(const std::string& filename) {
 }
 
 std::string auth_header_for(const std::string& userinfo) {
-  return "Authorization: Basic " + util::base64_encode(percent_decode(userinfo));
+  return "Authorization: Basic " + util::base64_encode(util::percent_decode(userinfo));
 }
 
 bool is_local(const std::string& source) {
@@ -234,7 +220,7 @@ bool is_local(const std::string& source) {
 }
 
 fs::path local_path(const std::string& source) {
-  return source.rfind("file://", 0) == 0 ? fs::path(percent_decode(source.substr(7))) : fs::path(source);
+  return source.rfind("file://", 0) == 0 ? fs::path(util::percent_decode(source.substr(7))) : fs::path(source);
 }
 
 } // namespace

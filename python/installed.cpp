@@ -2,6 +2,8 @@
 
 #include "layers/packages.hpp"
 #include "python/metadata.hpp"
+#include "util/text.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -86,16 +88,8 @@ std::string venv_setting(const std::string& cfg, const std::string& key) {
     if (eq == std::string::npos) {
       continue;
     }
-    auto trim = [](std::string t) {
-      while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) {
-        t.pop_back();
-      }
-      std::size_t k = 0;
-      while (k < t.size() && (t[k] == ' ' || t[k] == '\t')) {
-        ++k;
-      }
-      return t.substr(k);
-    };
+    // Blanks around the key and value, and the '\r' of a CRLF line.
+    auto trim = [](std::string_view t) { return util::trim_left(util::trim_right(t, " \t\r"), " \t"); };
     if (trim(line.substr(0, eq)) == key) {
       return trim(line.substr(eq + 1));
     }
@@ -154,7 +148,7 @@ std::vector<Distribution> target_distributions(const layers::BaseView& view, con
 }
 
 std::string purl(const Distribution& d) {
-  return "pkg:pypi/" + layers::purl_encode(normalize_project_name(d.name)) + "@" + layers::purl_encode(d.version);
+  return "pkg:pypi/" + util::percent_encode(normalize_project_name(d.name)) + "@" + util::percent_encode(d.version);
 }
 
 nlohmann::json to_json(const std::vector<Distribution>& dists) {

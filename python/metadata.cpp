@@ -1,6 +1,8 @@
 #include "python/metadata.hpp"
 
 #include "python/pep440.hpp"
+#include "util/encoding.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,21 +12,6 @@
 namespace python {
 
 namespace {
-
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) {
-    return {};
-  }
-  auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // The lines of `text` without their "\n" or "\r\n".
 std::vector<std::string_view> lines_of(std::string_view text) {
@@ -51,7 +38,7 @@ template <typename Fn> void for_each_header(std::string_view text, Fn fn) {
   std::string key, value;
   auto flush = [&] {
     if (!key.empty()) {
-      fn(lower(trim(key)), trim(value));
+      fn(util::ascii_lower(util::trim(key)), util::trim(value));
     }
     key.clear();
     value.clear();
@@ -62,7 +49,7 @@ template <typename Fn> void for_each_header(std::string_view text, Fn fn) {
     }
     if (line.front() == ' ' || line.front() == '\t') {
       if (!key.empty()) {
-        value += " " + trim(line);
+        value += " " + util::trim(line);
       }
       continue;
     }
@@ -107,7 +94,7 @@ WheelFile parse_wheel_file(std::string_view text) {
     if (k == "wheel-version" && !version) {
       version = v;
     } else if (k == "root-is-purelib") {
-      w.root_is_purelib = lower(v) == "true";
+      w.root_is_purelib = util::ascii_lower(v) == "true";
     }
   });
   if (!version) {
@@ -133,7 +120,7 @@ WheelFile parse_wheel_file(std::string_view text) {
 std::vector<RecordEntry> parse_record(std::string_view text) {
   std::vector<RecordEntry> out;
   for (std::string_view line : lines_of(text)) {
-    if (trim(line).empty()) {
+    if (util::trim(line).empty()) {
       continue;
     }
     std::vector<std::string> fields(1);
@@ -159,8 +146,8 @@ std::vector<RecordEntry> parse_record(std::string_view text) {
     }
     RecordEntry e;
     e.path = fields[0];
-    e.hash = fields.size() > 1 ? trim(fields[1]) : "";
-    e.size = fields.size() > 2 ? trim(fields[2]) : "";
+    e.hash = fields.size() > 1 ? util::trim(fields[1]) : "";
+    e.size = fields.size() > 2 ? util::trim(fields[2]) : "";
     out.push_back(std::move(e));
   }
   return out;
@@ -186,7 +173,7 @@ std::string normalize_project_name(std::string_view name) {
 std::string normalize_version(std::string_view version) {
   auto v = pep440::Version::parse(version);
   if (!v) {
-    return lower(trim(version));
+    return util::ascii_lower(util::trim(version));
   }
   while (v->release.size() > 1 && v->release.back() == 0) {
     v->release.pop_back();

@@ -1,4 +1,6 @@
 #include "python/pep440.hpp"
+#include "util/encoding.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,22 +22,6 @@ bool is_digit(char c) {
 
 bool is_sep(char c) {
   return c == '.' || c == '-' || c == '_';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && is_space(s.back())) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
 }
 
 // A hand-written reader for the PEP 440 grammar (appendix B of the PEP): each part is
@@ -264,7 +250,7 @@ Version clause_version(const Specifier& s, std::string_view text, bool& wildcard
 } // namespace
 
 std::optional<Version> Version::parse(std::string_view text) {
-  const std::string lowered = lower(trim(text));
+  const std::string lowered = util::ascii_lower(util::trim_view(text, util::k_c_space));
   Reader r(lowered);
   Version v;
   r.eat("v");
@@ -408,7 +394,7 @@ int compare(const Version& a, const Version& b) {
 }
 
 Specifier Specifier::parse(std::string_view text) {
-  std::string_view t = trim(text);
+  std::string_view t = util::trim_view(text, util::k_c_space);
   Specifier s;
   for (auto op : operators) {
     if (t.substr(0, op.size()) == op) {
@@ -419,7 +405,7 @@ Specifier Specifier::parse(std::string_view text) {
   if (s.op.empty()) {
     bad_specifier(text, "expected an operator (==, !=, <=, >=, <, >, ~= or ===) before the version");
   }
-  s.version = std::string(trim(t.substr(s.op.size())));
+  s.version = std::string(util::trim_view(t.substr(s.op.size()), util::k_c_space));
   if (s.op == "===") {
     // Arbitrary equality compares text, so any text without spaces or separators is
     // allowed.
@@ -435,7 +421,7 @@ Specifier Specifier::parse(std::string_view text) {
 
 bool Specifier::contains(const Version& v) const {
   if (op == "===") {
-    return lower(v.str()) == lower(trim(version));
+    return util::ascii_lower(v.str()) == util::ascii_lower(util::trim_view(version, util::k_c_space));
   }
   bool wildcard = false;
   Version spec = clause_version(*this, str(), wildcard);
@@ -493,7 +479,7 @@ SpecifierSet SpecifierSet::parse(std::string_view text) {
     std::size_t j = std::min(text.find(',', i), text.size());
     // Empty clauses (">=1.0,", ">=1.0,,<2") are skipped, as packaging does: metadata
     // in the wild has them and pip installs it.
-    if (std::string_view clause = trim(text.substr(i, j - i)); !clause.empty()) {
+    if (std::string_view clause = util::trim_view(text.substr(i, j - i), util::k_c_space); !clause.empty()) {
       set.items.push_back(Specifier::parse(clause));
     }
     i = j + 1;

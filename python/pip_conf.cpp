@@ -1,4 +1,5 @@
 #include "python/pip_conf.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -9,12 +10,6 @@
 namespace python {
 
 namespace {
-
-std::string trim_ws(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r");
-  auto e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 std::vector<std::string> split_ws(const std::string& s) {
   std::vector<std::string> out;
@@ -36,15 +31,15 @@ void read_pip_conf(const std::filesystem::path& file, IndexDefaults& d) {
   std::string section, key, line;
   while (std::getline(in, line)) {
     if (!line.empty() && (line[0] == ' ' || line[0] == '\t') && !key.empty()) {
-      sections[section][key] += " " + trim_ws(line);
+      sections[section][key] += " " + util::trim(line, " \t\r");
       continue;
     }
-    line = trim_ws(line);
+    line = util::trim(line, " \t\r");
     if (line.empty() || line[0] == '#' || line[0] == ';') {
       continue;
     }
     if (line.front() == '[' && line.back() == ']') {
-      section = trim_ws(line.substr(1, line.size() - 2));
+      section = util::trim(line.substr(1, line.size() - 2), " \t\r");
       key.clear();
       continue;
     }
@@ -52,9 +47,9 @@ void read_pip_conf(const std::filesystem::path& file, IndexDefaults& d) {
     if (eq == std::string::npos) {
       continue;
     }
-    key = trim_ws(line.substr(0, eq));
+    key = util::trim(line.substr(0, eq), " \t\r");
     std::replace(key.begin(), key.end(), '_', '-');
-    sections[section][key] = trim_ws(line.substr(eq + 1));
+    sections[section][key] = util::trim(line.substr(eq + 1), " \t\r");
   }
   for (const char* sec : {"global", "install"}) {
     auto it = sections.find(sec);
@@ -63,7 +58,7 @@ void read_pip_conf(const std::filesystem::path& file, IndexDefaults& d) {
     }
     const auto& kv = it->second;
     if (auto v = kv.find("index-url"); v != kv.end()) {
-      d.index_url = trim_ws(v->second);
+      d.index_url = util::trim(v->second, " \t\r");
       d.index_url_from = file.string();
     }
     if (auto v = kv.find("extra-index-url"); v != kv.end()) {

@@ -3,6 +3,7 @@
 #include "python/wheel.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <map>
@@ -15,15 +16,6 @@ using util::Error;
 using util::ErrorKind;
 
 namespace {
-
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) {
-    return "";
-  }
-  auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 // Words of a line split on blanks outside quotes.
 std::vector<std::string> words_of(const std::string& s) {
@@ -228,7 +220,7 @@ struct Reader {
     int line_no = 0;
     int start = 0;
     auto flush = [&]() {
-      std::string l = trim(strip_comment(logical));
+      std::string l = util::trim(strip_comment(logical));
       logical.clear();
       if (l.empty()) {
         return;

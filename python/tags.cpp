@@ -1,4 +1,5 @@
 #include "python/tags.hpp"
+#include "util/encoding.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -15,11 +16,6 @@ constexpr std::pair<int, int> assumed_glibc{2, 17};
 // packaging assumes a glibc major version ends at minor 50 when it has to list the
 // minors of an older major; only relevant if a glibc 3 ever appears.
 constexpr int last_minor_of_older_major = 50;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // The architectures whose wheels run on `arch`: a 32-bit ARM userland on a 64-bit
 // kernel reports armv8l but runs armv7l wheels.
@@ -140,12 +136,12 @@ std::optional<std::size_t> tag_rank(const WheelName& wheel, const std::vector<st
   for (const auto& py : wheel.python_tags) {
     for (const auto& abi : wheel.abi_tags) {
       for (const auto& plat : wheel.platform_tags) {
-        expanded.insert(lower(py + "-" + abi + "-" + plat));
+        expanded.insert(util::ascii_lower(py + "-" + abi + "-" + plat));
       }
     }
   }
   for (std::size_t i = 0; i < supported.size(); ++i) {
-    if (expanded.count(lower(supported[i])) > 0) {
+    if (expanded.count(util::ascii_lower(supported[i])) > 0) {
       return i;
     }
   }

@@ -5,6 +5,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <archive.h>
@@ -35,15 +36,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
     i = j + 1;
   }
   return out;
-}
-
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) {
-    return {};
-  }
-  auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
 }
 
 // Minimum glibc for a manylinux platform tag, or nullopt when not manylinux.
@@ -558,7 +550,7 @@ void write_launchers(const std::string& entry_points, const std::string& fname, 
   std::istringstream eps(entry_points);
   std::string line;
   while (std::getline(eps, line)) {
-    line = trim(line);
+    line = util::trim(line);
     if (line.empty() || line[0] == '#' || line[0] == ';') {
       continue;
     }
@@ -573,15 +565,15 @@ void write_launchers(const std::string& entry_points, const std::string& fname, 
     if (eq == std::string::npos) {
       continue;
     }
-    std::string script = trim(line.substr(0, eq));
-    std::string ref = trim(line.substr(eq + 1));
-    ref = trim(ref.substr(0, ref.find('[')));
+    std::string script = util::trim(line.substr(0, eq));
+    std::string ref = util::trim(line.substr(eq + 1));
+    ref = util::trim(ref.substr(0, ref.find('[')));
     auto colon = ref.find(':');
     if (script.empty() || script.find('/') != std::string::npos || colon == std::string::npos) {
       throw Error(ErrorKind::input, "wheel " + fname + ": bad entry point '" + line + "'");
     }
-    std::string module = trim(ref.substr(0, colon));
-    std::string attr = trim(ref.substr(colon + 1));
+    std::string module = util::trim(ref.substr(0, colon));
+    std::string attr = util::trim(ref.substr(colon + 1));
     std::string import_name = attr.substr(0, attr.find('.'));
     std::string body = "#!" + target.interpreter + "\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom " + module +
                        " import " + import_name +

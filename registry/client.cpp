@@ -3,6 +3,7 @@
 #include "registry/error.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
+#include "util/url.hpp"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -171,7 +172,8 @@ bool Registry::mount_blob(const std::string& repo, const oci::Digest& d, const s
       [&] {
         Request q;
         q.method = "POST";
-        q.url = repo_url(repo) + "/blobs/uploads/?mount=" + url_escape(d.str()) + "&from=" + url_escape(from_repo);
+        q.url = repo_url(repo) + "/blobs/uploads/?mount=" + util::percent_encode(d.str()) +
+                "&from=" + util::percent_encode(from_repo);
         return q;
       },
       push_scope(repo) + " " + pull_scope(from_repo), "mounting " + d.str() + " from " + from_repo, {201, 202});

@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/interrupt.hpp"
+#include "util/text.hpp"
 #include "util/url.hpp"
 
 #include <algorithm>
@@ -19,17 +20,6 @@
 namespace registry {
 
 namespace {
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) {
-    s.pop_back();
-  }
-  std::size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
-    ++i;
-  }
-  return s.substr(i);
-}
 
 struct Transfer {
   const Request* req = nullptr;
@@ -175,7 +165,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   }
   auto colon = line.find(':');
   if (colon != std::string::npos) {
-    t->resp->headers.items.emplace_back(util::ascii_lower(line.substr(0, colon)), trim(line.substr(colon + 1)));
+    t->resp->headers.items.emplace_back(util::ascii_lower(line.substr(0, colon)),
+                                        util::trim_left(util::trim_right(line.substr(colon + 1)), " \t"));
   }
   return len;
 }
@@ -195,7 +186,8 @@ int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void* user
   std::size_t start = 0;
   while (start < text.size()) {
     auto end = text.find('\n', start);
-    std::string line = trim(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    std::string line = util::trim_left(
+        util::trim_right(text.substr(start, end == std::string::npos ? std::string::npos : end - start)), " \t");
     start = end == std::string::npos ? text.size() : end + 1;
     if (line.empty()) {
       continue;
@@ -267,21 +259,6 @@ std::string Headers::get(const std::string& name) const {
     }
   }
   return {};
-}
-
-std::string url_escape(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 SystemTrust find_system_trust(const std::string& env_file, const std::string& env_dir, const std::string& root) {

@@ -148,9 +148,6 @@ private:
   std::mutex m_share_mutex[8];
 };
 
-// Percent-encodes a query value.
-std::string url_escape(const std::string& s);
-
 // The version of libcurl linked in, as it reports itself at run time ("7.88.1").
 std::string curl_version();
 

@@ -245,12 +245,12 @@ std::string Session::fetch_token(const std::string& scope) {
                     " is not HTTPS; credentials are not sent over plain HTTP",
                 "pass --insecure-registry " + m_host + " only if this is a trusted local registry");
   }
-  std::string query = "service=" + url_escape(m_challenge->params["service"]);
+  std::string query = "service=" + util::percent_encode(m_challenge->params["service"]);
   std::size_t start = 0;
   while (start < scope.size()) {
     auto sp = scope.find(' ', start);
     std::string one = scope.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
-    query += "&scope=" + url_escape(one);
+    query += "&scope=" + util::percent_encode(one);
     start = sp == std::string::npos ? scope.size() : sp + 1;
   }
   Call c;
@@ -262,8 +262,8 @@ std::string Session::fetch_token(const std::string& scope) {
       req.method = "POST";
       req.url = realm;
       req.headers.push_back("Content-Type: application/x-www-form-urlencoded");
-      req.body =
-          query + "&grant_type=refresh_token&client_id=paddle-image&refresh_token=" + url_escape(m_cred.identity_token);
+      req.body = query + "&grant_type=refresh_token&client_id=paddle-image&refresh_token=" +
+                 util::percent_encode(m_cred.identity_token);
     } else {
       req.url = with_query(realm, query);
       if (!m_cred.username.empty()) {

@@ -3,6 +3,7 @@
 #include "registry/error.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -220,7 +221,7 @@ std::optional<Response> Upload::send_noting(const Request& q) {
 Upload::Put Upload::put_whole() {
   Request q;
   q.method = "PUT";
-  q.url = with_query(m_location, "digest=" + url_escape(m_blob.digest.str()));
+  q.url = with_query(m_location, "digest=" + util::percent_encode(m_blob.digest.str()));
   q.headers.push_back("Content-Type: application/octet-stream");
   q.reader = verifying(m_open(0), m_blob, 0, -1, m_session.stats(), m_progress, m_session.host());
   q.body_size = m_blob.size;
@@ -329,7 +330,7 @@ bool Upload::resync() {
 bool Upload::commit() {
   Request q;
   q.method = "PUT";
-  q.url = with_query(m_location, "digest=" + url_escape(m_blob.digest.str()));
+  q.url = with_query(m_location, "digest=" + util::percent_encode(m_blob.digest.str()));
   q.headers.push_back("Content-Type: application/octet-stream");
   q.body_size = 0;
   try {

@@ -3,6 +3,7 @@
 #include "templates/render.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 #include "util/url.hpp"
 
 #include <algorithm>
@@ -160,7 +161,7 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
   // while paddle-image build installs into site-packages all the same. An environment
   // variable, not --break-system-packages, so a pip older than 23.0.1 is not refused.
   std::string pip =
-      "PIP_BREAK_SYSTEM_PACKAGES=1 " + sh_quote(one_line(in.python, "python.interpreter")) + " -m pip install";
+      "PIP_BREAK_SYSTEM_PACKAGES=1 " + util::shell_quote(one_line(in.python, "python.interpreter")) + " -m pip install";
   std::string lock_in_image = tmp + ".lock";
   if (!l.lock.empty()) {
     lines.push_back("COPY [" + json_word(l.lock, "lock", true) + ", " + json_word(lock_in_image, "lock") + "]");
@@ -169,10 +170,10 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
     lines.push_back("COPY [" + json_word(l.wheel_dir, "wheels dir", true) + ", " + json_word(tmp + "/", "wheels dir") +
                     "]");
     if (l.lock.empty()) {
-      lines.push_back("RUN " + pip + " --no-deps --no-index " + sh_quote(tmp) + "/*.whl");
+      lines.push_back("RUN " + pip + " --no-deps --no-index " + util::shell_quote(tmp) + "/*.whl");
     } else {
-      lines.push_back("RUN " + pip + " --no-deps --no-index --find-links " + sh_quote(tmp + "/") +
-                      " --require-hashes -r " + sh_quote(lock_in_image));
+      lines.push_back("RUN " + pip + " --no-deps --no-index --find-links " + util::shell_quote(tmp + "/") +
+                      " --require-hashes -r " + util::shell_quote(lock_in_image));
     }
   } else {
     // Credentials in a URL never reach the Dockerfile (nor an image history built from
@@ -189,11 +190,11 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
     };
     std::string args;
     for (std::size_t i = 0; i < l.indexes.size(); ++i) {
-      args += (i == 0 ? " -i " : " --extra-index-url ") + sh_quote(one_line(clean(l.indexes[i]), "index"));
+      args += (i == 0 ? " -i " : " --extra-index-url ") + util::shell_quote(one_line(clean(l.indexes[i]), "index"));
     }
     for (const auto& f : l.find_links) {
       if (is_url(f)) {
-        args += " -f " + sh_quote(one_line(clean(f), "find_links"));
+        args += " -f " + util::shell_quote(one_line(clean(f), "find_links"));
       } else {
         notes.push_back("find_links " + one_line(f, "find_links") +
                         " is a local directory: COPY it in and add -f DIR to the pip line");
@@ -209,7 +210,7 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
                       " are not written here: build with --secret id=netrc,src=FILE, FILE a netrc file with a "
                       "`machine HOST login USER password PASSWORD` line for each (pip reads /root/.netrc)");
     }
-    lines.push_back("RUN " + mount + pip + " --require-hashes -r " + sh_quote(lock_in_image) + args);
+    lines.push_back("RUN " + mount + pip + " --require-hashes -r " + util::shell_quote(lock_in_image) + args);
   }
   if (!l.chown.empty()) {
     notes.push_back("owner " + l.chown + ": pip installs as the build's user (root), not as the layer's owner");
@@ -251,23 +252,6 @@ void add_config(const DockerConfig& c, nlohmann::json& d) {
 }
 
 } // namespace
-
-std::string sh_quote(const std::string& word) {
-  if (!word.empty() &&
-      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") ==
-          std::string::npos) {
-    return word;
-  }
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 nlohmann::json dockerfile_data(const DockerfileInput& in) {
   nlohmann::json d;

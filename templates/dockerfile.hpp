@@ -61,7 +61,4 @@ nlohmann::json dockerfile_schema();
 // base cannot be a FROM: input error with the fix.
 std::string render_dockerfile(const DockerfileInput& in, const std::filesystem::path& template_dir);
 
-// Shell word quoting for RUN lines in shell form ('...' when needed).
-std::string sh_quote(const std::string& word);
-
 } // namespace templates

@@ -3,6 +3,7 @@
 #include "templates/render.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 #include "util/url.hpp"
 
 #include <algorithm>
@@ -24,14 +25,6 @@ std::string shown_instruction(const std::string& text) {
   auto eol = text.find('\n');
   std::string t = eol == std::string::npos ? text : text.substr(0, eol) + " (heredoc body not shown)";
   return t.size() > 120 ? t.substr(0, 117) + "..." : t;
-}
-
-std::string trim(const std::string& s) {
-  std::size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) {
-    return "";
-  }
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
 std::string upper(std::string s) {
@@ -259,7 +252,7 @@ public:
         m.user = words(in.args).empty() ? "" : words(in.args)[0];
       }
     } else if (k == "STOPSIGNAL") {
-      m.stop_signal = trim(in.args);
+      m.stop_signal = util::trim(in.args, " \t\r");
     } else if (k == "RUN") {
       run(in.args);
     } else if (k == "ARG") {
@@ -342,13 +335,13 @@ private:
 
   void copy(const DockerInstruction& in) {
     bool add = in.keyword == "ADD";
-    std::string rest = trim(in.args);
+    std::string rest = util::trim(in.args, " \t\r");
     std::string owner;
     std::string mode;
     while (rest.rfind("--", 0) == 0) {
       std::size_t sp = rest.find_first_of(" \t");
       std::string flag = rest.substr(0, sp);
-      rest = sp == std::string::npos ? "" : trim(rest.substr(sp));
+      rest = sp == std::string::npos ? "" : util::trim(rest.substr(sp), " \t\r");
       if (flag.rfind("--chown=", 0) == 0) {
         owner = flag.substr(8);
       } else if (flag.rfind("--chmod=", 0) == 0) {
@@ -468,9 +461,9 @@ private:
     }
     if (!w.empty() && w[0].find('=') == std::string::npos) {
       // legacy form: ENV NAME value with spaces
-      std::string rest = trim(args);
+      std::string rest = util::trim(args, " \t\r");
       std::size_t sp = rest.find_first_of(" \t");
-      add_env(w[0], sp == std::string::npos ? "" : trim(rest.substr(sp)));
+      add_env(w[0], sp == std::string::npos ? "" : util::trim(rest.substr(sp), " \t\r"));
       return;
     }
     for (const auto& kv : w) {
@@ -702,13 +695,13 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
   char escape = '\\';
   // Parser directives: leading "# key=value" comments before anything else.
   for (const auto& raw : lines) {
-    std::string l = trim(raw);
+    std::string l = util::trim(raw, " \t\r");
     if (l.empty() || l[0] != '#') {
       break;
     }
-    std::string d = util::ascii_lower(trim(l.substr(1)));
+    std::string d = util::ascii_lower(util::trim(l.substr(1), " \t\r"));
     if (d.rfind("escape=", 0) == 0 && d.size() > 7) {
-      escape = trim(l.substr(1)).substr(7)[0];
+      escape = util::trim(l.substr(1), " \t\r").substr(7)[0];
     } else if (d.find('=') == std::string::npos) {
       break;
     }
@@ -721,7 +714,7 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     if (!l.empty() && l.back() == '\r') {
       l.pop_back();
     }
-    std::string t = trim(l);
+    std::string t = util::trim(l, " \t\r");
     if (t.empty() || t[0] == '#') {
       continue; // comments and blank lines, also inside a continued instruction
     }
@@ -734,10 +727,10 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     }
     if (!r.empty() && r.back() == escape) {
       r.pop_back();
-      cur += trim(r) + " ";
+      cur += util::trim(r, " \t\r") + " ";
       continue;
     }
-    cur += trim(l);
+    cur += util::trim(l, " \t\r");
     // Heredocs (RUN <<EOF ... EOF, COPY <<A <<B /dir/): each body belongs to the
     // instruction, one after another in the order their words appear on its line.
     std::vector<std::string> words;
@@ -767,7 +760,7 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
           body.pop_back();
         }
         cur += "\n" + body;
-        if (trim(body) == word) {
+        if (util::trim(body, " \t\r") == word) {
           break;
         }
       }
@@ -776,7 +769,7 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     DockerInstruction in;
     in.line = start;
     in.keyword = upper(cur.substr(0, sp));
-    in.args = sp == std::string::npos ? "" : trim(cur.substr(sp));
+    in.args = sp == std::string::npos ? "" : util::trim(cur.substr(sp), " \t\r");
     in.text = cur;
     if (in.keyword.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos) {
       throw Error(ErrorKind::input,
@@ -791,8 +784,8 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     in.line = start;
     std::size_t sp = cur.find_first_of(" \t");
     in.keyword = upper(cur.substr(0, sp));
-    in.args = sp == std::string::npos ? "" : trim(cur.substr(sp));
-    in.text = trim(cur);
+    in.args = sp == std::string::npos ? "" : util::trim(cur.substr(sp), " \t\r");
+    in.text = util::trim(cur, " \t\r");
     out.push_back(in);
   }
   return out;

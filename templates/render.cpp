@@ -3,6 +3,7 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <kainjow/mustache.hpp>
@@ -125,15 +126,6 @@ struct Tag {
   std::size_t end = 0;
 };
 
-std::string trim(const std::string& s) {
-  std::size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) {
-    return "";
-  }
-  std::size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 [[noreturn]] void fail_at(const Template& t, std::size_t line, const std::string& what, const std::string& hint = {}) {
   throw Error(ErrorKind::input, t.origin + ":" + std::to_string(line) + ": " + what, hint);
 }
@@ -166,18 +158,18 @@ std::vector<Tag> scan_tags(const Template& t) {
         fail_at(t, line, "'{{{' is never closed with '}}}'");
       }
       tag.kind = '&';
-      tag.name = trim(s.substr(after + 1, end - after - 1));
+      tag.name = util::trim(s.substr(after + 1, end - after - 1));
       pos = end + 3;
     } else {
       std::size_t end = s.find(close, after);
       if (end == std::string::npos) {
         fail_at(t, line, "'" + open + "' is never closed with '" + close + "'");
       }
-      body = trim(s.substr(after, end - after));
+      body = util::trim(s.substr(after, end - after));
       pos = end + close.size();
       if (!body.empty() && std::string("#^/!>&=").find(body[0]) != std::string::npos) {
         tag.kind = body[0];
-        tag.name = trim(body.substr(1));
+        tag.name = util::trim(body.substr(1));
       } else {
         tag.name = body;
       }
@@ -185,13 +177,13 @@ std::vector<Tag> scan_tags(const Template& t) {
         if (tag.name.empty() || tag.name.back() != '=') {
           fail_at(t, line, "a delimiter change must look like {{=<% %>=}}");
         }
-        std::string d = trim(tag.name.substr(0, tag.name.size() - 1));
+        std::string d = util::trim(tag.name.substr(0, tag.name.size() - 1));
         std::size_t sp = d.find_first_of(" \t");
         if (sp == std::string::npos) {
           fail_at(t, line, "a delimiter change needs two delimiters, e.g. {{=<% %>=}}");
         }
         open = d.substr(0, sp);
-        close = trim(d.substr(sp));
+        close = util::trim(d.substr(sp));
       }
     }
     tag.end = pos;

@@ -59,4 +59,11 @@ std::string hide_query_values(const std::string& text);
 // True when the query parameter name carries a credential (case-insensitive).
 bool is_secret_query_parameter(std::string_view name);
 
+// RFC 3986 percent-encoding: every byte but the unreserved characters (ALPHA, DIGIT,
+// "-", ".", "_", "~") as %XX with upper-case hex (query values, purl segments).
+std::string percent_encode(std::string_view s);
+// Every %XX with two hex digits as its byte; anything else, a stray '%' included, as it
+// is.
+std::string percent_decode(std::string_view s);
+
 } // namespace util

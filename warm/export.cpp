@@ -3,6 +3,7 @@
 #include "layers/docker_archive.hpp"
 #include "layers/oci_archive.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace warm {
 
@@ -44,25 +45,13 @@ void check_export_options(const ExportOptions& opt, bool thin) {
   }
 }
 
-std::string shell_quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                              "@%+=:,./_-") == std::string::npos) {
-    return word;
-  }
-  std::string out = "'";
-  for (char c : word) {
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return out + "'";
-}
-
 std::string import_command(const fs::path& file, const oci::Platform& platform) {
-  return "ctr -n k8s.io images import --platform " + shell_quote(oci::platform_str(platform)) + " " +
-         shell_quote(file.string());
+  return "ctr -n k8s.io images import --platform " + util::shell_quote(oci::platform_str(platform)) + " " +
+         util::shell_quote(file.string());
 }
 
 std::string pin_command(const std::string& name) {
-  return "ctr -n k8s.io images label " + shell_quote(name) + " " + k_pin_label;
+  return "ctr -n k8s.io images label " + util::shell_quote(name) + " " + k_pin_label;
 }
 
 ExportResult export_archive(const oci::Image& img, const fs::path& out, const ExportOptions& opt) {

@@ -5,6 +5,7 @@
 // the node has (--have); ctr import then needs those blobs in the node's content
 // store, or it fails to unpack.
 #include "oci/image.hpp"
+#include "util/text.hpp"
 #include "warm/have.hpp"
 
 #include <cstdint>
@@ -55,7 +56,7 @@ ExportResult export_archive(const oci::Image& img, const std::filesystem::path& 
 std::string import_command(const std::filesystem::path& file, const oci::Platform& platform);
 // `ctr -n k8s.io images label NAME io.cri-containerd.pinned=pinned`.
 std::string pin_command(const std::string& name);
-// A word quoted for a POSIX shell when it needs it.
-std::string shell_quote(const std::string& word);
+// A word quoted for a POSIX shell when it needs it (util/text.hpp's, named here too).
+using util::shell_quote;
 
 } // namespace warm

@@ -3,6 +3,7 @@
 #include "oci/digest.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/text.hpp"
 
 namespace warm {
 
@@ -10,12 +11,6 @@ using util::Error;
 using util::ErrorKind;
 
 namespace {
-
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r");
-  auto e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 std::string shown(const std::string& s) {
   std::string out;
@@ -35,7 +30,8 @@ HaveList parse_have(const std::string& text, const std::string& file) {
   std::size_t line_no = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
-    std::string line = trim(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    std::string line =
+        util::trim(text.substr(start, end == std::string::npos ? std::string::npos : end - start), " \t\r");
     start = end == std::string::npos ? text.size() : end + 1;
     ++line_no;
     if (line.empty() || line[0] == '#') {

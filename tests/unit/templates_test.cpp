@@ -7,6 +7,7 @@
 #include "templates/render.hpp"
 #include "tests/unit/error_text.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -73,8 +74,8 @@ TEST_CASE("templates: values are escaped for their target; standalone tag lines 
   nlohmann::json d = {{"items", {{{"key", "k: v"}, {"value", "raw"}}}}};
   CHECK(templates::render(t, d, schema(), Escape::yaml) == "start\n- \"k: v\": raw\nend\n");
   CHECK(templates::render(t, {{"items", nlohmann::json::array()}}, schema(), Escape::none) == "start\nnone\nend\n");
-  CHECK(templates::sh_quote("/tmp/a") == "/tmp/a");
-  CHECK(templates::sh_quote("it's") == "'it'\\''s'");
+  CHECK(util::shell_quote("/tmp/a") == "/tmp/a");
+  CHECK(util::shell_quote("it's") == "'it'\\''s'");
 }
 
 TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
