@@ -43,6 +43,60 @@ std::string join(const std::string& dir, const std::string& name) {
   return dir.empty() ? name : dir + "/" + name;
 }
 
+// One directory of a walk waiting to be read: where it is on the host, and its path
+// below the rule's source.
+struct WalkDir {
+  std::string host;
+  std::string rel;
+};
+
+// Reads one directory of a walk: its entries (as `make_entry` makes them, leaving out
+// what the rule excludes or ignores) into `out`, its subdirectories into `subdirs`;
+// children are stat'ed with fstatat relative to the directory.
+void scan_directory(const WalkDir& dir, const std::string& to, const CopyRule& rule,
+                    const std::function<Entry(const std::string&, const struct stat&, const std::string&,
+                                              const std::string&)>& make_entry,
+                    std::vector<Entry>& out, std::vector<WalkDir>& subdirs) {
+  int fd = ::open(dir.host.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    util::throw_errno(rule.origin + ": cannot read directory " + dir.host);
+  }
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    util::throw_errno(rule.origin + ": cannot read directory " + dir.host);
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
+  while (struct dirent* de = ::readdir(d)) {
+    std::string name = de->d_name;
+    if (name == "." || name == "..") {
+      continue;
+    }
+    std::string rel = dir.rel.empty() ? name : dir.rel + "/" + name;
+    if (excluded(rule.exclude, rel) ||
+        (!rule.ignore.empty() &&
+         ignored(rule.ignore, rule.ignore_prefix.empty() ? rel : rule.ignore_prefix + "/" + rel))) {
+      continue;
+    }
+    if (!util::is_valid_utf8(name)) {
+      // Tar headers (PAX) carry UTF-8 names; anything else cannot be written faithfully.
+      throw Error(ErrorKind::input,
+                  rule.origin + ": file name '" + util::escape_bytes(dir.host + "/" + name) + "' is not valid UTF-8",
+                  "rename it, or leave it out with an exclude: or .paddleimageignore pattern that matches it "
+                  "(a glob with '?' or '*' in place of the odd bytes); image file names must be UTF-8");
+    }
+    struct stat st {};
+    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      util::throw_errno(rule.origin + ": cannot stat " + dir.host + "/" + name);
+    }
+    std::string host = dir.host + "/" + name;
+    out.push_back(make_entry(host, st, join(to, rel), rel));
+    if (S_ISDIR(st.st_mode)) {
+      subdirs.push_back(WalkDir{std::move(host), std::move(rel)});
+    }
+  }
+}
+
 } // namespace
 
 std::string normalize_image_path(const std::string& path, const std::string& origin) {
@@ -240,10 +294,7 @@ void EntrySet::add(const CopyRule& rule) {
 // fstatat relative to their directory. Entries go into the sorted map afterwards, so
 // the result does not depend on the scheduling.
 void EntrySet::walk(const std::string& from, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry) {
-  struct Dir {
-    std::string host;
-    std::string rel;
-  };
+  using Dir = WalkDir;
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Dir> queue{Dir{from, ""}};
@@ -251,46 +302,6 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
   std::exception_ptr error;
   int n = std::max(1, m_threads);
 
-  auto scan = [&](const Dir& dir, std::vector<Entry>& out, std::vector<Dir>& subdirs) {
-    int fd = ::open(dir.host.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-      util::throw_errno(rule.origin + ": cannot read directory " + dir.host);
-    }
-    DIR* d = ::fdopendir(fd);
-    if (d == nullptr) {
-      ::close(fd);
-      util::throw_errno(rule.origin + ": cannot read directory " + dir.host);
-    }
-    std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
-    while (struct dirent* de = ::readdir(d)) {
-      std::string name = de->d_name;
-      if (name == "." || name == "..") {
-        continue;
-      }
-      std::string rel = dir.rel.empty() ? name : dir.rel + "/" + name;
-      if (excluded(rule.exclude, rel) ||
-          (!rule.ignore.empty() &&
-           ignored(rule.ignore, rule.ignore_prefix.empty() ? rel : rule.ignore_prefix + "/" + rel))) {
-        continue;
-      }
-      if (!util::is_valid_utf8(name)) {
-        // Tar headers (PAX) carry UTF-8 names; anything else cannot be written faithfully.
-        throw Error(ErrorKind::input,
-                    rule.origin + ": file name '" + util::escape_bytes(dir.host + "/" + name) + "' is not valid UTF-8",
-                    "rename it, or leave it out with an exclude: or .paddleimageignore pattern that matches it "
-                    "(a glob with '?' or '*' in place of the odd bytes); image file names must be UTF-8");
-      }
-      struct stat st {};
-      if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        util::throw_errno(rule.origin + ": cannot stat " + dir.host + "/" + name);
-      }
-      std::string host = dir.host + "/" + name;
-      out.push_back(make_entry(host, st, join(to, rel), rel));
-      if (S_ISDIR(st.st_mode)) {
-        subdirs.push_back(Dir{std::move(host), std::move(rel)});
-      }
-    }
-  };
   // Each directory's entries go into the set as soon as it is read (paths within one
   // walk are distinct, so the order of the puts does not change the result); holding
   // the whole walk in per-thread lists first cost a second copy of every entry.
@@ -313,7 +324,7 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
       std::exception_ptr failed;
       found.clear();
       try {
-        scan(dir, found, subdirs);
+        scan_directory(dir, to, rule, make_entry, found, subdirs);
       } catch (...) {
         failed = std::current_exception();
       }

@@ -381,15 +381,9 @@ std::atomic<long> g_helper_deadline_s{30};
   throw Error(ErrorKind::auth, prog + " " + action + " " + why, "check the credential helper");
 }
 
-} // namespace
-
-void set_credential_helper_timeout(long seconds) {
-  g_helper_deadline_s = std::max(1L, seconds);
-}
-
-std::string run_credential_helper(const std::string& name, const std::string& action, const std::string& input,
-                                  int* exit_status) {
-  std::string prog = "docker-credential-" + name;
+// Starts PROG ACTION with pipes on its stdin and stdout; their other ends come back in
+// *to_helper and *from_helper.
+pid_t spawn_helper(const std::string& prog, const std::string& action, int* to_helper, int* from_helper) {
   int in_pipe[2], out_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
     util::throw_errno("pipe");
@@ -414,7 +408,7 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
   sigaddset(&def, SIGPIPE);
   posix_spawnattr_setsigdefault(&attr, &def);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv = {prog.data(), const_cast<char*>(action.c_str()), nullptr};
+  std::vector<char*> argv = {const_cast<char*>(prog.c_str()), const_cast<char*>(action.c_str()), nullptr};
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, prog.c_str(), &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -427,6 +421,13 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
     throw Error(ErrorKind::auth, "cannot run credential helper " + prog + ": " + std::strerror(rc),
                 "install " + prog + " on PATH or remove it from the docker config");
   }
+  *to_helper = in_pipe[1];
+  *from_helper = out_pipe[0];
+  return pid;
+}
+
+// Writes the helper its input and closes the pipe.
+void give_helper_input(int fd, const std::string& input) {
   // The input is a host name or a small JSON object, well under a pipe's buffer; a
   // helper that exits without reading it gives EPIPE here, and its exit status then says
   // what happened. SIGPIPE is blocked for this thread while writing, so the same holds
@@ -438,7 +439,7 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
   ::pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
   std::size_t off = 0;
   while (off < input.size()) {
-    ssize_t n = ::write(in_pipe[1], input.data() + off, input.size() - off);
+    ssize_t n = ::write(fd, input.data() + off, input.size() - off);
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -447,13 +448,17 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
     }
     off += static_cast<std::size_t>(n);
   }
-  ::close(in_pipe[1]);
+  ::close(fd);
   if (!sigismember(&before, SIGPIPE)) {
     const struct timespec zero { 0, 0 };
     while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
     }
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   }
+}
+
+// The helper's whole answer (the pipe is closed after).
+std::string read_helper_answer(pid_t pid, int fd, const std::string& prog, const std::string& action) {
   // Its answer: within a total deadline and a size cap, so a helper that hangs or
   // prints without end cannot hold paddle-image for ever.
   std::string out;
@@ -463,27 +468,26 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      abandon_helper(pid, out_pipe[0], prog, action,
-                     "did not answer within " + std::to_string(deadline_s) + " s (--timeout)");
+      abandon_helper(pid, fd, prog, action, "did not answer within " + std::to_string(deadline_s) + " s (--timeout)");
     }
     if (util::interrupted() != 0) {
       ::kill(pid, SIGTERM);
-      ::close(out_pipe[0]);
+      ::close(fd);
       while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
       util::throw_interrupted();
     }
     struct pollfd pfd {
-      out_pipe[0], POLLIN, 0
+      fd, POLLIN, 0
     };
     int p = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 200)));
     if (p < 0 && errno != EINTR) {
-      abandon_helper(pid, out_pipe[0], prog, action, std::string("could not be read: ") + std::strerror(errno));
+      abandon_helper(pid, fd, prog, action, std::string("could not be read: ") + std::strerror(errno));
     }
     if (p <= 0) {
       continue;
     }
-    ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -491,12 +495,28 @@ std::string run_credential_helper(const std::string& name, const std::string& ac
       break;
     }
     if (out.size() + static_cast<std::size_t>(n) > k_helper_max_output) {
-      abandon_helper(pid, out_pipe[0], prog, action,
-                     "printed more than " + std::to_string(k_helper_max_output >> 20) + " MiB");
+      abandon_helper(pid, fd, prog, action, "printed more than " + std::to_string(k_helper_max_output >> 20) + " MiB");
     }
     out.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(out_pipe[0]);
+  ::close(fd);
+  return out;
+}
+
+} // namespace
+
+void set_credential_helper_timeout(long seconds) {
+  g_helper_deadline_s = std::max(1L, seconds);
+}
+
+std::string run_credential_helper(const std::string& name, const std::string& action, const std::string& input,
+                                  int* exit_status) {
+  std::string prog = "docker-credential-" + name;
+  int to_helper = -1;
+  int from_helper = -1;
+  pid_t pid = spawn_helper(prog, action, &to_helper, &from_helper);
+  give_helper_input(to_helper, input);
+  std::string out = read_helper_answer(pid, from_helper, prog, action);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

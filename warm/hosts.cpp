@@ -122,6 +122,30 @@ Url parse_url(const std::string& text, const std::string& flag, bool allow_path)
   return u;
 }
 
+// --capabilities checked, each once, in the order given; pull and resolve when none.
+std::vector<std::string> checked_capabilities(const std::vector<std::string>& given) {
+  static const std::vector<std::string> known = {"pull", "resolve", "push"};
+  std::vector<std::string> caps;
+  for (const auto& c : given) {
+    if (std::find(known.begin(), known.end(), c) == known.end()) {
+      std::string near = util::closest(c, known);
+      throw Error(ErrorKind::usage, "--capabilities: '" + c + "' is not a capability",
+                  near.empty() ? "use pull, resolve or push" : "did you mean '" + near + "'?");
+    }
+    if (std::find(caps.begin(), caps.end(), c) == caps.end()) {
+      caps.push_back(c);
+    }
+  }
+  if (caps.empty()) {
+    caps = {"pull", "resolve"};
+  }
+  if (std::find(caps.begin(), caps.end(), "pull") == caps.end()) {
+    throw Error(ErrorKind::usage, "--capabilities without pull: containerd would never fetch from the mirror",
+                "use --capabilities pull (by digest) or pull,resolve (by tag too)");
+  }
+  return caps;
+}
+
 } // namespace
 
 HostsFile render_hosts(const HostsOptions& opt) {
@@ -155,25 +179,7 @@ HostsFile render_hosts(const HostsOptions& opt) {
     mirrors.push_back(u);
     f.mirrors.push_back(u.str());
   }
-  static const std::vector<std::string> known = {"pull", "resolve", "push"};
-  std::vector<std::string> caps;
-  for (const auto& c : opt.capabilities) {
-    if (std::find(known.begin(), known.end(), c) == known.end()) {
-      std::string near = util::closest(c, known);
-      throw Error(ErrorKind::usage, "--capabilities: '" + c + "' is not a capability",
-                  near.empty() ? "use pull, resolve or push" : "did you mean '" + near + "'?");
-    }
-    if (std::find(caps.begin(), caps.end(), c) == caps.end()) {
-      caps.push_back(c);
-    }
-  }
-  if (caps.empty()) {
-    caps = {"pull", "resolve"};
-  }
-  if (std::find(caps.begin(), caps.end(), "pull") == caps.end()) {
-    throw Error(ErrorKind::usage, "--capabilities without pull: containerd would never fetch from the mirror",
-                "use --capabilities pull (by digest) or pull,resolve (by tag too)");
-  }
+  std::vector<std::string> caps = checked_capabilities(opt.capabilities);
   bool tls = opt.skip_verify || !opt.ca_file.empty();
   bool any_https = std::any_of(mirrors.begin(), mirrors.end(), [](const Url& u) { return u.scheme == "https"; });
   if (tls && !any_https) {
