@@ -8,6 +8,7 @@
 #include "util/interrupt.hpp"
 #include "util/parallel.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/url.hpp"
 
 #include <array>
@@ -559,4 +560,42 @@ TEST_CASE("url: loopback origins from the literal authority, never DNS") {
     INFO(no);
     CHECK_FALSE(util::is_loopback_authority(no));
   }
+}
+
+TEST_CASE("util::trim and its kin strip only the characters they are given") {
+  CHECK(util::trim("  a b \t\r\n") == "a b");
+  CHECK(util::trim(" \t\r\n") == "");
+  CHECK(util::trim("") == "");
+  CHECK(util::trim("\r\nx\r", " \t\r") == "\nx"); // a reader that keeps '\n' keeps it
+  CHECK(util::trim("\v x \f", util::k_c_space) == "x");
+  CHECK(util::trim("\v x \f") == "\v x \f");
+  CHECK(util::trim_left("  a  ") == "a  ");
+  CHECK(util::trim_right("  a  ") == "  a");
+  CHECK(util::trim_left(util::trim_right("\r a \r\n"), " \t") == "\r a"); // an HTTP header value
+  std::string buf = "  key  ";
+  std::string_view v = util::trim_view(buf);
+  CHECK(v == "key");
+  CHECK(v.data() == buf.data() + 2);
+}
+
+TEST_CASE("util::shell_quote leaves plain words alone and single-quotes the rest") {
+  CHECK(util::shell_quote("a/b-1.2_x@y%z+=:,") == "a/b-1.2_x@y%z+=:,");
+  CHECK(util::shell_quote("") == "''");
+  CHECK(util::shell_quote("a b") == "'a b'");
+  CHECK(util::shell_quote("it's") == "'it'\\''s'");
+  CHECK(util::shell_quote("$(x)") == "'$(x)'");
+}
+
+TEST_CASE("util::percent_encode keeps RFC 3986's unreserved characters; percent_decode undoes it") {
+  CHECK(util::percent_encode("AZaz09-._~") == "AZaz09-._~");
+  CHECK(util::percent_encode("a b/c:d+e") == "a%20b%2Fc%3Ad%2Be");
+  CHECK(util::percent_encode(std::string("\xff\x00", 2)) == "%FF%00");
+  CHECK(util::percent_decode("a%20b%2fc%3A") == "a b/c:");
+  CHECK(util::percent_decode("100%") == "100%");
+  CHECK(util::percent_decode("%zz%4") == "%zz%4");
+  std::string all;
+  for (int c = 0; c < 256; ++c) {
+    all.push_back(static_cast<char>(c));
+  }
+  CHECK(util::percent_decode(util::percent_encode(all)) == all);
 }
