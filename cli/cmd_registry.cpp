@@ -10,6 +10,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
+#include "oci/reference.hpp"
 
 #include <chrono>
 #include <memory>
@@ -242,7 +243,7 @@ std::string host_of(const std::string& text) {
     throw Error(ErrorKind::usage, "'" + text + "' is not a registry host",
                 "e.g. registry.example.com or 127.0.0.1:5000");
   }
-  return h == "index.docker.io" || h == "registry-1.docker.io" ? "docker.io" : h;
+  return oci::canonical_registry(h);
 }
 
 int run_login(const LoginArgs& a) {

@@ -56,9 +56,7 @@ ImageRef parse_registry(std::string_view full, std::string_view text) {
     r.registry = "docker.io";
     r.repository = rest;
   }
-  if (r.registry == "index.docker.io" || r.registry == "registry-1.docker.io") {
-    r.registry = "docker.io";
-  }
+  r.registry = canonical_registry(r.registry);
   if (r.registry == "docker.io" && r.repository.find('/') == std::string::npos) {
     r.repository = "library/" + r.repository;
   }
@@ -153,6 +151,14 @@ std::string ImageRef::str() const {
   }
   }
   return {};
+}
+
+bool is_docker_hub(std::string_view host) {
+  return host == k_docker_hub || host == "index.docker.io" || host == k_docker_hub_api;
+}
+
+std::string canonical_registry(std::string_view host) {
+  return std::string(is_docker_hub(host) ? k_docker_hub : host);
 }
 
 } // namespace oci

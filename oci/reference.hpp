@@ -33,4 +33,14 @@ struct ImageRef {
 
 bool is_valid_tag(std::string_view tag);
 
+// Docker Hub, by the name paddle-image uses for it everywhere (references, credential
+// lookups, containerd's hosts directories), and where its API answers.
+inline constexpr std::string_view k_docker_hub = "docker.io";
+inline constexpr std::string_view k_docker_hub_api = "registry-1.docker.io";
+// docker.io and its aliases index.docker.io and registry-1.docker.io.
+bool is_docker_hub(std::string_view host);
+// The registry host as paddle-image names it: Docker Hub's aliases become docker.io,
+// any other host is returned as it is.
+std::string canonical_registry(std::string_view host);
+
 } // namespace oci

@@ -1,5 +1,6 @@
 #include "registry/auth.hpp"
 
+#include "oci/reference.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -70,10 +71,6 @@ std::string strip_key(std::string key) {
     key = key.substr(0, slash);
   }
   return key;
-}
-
-bool is_docker_hub(const std::string& host) {
-  return host == "docker.io" || host == "index.docker.io" || host == "registry-1.docker.io";
 }
 
 // Reads one "auths" entry.
@@ -201,13 +198,13 @@ TokenAnswer parse_token_response(const std::string& body) {
 }
 
 std::string config_key(const std::string& host) {
-  return is_docker_hub(host) ? "https://index.docker.io/v1/" : host;
+  return oci::is_docker_hub(host) ? "https://index.docker.io/v1/" : host;
 }
 
 bool key_matches(const std::string& key, const std::string& host) {
   std::string k = strip_key(key);
-  if (is_docker_hub(host)) {
-    return is_docker_hub(k);
+  if (oci::is_docker_hub(host)) {
+    return oci::is_docker_hub(k);
   }
   return k == host;
 }

@@ -1,5 +1,6 @@
 #include "registry/session.hpp"
 
+#include "oci/reference.hpp"
 #include "registry/error.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -52,7 +53,7 @@ std::string push_scope(const std::string& repo) {
 
 Session::Session(std::string host, std::shared_ptr<Transport> http, ClientOptions options, Credential credential,
                  Stats& stats)
-    : m_host(std::move(host)), m_endpoint(m_host == "docker.io" ? "registry-1.docker.io" : m_host),
+    : m_host(std::move(host)), m_endpoint(m_host == oci::k_docker_hub ? std::string(oci::k_docker_hub_api) : m_host),
       m_opt(std::move(options)), m_transport(std::move(http), registry::retry_options(m_opt), &stats.retries),
       m_cred(std::move(credential)), m_stats(stats) {}
 

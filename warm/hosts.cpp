@@ -1,5 +1,6 @@
 #include "warm/hosts.hpp"
 
+#include "oci/reference.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -158,12 +159,9 @@ HostsFile render_hosts(const HostsOptions& opt) {
     f.host_dir = "_default"; // every registry without a directory of its own; no server
   } else {
     Url u = parse_url(up, "--upstream", false);
-    std::string host = u.host;
-    if (host == "index.docker.io" || host == "registry-1.docker.io") {
-      host = "docker.io";
-    }
+    std::string host = oci::canonical_registry(u.host);
     f.host_dir = host;
-    f.server = host == "docker.io" ? "https://registry-1.docker.io" : u.scheme + "://" + host;
+    f.server = host == oci::k_docker_hub ? "https://" + std::string(oci::k_docker_hub_api) : u.scheme + "://" + host;
   }
   if (opt.mirrors.empty()) {
     throw Error(ErrorKind::usage, "at least one --mirror is needed",

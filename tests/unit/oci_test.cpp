@@ -578,3 +578,16 @@ TEST_SUITE("oci") {
   }
 
 } // TEST_SUITE
+
+TEST_CASE("Docker Hub's aliases are one registry, docker.io") {
+  for (const char* h : {"docker.io", "index.docker.io", "registry-1.docker.io"}) {
+    CHECK(oci::is_docker_hub(h));
+    CHECK(oci::canonical_registry(h) == "docker.io");
+  }
+  for (const char* h : {"docker.io:443", "mirror.docker.io", "ghcr.io", "127.0.0.1:5000", ""}) {
+    CHECK_FALSE(oci::is_docker_hub(h));
+    CHECK(oci::canonical_registry(h) == h);
+  }
+  CHECK(oci::ImageRef::parse("index.docker.io/ubuntu:22.04").str() == "docker.io/library/ubuntu:22.04");
+  CHECK(oci::ImageRef::parse("registry-1.docker.io/a/b").registry == "docker.io");
+}
