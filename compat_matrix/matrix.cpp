@@ -414,6 +414,30 @@ const LibraryRow* Matrix::find_tensorrt(const std::string& version) const {
   return find_lib(tensorrt, version);
 }
 
+const ReleaseRow* Matrix::find_release(const std::string& paddle_version) const {
+  std::string release = paddle_version.substr(0, paddle_version.find(".post"));
+  if (release.empty() || !Version::valid(release)) {
+    return nullptr;
+  }
+  auto want = Version::parse(release);
+  for (const auto& r : paddle) {
+    if (Version::valid(r.version) && Version::parse(r.version) == want) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+const ImageRow* find_published(const ReleaseRow& release, const std::string& cuda) {
+  const ImageRow* best = nullptr;
+  for (const auto& img : release.images) {
+    if (img.cuda == cuda && (best == nullptr || (best->kind != "runtime" && img.kind == "runtime"))) {
+      best = &img;
+    }
+  }
+  return best;
+}
+
 std::string Gpu::sm() const {
   return "sm_" + std::to_string(cc.parts.at(0)) + std::to_string(cc.parts.size() > 1 ? cc.parts[1] : 0);
 }

@@ -96,7 +96,15 @@ struct Matrix {
   const CudaRow* find_cuda(const std::string& version) const;
   const LibraryRow* find_cudnn(const std::string& version) const;
   const LibraryRow* find_tensorrt(const std::string& version) const;
+  // The release a stated Paddle version belongs to ("2.6.1.post117" is release 2.6.1:
+  // the .post suffix names the CUDA build); nullptr for none or a version that does not
+  // parse.
+  const ReleaseRow* find_release(const std::string& paddle_version) const;
 };
+
+// The published image of `release` built for CUDA `cuda`, a runtime image before a
+// devel one; nullptr if none.
+const ImageRow* find_published(const ReleaseRow& release, const std::string& cuda);
 
 // The built-in matrix with user files merged in order (`--matrix FILE`).
 Matrix load_matrix(const std::vector<std::string>& user_files);

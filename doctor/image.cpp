@@ -212,31 +212,6 @@ bool serves(const std::vector<int>& archs, const HostGpu& g) {
   return compat::ships_code_for(archs, g.cc);
 }
 
-const compat::ReleaseRow* find_release(const compat::Matrix& m, const std::string& stated) {
-  std::string paddle = stated.substr(0, stated.find(".post")); // 2.6.1.post117 is release 2.6.1
-  if (paddle.empty() || !compat::Version::valid(paddle)) {
-    return nullptr;
-  }
-  auto want = compat::Version::parse(paddle);
-  for (const auto& r : m.paddle) {
-    if (compat::Version::valid(r.version) && compat::Version::parse(r.version) == want) {
-      return &r;
-    }
-  }
-  return nullptr;
-}
-
-// The published image of `release` with CUDA `cuda` (runtime before dev); nullptr if none.
-const compat::ImageRow* find_published(const compat::ReleaseRow& release, const std::string& cuda) {
-  const compat::ImageRow* best = nullptr;
-  for (const auto& img : release.images) {
-    if (img.cuda == cuda && (best == nullptr || (best->kind != "runtime" && img.kind == "runtime"))) {
-      best = &img;
-    }
-  }
-  return best;
-}
-
 std::vector<std::string> release_cudas(const compat::ReleaseRow& release) {
   std::vector<std::string> out;
   for (const auto& img : release.images) {
@@ -283,16 +258,16 @@ void check_image(Report& report, const HostProbes& host, const ImageNeeds& n, co
   bool all_datacenter = compat::forward_compat_gpus(m, gpu_classes);
   // Facts the image does not state are derived from the matrix (docs/doctor.md,
   // "Derived facts"); a check that rests on one never PASSes, only FAILs or WARNs.
-  const compat::ReleaseRow* release = find_release(m, n.paddle);
+  const compat::ReleaseRow* release = m.find_release(n.paddle);
   std::vector<std::string> paddle_cudas; // CUDA candidates when only Paddle is stated
   const compat::ImageRow* published = nullptr;
   if (release != nullptr) {
     if (!n.cuda.empty()) {
-      published = find_published(*release, n.cuda);
+      published = compat::find_published(*release, n.cuda);
     } else {
       paddle_cudas = release_cudas(*release);
       if (paddle_cudas.size() == 1) {
-        published = find_published(*release, paddle_cudas.front());
+        published = compat::find_published(*release, paddle_cudas.front());
       }
     }
   }

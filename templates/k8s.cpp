@@ -201,22 +201,8 @@ const compat::ImageRow* published_image(const compat::Matrix& m, const ImageFact
   if (f.paddle.empty() || f.cuda.empty()) {
     return nullptr;
   }
-  std::string paddle = f.paddle.substr(0, f.paddle.find(".post"));
-  if (!compat::Version::valid(paddle)) {
-    return nullptr;
-  }
-  for (const auto& r : m.paddle) {
-    if (compat::Version::valid(r.version) && compat::Version::parse(r.version) == compat::Version::parse(paddle)) {
-      const compat::ImageRow* best = nullptr;
-      for (const auto& img : r.images) {
-        if (img.cuda == f.cuda && (best == nullptr || (best->kind != "runtime" && img.kind == "runtime"))) {
-          best = &img;
-        }
-      }
-      return best;
-    }
-  }
-  return nullptr;
+  const compat::ReleaseRow* release = m.find_release(f.paddle);
+  return release == nullptr ? nullptr : compat::find_published(*release, f.cuda);
 }
 
 std::string sm_list(const std::vector<int>& archs) {

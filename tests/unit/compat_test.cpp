@@ -975,3 +975,31 @@ TEST_CASE("ImageFacts: what the build writes as labels is what the readers get b
     }
   }
 }
+
+TEST_CASE("the matrix finds a stated Paddle version's release and its published image") {
+  const compat::Matrix m = compat::Matrix::builtin();
+  const compat::ReleaseRow* r = m.find_release("2.4.1.post117");
+  REQUIRE(r != nullptr);
+  CHECK(r->version == "2.4.1");
+  CHECK(m.find_release("2.4.1") == r);
+  CHECK(m.find_release("") == nullptr);
+  CHECK(m.find_release("not-a-version") == nullptr);
+  CHECK(m.find_release("0.0.1") == nullptr);
+  const compat::ImageRow* img = compat::find_published(*r, "11.7");
+  REQUIRE(img != nullptr);
+  CHECK(img->tag == "2.4.1-gpu-cuda11.7-cudnn8.4-trt8.4");
+  CHECK(compat::find_published(*r, "9.0") == nullptr);
+  // A runtime image is preferred to a devel one of the same CUDA, in either order.
+  compat::ReleaseRow two;
+  compat::ImageRow dev;
+  dev.tag = "dev";
+  dev.kind = "devel";
+  dev.cuda = "12.0";
+  compat::ImageRow run = dev;
+  run.tag = "run";
+  run.kind = "runtime";
+  two.images = {dev, run};
+  CHECK(compat::find_published(two, "12.0")->tag == "run");
+  two.images = {run, dev};
+  CHECK(compat::find_published(two, "12.0")->tag == "run");
+}
