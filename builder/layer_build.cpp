@@ -1,0 +1,105 @@
+#include "builder/layer_build.hpp"
+
+#include "layers/tar.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace builder {
+
+using nlohmann::json;
+
+namespace {
+
+json compression_json(const layers::CompressOptions& co) {
+  return {{"kind", static_cast<int>(co.kind)}, {"level", co.level}};
+}
+
+} // namespace
+
+layers::Owner to_owner(const std::optional<spec::OwnerSpec>& o) {
+  if (!o) {
+    return {};
+  }
+  return layers::Owner{o->uid, o->gid, o->uname, o->gname};
+}
+
+// One NUL-separated record per entry (hot on no-change rebuilds of big trees, so no
+// JSON here); buffered into the hash in 64 KiB pieces.
+void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
+  std::string buf;
+  buf.reserve(1 << 16);
+  auto field = [&](const std::string& s) {
+    buf += s;
+    buf.push_back('\0');
+  };
+  auto num = [&](auto v) { // the same decimal text as std::to_string, without a string per number
+    char digits[24];
+    auto res = std::to_chars(digits, digits + sizeof digits, v);
+    buf.append(digits, res.ptr);
+    buf.push_back('\0');
+  };
+  for (const auto& [path, e] : set.entries()) {
+    field(path);
+    num(static_cast<int>(e.type));
+    num(e.mode);
+    num(e.owner.uid);
+    num(e.owner.gid);
+    field(e.owner.uname);
+    field(e.owner.gname);
+    num(e.size);
+    field(e.link_target);
+    field(e.source);
+    num(e.dev);
+    num(e.ino);
+    num(e.mtime_ns);
+    num(e.ctime_ns);
+    if (e.xattrs) {
+      for (const auto& [name, value] : *e.xattrs) {
+        field(name);
+        field(value);
+      }
+    }
+    buf.push_back('\n');
+    if (buf.size() >= (1 << 16)) {
+      k.raw(buf);
+      buf.clear();
+    }
+  }
+  k.raw(buf);
+}
+
+// The start of every layer key: format version, compression and epoch.
+void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const BuildOptions& o) {
+  key.add({{"v", k_key_version}, {"compression", compression_json(co)}, {"epoch", o.source_date_epoch}});
+}
+
+layers::BlobInfo write_layer(const layers::EntrySet& set, const layers::CompressOptions& co, std::int64_t epoch,
+                             util::AtomicFile& tmp, const std::string& name, const Events& ev) {
+  layers::LayerStream stream(co, tmp);
+  std::int64_t total = set.total_size();
+  std::int64_t done = 0;
+  std::int64_t next_report = 0;
+  layers::write_tar(set, layers::TarOptions{epoch}, [&](const char* d, std::size_t n) {
+    stream.write(d, n);
+    done += static_cast<std::int64_t>(n);
+    if (done >= next_report) {
+      ev.progress(name, std::min(done, total), total);
+      next_report = done + (8 << 20);
+    }
+  });
+  ev.progress(name, total, total);
+  return stream.finish();
+}
+
+// What a layer's entries land on: the base's directories keep their metadata, and
+// destinations through the base's symlinks go where the links lead
+// (layers::apply_base_view). The entries, and so the cache key computed from them,
+// then depend on exactly the base entries the layer touches.
+void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l) {
+  for (const auto& link : layers::apply_base_view(set, cx.landing, l.origin + ": layer '" + l.name + "'")) {
+    cx.events.info("  through the symlink /" + link + " of the layers below");
+  }
+}
+
+} // namespace builder

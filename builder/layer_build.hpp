@@ -1,0 +1,87 @@
+#pragma once
+// What the layer builds share: build.cpp's files and data layers and wheels_layer.cpp's
+// wheels layers. The cache key (a hash of every input), the landing on the base's tree,
+// the writer of a layer's tar stream, and the entry points of the wheels layer.
+#include "builder/base.hpp"
+#include "builder/build.hpp"
+#include "layers/base_view.hpp"
+#include "layers/cache.hpp"
+#include "layers/compress.hpp"
+#include "layers/tree.hpp"
+#include "python/wheel_fetch.hpp"
+#include "spec/spec.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace builder {
+
+inline constexpr int k_key_version = 2; // 2: layers land on the base and the earlier layers
+
+// A spec's owner as a layer entry's (root when the spec names none).
+layers::Owner to_owner(const std::optional<spec::OwnerSpec>& o);
+
+// Streams a canonical description of the inputs into a hash: the cache key.
+class KeyHasher {
+public:
+  void add(const nlohmann::json& j) {
+    std::string s = j.dump();
+    m_hash.update(s);
+    m_hash.update("\n", 1);
+  }
+  void raw(const std::string& bytes) { m_hash.update(bytes); }
+  std::string finish() { return m_hash.finish_hex(); }
+
+private:
+  util::Sha256 m_hash;
+};
+
+// One NUL-separated record per entry (hot on no-change rebuilds of big trees, so no
+// JSON here); buffered into the hash in 64 KiB pieces.
+void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set);
+
+// The start of every layer key: format version, compression and epoch.
+void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const BuildOptions& o);
+
+// Writes the entries as the layer's tar stream, compressed into `tmp`, with progress
+// events every 8 MiB.
+layers::BlobInfo write_layer(const layers::EntrySet& set, const layers::CompressOptions& co, std::int64_t epoch,
+                             util::AtomicFile& tmp, const std::string& name, const Events& ev);
+
+// Everything a layer build needs besides the spec layer itself.
+struct LayerContext {
+  const BuildOptions& options;
+  layers::LayerCache& cache;
+  const Events& events;
+  layers::CompressOptions compress;
+  const Base& base;
+  // What the layer lands on: the base's view with the build's earlier layers on top
+  // (an empty view on scratch).
+  const layers::BaseView& landing;
+  // Set to the layer's directories and symlinks (layers::entry_tree), built or reused.
+  nlohmann::json& tree_out;
+};
+
+// What a layer's entries land on: the base's directories keep their metadata, and
+// destinations through the base's symlinks go where the links lead
+// (layers::apply_base_view). The entries, and so the cache key computed from them,
+// then depend on exactly the base entries the layer touches.
+void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l);
+
+// wheels_layer.cpp: a wheels layer (from a directory of wheels or a package index),
+// built or reused; the wheels it installs go to `wheels_out`.
+layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
+                                    LayerReport& r, std::vector<LayerWheel>& wheels_out);
+// Said where the target's facts are used for selection: markers on python_full_version
+// are evaluated as 3.N.0 when the base has no dpkg entry for its Python.
+void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, const Events& ev);
+// The Python facts of the target for selection and the closure check: the full
+// version from the base's dpkg entry for python3.N (else 3.N.0) and the Python
+// distributions the base already has.
+python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t);
+
+} // namespace builder
