@@ -36,7 +36,8 @@ namespace {
 layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o) {
   spec::CompressionSpec cs = l.compression.value_or(s.compression);
   if (o.compression) {
-    cs = spec::CompressionSpec{*o.compression, true, oci::default_level(*o.compression)};
+    cs = spec::CompressionSpec{*o.compression, true,
+                               o.compression_level > 0 ? o.compression_level : oci::default_level(*o.compression)};
   }
   layers::CompressOptions co;
   co.threads = std::max(1, o.threads);

@@ -33,7 +33,8 @@ struct BuildOptions {
   std::vector<std::string> tags;      // --tag: replace the spec's tags
   std::int64_t source_date_epoch = 0; // already resolved (flag > env > spec > default)
   int threads = 1;
-  std::optional<oci::Compression> compression; // --compression gzip|zstd|none overrides the spec
+  std::optional<oci::Compression> compression; // --compression gzip|zstd|none|gpu-node overrides the spec
+  int compression_level = 0;                   // with `compression`: its level (0: the format's default)
   std::string revision;                        // source revision (git commit)
   // When `revision` is empty: the revision still being found (the CLI runs git while the
   // layers build), waited for only when the image's labels are written.

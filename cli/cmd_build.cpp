@@ -224,6 +224,28 @@ nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const 
   return result;
 }
 
+// --source-date-epoch, else $SOURCE_DATE_EPOCH, else the spec's, else the default.
+std::int64_t chosen_epoch(const BuildArgs& a, const spec::BuildSpec& s) {
+  if (!a.epoch.empty()) {
+    return parse_epoch(a.epoch, "--source-date-epoch");
+  }
+  if (const char* env = std::getenv("SOURCE_DATE_EPOCH"); env != nullptr && *env != '\0') {
+    return parse_epoch(env, "SOURCE_DATE_EPOCH");
+  }
+  return s.source_date_epoch ? *s.source_date_epoch : builder::k_default_epoch;
+}
+
+// --compression: a format at its default level, or gpu-node (the spec's name for zstd
+// at a fixed level).
+void set_compression(const BuildArgs& a, builder::BuildOptions& o) {
+  if (a.compression == "gpu-node") {
+    o.compression = oci::Compression::zstd;
+    o.compression_level = spec::k_gpu_node_zstd_level;
+  } else if (!a.compression.empty()) {
+    o.compression = oci::parse_compression(a.compression); // CLI11 admits only the four names
+  }
+}
+
 int run_build(const BuildArgs& a) {
   Output out = Output::detect(a.json, a.quiet);
   spec::BuildSpec s = spec::load(a.spec_file);
@@ -257,18 +279,8 @@ int run_build(const BuildArgs& a) {
     }
   }
   o.tags = a.tags;
-  if (!a.epoch.empty()) {
-    o.source_date_epoch = parse_epoch(a.epoch, "--source-date-epoch");
-  } else if (const char* env = std::getenv("SOURCE_DATE_EPOCH"); env != nullptr && *env != '\0') {
-    o.source_date_epoch = parse_epoch(env, "SOURCE_DATE_EPOCH");
-  } else if (s.source_date_epoch) {
-    o.source_date_epoch = *s.source_date_epoch;
-  } else {
-    o.source_date_epoch = builder::k_default_epoch;
-  }
-  if (!a.compression.empty()) {
-    o.compression = oci::parse_compression(a.compression); // CLI11 admits only the three names
-  }
+  o.source_date_epoch = chosen_epoch(a, s);
+  set_compression(a, o);
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (a.revision.empty()) {
     // git runs while the layers build; the labels wait for it.
@@ -411,7 +423,7 @@ Action add_build(CLI::App& app) {
   c->add_option("--source-date-epoch", a->epoch,
                 "Timestamp for every file and the config (overrides $SOURCE_DATE_EPOCH)");
   c->add_option("--compression", a->compression, "Override every layer's compression")
-      ->check(CLI::IsMember({"gzip", "zstd", "none"}));
+      ->check(CLI::IsMember({"gzip", "zstd", "none", "gpu-node"}));
   c->add_option("-j,--threads", a->threads, "Compression threads (default: all cores; output does not depend on it)")
       ->check(CLI::Range(1, 256));
   c->add_option("--revision", a->revision, "Source revision for org.opencontainers.image.revision (default: git HEAD)");

@@ -36,6 +36,28 @@ check "gzip: 1 and 2 threads give the same digest" test "$digest_gzip_1" = "$dig
 check "zstd: 1 and 2 threads give the same digest" test "$digest_zstd_1" = "$digest_zstd_2"
 check "gzip and zstd images differ" test "$digest_gzip_1" != "$digest_zstd_1"
 
+# --compression gpu-node is the spec's `compression: gpu-node` (zstd, level 12): the
+# same layers as the spec that names it, zstd's media type, other bytes than level 3.
+"$PI" build a/spec.yaml -q --compression gpu-node --revision r1 --cache-dir "$WORK/cache-node" -o oci:node-flag:t >/dev/null
+mkdir -p n && cp -r a/. n/
+python3 - n/spec.yaml <<'PY'
+import sys, yaml
+p = sys.argv[1]
+d = yaml.safe_load(open(p))
+d["compression"] = "gpu-node"
+for layer in d.get("layers", []):
+    layer.pop("compression", None)
+yaml.safe_dump(d, open(p, "w"), sort_keys=False)
+PY
+"$PI" build n/spec.yaml -q --revision r1 --cache-dir "$WORK/cache-node-spec" -o oci:node-spec:t >/dev/null
+check "--compression gpu-node gives the layers of compression: gpu-node" \
+  test "$(layer_digests node-flag t)" = "$(layer_digests node-spec t)"
+check "--compression gpu-node layers are zstd" bash -c \
+  "skopeo inspect --raw oci:node-flag:t | grep -q 'tar+zstd'"
+"$PI" build a/spec.yaml -q --compression zstd --revision r1 --cache-dir "$WORK/cache-node" -o oci:node-zstd:t >/dev/null
+check "--compression gpu-node is not zstd's default level" \
+  test "$(layer_digests node-flag t | tail -1)" != "$(layer_digests node-zstd t | tail -1)"
+
 # Cold vs cache hit.
 cold=$("$PI" build a/spec.yaml -q --revision r1 --cache-dir "$WORK/c1" -o oci:o1:t --metadata-file m1.json)
 warm=$("$PI" build a/spec.yaml -q --revision r1 --cache-dir "$WORK/c1" -o oci:o2:t --metadata-file m2.json)
