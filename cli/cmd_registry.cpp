@@ -6,11 +6,11 @@
 #include "cli/registry_flags.hpp"
 #include "layers/docker_archive.hpp"
 #include "oci/layout_image.hpp"
+#include "oci/reference.hpp"
 #include "registry/transfer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
-#include "oci/reference.hpp"
 
 #include <chrono>
 #include <memory>
