@@ -53,9 +53,8 @@ struct WalkDir {
 // Reads one directory of a walk: its entries (as `make_entry` makes them, leaving out
 // what the rule excludes or ignores) into `out`, its subdirectories into `subdirs`;
 // children are stat'ed with fstatat relative to the directory.
-void scan_directory(const WalkDir& dir, const std::string& to, const CopyRule& rule,
-                    const std::function<Entry(const std::string&, const struct stat&, const std::string&,
-                                              const std::string&)>& make_entry,
+template <typename MakeEntry>
+void scan_directory(const WalkDir& dir, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry,
                     std::vector<Entry>& out, std::vector<WalkDir>& subdirs) {
   int fd = ::open(dir.host.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
@@ -294,10 +293,9 @@ void EntrySet::add(const CopyRule& rule) {
 // fstatat relative to their directory. Entries go into the sorted map afterwards, so
 // the result does not depend on the scheduling.
 void EntrySet::walk(const std::string& from, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry) {
-  using Dir = WalkDir;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<Dir> queue{Dir{from, ""}};
+  std::deque<WalkDir> queue{WalkDir{from, ""}};
   int busy = 0;
   std::exception_ptr error;
   int n = std::max(1, m_threads);
@@ -308,7 +306,7 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
   auto worker = [&]() {
     std::vector<Entry> found;
     for (;;) {
-      Dir dir;
+      WalkDir dir;
       {
         std::unique_lock<std::mutex> lock(mu);
         cv.wait(lock, [&] { return !queue.empty() || busy == 0 || error; });
@@ -320,7 +318,7 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
         queue.pop_front();
         ++busy;
       }
-      std::vector<Dir> subdirs;
+      std::vector<WalkDir> subdirs;
       std::exception_ptr failed;
       found.clear();
       try {
@@ -403,8 +401,9 @@ void EntrySet::finalize(const Owner& parent_owner) {
 
 void EntrySet::add_missing_parents(const Owner& parent_owner) {
   // Only the immediate parent is looked up per entry; a missing one is created
-  // together with its own missing ancestors. In sorted order siblings follow one another, so the last parent found
-  // present answers most entries without a lookup (or a copy of the parent's path).
+  // together with its own missing ancestors. In sorted order siblings follow one
+  // another, so the last parent found present answers most entries without a lookup
+  // (or a copy of the parent's path).
   std::vector<std::string> missing;
   std::string present;
   for (const auto& [path, e] : m_entries) {
