@@ -17,6 +17,7 @@
 #include "registry/auth.hpp"
 #include "tests/fuzz/support.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,9 @@ std::string without_helper_names(std::string msg, std::string_view config) {
       }
     }
   }
+  // Longer names first: a shorter one taken out first could cut a longer one that
+  // starts with it ("" and "s3cr3t-canary" would leave the canary behind).
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   for (const auto& n : names) {
     const std::string prog = "docker-credential-" + n;
     for (auto at = msg.find(prog); at != std::string::npos; at = msg.find(prog)) {
