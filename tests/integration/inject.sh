@@ -163,12 +163,14 @@ check "build-wheels: the cache fills mid-way" tiny_fs build-wheels cache 8
 
 # ---- (b) chosen writes fail, and signals arrive, exactly -----------------------------
 # strace without -f follows paddle-image's main thread alone, so `when=N` names one write
-# of one thread. Its writes to files of ours are counted in four undisturbed runs; the
-# positions that are such a write in at least two are used. Other writes of that
-# thread move between runs: a wake-up of curl's or a worker's, and under UBSan the
-# 16-byte pipe writes with which the sanitizer probes whether a vtable is readable
-# (their number follows its type cache, so ASLR changes it).
-count_file_writes() { # JOB
+# of one thread. Its writes to files of ours are counted in four undisturbed runs. Other
+# writes of that thread move between runs: a wake-up of curl's or a worker's, and under
+# UBSan the 16-byte pipe writes with which the sanitizer probes whether a vtable is
+# readable (their number follows its type cache, so ASLR changes it). So no one number
+# is "the last file write": each counted run names its own first, middle and last file
+# write, and an injection tries those candidates, the most agreed on first, until the
+# fault lands on a file of ours (its strace log says where it landed).
+count_file_writes() { # JOB: prints "first C...", "mid C..." and "last C..." lines
   local run
   for run in 1 2 3 4; do
     fresh "count-$1-$run"
@@ -178,53 +180,64 @@ count_file_writes() { # JOB
     awk -v w="$WORK" '/^write\(/ { n++; if (index($0, "<" w "/") && $0 !~ /<\/dev\/|pipe:|socket:/) print n }' \
       "runs/count-$1-$run.strace" >"runs/count-$1-$run.idx"
   done
-  local common
-  common=$(cat "runs/count-$1-"[1-4].idx | sort -n | uniq -c | awk '$1 >= 2 { print $2 }')
-  # No position agreed on: the first run's, checked at injection like any other.
-  if [[ -n $common ]]; then echo "$common"; else cat "runs/count-$1-1.idx"; fi
+  local kind
+  for kind in first mid last; do
+    printf '%s' "$kind"
+    for run in 1 2 3 4; do
+      awk -v kind="$kind" '{ p[NR] = $1 } END {
+        if (NR == 0) exit
+        print (kind == "first" ? p[1] : kind == "last" ? p[NR] : p[int(NR / 2) + 1]) }' "runs/count-$1-$run.idx"
+    done | sort -n | uniq -c | sort -k1,1nr -k2,2n | awk '{ printf " %s", $2 }'
+    echo
+  done
 }
 injected_is_ours() { # STRACE_LOG WHEN: the WHEN-th write of the log went to a file of ours
   awk -v w="$WORK" -v k="$2" '/^write\(/ { n++; if (n == k) ok = index($0, "<" w "/") && $0 !~ /<\/dev\/|pipe:|socket:/ }
     END { exit !ok }' "$1"
 }
-inject() { # JOB WHAT(enospc|int|term) WHEN
-  local job=$1 what=$2 when=$3 name="$1:$2-at-write-$3" rc spec want_rc pat attempt
-  case $what in
-    enospc) spec="write:error=ENOSPC:when=$when"; want_rc=4; pat="No space left on device" ;;
-    int) spec="write:signal=INT:when=$when"; want_rc=130; pat="interrupted \(SIGINT\)" ;;
-    term) spec="write:signal=TERM:when=$when"; want_rc=143; pat="terminated \(SIGTERM\)" ;;
-  esac
-  # The counted runs agree on position WHEN, but a run may still put a write of the
-  # sanitizer's own there (ASan probes memory with a write to a pipe: a fault injected
-  # into it fails ASan's CHECK, not paddle-image). Such a run tests nothing of ours, so
-  # it is run again; the strace log says where the fault landed.
-  for attempt in 1 2 3 4 5; do
+inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
+  local job=$1 what=$2 kind=$3 name="$1:$2-at-$3" rc spec want_rc pat attempt when
+  shift 3
+  local -a cands=("$@")
+  # A run may still put a write of another kind where the counted runs had a file
+  # write (ASan probes memory with a write to a pipe; a run's last write may be its
+  # summary to stdout). Such a run tests nothing of ours, so the next candidate is
+  # tried, round the list, six runs at most.
+  for attempt in 1 2 3 4 5 6; do
+    when=${cands[$(((attempt - 1) % ${#cands[@]}))]}
+    case $what in
+      enospc) spec="write:error=ENOSPC:when=$when"; want_rc=4; pat="No space left on device" ;;
+      int) spec="write:signal=INT:when=$when"; want_rc=130; pat="interrupted \(SIGINT\)" ;;
+      term) spec="write:signal=TERM:when=$when"; want_rc=143; pat="terminated \(SIGTERM\)" ;;
+    esac
     rc=0
     fresh "$name"
     WRAP="strace -qq -y -o $WORK/runs/$name.strace -e trace=write -e inject=$spec" \
       ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
       ./run_job_exported "$job" "$WORK/runs/$name/cache" "$WORK/runs/$name/out" >/dev/null 2>"runs/$name.err" || rc=$?
     if injected_is_ours "runs/$name.strace" "$when"; then
-      judge "$name" "$rc" "$want_rc" "$pat" "runs/$name.err" "$WORK/runs/$name/cache" "$WORK/runs/$name/out"
+      judge "$name (write $when)" "$rc" "$want_rc" "$pat" "runs/$name.err" "$WORK/runs/$name/cache" "$WORK/runs/$name/out"
       return
     fi
-    echo "$name: attempt $attempt: write $when of this run was not to a file of ours ($(awk -v k="$when" '/^write\(/ && ++n == k { print substr($0, 1, 60) }' "runs/$name.strace")); again" >&2
+    echo "$name: attempt $attempt: write $when of this run was not to a file of ours ($(awk -v k="$when" '/^write\(/ && ++n == k { print substr($0, 1, 60) }' "runs/$name.strace")); next candidate" >&2
   done
-  echo "$name: in 5 runs write $when never went to a file of ours" >&2
+  echo "$name: in 6 runs over the candidates ${cands[*]} no fault landed on a file of ours" >&2
   return 1
 }
 for job in "${JOBS[@]}"; do
-  mapfile -t writes < <(count_file_writes "$job")
-  n=${#writes[@]}
-  if ((n < 1)); then
+  declare -A at=()
+  while read -r kind rest; do at[$kind]=$rest; done < <(count_file_writes "$job")
+  if [[ -z ${at[first]:-} ]]; then
     fail "$job: no write of its main thread to a file was seen"
     continue
   fi
-  first=${writes[0]} mid=${writes[$((n / 2))]} last=${writes[$((n - 1))]}
-  check "$job: ENOSPC at its first file write (write $first of its main thread)" inject "$job" enospc "$first"
-  check "$job: ENOSPC mid-way (write $mid)" inject "$job" enospc "$mid"
-  check "$job: SIGINT at its first file write" inject "$job" int "$first"
-  check "$job: SIGINT at its last file write (write $last)" inject "$job" int "$last"
-  check "$job: SIGTERM mid-way" inject "$job" term "$mid"
+  # shellcheck disable=SC2086 # the candidates are words
+  {
+    check "$job: ENOSPC at its first file write (write ${at[first]} of its main thread)" inject "$job" enospc first ${at[first]}
+    check "$job: ENOSPC mid-way (write ${at[mid]})" inject "$job" enospc mid ${at[mid]}
+    check "$job: SIGINT at its first file write" inject "$job" int first ${at[first]}
+    check "$job: SIGINT at its last file write (write ${at[last]})" inject "$job" int last ${at[last]}
+    check "$job: SIGTERM mid-way" inject "$job" term mid ${at[mid]}
+  }
 done
 finish
