@@ -9,6 +9,7 @@
 #include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
+#include "layers/walk_memo.hpp"
 #include "oci/layout_image.hpp"
 #include "python/installed.hpp"
 #include "python/pep440.hpp"
@@ -46,34 +47,117 @@ layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::La
   return co;
 }
 
-// A files or data layer: the copy rules' entries, keyed by their stat data.
-layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& cx, LayerReport& r) {
+// A files or data layer's entries, as they land on the base, and the key made from them.
+struct CopyWalk {
   layers::EntrySet set;
-  set.set_threads(cx.options.threads);
+  layers::WalkMemo memo; // the key, the tree, the links and what was stat'ed
+};
+
+std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerContext& cx) {
+  auto w = std::make_unique<CopyWalk>();
+  w->set.set_threads(cx.options.threads);
+  w->set.set_walk_log(&w->memo.log);
   for (const auto& c : l.copies) {
     layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
-    set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin,
-                             c.ignore, c.ignore_prefix});
+    w->set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin,
+                                c.ignore, c.ignore_prefix});
   }
-  set.finalize(layers::Owner{});
-  land_on_base(set, cx, l);
-  cx.tree_out = layers::entry_tree(set);
+  w->set.set_walk_log(nullptr);
+  w->set.finalize(layers::Owner{});
+  w->memo.links = layers::apply_base_view(w->set, cx.landing, l.origin + ": layer '" + l.name + "'");
+  w->memo.tree = layers::entry_tree(w->set);
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
   key.add({{"kind", "copy"}});
   for (const auto& c : l.copies) { // what was left out is part of the inputs too
     key.add({{"ignore", c.ignore}, {"ignore_prefix", c.ignore_prefix}});
   }
-  add_entries_to_key(key, set);
+  add_entries_to_key(key, w->set);
+  w->memo.key = key.finish();
+  return w;
+}
+
+// Where the walk memo of a files or data layer lives: named by everything its key is
+// made from but the file system and what the layer lands on (the rules, the key's
+// start), so a layer has one memo, whichever earlier layers it lands on.
+std::filesystem::path walk_memo_file(const spec::LayerSpec& l, const LayerContext& cx) {
+  KeyHasher id;
+  id.add({{"walk-memo", 1}});
+  start_layer_key(id, cx.compress, cx.options);
+  for (const auto& c : l.copies) {
+    layers::Owner o = to_owner(c.owner ? c.owner : l.owner);
+    id.add({{"from", c.from.string()},
+            {"to", c.to},
+            {"exclude", c.exclude},
+            {"mode", c.mode.value_or(~0U)},
+            {"dir_mode", c.dir_mode.value_or(~0U)},
+            {"owner", {o.uid, o.gid, o.uname.str(), o.gname.str()}},
+            {"absolute_symlinks", c.allow_absolute_symlinks},
+            {"ignore", c.ignore},
+            {"ignore_prefix", c.ignore_prefix}});
+  }
+  return cx.cache.dir() / "walks" / id.finish();
+}
+
+// What a layer lands on, as a memo records it: the base's and the earlier layers'
+// digests (a layer's tree follows from its digest) and the view's format.
+std::string landing_id(const LayerContext& cx) {
+  KeyHasher id;
+  id.add({{"base-view", layers::BaseView::k_format}, {"layers", cx.landing.layers()}});
+  return id.finish();
+}
+
+// A files or data layer: the copy rules' entries, keyed by their stat data. When the
+// walk memo's paths all stat as they did, its key is the walk's, so a reused layer
+// needs no walk; a layer that has to be written walks anyway.
+layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& cx, LayerReport& r) {
+  std::filesystem::path memo_file = walk_memo_file(l, cx);
+  std::string landing = landing_id(cx);
+  std::optional<layers::WalkMemo> memo = layers::read_walk_memo(memo_file);
+  if (memo && memo->landing != landing) {
+    cx.events.debug("walk memo: layer '" + l.name + "': the layers below changed; walking");
+    memo.reset();
+  } else if (memo && !layers::walk_unchanged(memo->log, cx.options.threads)) {
+    cx.events.debug("walk memo: layer '" + l.name + "': something changed; walking");
+    memo.reset();
+  } else if (memo) {
+    cx.events.debug("walk memo: layer '" + l.name + "': no path changed; not walking");
+  }
+  std::unique_ptr<CopyWalk> walk;
+  if (!memo) {
+    walk = walk_copy_layer(l, cx);
+    walk->memo.landing = landing;
+  }
+  const layers::WalkMemo& m = memo ? *memo : walk->memo;
+  for (const auto& link : m.links) {
+    cx.events.info("  through the symlink /" + link + " of the layers below");
+  }
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
-      key.finish(),
+      m.key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-        rec.entries = set.entries().size();
-        return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+        if (!walk) {
+          walk = walk_copy_layer(l, cx);
+          walk->memo.landing = landing;
+        }
+        rec.entries = walk->set.entries().size();
+        return write_layer(walk->set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
       },
       r.rebuilt, record);
   r.entries = record.entries.value_or(0);
+  cx.tree_out = m.tree;
+  if (walk) {
+    (void)walk->set.take_entries(); // the entries' memory goes before the memo's text is made
+    // Best effort: without the memo the next build walks, as it did before.
+    try {
+      layers::write_walk_memo(memo_file, walk->memo);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::interrupted) {
+        throw;
+      }
+      cx.events.debug("walk memo: not written: " + std::string(e.what()));
+    }
+  }
   return blob;
 }
 

@@ -294,6 +294,7 @@ int run_build(const BuildArgs& a) {
   o.clock = [start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
+  ev.debug = [&sess](const std::string& line) { sess.log(2, line); }; // --log-level debug, -vv
   ev.progress = [&](const std::string& layer, std::int64_t done, std::int64_t total) {
     out.progress(layer, done, total);
   };

@@ -1,5 +1,6 @@
 #include "layers/cache.hpp"
 
+#include "layers/walk_memo.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -235,6 +236,16 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
       ++r.blobs_removed;
     }
   }
+  // A walk memo whose layer key went is of no use (it cannot spare a walk any more).
+  for (fs::directory_iterator it(m_dir / "walks", ec), end; !ec && it != end; it.increment(ec)) {
+    std::string key = walk_memo_key(it->path());
+    std::error_code rm;
+    if (max_bytes == 0 || key.empty() || key.find_first_not_of("0123456789abcdef") != std::string::npos ||
+        !fs::exists(key_path(key), rm)) {
+      fs::remove(it->path(), rm);
+    }
+  }
+  ec.clear();
   if (max_bytes == 0) {
     // --all: the base views too (they are rebuilt from the layers), and the per-layer SBOM
     // scans older versions kept under sbom/.

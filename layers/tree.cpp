@@ -55,7 +55,7 @@ struct WalkDir {
 // children are stat'ed with fstatat relative to the directory.
 template <typename MakeEntry>
 void scan_directory(const WalkDir& dir, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry,
-                    std::vector<Entry>& out, std::vector<WalkDir>& subdirs) {
+                    std::vector<Entry>& out, std::vector<WalkDir>& subdirs, std::vector<WalkLog::Child>* seen) {
   int fd = ::open(dir.host.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     util::throw_errno(rule.origin + ": cannot read directory " + dir.host);
@@ -87,6 +87,9 @@ void scan_directory(const WalkDir& dir, const std::string& to, const CopyRule& r
     struct stat st {};
     if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       util::throw_errno(rule.origin + ": cannot stat " + dir.host + "/" + name);
+    }
+    if (seen != nullptr) {
+      seen->push_back(WalkLog::Child{name, stat_sig(st)});
     }
     std::string host = dir.host + "/" + name;
     out.push_back(make_entry(host, st, join(to, rel), rel));
@@ -218,6 +221,9 @@ void EntrySet::put(Entry e, const std::string& origin) {
 
 void EntrySet::add(const CopyRule& rule) {
   struct stat root_st = lstat_or_throw(rule.from, rule.origin);
+  if (m_log != nullptr) {
+    m_log->roots.emplace_back(rule.from.string(), stat_sig(root_st));
+  }
   bool into = !rule.to.empty() && rule.to.back() == '/';
   std::string to = normalize_image_path(rule.to, rule.origin);
 
@@ -319,10 +325,11 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
         ++busy;
       }
       std::vector<WalkDir> subdirs;
+      std::vector<WalkLog::Child> seen;
       std::exception_ptr failed;
       found.clear();
       try {
-        scan_directory(dir, to, rule, make_entry, found, subdirs);
+        scan_directory(dir, to, rule, make_entry, found, subdirs, m_log != nullptr ? &seen : nullptr);
       } catch (...) {
         failed = std::current_exception();
       }
@@ -342,6 +349,9 @@ void EntrySet::walk(const std::string& from, const std::string& to, const CopyRu
         }
         for (auto& s : subdirs) {
           queue.push_back(std::move(s));
+        }
+        if (m_log != nullptr && !failed) {
+          m_log->dirs.push_back(WalkLog::Dir{std::move(dir.host), std::move(seen)});
         }
         --busy;
       }

@@ -2,6 +2,8 @@
 // The contents of one layer as a sorted set of entries, gathered from the file
 // system without reading file data. Normalisation (modes, owners, parents) happens
 // here; timestamps are applied by the tar writer from SOURCE_DATE_EPOCH.
+#include "layers/walk_memo.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -102,6 +104,9 @@ public:
   const std::map<std::string, Entry>& entries() const { return m_entries; }
   // Threads for walking directories (the result does not depend on it).
   void set_threads(int threads) { m_threads = threads; }
+  // Records every lstat of the rules added after this into `log` (a walk memo's), or
+  // nothing when null. The log must outlive the adds.
+  void set_walk_log(WalkLog* log) { m_log = log; }
   // Changes the owner of an existing entry (no-op when absent).
   void set_owner(const std::string& path, const Owner& owner);
   std::int64_t total_size() const;
@@ -112,6 +117,7 @@ private:
   void put(Entry e, const std::string& origin);
   void walk(const std::string& from, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry);
   int m_threads = 1;
+  WalkLog* m_log = nullptr;
   std::map<std::string, Entry> m_entries;
 };
 

@@ -4,6 +4,7 @@
 
 #include "builder/base.hpp"
 #include "builder/build.hpp"
+#include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
 #include "oci/layout.hpp"
@@ -13,7 +14,10 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -246,6 +250,101 @@ TEST_SUITE("builder") {
     CHECK(layout.resolve("v2").digest == second.manifest.digest);
     auto m2 = layout.read_manifest(layout.resolve("v2"));
     CHECK(layer_files(layout, m2.layers[0]).at("app/main.py") == "print('version two')\n");
+  }
+
+  TEST_CASE("the walk memo: a no-change rebuild does not walk, and every kind of change is still seen") {
+    Project p;
+    Strings debug;
+    builder::Events ev;
+    ev.debug = [&](const std::string& line) { debug.push_back(line); };
+    auto build = [&](const fs::path& cache, int threads) {
+      auto opts = p.options("oci:" + p.out.string() + ":v");
+      opts.cache_dir = cache;
+      opts.threads = threads;
+      debug.clear();
+      return builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
+    };
+    auto said = [&](const std::string& text) {
+      return std::any_of(debug.begin(), debug.end(), [&](const std::string& l) { return contains(l, text); });
+    };
+    const fs::path cache = p.tmp.path() / "cache";
+    auto first = build(cache, 1);
+    CHECK(fs::exists(cache / "walks"));
+    auto again = build(cache, 2);
+    CHECK(said("layer 'app': no path changed; not walking"));
+    CHECK(said("layer 'conf': no path changed; not walking"));
+    CHECK(again.manifest.digest == first.manifest.digest);
+    CHECK_FALSE(again.layers[0].rebuilt);
+    CHECK(again.layers[0].entries == first.layers[0].entries);
+
+    // Each change, then a rebuild on the memo's cache, which must give what a build on
+    // an empty cache gives; `cold` counts the fresh caches.
+    int cold = 0;
+    auto check_change = [&](const std::string& what, const std::function<void()>& change) {
+      CAPTURE(what);
+      change();
+      auto warm = build(cache, 2);
+      CHECK(said("layer 'app': something changed; walking"));
+      CHECK(said("layer 'conf': the layers below changed; walking")); // it lands on app
+      auto fresh = build(p.tmp.path() / ("cold-" + std::to_string(++cold)), 1);
+      CHECK(warm.manifest.digest == fresh.manifest.digest);
+      auto after = build(cache, 1); // the memos were written again
+      CHECK(said("layer 'app': no path changed; not walking"));
+      CHECK(said("layer 'conf': no path changed; not walking"));
+      CHECK(after.manifest.digest == fresh.manifest.digest);
+    };
+    const fs::path src = p.tmp.path() / "src";
+    check_change("a file added in a subdirectory", [&] { util::write_file_atomic(src / "lib" / "new.py", "Y = 2\n"); });
+    check_change("a file removed", [&] { fs::remove(src / "lib" / "new.py"); });
+    check_change("a file renamed", [&] { fs::rename(src / "lib" / "util.py", src / "lib" / "utils.py"); });
+    check_change("a mode changed",
+                 [&] { fs::permissions(src / "main.py", fs::perms::owner_exec, fs::perm_options::add); });
+    check_change("content of the same size, rewritten in place", [&] {
+      std::ofstream(src / "main.py", std::ios::in | std::ios::out | std::ios::binary) << "print('v2')\n";
+    });
+    check_change("a symlink pointed elsewhere", [&] {
+      fs::create_symlink("abc.py", src / "link.py");
+      build(cache, 1);
+      fs::remove(src / "link.py");
+      fs::create_symlink("xyz.py", src / "link.py"); // a target of the same length
+    });
+    check_change("a directory added", [&] { fs::create_directories(src / "lib" / "deep" / "er"); });
+    check_change("a file added in a new directory",
+                 [&] { util::write_file_atomic(src / "lib" / "deep" / "er" / "z.py", "z\n"); });
+    check_change("the source replaced by another tree", [&] {
+      fs::rename(src, p.tmp.path() / "src-old");
+      fs::copy(p.tmp.path() / "src-old", src, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+      util::write_file_atomic(src / "lib" / "deep" / "er" / "z.py", "other\n");
+    });
+
+    SUBCASE("a damaged memo is a walk, not an error") {
+      for (const auto& m : fs::directory_iterator(cache / "walks")) {
+        std::string text = util::read_file(m.path());
+        util::write_file_atomic(m.path(), text.substr(0, text.size() / 2));
+      }
+      auto damaged = build(cache, 1);
+      CHECK_FALSE(said("not walking"));
+      CHECK(damaged.manifest.digest == build(p.tmp.path() / "cold-damaged", 1).manifest.digest);
+    }
+    SUBCASE("a memo whose layer left the cache: the layer is walked and built again") {
+      for (const auto& k : fs::directory_iterator(cache / "keys")) {
+        fs::remove(k.path());
+      }
+      auto rebuilt = build(cache, 1);
+      CHECK(rebuilt.layers[0].rebuilt);
+      CHECK(rebuilt.manifest.digest == build(p.tmp.path() / "cold-keyless", 1).manifest.digest);
+    }
+    SUBCASE("prune drops the memos of pruned layers, and --all every memo") {
+      std::size_t memos = 0;
+      for ([[maybe_unused]] const auto& m : fs::directory_iterator(cache / "walks")) {
+        ++memos;
+      }
+      CHECK(memos == 2);
+      layers::LayerCache(cache).prune(std::int64_t{1} << 40);
+      CHECK(std::distance(fs::directory_iterator(cache / "walks"), fs::directory_iterator{}) == 2);
+      layers::LayerCache(cache).prune(0);
+      CHECK(fs::is_empty(cache / "walks"));
+    }
   }
 
   TEST_CASE("build errors") {

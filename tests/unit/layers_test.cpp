@@ -6,6 +6,7 @@
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
+#include "layers/walk_memo.hpp"
 #include "python/wheel.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -16,6 +17,7 @@
 #include <archive_entry.h>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -934,6 +936,97 @@ TEST_SUITE("layers") {
       CHECK(python::wheel_inventory_from_json(*third.wheels).wheels.size() == 1);
       REQUIRE(logged.size() == 1);
       CHECK(contains(logged[0], "ignoring key file"));
+    }
+  }
+
+  TEST_CASE("walk memo: what a walk stat'ed, written and read back; any difference is seen") {
+    auto tmp = make_temp();
+    const fs::path src = tmp.path() / "src";
+    write(src / "a.txt", "a");
+    write(src / "odd\nname\t:1", "newline and a colon in a name");
+    write(src / "sub" / "b.txt", "b");
+    fs::create_symlink("a.txt", src / "sub" / "link");
+    fs::create_directories(src / "skipped");
+    write(src / "skipped" / "c.txt", "c");
+
+    layers::WalkMemo memo;
+    layers::EntrySet set;
+    set.set_threads(2);
+    set.set_walk_log(&memo.log);
+    layers::CopyRule rule;
+    rule.from = src;
+    rule.to = "/app/";
+    rule.exclude = {"skipped"};
+    set.add(rule);
+    REQUIRE(memo.log.roots.size() == 1);
+    CHECK(memo.log.roots[0].first == src.string());
+    // src and sub were read; the excluded directory was neither stat'ed nor read.
+    REQUIRE(memo.log.dirs.size() == 2);
+    std::size_t children = 0;
+    for (const auto& d : memo.log.dirs) {
+      CHECK_FALSE(contains(d.host, "skipped"));
+      for (const auto& c : d.children) {
+        CHECK(c.name != "skipped");
+      }
+      children += d.children.size();
+    }
+    CHECK(children == 5); // a.txt, the odd name and sub; b.txt and link in sub
+    memo.key = "k1";
+    memo.landing = "below";
+    memo.tree = nlohmann::json::array({nlohmann::json::array({"app", "5", 493, 0, 0, "", "", ""})});
+    memo.links = {"usr/local\nlib"};
+    const fs::path file = tmp.path() / "walks" / "m";
+    layers::write_walk_memo(file, memo);
+    CHECK(layers::walk_memo_key(file) == "k1");
+
+    auto back = layers::read_walk_memo(file);
+    REQUIRE(back.has_value());
+    CHECK(back->key == "k1");
+    CHECK(back->landing == "below");
+    CHECK(back->tree == memo.tree);
+    CHECK(back->links == memo.links);
+    REQUIRE(back->log.dirs.size() == memo.log.dirs.size());
+    for (std::size_t i = 0; i < memo.log.dirs.size(); ++i) {
+      CHECK(back->log.dirs[i].host == memo.log.dirs[i].host);
+      REQUIRE(back->log.dirs[i].children.size() == memo.log.dirs[i].children.size());
+      for (std::size_t c = 0; c < memo.log.dirs[i].children.size(); ++c) {
+        CHECK(back->log.dirs[i].children[c].name == memo.log.dirs[i].children[c].name);
+        CHECK(back->log.dirs[i].children[c].sig == memo.log.dirs[i].children[c].sig);
+      }
+    }
+    CHECK(layers::walk_unchanged(back->log, 1));
+    CHECK(layers::walk_unchanged(back->log, 4));
+
+    SUBCASE("every truncation of the file is refused, not half read") {
+      std::string text = util::read_file(file);
+      for (std::size_t n = 0; n < text.size(); n += 7) {
+        util::write_file_atomic(file, text.substr(0, n));
+        CHECK_FALSE(layers::read_walk_memo(file).has_value());
+      }
+      util::write_file_atomic(file, text + "x");
+      CHECK_FALSE(layers::read_walk_memo(file).has_value());
+      fs::remove(file);
+      CHECK_FALSE(layers::read_walk_memo(file).has_value());
+      CHECK(layers::walk_memo_key(file).empty());
+    }
+    SUBCASE("a new file in an excluded directory is no change; one beside it is") {
+      write(src / "skipped" / "d.txt", "d");
+      CHECK(layers::walk_unchanged(memo.log, 2));
+      write(src / "sub" / "d.txt", "d");
+      CHECK_FALSE(layers::walk_unchanged(memo.log, 2));
+    }
+    SUBCASE("a rewritten file of the same size") {
+      std::ofstream(src / "sub" / "b.txt", std::ios::in | std::ios::out | std::ios::binary) << "B";
+      CHECK_FALSE(layers::walk_unchanged(memo.log, 2));
+    }
+    SUBCASE("the source directory replaced") {
+      fs::rename(src, tmp.path() / "old");
+      fs::create_directories(src);
+      CHECK_FALSE(layers::walk_unchanged(memo.log, 2));
+    }
+    SUBCASE("a directory that went") {
+      fs::remove_all(src / "sub");
+      CHECK_FALSE(layers::walk_unchanged(memo.log, 2));
     }
   }
 

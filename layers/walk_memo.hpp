@@ -1,0 +1,75 @@
+#pragma once
+// What a walk of a layer's copy rules saw, kept so a no-change rebuild can tell that
+// nothing changed by stat'ing what the walk stat'ed, without reading a directory,
+// building the entry set or hashing it (the stat index that git keeps for the same
+// reason). A directory's mtime changes when an entry is added, removed or renamed in
+// it, a file's mtime or ctime when its content, mode, owner or xattrs change, so equal
+// stat data means the walk would find the same entries with the same stat data, and
+// so the same layer key.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct stat;
+
+namespace layers {
+
+namespace fs = std::filesystem;
+
+// The stat data a layer key is made from.
+struct StatSig {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint32_t mode = 0;
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  bool operator==(const StatSig&) const = default;
+};
+StatSig stat_sig(const struct stat& st);
+
+// Every lstat of a walk: each rule's source, then each directory read, with what the
+// walk kept of it (names it excluded or ignored are not stat'ed; a new one still
+// changes the directory's mtime).
+struct WalkLog {
+  struct Child {
+    std::string name;
+    StatSig sig;
+  };
+  struct Dir {
+    std::string host;
+    std::vector<Child> children;
+  };
+  std::vector<std::pair<std::string, StatSig>> roots;
+  std::vector<Dir> dirs;
+};
+
+// True when every path of the log still has the stat data it had (directories are
+// checked by `threads` threads; the first difference stops them).
+bool walk_unchanged(const WalkLog& log, int threads);
+
+// A walk's log with what the build made of it: the layer key, the layer's tree
+// (layers::entry_tree) and the base's symlinks its destinations went through, which
+// also depend on what the layer landed on (`landing`, a digest the caller makes).
+struct WalkMemo {
+  std::string landing;
+  std::string key;
+  nlohmann::json tree = nlohmann::json::array();
+  std::vector<std::string> links;
+  WalkLog log;
+};
+
+// Written atomically. Throws util::Error(io) when the file cannot be written.
+void write_walk_memo(const fs::path& file, const WalkMemo& memo);
+// nullopt when the file is missing, of another format version or malformed.
+std::optional<WalkMemo> read_walk_memo(const fs::path& file);
+// The key line of a memo file, without reading the rest ("" when unreadable).
+std::string walk_memo_key(const fs::path& file);
+
+} // namespace layers
