@@ -246,6 +246,17 @@ void set_compression(const BuildArgs& a, builder::BuildOptions& o) {
   }
 }
 
+// --cache-max-size, else $PADDLE_IMAGE_CACHE_MAX_SIZE; none when neither is set.
+std::optional<std::int64_t> cache_max_size(const BuildArgs& a) {
+  if (!a.cache_max.empty()) {
+    return parse_size(a.cache_max, "--cache-max-size");
+  }
+  if (const char* env = std::getenv("PADDLE_IMAGE_CACHE_MAX_SIZE"); env != nullptr && *env != '\0') {
+    return parse_size(env, "PADDLE_IMAGE_CACHE_MAX_SIZE");
+  }
+  return std::nullopt;
+}
+
 int run_build(const BuildArgs& a) {
   Output out = Output::detect(a.json, a.quiet);
   spec::BuildSpec s = spec::load(a.spec_file);
@@ -300,12 +311,7 @@ int run_build(const BuildArgs& a) {
   };
 
   // Checked before the build, so a bad value does not waste one.
-  std::optional<std::int64_t> cache_max;
-  if (!a.cache_max.empty()) {
-    cache_max = parse_size(a.cache_max, "--cache-max-size");
-  } else if (const char* env = std::getenv("PADDLE_IMAGE_CACHE_MAX_SIZE"); env != nullptr && *env != '\0') {
-    cache_max = parse_size(env, "PADDLE_IMAGE_CACHE_MAX_SIZE");
-  }
+  std::optional<std::int64_t> cache_max = cache_max_size(a);
   // The key is read before the build, so a wrong passphrase does not waste one.
   std::optional<signing::PrivateKey> key;
   if (a.sign) {
