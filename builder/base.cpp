@@ -1,5 +1,11 @@
 #include "builder/base.hpp"
 
+#include "compat_matrix/facts.hpp"
+#include "layers/cache.hpp"
+#include "python/installed.hpp"
+#include "python/pep440.hpp"
+#include "util/encoding.hpp"
+
 #include "compat_matrix/resolver.hpp"
 #include "compat_matrix/rules.hpp"
 #include "layers/compress.hpp"
@@ -429,6 +435,180 @@ void load_base_view(Base& base, const fs::path& cache_dir, const DebugLog& debug
   auto view =
       std::make_shared<layers::BaseView>(layers::cached_view(base.manifest.layers, open, base.config.config.env, vo));
   base.view = std::move(view);
+}
+
+namespace {
+
+// A base layer that is not a local file (in a registry, inside a docker-archive) is
+// pulled into the layer cache only when something local needs it (a layout or archive
+// output); pushes mount or skip registry blobs, and the base view streams them.
+void pull_base_layers_on_demand(Base& base, layers::LayerCache& cache, const BuildOptions& o, const Events& ev) {
+  base.local_blob = [&cache, &base, &ev, &o](const oci::Descriptor& d) -> fs::path {
+    if (fs::path file = base.image->hints(d).file; !file.empty()) {
+      return file;
+    }
+    std::size_t i = 0;
+    while (i < base.manifest.layers.size() && base.manifest.layers[i].digest != d.digest) {
+      ++i;
+    }
+    bool rebuilt = false;
+    layers::LayerRecord record;
+    cache.get_or_build(
+        "base-" + d.digest.hex,
+        [&](util::AtomicFile& tmp, layers::LayerRecord&) {
+          ev.info("pulling base layer " + d.digest.str() + " (" + std::to_string(d.size) + " bytes) into the cache");
+          std::int64_t done = 0;
+          oci::VerifyingSink verify(d, base.image->name(), [&](const char* p, std::size_t n) {
+            tmp.write(p, n);
+            done += static_cast<std::int64_t>(n);
+            if (o.transfer.progress) {
+              o.transfer.progress(d.digest, done, d.size);
+            }
+          });
+          base.image->read_blob(d, [&](const char* p, std::size_t n) { verify(p, n); });
+          verify.check();
+          layers::BlobInfo info;
+          info.digest = d.digest;
+          info.size = d.size;
+          info.media_type = d.media_type;
+          info.diff_id = i < base.config.diff_ids.size() ? base.config.diff_ids[i] : d.digest;
+          return info;
+        },
+        rebuilt, record);
+    return cache.blobs().blob_path(d.digest);
+  };
+}
+
+} // namespace
+
+// Opens the spec's base and checks a local one's blobs against their digests.
+Base open_build_base(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache, const Events& ev) {
+  Base base = open_base(s, o.matrix_files, o.connect);
+  if (std::size_t hashed = verify_local_base(base, o.cache_dir); hashed > 0) {
+    ev.info("verified " + std::to_string(hashed) + " base layer blob(s) of " + base.name + " against their digests");
+  }
+  if (base.image) {
+    pull_base_layers_on_demand(base, cache, o, ev);
+  }
+  load_base_view(base, o.cache_dir, ev.debug, ev.info);
+  return base;
+}
+
+// The base in the report: what `base: auto` chose, its name and digest, its layers.
+void report_base(const Base& base, BuildReport& rep, const Events& ev) {
+  if (base.resolved) {
+    rep.resolution = base.resolved->report;
+    ev.info("base: auto chose " + base.resolved->reference + " (" + base.resolved->driver_level +
+            " driver compatibility)");
+  }
+  rep.base_name = base.name;
+  rep.base_digest = base.digest;
+  ev.info(
+      "base " + base.name +
+      (base.digest ? " (" + base.digest->str() + ", " + std::to_string(base.manifest.layers.size()) + " layers)" : ""));
+  for (std::size_t i = 0; i < base.manifest.layers.size(); ++i) {
+    const auto& d = base.manifest.layers[i];
+    LayerReport lr;
+    lr.name = "base[" + std::to_string(i) + "]";
+    lr.kind = "base";
+    lr.blob.digest = d.digest;
+    lr.blob.diff_id = base.config.diff_ids[i];
+    lr.blob.size = d.size;
+    lr.blob.media_type = d.media_type;
+    rep.layers.push_back(lr);
+  }
+}
+
+// The Python the wheels are installed for; none without a wheels layer.
+std::optional<python::PythonTarget> wheels_target(const spec::BuildSpec& s, const Base& base) {
+  bool has_wheels = std::any_of(s.layers.begin(), s.layers.end(),
+                                [](const auto& l) { return l.kind == spec::LayerSpec::Kind::wheels; });
+  if (!has_wheels) {
+    return std::nullopt;
+  }
+  return python_target(s, base);
+}
+
+// "12.0.1" -> "12.0" (the form requires: and the labels use); "" stays "".
+std::string major_minor(const std::string& v) {
+  auto dot = v.find('.');
+  if (dot == std::string::npos) {
+    return v;
+  }
+  auto second = v.find('.', dot + 1);
+  return v.substr(0, second);
+}
+
+// A value from the base, as a build line may show it: escaped, and cut when long.
+std::string shown_value(const std::string& v) {
+  std::string e = util::escape_bytes(v.size() > 40 ? v.substr(0, 40) : v);
+  for (std::string_view sep : {std::string_view("\u2028"), std::string_view("\u2029")}) {
+    for (auto at = e.find(sep); at != std::string::npos; at = e.find(sep)) {
+      e.replace(at, sep.size(), sep == "\u2028" ? "\\u2028" : "\\u2029");
+    }
+  }
+  return "'" + e + (v.size() > 40 ? "...' (" + std::to_string(v.size()) + " bytes)" : "'");
+}
+
+std::map<std::string, BaseFact> base_facts(const Base& base, const Events& ev) {
+  std::map<std::string, BaseFact> out;
+  if (!base.view) {
+    return out;
+  }
+  // Only what the readers of the labels (doctor --image, render) accept becomes a fact:
+  // a base whose ENV or METADATA states something else is not believed, and the build
+  // says so, instead of writing a label that makes the image unreadable later.
+  auto put = [&](const std::string& key, const std::string& value, const std::string& source, bool valid) {
+    if (!valid) {
+      ev.info("  warning: the base states " + key + " " + shown_value(value) + " (" + source +
+              "), which is not a version: ignored");
+      return;
+    }
+    out[key] = {value, source};
+  };
+  const auto& f = base.view->facts();
+  if (!f.cuda.empty()) {
+    std::string v = major_minor(f.cuda);
+    put("cuda.version", v, f.cuda_source, compat::is_plain_version(v));
+  }
+  if (!f.cudnn.empty()) {
+    std::string v = major_minor(f.cudnn);
+    put("cudnn.version", v, f.cudnn_source, compat::is_plain_version(v));
+  }
+  for (const auto& d : python::installed_distributions(*base.view)) {
+    std::string key = python::normalize_project_name(d.name);
+    if (key == "paddlepaddle-gpu" || key == "paddlepaddle") {
+      auto v = python::pep440::Version::parse(d.version);
+      std::string version = v ? v->public_str() : d.version;
+      put("paddle.version", version, "/" + d.location, compat::is_paddle_version(version));
+    }
+  }
+  // The interpreter a wheels layer would install for (python_target's choice).
+  BaseInterpreter py = base_interpreter(base);
+  if (py.minor >= 0) {
+    out["python.version"] = {"3." + std::to_string(py.minor), py.bin_dir + "/python3." + std::to_string(py.minor)};
+  }
+  return out;
+}
+
+// requires: fills in only what the base cannot tell: a value the base states otherwise
+// is an input error naming both (a CUDA 12.0 base is not made CUDA 11.8 by a label).
+void check_requires_against_base(const spec::BuildSpec& s, const std::map<std::string, BaseFact>& facts) {
+  const auto& req = s.requires_;
+  for (const auto& [key, want, field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"cuda.version", req.cuda, "cuda"},
+                                                                      {"cudnn.version", req.cudnn, "cudnn"},
+                                                                      {"paddle.version", req.paddle, "paddle"}}) {
+    auto it = facts.find(key);
+    if (want.empty() || it == facts.end() || it->second.value == want) {
+      continue;
+    }
+    throw Error(ErrorKind::input,
+                s.file.filename().string() + ": requires." + field + " is \"" + want + "\", but the base states " +
+                    it->second.value + " (" + it->second.source + ")",
+                "remove requires." + field + " (the base's value is recorded), or choose a base with " + field + " " +
+                    want);
+  }
 }
 
 } // namespace builder

@@ -1,9 +1,11 @@
 #pragma once
 // The base image of a build: its manifest, config and where its blobs live, plus
 // what the wheel installer needs to know about its Python.
+#include "builder/build.hpp"
 #include "builder/source.hpp"
 #include "compat_matrix/matrix.hpp"
 #include "layers/base_view.hpp"
+#include "layers/cache.hpp"
 #include "oci/layout.hpp"
 #include "python/wheel.hpp"
 #include "registry/transfer.hpp"
@@ -11,6 +13,7 @@
 #include "spec/spec.hpp"
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,5 +107,32 @@ struct BaseInterpreter {
   std::optional<std::pair<int, int>> glibc;
 };
 BaseInterpreter base_interpreter(const Base& base);
+
+// ---- The base in a build -----------------------------------------------------------
+
+// Opens the spec's base (open_base), checks a local one's blobs against their digests
+// (verify_local_base), pulls a registry or archive base's layers into the layer cache
+// only when something local needs them (Base::local_blob), and loads its view.
+Base open_build_base(const spec::BuildSpec& s, const BuildOptions& o, layers::LayerCache& cache, const Events& ev);
+// The base in the report: what `base: auto` chose, its name and digest, its layers.
+void report_base(const Base& base, BuildReport& rep, const Events& ev);
+// The Python the wheels are installed for; none without a wheels layer.
+std::optional<python::PythonTarget> wheels_target(const spec::BuildSpec& s, const Base& base);
+
+// What the base states about itself, read from its view: label key (after
+// "io.paddle-image.") -> value and where it was read.
+struct BaseFact {
+  std::string value, source;
+};
+// The facts the base states (CUDA, cuDNN, Paddle, Python), each checked as the label
+// readers check it: one that is not a version is left out, with a warning.
+std::map<std::string, BaseFact> base_facts(const Base& base, const Events& ev);
+// requires: fills in only what the base cannot tell: a value the base states otherwise
+// is an input error naming both.
+void check_requires_against_base(const spec::BuildSpec& s, const std::map<std::string, BaseFact>& facts);
+// "12.0.1" -> "12.0" (the form requires: and the labels use); "" stays "".
+std::string major_minor(const std::string& v);
+// A value from the base, as a build line may show it: escaped, and cut when long.
+std::string shown_value(const std::string& v);
 
 } // namespace builder
