@@ -111,13 +111,13 @@ nlohmann::json stat_key(const struct stat& st) {
 }
 
 // A registry base: the platform's manifest and the config, nothing else.
-void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref, const Connect& connect,
+void open_registry_base(Base& b, const spec::BuildSpec& s, const oci::ImageRef& ref, const imageio::Connect& connect,
                         const std::string& where) {
   if (!connect) {
     throw Error(ErrorKind::usage, where + ": base " + ref.str() + " is in a registry, which this command cannot reach",
                 "use paddle-image build, or copy the base into a local layout");
   }
-  open_image_base(b, s, open_source(ref, connect));
+  open_image_base(b, s, imageio::open_source(ref, connect));
 }
 
 ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix) {
@@ -177,7 +177,8 @@ ResolvedBase resolve_auto(const spec::BuildSpec& s, const std::vector<std::strin
 
 namespace {
 
-Base open_base_itself(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix, const Connect& connect) {
+Base open_base_itself(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix,
+                      const imageio::Connect& connect) {
   Base b;
   b.name = s.base;
   if (s.base == "scratch") {
@@ -202,7 +203,7 @@ Base open_base_itself(const spec::BuildSpec& s, const std::vector<std::string>& 
       ref.kind = oci::ImageRef::Kind::oci_layout;
       ref.path = s.resolve->layout;
       ref.tag = tag;
-      open_image_base(b, s, open_source(ref, connect));
+      open_image_base(b, s, imageio::open_source(ref, connect));
     });
     b.resolved = rb;
     return b;
@@ -212,7 +213,7 @@ Base open_base_itself(const spec::BuildSpec& s, const std::vector<std::string>& 
     util::with_context("base " + ref.str(), [&] { open_registry_base(b, s, ref, connect, where); });
     return b;
   }
-  util::with_context("base " + s.base, [&] { open_image_base(b, s, open_source(ref, connect)); });
+  util::with_context("base " + s.base, [&] { open_image_base(b, s, imageio::open_source(ref, connect)); });
   return b;
 }
 
@@ -260,7 +261,8 @@ std::optional<ResolvedBase> published_base(const compat::Matrix& m, const oci::I
   return std::nullopt;
 }
 
-Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix, const Connect& connect) {
+Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix,
+               const imageio::Connect& connect) {
   Base b = open_base_itself(s, extra_matrix, connect);
   if (b.name == "scratch") {
     return b;

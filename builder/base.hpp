@@ -2,8 +2,8 @@
 // The base image of a build: its manifest, config and where its blobs live, plus
 // what the wheel installer needs to know about its Python.
 #include "builder/build.hpp"
-#include "builder/source.hpp"
 #include "compat_matrix/matrix.hpp"
+#include "imageio/source.hpp"
 #include "layers/base_view.hpp"
 #include "layers/cache.hpp"
 #include "oci/layout.hpp"
@@ -47,7 +47,7 @@ struct Base {
   std::optional<ResolvedBase> published;
   // The compatibility matrix (built-in, the spec's resolve.matrix files, --matrix).
   std::shared_ptr<const compat::Matrix> matrix;
-  // The base as an image, opened by builder::open_source (a layout, a docker-archive or
+  // The base as an image, opened by imageio::open_source (a layout, a docker-archive or
   // a registry repository): blobs are read from it, a registry's are mounted from it.
   // Null for scratch.
   oci::ImagePtr image;
@@ -63,7 +63,7 @@ struct Base {
 using DebugLog = std::function<void(const std::string& line)>;
 
 // Opens the base named by the spec: scratch, an oci: layout, a docker-archive: file or
-// a registry image, through builder::open_source (only its manifest and config are fetched; layers stay in the registry
+// a registry image, through imageio::open_source (only its manifest and config are fetched; layers stay in the registry
 // until a local output or a Python scan needs them). `base: auto` is resolved with the compatibility matrix (built-in
 // data, then the spec's resolve.matrix files, then extra_matrix); the chosen image is read from resolve.layout under
 // its tag when that is set, else pulled from the registry the matrix names. The matrix's row for `ref` when its tag is
@@ -73,7 +73,7 @@ using DebugLog = std::function<void(const std::string& line)>;
 std::optional<ResolvedBase> published_base(const compat::Matrix& m, const oci::ImageRef& ref);
 
 Base open_base(const spec::BuildSpec& s, const std::vector<std::string>& extra_matrix = {},
-               const Connect& connect = {});
+               const imageio::Connect& connect = {});
 
 // Checks that every layer blob of a local (layout) base still has its digest, so a
 // blob corrupted in place never reaches an output. A blob is hashed on first use and

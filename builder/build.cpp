@@ -5,6 +5,7 @@
 #include "builder/layer_build.hpp"
 #include "builder/supply_chain.hpp"
 #include "compat_matrix/facts.hpp"
+#include "imageio/destination.hpp"
 #include "layers/cache.hpp"
 #include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
@@ -200,25 +201,20 @@ void write_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltI
   copt.progress = nullptr; // local copies are links or one streaming pass: no per-blob progress
   copt.attachments = false;
   copt.jobs = 1; // links and small writes, in one thread and a fixed order (as the interrupt test expects)
+  imageio::DestinationOptions dopt;
+  dopt.copy = copt;
+  dopt.archive_mtime = o.source_date_epoch;
   for (const auto& out : outputs) {
     std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
+    if (out.kind == oci::ImageRef::Kind::docker_archive && !s.name.empty()) {
+      dopt.archive_repository = imageio::repo_tag_name(oci::ImageRef::parse(s.name));
+    }
+    imageio::open_destination(out, dopt)->write(img, tags);
     if (out.kind == oci::ImageRef::Kind::oci_layout) {
-      util::with_context("writing " + out.str(), [&] { return oci::write_layout(img, out.path, tags, copt); });
       for (const auto& t : tags) {
         rep.outputs.push_back("oci:" + out.path + ":" + t);
       }
-    } else if (out.kind == oci::ImageRef::Kind::docker_archive) {
-      layers::ArchiveOptions ao;
-      ao.mtime = o.source_date_epoch;
-      ao.copy = copt;
-      if (!s.name.empty()) {
-        auto name_ref = oci::ImageRef::parse(s.name);
-        std::string repo = name_ref.registry == "docker.io" ? name_ref.repository : name_ref.name();
-        for (const auto& t : tags) {
-          ao.repo_tags.push_back(repo + ":" + t);
-        }
-      }
-      util::with_context("writing " + out.str(), [&] { return layers::write_docker_archive(img, out.path, ao); });
+    } else {
       rep.outputs.push_back(out.str());
     }
   }
@@ -258,11 +254,12 @@ void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltIm
                   "drop the @sha256:... part");
     }
     std::vector<std::string> tags = push_tags(out, o.tags, s.tags);
-    auto reg = o.connect(out.registry);
+    imageio::DestinationOptions dopt;
+    dopt.copy = o.transfer;
+    dopt.connect = [reg = o.connect(out.registry)](const std::string&) { return reg; }; // connected before the line
+    auto dest = imageio::open_destination(out, std::move(dopt));
     ev.info("pushing to " + out.registry + "/" + out.repository + " (" + util::join(tags, ", ") + ")");
-    registry::TransferResult tr = util::with_context("pushing to " + out.registry + "/" + out.repository, [&] {
-      return registry::push_image(img, reg, out.repository, tags, o.transfer);
-    });
+    oci::CopyResult tr = dest->write(img, tags);
     rep.pushed.insert(rep.pushed.end(), tr.refs.begin(), tr.refs.end());
   }
 }

@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
+#include "imageio/destination.hpp"
 #include "layers/docker_archive.hpp"
 #include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
@@ -37,11 +38,6 @@ struct CopyArgs {
 
 enum class Mode { push, pull, copy };
 
-// "host/path" as a docker-archive's RepoTags spell it ("team/app" for Docker Hub).
-std::string repo_tag_name(const oci::ImageRef& ref) {
-  return ref.registry == "docker.io" ? ref.repository : ref.registry + "/" + ref.repository;
-}
-
 // The repository of a docker-archive destination: the source registry reference, else
 // the source archive's own RepoTags, else the image's org.opencontainers.image.title,
 // else --name; none of them is a usage error.
@@ -52,13 +48,13 @@ std::string archive_repository(const oci::ImageRef& src_ref, const std::string& 
     if (r.kind != oci::ImageRef::Kind::registry) {
       throw Error(ErrorKind::usage, what + ": '" + text + "' is not a repository name", "e.g. team/ocr-train");
     }
-    return repo_tag_name(r);
+    return imageio::repo_tag_name(r);
   };
   if (!name_flag.empty()) {
     return parse_name(name_flag, "--name");
   }
   if (src_ref.kind == oci::ImageRef::Kind::registry) {
-    return repo_tag_name(src_ref);
+    return imageio::repo_tag_name(src_ref);
   }
   if (!archive_repo.empty()) {
     return archive_repo;
@@ -78,24 +74,18 @@ std::string archive_repository(const oci::ImageRef& src_ref, const std::string& 
               "pass --name REPOSITORY, e.g. --name team/ocr-train");
 }
 
-oci::CopyResult write_archive(const oci::Image& src, const oci::ImageRef& src_ref, const std::string& archive_repo,
-                              const std::string& name_flag, const oci::ImageRef& dst,
-                              const std::vector<std::string>& tags, const oci::CopyOptions& topt) {
+// The RepoTags repository of a docker-archive destination, read from the source
+// before anything is written (a missing name is refused first).
+std::string archive_repository_of(const oci::Image& src, const oci::ImageRef& src_ref, const std::string& archive_repo,
+                                  const std::string& name_flag, const oci::ImageRef& dst,
+                                  const oci::CopyOptions& topt) {
   if (topt.all_platforms) {
     throw Error(ErrorKind::usage, dst.str() + ": a docker-archive holds one platform; drop --all");
   }
-  // The repository comes first: a missing name is refused before anything is read.
   oci::ManifestBlob mb = oci::select_platform(src, topt);
   oci::Manifest m = oci::manifest_from_json(oci::parse_json(mb.bytes, "manifest of " + src.name()));
   oci::ImageConfig cfg = oci::read_config(src, m);
-  std::string repo = archive_repository(src_ref, archive_repo, m, cfg, name_flag);
-  layers::ArchiveOptions ao;
-  for (const auto& t : tags) {
-    ao.repo_tags.push_back(repo + ":" + t);
-  }
-  ao.mtime = builder::k_default_epoch; // the archive's member times: never the wall clock
-  ao.copy = topt;
-  return layers::write_docker_archive(src, dst.path, ao);
+  return archive_repository(src_ref, archive_repo, m, cfg, name_flag);
 }
 
 int run_copy(const CopyArgs& a, Mode mode) {
@@ -166,21 +156,15 @@ int run_copy(const CopyArgs& a, Mode mode) {
     }
   }
   out.info("copying " + source->name() + " (" + source->root().digest.str() + ") to " + dst.str());
-  oci::CopyResult res;
-  switch (dst.kind) {
-  case oci::ImageRef::Kind::registry:
-    res = util::with_context("pushing to " + dst.registry + "/" + dst.repository, [&] {
-      return registry::push_image(*source, sess.connect(dst.registry), dst.repository, tags, topt);
-    });
-    break;
-  case oci::ImageRef::Kind::oci_layout:
-    res = util::with_context("writing " + dst.str(), [&] { return oci::write_layout(*source, dst.path, tags, topt); });
-    break;
-  case oci::ImageRef::Kind::docker_archive:
-    res = util::with_context("writing " + dst.str(),
-                             [&] { return write_archive(*source, src, archive_repo, a.name, dst, tags, topt); });
-    break;
+  imageio::DestinationOptions dopt;
+  dopt.copy = topt;
+  dopt.connect = [&sess](const std::string& host) { return sess.connect(host); };
+  dopt.archive_mtime = builder::k_default_epoch; // the archive's member times: never the wall clock
+  if (dst.kind == oci::ImageRef::Kind::docker_archive) {
+    dopt.archive_repository = util::with_context(
+        "writing " + dst.str(), [&] { return archive_repository_of(*source, src, archive_repo, a.name, dst, topt); });
   }
+  oci::CopyResult res = imageio::open_destination(dst, std::move(dopt))->write(*source, tags);
   sess.finish();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json meta = {{"source", src.str()},

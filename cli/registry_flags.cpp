@@ -1,5 +1,5 @@
 #include "cli/registry_flags.hpp"
-#include "builder/source.hpp"
+#include "imageio/source.hpp"
 
 #include "util/error.hpp"
 
@@ -92,7 +92,7 @@ oci::Platform parse_platform(const std::string& text) {
 }
 
 oci::ImagePtr open_image(const oci::ImageRef& ref, RegistrySession& sess, std::vector<std::string>* archive_repo_tags) {
-  return builder::open_source(
+  return imageio::open_source(
       ref, [&sess](const std::string& host) { return sess.connect(host); }, archive_repo_tags);
 }
 

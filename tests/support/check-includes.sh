@@ -5,7 +5,7 @@ root=$1
 bad=0
 rule() { # PATTERN ALLOWED_DIR_REGEX DESCRIPTION
   local hits
-  hits=$(cd "$root" && grep -rlE "$1" --include='*.cpp' --include='*.hpp' util oci layers registry python spec compat_matrix templates builder doctor cli 2>/dev/null |
+  hits=$(cd "$root" && grep -rlE "$1" --include='*.cpp' --include='*.hpp' util oci layers registry imageio python spec compat_matrix templates builder doctor cli 2>/dev/null |
     grep -vE "^($2)/" || true)
   if [[ -n "$hits" ]]; then
     echo "FAIL - $3: $hits"; bad=1

@@ -4,6 +4,7 @@
 
 #include "builder/base.hpp"
 #include "builder/build.hpp"
+#include "imageio/destination.hpp"
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
@@ -345,6 +346,38 @@ TEST_SUITE("builder") {
       layers::LayerCache(cache).prune(0);
       CHECK(fs::is_empty(cache / "walks"));
     }
+  }
+
+  TEST_CASE("imageio: one destination per kind; a docker-archive's RepoTags name the repository") {
+    Project p;
+    auto built = p.build("oci:" + p.out.string() + ":v1");
+    auto src = imageio::open_source(oci::ImageRef::parse("oci:" + p.out.string() + ":v1"), {});
+
+    CHECK(imageio::repo_tag_name(oci::ImageRef::parse("docker.io/team/tiny:1")) == "team/tiny");
+    CHECK(imageio::repo_tag_name(oci::ImageRef::parse("127.0.0.1:5000/team/tiny:1")) == "127.0.0.1:5000/team/tiny");
+
+    const fs::path layout = p.tmp.path() / "copy";
+    auto res = imageio::open_destination(oci::ImageRef::parse("oci:" + layout.string()), {})->write(*src, {"a", "b"});
+    CHECK(res.manifest.digest == built.manifest.digest);
+    auto l = oci::OciLayout::open_existing(layout);
+    CHECK(l.resolve("a").digest == built.manifest.digest);
+    CHECK(l.resolve("b").digest == built.manifest.digest);
+
+    imageio::DestinationOptions named;
+    named.archive_repository = "team/tiny";
+    const std::string tar = "docker-archive:" + (p.tmp.path() / "img.tar").string();
+    imageio::open_destination(oci::ImageRef::parse(tar), named)->write(*src, {"v1", "v2"});
+    Strings repo_tags;
+    imageio::open_source(oci::ImageRef::parse(tar), {}, &repo_tags);
+    CHECK(repo_tags == Strings{"team/tiny:v1", "team/tiny:v2"});
+    const std::string bare = "docker-archive:" + (p.tmp.path() / "bare.tar").string();
+    imageio::open_destination(oci::ImageRef::parse(bare), {})->write(*src, {"v1"});
+    imageio::open_source(oci::ImageRef::parse(bare), {}, &repo_tags);
+    CHECK(repo_tags.empty()); // no repository: the image is unnamed, as a build without a name writes it
+
+    auto e = error_of([&] { imageio::open_destination(oci::ImageRef::parse("example.com/team/tiny:1"), {}); });
+    CHECK(e.kind() == util::ErrorKind::usage);
+    CHECK(contains(e.what(), "cannot push to a registry"));
   }
 
   TEST_CASE("build errors") {

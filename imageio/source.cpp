@@ -1,11 +1,11 @@
-#include "builder/source.hpp"
+#include "imageio/source.hpp"
 
 #include "layers/docker_archive.hpp"
 #include "oci/layout_image.hpp"
 #include "registry/transfer.hpp"
 #include "util/error.hpp"
 
-namespace builder {
+namespace imageio {
 
 oci::ImagePtr open_source(const oci::ImageRef& ref, const Connect& connect,
                           std::vector<std::string>* archive_repo_tags) {
@@ -28,4 +28,4 @@ oci::ImagePtr open_source(const oci::ImageRef& ref, const Connect& connect,
   return img;
 }
 
-} // namespace builder
+} // namespace imageio

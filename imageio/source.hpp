@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace builder {
+namespace imageio {
 
 // Opens a registry host (with the command's credentials, TLS and retry settings).
 using Connect = std::function<std::shared_ptr<registry::Registry>(const std::string& host)>;
@@ -22,4 +22,4 @@ using Connect = std::function<std::shared_ptr<registry::Registry>(const std::str
 oci::ImagePtr open_source(const oci::ImageRef& ref, const Connect& connect,
                           std::vector<std::string>* archive_repo_tags = nullptr);
 
-} // namespace builder
+} // namespace imageio
