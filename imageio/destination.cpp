@@ -14,23 +14,22 @@ using util::ErrorKind;
 
 namespace {
 
-class LayoutDestination : public Destination {
+// One sink for the three kinds a reference can name; the kind picks the writer.
+class Sink : public Destination {
 public:
-  LayoutDestination(oci::ImageRef ref, DestinationOptions o) : m_ref(std::move(ref)), m_o(std::move(o)) {}
+  Sink(oci::ImageRef ref, DestinationOptions o) : m_ref(std::move(ref)), m_o(std::move(o)) {}
   oci::CopyResult write(const oci::Image& image, const std::vector<std::string>& tags) override {
-    return util::with_context("writing " + m_ref.str(),
-                              [&] { return oci::write_layout(image, m_ref.path, tags, m_o.copy); });
-  }
-
-private:
-  oci::ImageRef m_ref;
-  DestinationOptions m_o;
-};
-
-class ArchiveDestination : public Destination {
-public:
-  ArchiveDestination(oci::ImageRef ref, DestinationOptions o) : m_ref(std::move(ref)), m_o(std::move(o)) {}
-  oci::CopyResult write(const oci::Image& image, const std::vector<std::string>& tags) override {
+    switch (m_ref.kind) {
+    case oci::ImageRef::Kind::registry:
+      return util::with_context("pushing to " + m_ref.registry + "/" + m_ref.repository, [&] {
+        return registry::push_image(image, m_o.connect(m_ref.registry), m_ref.repository, tags, m_o.copy);
+      });
+    case oci::ImageRef::Kind::oci_layout:
+      return util::with_context("writing " + m_ref.str(),
+                                [&] { return oci::write_layout(image, m_ref.path, tags, m_o.copy); });
+    case oci::ImageRef::Kind::docker_archive:
+      break;
+    }
     layers::ArchiveOptions ao;
     if (!m_o.archive_repository.empty()) {
       for (const auto& t : tags) {
@@ -48,35 +47,13 @@ private:
   DestinationOptions m_o;
 };
 
-class RegistryDestination : public Destination {
-public:
-  RegistryDestination(oci::ImageRef ref, DestinationOptions o) : m_ref(std::move(ref)), m_o(std::move(o)) {}
-  oci::CopyResult write(const oci::Image& image, const std::vector<std::string>& tags) override {
-    return util::with_context("pushing to " + m_ref.registry + "/" + m_ref.repository, [&] {
-      return registry::push_image(image, m_o.connect(m_ref.registry), m_ref.repository, tags, m_o.copy);
-    });
-  }
-
-private:
-  oci::ImageRef m_ref;
-  DestinationOptions m_o;
-};
-
 } // namespace
 
 std::unique_ptr<Destination> open_destination(const oci::ImageRef& ref, DestinationOptions options) {
-  switch (ref.kind) {
-  case oci::ImageRef::Kind::registry:
-    if (!options.connect) {
-      throw Error(ErrorKind::usage, "this command cannot push to a registry");
-    }
-    return std::make_unique<RegistryDestination>(ref, std::move(options));
-  case oci::ImageRef::Kind::oci_layout:
-    return std::make_unique<LayoutDestination>(ref, std::move(options));
-  case oci::ImageRef::Kind::docker_archive:
-    break;
+  if (ref.kind == oci::ImageRef::Kind::registry && !options.connect) {
+    throw Error(ErrorKind::usage, "this command cannot push to a registry");
   }
-  return std::make_unique<ArchiveDestination>(ref, std::move(options));
+  return std::make_unique<Sink>(ref, std::move(options));
 }
 
 std::string repo_tag_name(const oci::ImageRef& ref) {

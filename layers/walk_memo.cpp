@@ -1,6 +1,7 @@
 #include "layers/walk_memo.hpp"
 
 #include "util/fs.hpp"
+#include "util/parallel.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +11,6 @@
 #include <charconv>
 #include <fstream>
 #include <string_view>
-#include <thread>
 
 namespace layers {
 
@@ -175,24 +175,14 @@ bool walk_unchanged(const WalkLog& log, int threads) {
       return false;
     }
   }
-  std::atomic<std::size_t> next{0};
+  // The one worker pool (util::parallel_for); once a difference is found, the rest of
+  // the directories are skipped.
   std::atomic<bool> changed{false};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < log.dirs.size() && !changed.load(std::memory_order_relaxed); i = next++) {
-      if (!dir_unchanged(log.dirs[i])) {
-        changed = true;
-      }
+  util::parallel_for(log.dirs.size(), threads, [&](std::size_t i) {
+    if (!changed.load(std::memory_order_relaxed) && !dir_unchanged(log.dirs[i])) {
+      changed = true;
     }
-  };
-  std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, threads)), log.dirs.size());
-  std::vector<std::thread> pool;
-  for (std::size_t i = 1; i < n; ++i) {
-    pool.emplace_back(worker);
-  }
-  worker();
-  for (auto& t : pool) {
-    t.join();
-  }
+  });
   return !changed;
 }
 

@@ -51,7 +51,8 @@ struct WalkLog {
 };
 
 // True when every path of the log still has the stat data it had (directories are
-// checked by `threads` threads; the first difference stops them).
+// checked by `threads` threads of util::parallel_for; after the first difference the
+// rest are skipped). Throws Error(interrupted) on a signal, as parallel_for does.
 bool walk_unchanged(const WalkLog& log, int threads);
 
 // A walk's log with what the build made of it: the layer key, the layer's tree
