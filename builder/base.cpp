@@ -102,12 +102,11 @@ void open_image_base(Base& b, const spec::BuildSpec& s, oci::ImagePtr img) {
 
 // The stat fields that change whenever a file's bytes can have changed.
 nlohmann::json stat_key(const struct stat& st) {
-  auto ns = [](const struct timespec& ts) { return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; };
   return {{"dev", static_cast<std::uint64_t>(st.st_dev)},
           {"ino", static_cast<std::uint64_t>(st.st_ino)},
           {"size", static_cast<std::int64_t>(st.st_size)},
-          {"mtime_ns", ns(st.st_mtim)},
-          {"ctime_ns", ns(st.st_ctim)}};
+          {"mtime_ns", util::timespec_ns(st.st_mtim)},
+          {"ctime_ns", util::timespec_ns(st.st_ctim)}};
 }
 
 // A registry base: the platform's manifest and the config, nothing else.

@@ -2,6 +2,7 @@
 
 #include "layers/walk_memo.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 #include <algorithm>
 #include <fcntl.h>
@@ -209,7 +210,7 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
       fs::remove(it->path(), ec);
       continue;
     }
-    keys.push_back({it->path(), static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, *info});
+    keys.push_back({it->path(), util::timespec_ns(st.st_mtim), *info});
   }
   // Newest first; keep while the referenced blobs fit.
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {

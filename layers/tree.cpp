@@ -2,6 +2,7 @@
 
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -25,10 +26,6 @@ using util::Error;
 using util::ErrorKind;
 
 namespace {
-
-std::int64_t ns(const struct timespec& ts) {
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 struct stat lstat_or_throw(const fs::path& p, const std::string& origin) {
   struct stat st {};
@@ -234,8 +231,8 @@ void EntrySet::add(const CopyRule& rule) {
     e.owner = rule.owner;
     e.dev = st.st_dev;
     e.ino = st.st_ino;
-    e.mtime_ns = ns(st.st_mtim);
-    e.ctime_ns = ns(st.st_ctim);
+    e.mtime_ns = util::timespec_ns(st.st_mtim);
+    e.ctime_ns = util::timespec_ns(st.st_ctim);
     if (S_ISDIR(st.st_mode)) {
       e.type = Entry::Type::dir;
       e.mode = rule.dir_mode.value_or(0755);

@@ -19,10 +19,6 @@ namespace {
 // "paddle-image walk memo N": a reader of another N ignores the file.
 constexpr std::string_view k_magic = "paddle-image walk memo 2\n";
 
-std::int64_t ns(const struct timespec& ts) {
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // Text, one record a line; names and paths are length-prefixed ("LEN:BYTES"), since a
 // file name may hold any byte but '/' and NUL, a newline included.
 void put_num(std::string& out, auto v) {
@@ -160,12 +156,9 @@ bool dir_unchanged(const WalkLog::Dir& d) {
 } // namespace
 
 StatSig stat_sig(const struct stat& st) {
-  return StatSig{static_cast<std::uint64_t>(st.st_dev),
-                 static_cast<std::uint64_t>(st.st_ino),
-                 static_cast<std::uint32_t>(st.st_mode),
-                 static_cast<std::int64_t>(st.st_size),
-                 ns(st.st_mtim),
-                 ns(st.st_ctim)};
+  return StatSig{static_cast<std::uint64_t>(st.st_dev),  static_cast<std::uint64_t>(st.st_ino),
+                 static_cast<std::uint32_t>(st.st_mode), static_cast<std::int64_t>(st.st_size),
+                 util::timespec_ns(st.st_mtim),          util::timespec_ns(st.st_ctim)};
 }
 
 bool walk_unchanged(const WalkLog& log, int threads) {

@@ -3,6 +3,7 @@
 // rename, fsync of the directory), bounded-memory reads, advisory locks.
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -49,6 +50,11 @@ void remove_stale_temps(const fs::path& dir);
 // The same for the ".NAME.tmp-<pid>-*" files AtomicFile(final_path) leaves beside
 // final_path when killed.
 void remove_stale_temps_beside(const fs::path& final_path);
+// A timespec (st_mtim, st_ctim) in nanoseconds since the epoch: how stat data is kept
+// in cache keys, records and memos.
+inline std::int64_t timespec_ns(const struct timespec& ts) {
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 void write_file_atomic(const fs::path& path, std::string_view content);
 std::string read_file(const fs::path& path);
 // Calls sink with successive chunks of the file (1 MiB at most each).
