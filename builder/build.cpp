@@ -7,13 +7,9 @@
 #include "compat_matrix/facts.hpp"
 #include "imageio/destination.hpp"
 #include "layers/cache.hpp"
-#include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
 #include "layers/walk_memo.hpp"
-#include "oci/layout_image.hpp"
-#include "python/installed.hpp"
-#include "python/pep440.hpp"
 #include "python/replace.hpp"
 #include "python/requirements.hpp"
 #include "python/wheel.hpp"
@@ -54,19 +50,20 @@ struct CopyWalk {
   layers::WalkMemo memo; // the key, the tree, the links and what was stat'ed
 };
 
-std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerContext& cx) {
+// `landing`: landing_id, recorded in the memo.
+std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerContext& cx,
+                                          const std::string& landing) {
   auto w = std::make_unique<CopyWalk>();
   w->set.set_threads(cx.options.threads);
   w->set.set_walk_log(&w->memo.log);
   for (const auto& c : l.copies) {
-    layers::Owner owner = to_owner(c.owner ? c.owner : l.owner);
-    w->set.add(layers::CopyRule{c.from, c.to, c.exclude, c.mode, c.dir_mode, owner, c.allow_absolute_symlinks, c.origin,
-                                c.ignore, c.ignore_prefix});
+    w->set.add(copy_rule(c, l));
   }
   w->set.set_walk_log(nullptr);
   w->set.finalize(layers::Owner{});
-  w->memo.links = layers::apply_base_view(w->set, cx.landing, l.origin + ": layer '" + l.name + "'");
+  w->memo.links = land_on_base(w->set, cx, l);
   w->memo.tree = layers::entry_tree(w->set);
+  w->memo.landing = landing;
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
   key.add({{"kind", "copy"}});
@@ -86,16 +83,16 @@ std::filesystem::path walk_memo_file(const spec::LayerSpec& l, const LayerContex
   id.add({{"walk-memo", 1}});
   start_layer_key(id, cx.compress, cx.options);
   for (const auto& c : l.copies) {
-    layers::Owner o = to_owner(c.owner ? c.owner : l.owner);
-    id.add({{"from", c.from.string()},
-            {"to", c.to},
-            {"exclude", c.exclude},
-            {"mode", c.mode.value_or(~0U)},
-            {"dir_mode", c.dir_mode.value_or(~0U)},
-            {"owner", {o.uid, o.gid, o.uname.str(), o.gname.str()}},
-            {"absolute_symlinks", c.allow_absolute_symlinks},
-            {"ignore", c.ignore},
-            {"ignore_prefix", c.ignore_prefix}});
+    layers::CopyRule r = copy_rule(c, l);
+    id.add({{"from", r.from.string()},
+            {"to", r.to},
+            {"exclude", r.exclude},
+            {"mode", r.file_mode.value_or(~0U)},
+            {"dir_mode", r.dir_mode.value_or(~0U)},
+            {"owner", {r.owner.uid, r.owner.gid, r.owner.uname.str(), r.owner.gname.str()}},
+            {"absolute_symlinks", r.allow_absolute_symlinks},
+            {"ignore", r.ignore},
+            {"ignore_prefix", r.ignore_prefix}});
   }
   return cx.cache.dir() / "walks" / id.finish();
 }
@@ -126,20 +123,16 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
   }
   std::unique_ptr<CopyWalk> walk;
   if (!memo) {
-    walk = walk_copy_layer(l, cx);
-    walk->memo.landing = landing;
+    walk = walk_copy_layer(l, cx, landing);
   }
   const layers::WalkMemo& m = memo ? *memo : walk->memo;
-  for (const auto& link : m.links) {
-    cx.events.info("  through the symlink /" + link + " of the layers below");
-  }
+  tell_links(m.links, cx.events);
   layers::LayerRecord record;
   layers::BlobInfo blob = cx.cache.get_or_build(
       m.key,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
         if (!walk) {
-          walk = walk_copy_layer(l, cx);
-          walk->memo.landing = landing;
+          walk = walk_copy_layer(l, cx, landing);
         }
         rec.entries = walk->set.entries().size();
         return write_layer(walk->set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);

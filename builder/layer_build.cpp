@@ -95,11 +95,29 @@ layers::BlobInfo write_layer(const layers::EntrySet& set, const layers::Compress
 // What a layer's entries land on: the base's directories keep their metadata, and
 // destinations through the base's symlinks go where the links lead
 // (layers::apply_base_view). The entries, and so the cache key computed from them,
-// then depend on exactly the base entries the layer touches.
-void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l) {
-  for (const auto& link : layers::apply_base_view(set, cx.landing, l.origin + ": layer '" + l.name + "'")) {
-    cx.events.info("  through the symlink /" + link + " of the layers below");
+// then depend on exactly the base entries the layer touches. Returns the symlinks
+// followed (tell_links says them).
+std::vector<std::string> land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l) {
+  return layers::apply_base_view(set, cx.landing, l.origin + ": layer '" + l.name + "'");
+}
+
+void tell_links(const std::vector<std::string>& links, const Events& ev) {
+  for (const auto& link : links) {
+    ev.info("  through the symlink /" + link + " of the layers below");
   }
+}
+
+layers::CopyRule copy_rule(const spec::CopySpec& c, const spec::LayerSpec& l) {
+  return layers::CopyRule{c.from,
+                          c.to,
+                          c.exclude,
+                          c.mode,
+                          c.dir_mode,
+                          to_owner(c.owner ? c.owner : l.owner),
+                          c.allow_absolute_symlinks,
+                          c.origin,
+                          c.ignore,
+                          c.ignore_prefix};
 }
 
 } // namespace builder

@@ -69,8 +69,14 @@ struct LayerContext {
 // What a layer's entries land on: the base's directories keep their metadata, and
 // destinations through the base's symlinks go where the links lead
 // (layers::apply_base_view). The entries, and so the cache key computed from them,
-// then depend on exactly the base entries the layer touches.
-void land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l);
+// then depend on exactly the base entries the layer touches. Returns the symlinks of
+// the layers below that destinations went through.
+std::vector<std::string> land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l);
+// Says each of those symlinks as a build line.
+void tell_links(const std::vector<std::string>& links, const Events& ev);
+
+// A files or data layer's copy as the walk takes it, its owner the copy's or else the layer's.
+layers::CopyRule copy_rule(const spec::CopySpec& c, const spec::LayerSpec& l);
 
 // wheels_layer.cpp: a wheels layer (from a directory of wheels or a package index),
 // built or reused; the wheels it installs go to `wheels_out`.

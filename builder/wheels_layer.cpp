@@ -281,7 +281,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarg
   all.wheels.insert(all.wheels.end(), skipped.wheels.begin(), skipped.wheels.end());
   check(all);
   layers::EntrySet set = staged_entries(l, t, staging.path());
-  land_on_base(set, cx, l);
+  tell_links(land_on_base(set, cx, l), cx.events);
   if (!plan.removals.empty()) {
     std::set<std::string> written;
     for (const auto& [path, e] : set.entries()) {
@@ -300,7 +300,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarg
     }
     set.replace_entries(std::move(entries));
     set.add_missing_parents(layers::Owner{});
-    land_on_base(set, cx, l); // the whiteouts' directories take the base's metadata
+    tell_links(land_on_base(set, cx, l), cx.events); // the whiteouts' directories take the base's metadata
     cx.events.info("  " + std::to_string(outs.size()) + " whiteout(s) remove what the replaced distributions left");
   }
   rec.wheels = python::to_json(inventory);

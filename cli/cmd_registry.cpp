@@ -5,7 +5,6 @@
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
 #include "imageio/destination.hpp"
-#include "layers/docker_archive.hpp"
 #include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
 #include "registry/transfer.hpp"
