@@ -213,25 +213,6 @@ void write_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltI
   }
 }
 
-// Tags of a push: the reference's own tag plus every --tag; a reference without a tag
-// gets --tag, else the spec's tags, else latest.
-std::vector<std::string> push_tags(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
-                                   const std::vector<std::string>& spec_tags) {
-  std::vector<std::string> tags;
-  if (!out.tag_defaulted) {
-    tags.push_back(out.tag);
-  }
-  for (const auto& t : cli_tags) {
-    if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
-      tags.push_back(t);
-    }
-  }
-  if (tags.empty()) {
-    tags = spec_tags.empty() ? std::vector<std::string>{"latest"} : spec_tags;
-  }
-  return tags;
-}
-
 // Each --push: a registry base's layers are found, mounted or streamed across.
 void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltImage& img, BuildReport& rep,
                   const Events& ev) {
@@ -246,7 +227,7 @@ void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltIm
       throw Error(ErrorKind::usage, "--push " + out.str() + ": a push target takes a tag, not a digest",
                   "drop the @sha256:... part");
     }
-    std::vector<std::string> tags = push_tags(out, o.tags, s.tags);
+    std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
     imageio::DestinationOptions dopt;
     dopt.copy = o.transfer;
     dopt.connect = [reg = o.connect(out.registry)](const std::string&) { return reg; }; // connected before the line
@@ -562,16 +543,7 @@ void write_image(const spec::BuildSpec& s, const BuildOptions& o, const Events& 
 
 std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
                                   const std::vector<std::string>& spec_tags) {
-  if (!out.tag.empty()) {
-    return {out.tag};
-  }
-  if (!cli_tags.empty()) {
-    return cli_tags;
-  }
-  if (!spec_tags.empty()) {
-    return spec_tags;
-  }
-  return {"latest"};
+  return imageio::destination_tags(out, cli_tags, spec_tags.empty() ? std::vector<std::string>{"latest"} : spec_tags);
 }
 
 json BuildReport::to_json() const {

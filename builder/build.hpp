@@ -101,7 +101,8 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& options, const E
 python::LockResult lock(const spec::BuildSpec& s, const std::string& layer, const std::filesystem::path& requirements,
                         python::LockOptions lock_options, const BuildOptions& options, const Events& events);
 
-// Tags for one output: the output's own tag, else --tag, else image.tags, else "latest".
+// Tags for one output of a build, -o and --push alike: the output's own tag plus every
+// --tag, else image.tags, else "latest" (imageio::destination_tags).
 std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
                                   const std::vector<std::string>& spec_tags);
 

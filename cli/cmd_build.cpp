@@ -424,7 +424,8 @@ Action add_build(CLI::App& app) {
   c->add_option("--cache-max-size", a->cache_max,
                 "After the build, prune the layer cache to this size, least recently used first "
                 "(default $PADDLE_IMAGE_CACHE_MAX_SIZE; none)");
-  c->add_option("-t,--tag", a->tags, "Tag(s) for outputs without their own tag (replace image.tags)");
+  c->add_option("-t,--tag", a->tags,
+                "Tag(s) for every output and push, beside the reference's own tag (replace image.tags)");
   c->add_option("--cache-dir", a->cache_dir,
                 "Layer cache directory (default $PADDLE_IMAGE_CACHE or ~/.cache/paddle-image)");
   c->add_option("--source-date-epoch", a->epoch,

@@ -131,29 +131,10 @@ int run_copy(const CopyArgs& a, Mode mode) {
       }
     }
   }
-  std::vector<std::string> tags;
-  if (dst.kind == oci::ImageRef::Kind::docker_archive) {
-    // docs/references.md, tag precedence: an archive has no tag of its own, so --tag
-    // (all of them), else the source's tag(s), else latest.
-    if (!a.tags.empty()) {
-      tags = a.tags;
-    } else if (!archive_tags.empty()) {
-      tags = archive_tags;
-    } else {
-      tags.push_back(!src.tag.empty() ? src.tag : "latest");
-    }
-  } else {
-    if (!dst.tag.empty()) {
-      tags.push_back(dst.tag);
-    } else if (dst.kind != oci::ImageRef::Kind::registry) {
-      tags.push_back(!src.tag.empty() ? src.tag : !archive_tags.empty() ? archive_tags.front() : "latest");
-    }
-    for (const auto& t : a.tags) {
-      if (std::find(tags.begin(), tags.end(), t) == tags.end()) {
-        tags.push_back(t);
-      }
-    }
-  }
+  // The source's tags stand in when neither the destination nor --tag names one.
+  std::vector<std::string> tags = imageio::destination_tags(
+      dst, a.tags,
+      !archive_tags.empty() ? archive_tags : std::vector<std::string>{!src.tag.empty() ? src.tag : "latest"});
   out.info("copying " + source->name() + " (" + source->root().digest.str() + ") to " + dst.str());
   imageio::DestinationOptions dopt;
   dopt.copy = topt;

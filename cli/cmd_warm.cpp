@@ -287,8 +287,7 @@ int run_export(const ExportArgs& a) {
   eo.copy = sess.transfer_options();
   oci::ImagePtr img = open_image(ref, sess);
   out.info("writing " + warm::format_name(eo.format) + " " + a.output + " from " + img->name());
-  warm::ExportResult r =
-      util::with_context("writing " + a.output, [&] { return warm::export_archive(*img, a.output, eo); });
+  warm::ExportResult r = warm::export_archive(*img, a.output, eo); // errors name the file
   sess.finish();
   std::vector<std::string> notes;
   if (!r.omitted.empty()) {

@@ -1,17 +1,23 @@
 #pragma once
-// Where an image goes, whatever names it: an `oci:` layout, a `docker-archive:` file or
-// a registry repository. open_destination gives one sink per kind, each writing any
-// oci::Image under a list of tags and returning what it wrote (the counterpart of
-// open_source). build (-o and --push), copy, push and pull write through it; the
-// docker-archive's repository naming is here once. A blob's BlobHints (its local file,
+// Where an image goes, whatever names it: an `oci:` layout, a `docker-archive:` file,
+// a registry repository, or the OCI archive a node's containerd imports (warm export;
+// no reference syntax names it, so it has its own opener). open_destination gives one
+// sink per kind, each writing any oci::Image under a list of tags and returning what it
+// wrote (the counterpart of open_source). build (-o and --push), copy, push, pull and
+// warm export write through it; the tag policy (destination_tags) and the
+// docker-archive's repository naming are here once. A blob's BlobHints (its local file,
 // the repository to mount it from) reach the writers unchanged.
 #include "imageio/source.hpp"
 #include "oci/image.hpp"
 #include "oci/reference.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace imageio {
@@ -21,9 +27,27 @@ struct DestinationOptions {
   Connect connect;       // a registry destination's host (with the command's credentials)
   // A docker-archive: the repository of its RepoTags ("REPO:TAG" per tag; none when
   // empty) and every member's mtime.
+  // An oci-archive: the containerd image names, "REPO:TAG" per tag and "REPO@DIGEST"
+  // (none without a repository).
   std::string archive_repository;
   std::int64_t archive_mtime = 0;
+  std::set<std::string> omit; // an oci-archive: layer digests left out (a thin archive)
+  // An oci-archive: the platform's manifest when the caller has chosen it already
+  // (oci::select_platform with `copy`), so it is not fetched again for the names.
+  std::optional<oci::ManifestBlob> selected;
 };
+
+// An archive's blobs beside the CopyResult.
+struct WriteResult : oci::CopyResult {
+  WriteResult() = default;
+  explicit WriteResult(oci::CopyResult c) : oci::CopyResult(std::move(c)) {}
+  std::vector<oci::Descriptor> written; // an oci-archive: the blobs it holds (manifests included)
+  std::vector<oci::Descriptor> omitted; // an oci-archive: the layers left out (DestinationOptions::omit)
+  std::int64_t archive_bytes = 0;       // an archive: the file's size
+};
+
+// The "io.containerd.image.name" annotation an oci-archive's index entries carry.
+inline constexpr const char* k_containerd_name_annotation = "io.containerd.image.name";
 
 class Destination {
 public:
@@ -31,12 +55,25 @@ public:
   // Writes `image` under `tags` (a registry: none means by digest only); the result
   // names the manifest written and the references a registry now serves. An archive
   // is written whole, once, by this call. Errors carry the context "writing REF" or
-  // "pushing to HOST/REPO".
-  virtual oci::CopyResult write(const oci::Image& image, const std::vector<std::string>& tags) = 0;
+  // "pushing to HOST/REPO" (an oci-archive: "writing FILE").
+  virtual WriteResult write(const oci::Image& image, const std::vector<std::string>& tags) = 0;
 };
 
 // Throws Error(usage) for a registry destination without `connect`.
 std::unique_ptr<Destination> open_destination(const oci::ImageRef& ref, DestinationOptions options);
+// The OCI archive (an OCI layout in one tar) that `ctr images import` reads: the
+// platform's manifest, or the whole index with copy.all_platforms, named per tag and
+// by the top manifest's digest; layers in `omit` are left out.
+std::unique_ptr<Destination> open_oci_archive(const std::filesystem::path& file, DestinationOptions options);
+
+// The tag policy of every command that writes an image (docs/references.md, "Tag
+// precedence"): the tag written in the destination (a registry's assumed "latest" is
+// not written), then each --tag not already there; when neither gives one, `fallback`
+// (build: image.tags, else latest; copy: the source's tags, else latest; warm export:
+// the image reference's tag without --name, none with it: the image is named by
+// digest only).
+std::vector<std::string> destination_tags(const oci::ImageRef& dst, const std::vector<std::string>& tags,
+                                          const std::vector<std::string>& fallback);
 
 // "host/path" as a docker-archive's RepoTags spell it ("team/app" on Docker Hub).
 std::string repo_tag_name(const oci::ImageRef& ref);

@@ -1,7 +1,6 @@
 #include "warm/export.hpp"
 
-#include "layers/docker_archive.hpp"
-#include "layers/oci_archive.hpp"
+#include "imageio/destination.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -63,44 +62,34 @@ ExportResult export_archive(const oci::Image& img, const fs::path& out, const Ex
   oci::Manifest m = oci::manifest_from_json(oci::parse_json(platform_manifest.bytes, "manifest of " + img.name()));
   oci::ImageConfig cfg = oci::read_config(img, m);
   res.platform = oci::Platform{cfg.architecture, cfg.os, cfg.variant};
-  if (opt.format == ArchiveFormat::docker_archive) {
-    std::string name = opt.repository + ":" + opt.tag;
-    layers::ArchiveOptions ao;
-    ao.repo_tags.push_back(name);
-    ao.mtime = opt.mtime;
-    ao.copy = opt.copy;
-    ao.copy.attachments = false;
-    oci::CopyResult cr = layers::write_docker_archive(img, out, ao);
-    res.manifest = cr.manifest;
-    res.names.push_back(name);
-    std::error_code ec;
-    res.archive_bytes = static_cast<std::int64_t>(fs::file_size(out, ec));
-  } else {
-    layers::OciArchiveOptions ao;
-    ao.mtime = opt.mtime;
-    ao.copy = opt.copy;
-    // The top manifest's digest names the image too: a digest-pinned pod asks the
-    // CRI for "repo@sha256:...", which only an image of that name answers.
-    oci::Digest top = opt.copy.all_platforms && img.root().is_index() ? img.root().digest : platform_manifest.digest;
-    if (!opt.tag.empty()) {
-      std::string name = opt.repository + ":" + opt.tag;
-      ao.entries.push_back({{k_containerd_name_annotation, name}, {oci::k_ref_name_annotation, opt.tag}});
-      res.names.push_back(name);
-    }
-    std::string by_digest = opt.repository + "@" + top.str();
-    ao.entries.push_back({{k_containerd_name_annotation, by_digest}, {oci::k_ref_name_annotation, by_digest}});
-    res.names.push_back(by_digest);
-    if (opt.have) {
-      for (const auto& d : opt.have->digests) {
-        ao.omit.insert(d);
-      }
-    }
-    layers::OciArchiveResult r = layers::write_oci_archive(img, out, ao);
-    res.manifest = r.manifest;
-    res.written = r.written;
-    res.omitted = r.omitted;
-    res.archive_bytes = r.archive_bytes;
+  imageio::DestinationOptions dopt;
+  dopt.archive_repository = opt.repository;
+  dopt.archive_mtime = opt.mtime;
+  dopt.copy = opt.copy;
+  std::vector<std::string> tags;
+  if (!opt.tag.empty()) {
+    tags.push_back(opt.tag);
   }
+  imageio::WriteResult w;
+  if (opt.format == ArchiveFormat::docker_archive) {
+    dopt.copy.attachments = false;
+    oci::ImageRef ref;
+    ref.kind = oci::ImageRef::Kind::docker_archive;
+    ref.path = out.string();
+    w = imageio::open_destination(ref, std::move(dopt))->write(img, tags);
+    res.names.push_back(opt.repository + ":" + opt.tag);
+  } else {
+    dopt.selected = platform_manifest;
+    if (opt.have) {
+      dopt.omit.insert(opt.have->digests.begin(), opt.have->digests.end());
+    }
+    w = imageio::open_oci_archive(out, std::move(dopt))->write(img, tags);
+    res.names = w.refs;
+  }
+  res.manifest = w.manifest;
+  res.written = std::move(w.written);
+  res.omitted = std::move(w.omitted);
+  res.archive_bytes = w.archive_bytes;
   res.commands.push_back(import_command(out, res.platform));
   if (opt.pin) {
     for (const auto& n : res.names) {

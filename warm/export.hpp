@@ -21,7 +21,6 @@ enum class ArchiveFormat { oci_archive, docker_archive };
 ArchiveFormat parse_archive_format(const std::string& text, const std::string& flag);
 std::string format_name(ArchiveFormat f);
 
-inline constexpr const char* k_containerd_name_annotation = "io.containerd.image.name";
 inline constexpr const char* k_pin_label = "io.cri-containerd.pinned=pinned";
 
 struct ExportOptions {

@@ -95,12 +95,17 @@ std::map<std::string, std::string> layer_files(const oci::OciLayout& layout, con
 
 TEST_SUITE("builder") {
 
-  TEST_CASE("tags_for precedence: output tag > cli tags > spec tags > latest") {
+  TEST_CASE("tags_for: the output's tag plus every --tag, else spec tags, else latest; -o and --push alike") {
     auto tagged = oci::ImageRef::parse("oci:/x/out:from-output");
     auto untagged = oci::ImageRef::parse("oci:/x/out");
     const Strings cli = {"c1", "c2"};
     const Strings from_spec = {"s1"};
-    CHECK(builder::tags_for(tagged, cli, from_spec) == Strings{"from-output"});
+    CHECK(builder::tags_for(tagged, cli, from_spec) == Strings{"from-output", "c1", "c2"});
+    CHECK(builder::tags_for(oci::ImageRef::parse("example.com/team/app:1.4.0"), {"latest"}, from_spec) ==
+          Strings{"1.4.0", "latest"}); // the README's --push REPO:1.4.0 --tag latest
+    CHECK(builder::tags_for(oci::ImageRef::parse("example.com/team/app"), cli, from_spec) == cli);
+    CHECK(builder::tags_for(oci::ImageRef::parse("example.com/team/app"), {}, from_spec) == from_spec);
+    CHECK(builder::tags_for(oci::ImageRef::parse("docker-archive:/x/a.tar"), cli, from_spec) == cli);
     CHECK(builder::tags_for(tagged, {}, {}) == Strings{"from-output"});
     CHECK(builder::tags_for(untagged, cli, from_spec) == cli);
     CHECK(builder::tags_for(untagged, cli, {}) == cli);
@@ -378,6 +383,41 @@ TEST_SUITE("builder") {
     auto e = error_of([&] { imageio::open_destination(oci::ImageRef::parse("example.com/team/tiny:1"), {}); });
     CHECK(e.kind() == util::ErrorKind::usage);
     CHECK(contains(e.what(), "cannot push to a registry"));
+
+    // The OCI archive containerd imports: named per tag and by digest, written once.
+    imageio::DestinationOptions cd;
+    cd.archive_repository = "127.0.0.1:5000/team/tiny";
+    const fs::path oa = p.tmp.path() / "node.tar";
+    auto w = imageio::open_oci_archive(oa, cd)->write(*src, {"v1"});
+    CHECK(w.manifest.digest == built.manifest.digest);
+    CHECK(w.refs == Strings{"127.0.0.1:5000/team/tiny:v1", "127.0.0.1:5000/team/tiny@" + built.manifest.digest.str()});
+    CHECK(w.archive_bytes == static_cast<std::int64_t>(fs::file_size(oa)));
+    CHECK(w.omitted.empty());
+    const auto layers = oci::manifest_from_json(oci::parse_json(src->root().bytes, "manifest")).layers;
+    REQUIRE(!layers.empty());
+    CHECK(w.written.size() == 2 + layers.size()); // manifest, config, layers
+    cd.omit.insert(layers.front().digest.str());
+    auto thin = imageio::open_oci_archive(p.tmp.path() / "thin.tar", cd)->write(*src, {});
+    CHECK(thin.refs == Strings{"127.0.0.1:5000/team/tiny@" + built.manifest.digest.str()});
+    REQUIRE(thin.omitted.size() == 1);
+    CHECK(thin.omitted.front().digest == layers.front().digest);
+    auto werr = error_of([&] { imageio::open_oci_archive(p.out / "index.json" / "x.tar", cd)->write(*src, {}); });
+    CHECK(contains(werr.what(), "writing " + (p.out / "index.json" / "x.tar").string()));
+  }
+
+  TEST_CASE("imageio: one tag policy (destination_tags)") {
+    const Strings fallback = {"f1", "f2"};
+    // The destination's own tag, then each --tag once.
+    CHECK(imageio::destination_tags(oci::ImageRef::parse("oci:/x/out:v2"), {"a", "v2", "b"}, fallback) ==
+          Strings{"v2", "a", "b"});
+    // A registry's assumed "latest" is not a written tag: --tag alone, else the fallback.
+    CHECK(imageio::destination_tags(oci::ImageRef::parse("example.com/team/app"), {"a"}, fallback) == Strings{"a"});
+    CHECK(imageio::destination_tags(oci::ImageRef::parse("example.com/team/app"), {}, fallback) == fallback);
+    CHECK(imageio::destination_tags(oci::ImageRef::parse("example.com/team/app:latest"), {}, fallback) ==
+          Strings{"latest"});
+    // An archive never has a tag of its own.
+    CHECK(imageio::destination_tags(oci::ImageRef::parse("docker-archive:/x/a.tar"), {}, fallback) == fallback);
+    CHECK(imageio::destination_tags(oci::ImageRef::parse("oci:/x/out"), {}, {}).empty());
   }
 
   TEST_CASE("build errors") {
