@@ -1,17 +1,16 @@
 #include "builder/build.hpp"
-#include "builder/supply_chain.hpp"
+#include "builder/sign_build.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
 #include "cli/signing_flags.hpp"
 #include "layers/cache.hpp"
 #include "oci/layout_image.hpp"
-#include "signing/envelope.hpp"
-#include "signing/sign.hpp"
 #include "spec/spec.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -59,12 +58,7 @@ struct BuildArgs {
 // Runs `git -C DIR ARGS` (no shell expansion of DIR) and returns its stdout, or nullopt
 // when git fails or is missing.
 std::optional<std::string> run_git(const std::filesystem::path& dir, const std::string& args) {
-  std::string quoted = "'";
-  for (char c : dir.string()) {
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  quoted += "'";
-  std::string cmd = "git -C " + quoted + " " + args + " 2>/dev/null";
+  std::string cmd = "git -C " + util::shell_quote(dir.string()) + " " + args + " 2>/dev/null";
   FILE* f = popen(cmd.c_str(), "r");
   if (f == nullptr) {
     return std::nullopt;
@@ -125,105 +119,6 @@ std::int64_t parse_epoch(const std::string& text, const std::string& where) {
 
 constexpr const char* k_tool_version = "0.1.0";
 
-// What the SBOM describes: --identity's repository, else the image's name (as a
-// registry reference's host/repo when it is one).
-// The SBOM's name for the image: --identity; else, when every output is a push, the
-// pushed repository (what `paddle-image sbom REF` names, so the two match byte for
-// byte); else the spec's image name.
-std::string sbom_subject(const spec::BuildSpec& s, const std::string& identity,
-                         const std::vector<oci::ImageRef>& outputs) {
-  bool push_only = !outputs.empty() && std::all_of(outputs.begin(), outputs.end(), [](const oci::ImageRef& r) {
-    return r.kind == oci::ImageRef::Kind::registry;
-  });
-  if (identity.empty() && push_only) {
-    return outputs.front().name();
-  }
-  std::string name = identity.empty() ? s.name : identity;
-  try {
-    oci::ImageRef r = oci::ImageRef::parse(name);
-    if (r.kind == oci::ImageRef::Kind::registry) {
-      return r.name();
-    }
-  } catch (const Error&) {
-    // Not a reference (a display name): used as written.
-  }
-  return name.empty() ? std::string("image") : name;
-}
-
-// Signs every output that can carry a signature (each layout tag, each pushed tag)
-// and attaches the build's provenance and SBOM, all for the one manifest digest.
-nlohmann::json sign_outputs(const BuildArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
-                            const builder::BuildReport& rep, const signing::SbomInput& sbom,
-                            const signing::PrivateKey& key, RegistrySession& sess,
-                            const builder::ProvenanceContext& ctx, const Output& out) {
-  // (what to open, the identity to sign for): --identity names what layouts are signed
-  // for; a push is opened by digest (a tag moved meanwhile does not matter) and signed
-  // for its own host/repo:tag.
-  // The third: the SBOM's name for that output. A push without --identity is
-  // described as its own repository (what `paddle-image sbom REF` names), each push
-  // target its own, not the first one's.
-  struct Target {
-    std::string ref, identity, sbom_name;
-  };
-  std::vector<Target> refs;
-  for (const auto& w : rep.outputs) {
-    if (w.rfind("oci:", 0) == 0) {
-      refs.push_back({w, a.identity, sbom.image_name});
-    }
-  }
-  for (const auto& p : rep.pushed) {
-    std::string name = sbom.image_name;
-    if (a.identity.empty()) {
-      name = oci::ImageRef::parse(p).name();
-    }
-    refs.push_back({p, p.substr(0, p.find('@')), name});
-  }
-  nlohmann::json result = nlohmann::json::array();
-  if (refs.empty()) {
-    return result;
-  }
-  nlohmann::json provenance = signing::provenance_predicate(builder::build_provenance(s, o, rep, ctx));
-  auto predicates_for = [&](const std::string& sbom_name) {
-    signing::SbomInput named = sbom;
-    named.image_name = sbom_name;
-    std::vector<std::pair<std::string, nlohmann::json>> predicates = {{signing::k_slsa_provenance, provenance}};
-    if (a.sbom_format == "spdx" || a.sbom_format == "both") {
-      predicates.emplace_back(signing::k_spdx_document, signing::spdx_document(named));
-    }
-    if (a.sbom_format == "cyclonedx" || a.sbom_format == "both") {
-      predicates.emplace_back(signing::k_cyclonedx_bom, signing::cyclonedx_bom(named));
-    }
-    return predicates;
-  };
-  for (const auto& [ref, identity, sbom_name] : refs) {
-    auto predicates = predicates_for(sbom_name);
-    SignTarget t = open_sign_target(ref, sess, identity, true);
-    if (t.digest != rep.manifest.digest) {
-      throw Error(ErrorKind::input,
-                  ref + " was re-tagged while the build ran: it holds " + t.digest.str() +
-                      ", not the image just built (" + rep.manifest.digest.str() + "); nothing was signed there",
-                  "build again, or sign the built digest with 'paddle-image sign'");
-    }
-    auto sig = util::with_context(
-        "signing " + ref, [&] { return signing::sign_image(*t.store, t.digest, t.identity, key, t.ref.str()); });
-    nlohmann::json atts = nlohmann::json::array();
-    for (const auto& entry : predicates) {
-      const auto& type = entry.first;
-      auto at = util::with_context("attesting " + ref, [&] {
-        return signing::attest_image(*t.store, t.digest, t.subject_name, type, entry.second, key, t.ref.str());
-      });
-      atts.push_back({{"predicate_type", type}, {"layer", at.layer.str()}, {"added", at.added}});
-    }
-    out.info("signed " + ref + " as " + t.identity + " (provenance and SBOM attached)");
-    result.push_back({{"reference", ref},
-                      {"identity", t.identity},
-                      {"signature", sig.layer.str()},
-                      {"signature_tag", sig.tag},
-                      {"attestations", atts}});
-  }
-  return result;
-}
-
 // --source-date-epoch, else $SOURCE_DATE_EPOCH, else the spec's, else the default.
 std::int64_t chosen_epoch(const BuildArgs& a, const spec::BuildSpec& s) {
   if (!a.epoch.empty()) {
@@ -257,14 +152,11 @@ std::optional<std::int64_t> cache_max_size(const BuildArgs& a) {
   return std::nullopt;
 }
 
-int run_build(const BuildArgs& a) {
-  Output out = Output::detect(a.json, a.quiet);
-  spec::BuildSpec s = spec::load(a.spec_file);
-  builder::BuildOptions o;
-  o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
-  std::string push_host;
+// -o and --push, in that order; a --push must name a registry.
+std::vector<oci::ImageRef> parse_outputs(const BuildArgs& a) {
+  std::vector<oci::ImageRef> outputs;
   for (const auto& r : a.outputs) {
-    o.outputs.push_back(util::with_context("--output", [&] { return oci::ImageRef::parse(r); }));
+    outputs.push_back(util::with_context("--output", [&] { return oci::ImageRef::parse(r); }));
   }
   for (const auto& r : a.pushes) {
     auto ref = util::with_context("--push", [&] { return oci::ImageRef::parse(r); });
@@ -272,23 +164,24 @@ int run_build(const BuildArgs& a) {
       throw util::Error(util::ErrorKind::usage, "--push " + r + ": not a registry reference",
                         "e.g. --push registry.example.com/team/ocr:1.4.0 (use --output for oci: and docker-archive:)");
     }
-    o.outputs.push_back(ref);
+    outputs.push_back(ref);
   }
-  for (const auto& ref : o.outputs) {
-    if (ref.kind == oci::ImageRef::Kind::registry && push_host.empty()) {
-      push_host = ref.registry;
+  return outputs;
+}
+
+// The host whose credentials the session starts with: the first registry output's.
+std::string push_host(const std::vector<oci::ImageRef>& outputs) {
+  for (const auto& ref : outputs) {
+    if (ref.kind == oci::ImageRef::Kind::registry) {
+      return ref.registry;
     }
   }
-  RegistrySession sess(a.flags, out, push_host);
-  o.connect = [&sess](const std::string& host) { return sess.connect(host); };
-  o.transfer = sess.transfer_options();
-  o.index = sess.index_access(index_defaults_from_env());
-  for (const auto& t : a.tags) {
-    if (!oci::is_valid_tag(t)) {
-      throw util::Error(util::ErrorKind::usage, "--tag '" + t + "' is not a valid tag",
-                        "letters, digits, '_', '.', '-' (max 128, not starting with '.' or '-')");
-    }
-  }
+  return {};
+}
+
+// Everything but the outputs, the registry access and the hooks, from the flags.
+void set_build_flags(const BuildArgs& a, const spec::BuildSpec& s, builder::BuildOptions& o) {
+  oci::check_tag_flags(a.tags);
   o.tags = a.tags;
   o.source_date_epoch = chosen_epoch(a, s);
   set_compression(a, o);
@@ -303,85 +196,91 @@ int run_build(const BuildArgs& a) {
   o.matrix_files = a.matrix_files;
   auto start = std::chrono::steady_clock::now();
   o.clock = [start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+}
+
+builder::Events build_events(const Output& out, RegistrySession& sess) {
   builder::Events ev;
-  ev.info = [&](const std::string& line) { out.info(line); };
+  ev.info = [&out](const std::string& line) { out.info(line); };
   ev.debug = [&sess](const std::string& line) { sess.log(2, line); }; // --log-level debug, -vv
-  ev.progress = [&](const std::string& layer, std::int64_t done, std::int64_t total) {
+  ev.progress = [&out](const std::string& layer, std::int64_t done, std::int64_t total) {
     out.progress(layer, done, total);
   };
+  return ev;
+}
 
-  // Checked before the build, so a bad value does not waste one.
-  std::optional<std::int64_t> cache_max = cache_max_size(a);
-  // The key is read before the build, so a wrong passphrase does not waste one.
-  std::optional<signing::PrivateKey> key;
-  if (a.sign) {
-    if (a.key.key.empty()) {
-      throw Error(ErrorKind::usage, "--sign needs --key", "e.g. --sign --key cosign.key");
+// --sign's key, read before the build so a wrong passphrase does not waste one.
+std::optional<signing::PrivateKey> sign_key(const BuildArgs& a, const std::vector<oci::ImageRef>& outputs) {
+  if (!a.sign) {
+    if (!a.key.key.empty()) {
+      throw Error(ErrorKind::usage, "--key is given without --sign", "add --sign to sign the image");
     }
-    bool signable = o.outputs.empty();
-    for (const auto& r : o.outputs) {
-      signable = signable || r.kind != oci::ImageRef::Kind::docker_archive;
-    }
-    if (!signable) {
-      throw Error(ErrorKind::usage, "--sign: a docker-archive cannot carry signatures, and it is the only output",
-                  "add an OCI layout (-o oci:DIR) or a --push");
-    }
-    key = load_private_key(a.key);
-  } else if (!a.key.key.empty()) {
-    throw Error(ErrorKind::usage, "--key is given without --sign", "add --sign to sign the image");
+    return std::nullopt;
   }
+  if (a.key.key.empty()) {
+    throw Error(ErrorKind::usage, "--sign needs --key", "e.g. --sign --key cosign.key");
+  }
+  builder::check_signable(outputs);
+  return load_private_key(a.key);
+}
+
+// What --sign attaches: the provenance's context, and the SBOM read from the image as
+// the build assembled it (its own layers from the layer cache, a registry base's layers
+// pulled into it once), before any push.
+struct Attestations {
   builder::ProvenanceContext ctx;
-  ctx.tool_version = k_tool_version;
-  ctx.invocation_id = random_uuid();
-  ctx.started_on = now_rfc3339();
-  // The SBOM is read from the image as the build assembled it (its own layers from
-  // the layer cache, a registry base's layers pulled into it once), before any push.
   signing::SbomInput sbom;
-  if (key) {
-    o.on_image = [&](const oci::Image& img, const builder::BuildReport& r) {
-      builder::SbomOptions so;
-      so.cache_dir = o.cache_dir;
-      so.scan_base = a.sbom_base == "scan";
-      so.store_view = false;
-      for (const auto& l : r.layers) {
-        if (l.kind == "base") {
-          so.base_layers.insert(l.blob.digest.str());
-        }
-      }
-      so.image_name = sbom_subject(s, a.identity, o.outputs);
-      so.created = util::rfc3339_utc(o.source_date_epoch);
-      so.tool_version = k_tool_version;
-      so.info = [&out](const std::string& line) { out.info(line); };
-      sbom = builder::image_sbom(img, img.root(), so);
-      oci::Manifest m = oci::manifest_from_json(oci::parse_json(img.root().bytes, "the built manifest"));
-      ctx.labels = oci::read_config(img, m).config.labels;
-    };
+};
+
+void hook_sbom(const BuildArgs& a, const spec::BuildSpec& s, builder::BuildOptions& o, Attestations& at,
+               const Output& out) {
+  o.on_image = [&a, &s, &o, &at, &out](const oci::Image& img, const builder::BuildReport& r) {
+    at.sbom =
+        builder::built_image_sbom(img, r, o, a.sbom_base == "scan", builder::sbom_subject(s, a.identity, o.outputs),
+                                  k_tool_version, [&out](const std::string& line) { out.info(line); });
+    at.ctx.labels = builder::image_labels(img);
+  };
+}
+
+// After a build: the layer cache pruned to --cache-max-size, least recently used first
+// (what this build just used is kept longest).
+void prune_cache(const std::filesystem::path& cache_dir, std::optional<std::int64_t> cache_max, const Output& out) {
+  if (!cache_max) {
+    return;
   }
-  builder::BuildReport rep = builder::build(s, o, ev);
-  sess.finish();
-  nlohmann::json signatures;
-  if (key) {
-    ctx.finished_on = now_rfc3339();
-    signatures = sign_outputs(a, s, o, rep, sbom, *key, sess, ctx, out);
+  auto pr = layers::LayerCache(cache_dir).prune(*cache_max);
+  if (pr.layers_removed > 0 || pr.blobs_removed > 0) {
+    out.info("cache: pruned to " + human_size(pr.bytes_after) + " (limit " + human_size(*cache_max) + ")");
   }
-  if (cache_max) {
-    // Least recently used first: what this build just used is kept longest.
-    auto pr = layers::LayerCache(o.cache_dir).prune(*cache_max);
-    if (pr.layers_removed > 0 || pr.blobs_removed > 0) {
-      out.info("cache: pruned to " + human_size(pr.bytes_after) + " (limit " + human_size(*cache_max) + ")");
-    }
+}
+
+// The references written, one per line: each output with the digest, each push.
+std::string written_refs(const builder::BuildReport& rep) {
+  std::string text;
+  for (const auto& o2 : rep.outputs) {
+    text += o2 + "@" + rep.manifest.digest.str() + "\n";
   }
-  nlohmann::json meta = rep.to_json();
-  meta["registry"] = sess.stats_json();
-  if (key) {
-    meta["signatures"] = signatures;
+  for (const auto& p : rep.pushed) {
+    text += p + "\n";
   }
+  return text;
+}
+
+// --digest-file, --metadata-file and --image-refs.
+void write_build_files(const BuildArgs& a, const builder::BuildReport& rep, const nlohmann::json& meta,
+                       const std::string& refs) {
   if (!a.digest_file.empty()) {
     util::write_file_atomic(a.digest_file, rep.manifest.digest.str() + "\n");
   }
   if (!a.metadata_file.empty()) {
     util::write_file_atomic(a.metadata_file, meta.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
+  if (!a.image_refs.empty()) {
+    util::write_file_atomic(a.image_refs, refs);
+  }
+}
+
+// "built DIGEST in S s (N layer(s) rebuilt, M reused)", and what a push moved.
+void print_build_summary(const builder::BuildReport& rep, RegistrySession& sess, const Output& out) {
   std::size_t rebuilt = 0;
   std::size_t reused = 0;
   for (const auto& l : rep.layers) {
@@ -391,21 +290,59 @@ int run_build(const BuildArgs& a) {
   }
   out.info("built " + rep.manifest.digest.str() + " in " + std::to_string(rep.seconds).substr(0, 5) + " s (" +
            std::to_string(rebuilt) + " layer(s) rebuilt, " + std::to_string(reused) + " reused)");
-  std::string text;
-  for (const auto& o2 : rep.outputs) {
-    text += o2 + "@" + rep.manifest.digest.str() + "\n";
-  }
-  for (const auto& p : rep.pushed) {
-    text += p + "\n";
-  }
-  if (!a.image_refs.empty()) {
-    util::write_file_atomic(a.image_refs, text);
-  }
   if (!rep.pushed.empty()) {
     const auto& st = sess.stats();
     out.info("pushed: " + human_size(st.bytes_uploaded) + " uploaded, " + human_size(st.bytes_mounted) + " mounted, " +
              human_size(st.bytes_skipped) + " already there, " + std::to_string(st.retries.load()) + " retries");
   }
+}
+
+// Signs every layout output and push (builder::sign_outputs) with the command's session.
+nlohmann::json sign_built(const BuildArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
+                          const builder::BuildReport& rep, const signing::PrivateKey& key, Attestations& at,
+                          RegistrySession& sess, const Output& out) {
+  at.ctx.finished_on = now_rfc3339();
+  builder::SignOutputsOptions so;
+  so.identity = a.identity;
+  so.sbom_format = a.sbom_format;
+  so.connect = [&sess](const std::string& host) { return sess.connect(host); };
+  so.info = [&out](const std::string& line) { out.info(line); };
+  return builder::sign_outputs(s, o, rep, at.sbom, key, at.ctx, so);
+}
+
+int run_build(const BuildArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  spec::BuildSpec s = spec::load(a.spec_file);
+  builder::BuildOptions o;
+  o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
+  o.outputs = parse_outputs(a);
+  RegistrySession sess(a.flags, out, push_host(o.outputs));
+  o.connect = [&sess](const std::string& host) { return sess.connect(host); };
+  o.transfer = sess.transfer_options();
+  o.index = sess.index_access(index_defaults_from_env());
+  set_build_flags(a, s, o);
+  builder::Events ev = build_events(out, sess);
+  std::optional<std::int64_t> cache_max = cache_max_size(a); // checked before the build, so a bad value wastes none
+  std::optional<signing::PrivateKey> key = sign_key(a, o.outputs);
+  Attestations at;
+  at.ctx.tool_version = k_tool_version;
+  at.ctx.invocation_id = random_uuid();
+  at.ctx.started_on = now_rfc3339();
+  if (key) {
+    hook_sbom(a, s, o, at, out);
+  }
+  builder::BuildReport rep = builder::build(s, o, ev);
+  sess.finish();
+  nlohmann::json signatures = key ? sign_built(a, s, o, rep, *key, at, sess, out) : nlohmann::json();
+  prune_cache(o.cache_dir, cache_max, out);
+  nlohmann::json meta = rep.to_json();
+  meta["registry"] = sess.stats_json();
+  if (key) {
+    meta["signatures"] = signatures;
+  }
+  std::string text = written_refs(rep);
+  write_build_files(a, rep, meta, text);
+  print_build_summary(rep, sess, out);
   out.result(meta, text);
   return 0;
 }

@@ -103,12 +103,7 @@ int run_copy(const CopyArgs& a, Mode mode) {
   if (dst.kind == oci::ImageRef::Kind::registry && !dst.digest.empty()) {
     throw Error(ErrorKind::usage, dst.str() + ": a destination takes a tag, not a digest", "drop the @sha256:... part");
   }
-  for (const auto& t : a.tags) {
-    if (!oci::is_valid_tag(t)) {
-      throw Error(ErrorKind::usage, "--tag '" + t + "' is not a valid tag",
-                  "letters, digits, '_', '.', '-' (max 128, not starting with '.' or '-')");
-    }
-  }
+  oci::check_tag_flags(a.tags);
   std::string cred_host = dst.kind == oci::ImageRef::Kind::registry ? dst.registry : src.registry;
   RegistrySession sess(a.flags, out, cred_host);
   std::vector<std::string> archive_repo_tags;

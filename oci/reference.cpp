@@ -85,6 +85,15 @@ bool is_valid_tag(std::string_view tag) {
   return std::regex_match(tag.begin(), tag.end(), tag_re());
 }
 
+void check_tag_flags(const std::vector<std::string>& tags) {
+  for (const auto& t : tags) {
+    if (!is_valid_tag(t)) {
+      throw util::Error(util::ErrorKind::usage, "--tag '" + t + "' is not a valid tag",
+                        "letters, digits, '_', '.', '-' (max 128, not starting with '.' or '-')");
+    }
+  }
+}
+
 ImageRef ImageRef::parse(std::string_view text) {
   if (text.empty()) {
     throw bad_ref(text, "empty");

@@ -7,6 +7,7 @@
 //                           shorthand ("ubuntu") becomes docker.io/library/ubuntu:latest
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace oci {
 
@@ -32,6 +33,8 @@ struct ImageRef {
 };
 
 bool is_valid_tag(std::string_view tag);
+// A usage error naming the first of `tags` (--tag flags) that is not a valid tag.
+void check_tag_flags(const std::vector<std::string>& tags);
 
 // Docker Hub, by the name paddle-image uses for it everywhere (references, credential
 // lookups, containerd's hosts directories), and where its API answers.

@@ -4,6 +4,7 @@
 
 #include "builder/base.hpp"
 #include "builder/build.hpp"
+#include "builder/sign_build.hpp"
 #include "imageio/destination.hpp"
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
@@ -403,6 +404,29 @@ TEST_SUITE("builder") {
     CHECK(thin.omitted.front().digest == layers.front().digest);
     auto werr = error_of([&] { imageio::open_oci_archive(p.out / "index.json" / "x.tar", cd)->write(*src, {}); });
     CHECK(contains(werr.what(), "writing " + (p.out / "index.json" / "x.tar").string()));
+  }
+
+  TEST_CASE("build --sign: the SBOM's subject and which outputs can carry a signature") {
+    spec::BuildSpec s;
+    s.name = "registry.example.com/ocr/train:1.0";
+    const auto layout = oci::ImageRef::parse("oci:/x/out");
+    const auto push1 = oci::ImageRef::parse("127.0.0.1:5000/team/a:1");
+    const auto push2 = oci::ImageRef::parse("127.0.0.1:5000/team/b:1");
+    const auto archive = oci::ImageRef::parse("docker-archive:/x/a.tar");
+    CHECK(builder::sbom_subject(s, "", {layout, push1}) == "registry.example.com/ocr/train");
+    CHECK(builder::sbom_subject(s, "", {push1, push2}) == "127.0.0.1:5000/team/a"); // push-only: the push's repository
+    CHECK(builder::sbom_subject(s, "id.example.com/x/y:2", {push1}) == "id.example.com/x/y");
+    s.name = "Paddle OCR (nightly)"; // not a reference: as written
+    CHECK(builder::sbom_subject(s, "", {layout}) == "Paddle OCR (nightly)");
+    s.name.clear();
+    CHECK(builder::sbom_subject(s, "", {layout}) == "image");
+
+    builder::check_signable({});                // the default layout
+    builder::check_signable({archive, layout}); // one signable output is enough
+    auto e = error_of([&] { builder::check_signable({archive}); });
+    CHECK(e.kind() == util::ErrorKind::usage);
+    CHECK(contains(e.what(), "a docker-archive cannot carry signatures"));
+    CHECK(contains(e.hint(), "-o oci:DIR"));
   }
 
   TEST_CASE("imageio: one tag policy (destination_tags)") {
