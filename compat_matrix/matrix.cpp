@@ -151,6 +151,192 @@ void check_version_list(const std::vector<std::string>& spans, const std::string
   }
 }
 
+// Calls fn on each row of the top-level list `key` (none when the key is absent).
+template <typename Fn> void each_row(const Reader& rd, const YAML::Node& root, const char* key, Fn&& fn) {
+  const YAML::Node list = root[key];
+  if (!list) {
+    return;
+  }
+  if (!list.IsSequence()) {
+    rd.fail(list, std::string(key) + ": must be a list of rows");
+  }
+  for (const auto& n : list) {
+    fn(n);
+  }
+}
+
+// A `cuda:` row: a toolkit's driver floors and SM targets (none for an unreleased one).
+CudaRow read_cuda_row(const Reader& rd, const YAML::Node& n) {
+  CudaRow r;
+  std::string name = "cuda row";
+  rd.keys(n, name, {"version", "released", "driver_full", "driver_minor", "sm", "source", "confirmed"});
+  r.version = rd.version(n, "version", name);
+  name = "cuda " + r.version;
+  r.released = rd.boolean(n, "released", name, true);
+  if (r.released) {
+    r.driver_full = rd.version(n, "driver_full", name);
+    r.driver_minor = rd.version(n, "driver_minor", name, false);
+    r.sm = rd.ints(n, "sm", name);
+    if (r.sm.empty()) {
+      rd.fail(n, name + ": 'sm' must list the SM targets the toolkit compiles for");
+    }
+  }
+  rd.row(r, n, name);
+  return r;
+}
+
+// A `forward_compat: branches:` row: a driver branch forward compatibility supports.
+ForwardBranch read_forward_branch(const Reader& rd, const YAML::Node& n) {
+  ForwardBranch b;
+  std::string name = "forward_compat branch";
+  rd.keys(n, name, {"branch", "driver_major", "kind", "eol", "cuda_majors", "source", "confirmed"});
+  b.branch = rd.str(n, "branch", name);
+  name = "branch " + b.branch;
+  std::string major = rd.str(n, "driver_major", name);
+  if (major.empty() || !std::all_of(major.begin(), major.end(), ::isdigit)) {
+    rd.fail(n["driver_major"], name + ": driver_major must be a number");
+  }
+  b.driver_major = std::stoi(major);
+  b.kind = rd.str(n, "kind", name, false);
+  b.eol = rd.str(n, "eol", name, false);
+  b.cuda_majors = rd.ints(n, "cuda_majors", name);
+  rd.row(b, n, name);
+  return b;
+}
+
+// A `gpus:` row: a GPU's compute capability, class and aliases.
+GpuRow read_gpu_row(const Reader& rd, const YAML::Node& n) {
+  GpuRow g;
+  std::string name = "gpu row";
+  rd.keys(n, name, {"name", "cc", "class", "aliases", "source", "confirmed"});
+  g.name = rd.str(n, "name", name);
+  name = "gpu " + g.name;
+  g.cc = rd.str(n, "cc", name);
+  static const std::regex cc_re("[0-9]+\\.[0-9]");
+  if (!std::regex_match(g.cc, cc_re)) {
+    rd.fail(n["cc"], name + ": cc '" + g.cc + "' is not MAJOR.MINOR", "e.g. cc: \"9.0\"");
+  }
+  g.gpu_class = rd.str(n, "class", name);
+  static const std::vector<std::string> classes = {"datacenter", "workstation", "geforce", "jetson"};
+  if (std::find(classes.begin(), classes.end(), g.gpu_class) == classes.end()) {
+    rd.fail(n["class"], name + ": unknown class '" + g.gpu_class + "'",
+            "use datacenter, workstation, geforce or jetson");
+  }
+  g.aliases = rd.strings(n, "aliases", name);
+  rd.row(g, n, name);
+  return g;
+}
+
+// A `cudnn:` or `tensorrt:` row (lib names which): a library version and the CUDAs it supports.
+LibraryRow read_library_row(const Reader& rd, const YAML::Node& n, const char* lib) {
+  LibraryRow l;
+  std::string name = std::string(lib) + " row";
+  rd.keys(n, name, {"version", "cuda", "source", "confirmed"});
+  l.version = rd.version(n, "version", name);
+  name = std::string(lib) + " " + l.version;
+  l.cuda = rd.strings(n, "cuda", name);
+  if (l.cuda.empty()) {
+    rd.fail(n, name + ": 'cuda' must list the CUDA versions it supports");
+  }
+  check_version_list(l.cuda, name, rd.at(n));
+  rd.row(l, n, name);
+  return l;
+}
+
+// A `registries:` row: where Paddle's images are published, for which versions.
+RegistryRow read_registry_row(const Reader& rd, const YAML::Node& n) {
+  RegistryRow r;
+  std::string name = "registry row";
+  rd.keys(n, name, {"name", "repository", "versions", "source", "confirmed"});
+  r.name = rd.str(n, "name", name);
+  r.repository = rd.str(n, "repository", name);
+  name = "registry " + r.repository;
+  r.versions = rd.str(n, "versions", name, false);
+  util::with_context(rd.at(n) + ": " + name, [&] { (void)VersionRange::parse(r.versions, "versions"); });
+  rd.row(r, n, name);
+  return r;
+}
+
+// One of a release's `images:` (release_name names the release in messages).
+ImageRow read_image_row(const Reader& rd, const YAML::Node& in, const std::string& release_name) {
+  ImageRow img;
+  std::string iname = release_name + " image";
+  rd.keys(in, iname, {"tag", "kind", "cuda", "cudnn", "tensorrt", "archs", "archs_confirmed", "source", "confirmed"});
+  img.tag = rd.str(in, "tag", iname);
+  iname = "image " + img.tag;
+  img.kind = rd.str(in, "kind", iname, false);
+  if (img.kind.empty()) {
+    img.kind = "runtime";
+  }
+  if (img.kind != "runtime" && img.kind != "dev") {
+    rd.fail(in["kind"], iname + ": kind must be runtime or dev");
+  }
+  img.cuda = rd.version(in, "cuda", iname);
+  img.cudnn = rd.version(in, "cudnn", iname, false);
+  img.tensorrt = rd.version(in, "tensorrt", iname, false);
+  img.archs = rd.ints(in, "archs", iname);
+  if (img.archs.empty()) {
+    rd.fail(in, iname + ": 'archs' must list the SM architectures the build ships");
+  }
+  img.archs_confirmed = rd.boolean(in, "archs_confirmed", iname, false);
+  rd.row(img, in, iname);
+  return img;
+}
+
+// A `paddle:` row: a release's Python, minimum compute capability, pip CUDAs and images.
+ReleaseRow read_release_row(const Reader& rd, const YAML::Node& n) {
+  ReleaseRow rel;
+  std::string name = "paddle row";
+  rd.keys(n, name, {"version", "python", "python_confirmed", "min_cc", "pip_cuda", "images", "source", "confirmed"});
+  rel.version = rd.version(n, "version", name);
+  name = "paddle " + rel.version;
+  rel.python = rd.version(n, "python", name, false);
+  rel.python_confirmed = rd.boolean(n, "python_confirmed", name, true);
+  rel.min_cc = rd.version(n, "min_cc", name, false);
+  rel.pip_cuda = rd.strings(n, "pip_cuda", name);
+  rd.row(rel, n, name);
+  if (const YAML::Node images = n["images"]) {
+    if (!images.IsSequence()) {
+      rd.fail(images, name + ": 'images' must be a list");
+    }
+    for (const auto& in : images) {
+      upsert(rel.images, read_image_row(rd, in, name), [](const ImageRow& x) { return x.tag; });
+    }
+  }
+  return rel;
+}
+
+// Adds a release read from row n. A user row for an existing release adds or replaces
+// images, keeping the others, and replaces only the fields the row gives.
+void add_release(std::vector<ReleaseRow>& paddle, ReleaseRow rel, const YAML::Node& n) {
+  for (auto& existing : paddle) {
+    if (Version::parse(existing.version) == Version::parse(rel.version)) {
+      for (auto& img : rel.images) {
+        upsert(existing.images, img, [](const ImageRow& x) { return x.tag; });
+      }
+      if (!rel.python.empty()) {
+        existing.python = rel.python;
+        existing.python_confirmed = rel.python_confirmed;
+      }
+      if (!rel.min_cc.empty()) {
+        existing.min_cc = rel.min_cc;
+      }
+      if (n["pip_cuda"]) {
+        existing.pip_cuda = rel.pip_cuda;
+      }
+      if (n["source"]) {
+        existing.source = rel.source;
+      }
+      if (n["confirmed"]) {
+        existing.confirmed = rel.confirmed;
+      }
+      existing.origin = rel.origin;
+      return;
+    }
+  }
+  paddle.push_back(std::move(rel));
+}
+
 } // namespace
 
 Matrix Matrix::builtin() {
@@ -173,35 +359,8 @@ void Matrix::merge(const std::string& text, const std::string& file) {
     return;
   }
   rd.keys(root, "matrix", {"cuda", "forward_compat", "gpus", "cudnn", "tensorrt", "registries", "paddle"});
-  auto each = [&](const char* key, auto&& fn) {
-    const YAML::Node list = root[key];
-    if (!list) {
-      return;
-    }
-    if (!list.IsSequence()) {
-      rd.fail(list, std::string(key) + ": must be a list of rows");
-    }
-    for (const auto& n : list) {
-      fn(n);
-    }
-  };
-  each("cuda", [&](const YAML::Node& n) {
-    CudaRow r;
-    std::string name = "cuda row";
-    rd.keys(n, name, {"version", "released", "driver_full", "driver_minor", "sm", "source", "confirmed"});
-    r.version = rd.version(n, "version", name);
-    name = "cuda " + r.version;
-    r.released = rd.boolean(n, "released", name, true);
-    if (r.released) {
-      r.driver_full = rd.version(n, "driver_full", name);
-      r.driver_minor = rd.version(n, "driver_minor", name, false);
-      r.sm = rd.ints(n, "sm", name);
-      if (r.sm.empty()) {
-        rd.fail(n, name + ": 'sm' must list the SM targets the toolkit compiles for");
-      }
-    }
-    rd.row(r, n, name);
-    upsert(cuda, std::move(r), [](const CudaRow& x) { return Version::parse(x.version); });
+  each_row(rd, root, "cuda", [&](const YAML::Node& n) {
+    upsert(cuda, read_cuda_row(rd, n), [](const CudaRow& x) { return Version::parse(x.version); });
   });
   if (const YAML::Node fc = root["forward_compat"]) {
     rd.keys(fc, "forward_compat", {"gpu_classes", "branches"});
@@ -210,144 +369,24 @@ void Matrix::merge(const std::string& text, const std::string& file) {
     }
     if (const YAML::Node branches = fc["branches"]) {
       for (const auto& n : branches) {
-        ForwardBranch b;
-        std::string name = "forward_compat branch";
-        rd.keys(n, name, {"branch", "driver_major", "kind", "eol", "cuda_majors", "source", "confirmed"});
-        b.branch = rd.str(n, "branch", name);
-        name = "branch " + b.branch;
-        std::string major = rd.str(n, "driver_major", name);
-        if (major.empty() || !std::all_of(major.begin(), major.end(), ::isdigit)) {
-          rd.fail(n["driver_major"], name + ": driver_major must be a number");
-        }
-        b.driver_major = std::stoi(major);
-        b.kind = rd.str(n, "kind", name, false);
-        b.eol = rd.str(n, "eol", name, false);
-        b.cuda_majors = rd.ints(n, "cuda_majors", name);
-        rd.row(b, n, name);
-        upsert(forward_branches, std::move(b), [](const ForwardBranch& x) { return x.branch; });
+        upsert(forward_branches, read_forward_branch(rd, n), [](const ForwardBranch& x) { return x.branch; });
       }
     }
   }
-  each("gpus", [&](const YAML::Node& n) {
-    GpuRow g;
-    std::string name = "gpu row";
-    rd.keys(n, name, {"name", "cc", "class", "aliases", "source", "confirmed"});
-    g.name = rd.str(n, "name", name);
-    name = "gpu " + g.name;
-    g.cc = rd.str(n, "cc", name);
-    static const std::regex cc_re("[0-9]+\\.[0-9]");
-    if (!std::regex_match(g.cc, cc_re)) {
-      rd.fail(n["cc"], name + ": cc '" + g.cc + "' is not MAJOR.MINOR", "e.g. cc: \"9.0\"");
-    }
-    g.gpu_class = rd.str(n, "class", name);
-    static const std::vector<std::string> classes = {"datacenter", "workstation", "geforce", "jetson"};
-    if (std::find(classes.begin(), classes.end(), g.gpu_class) == classes.end()) {
-      rd.fail(n["class"], name + ": unknown class '" + g.gpu_class + "'",
-              "use datacenter, workstation, geforce or jetson");
-    }
-    g.aliases = rd.strings(n, "aliases", name);
-    rd.row(g, n, name);
-    upsert(gpus, std::move(g), [](const GpuRow& x) { return normalize_gpu(x.name); });
+  each_row(rd, root, "gpus", [&](const YAML::Node& n) {
+    upsert(gpus, read_gpu_row(rd, n), [](const GpuRow& x) { return normalize_gpu(x.name); });
   });
   for (const char* lib : {"cudnn", "tensorrt"}) {
     auto& rows = std::string(lib) == "cudnn" ? cudnn : tensorrt;
-    each(lib, [&](const YAML::Node& n) {
-      LibraryRow l;
-      std::string name = std::string(lib) + " row";
-      rd.keys(n, name, {"version", "cuda", "source", "confirmed"});
-      l.version = rd.version(n, "version", name);
-      name = std::string(lib) + " " + l.version;
-      l.cuda = rd.strings(n, "cuda", name);
-      if (l.cuda.empty()) {
-        rd.fail(n, name + ": 'cuda' must list the CUDA versions it supports");
-      }
-      check_version_list(l.cuda, name, rd.at(n));
-      rd.row(l, n, name);
-      upsert(rows, std::move(l), [](const LibraryRow& x) { return x.version; });
+    each_row(rd, root, lib, [&](const YAML::Node& n) {
+      upsert(rows, read_library_row(rd, n, lib), [](const LibraryRow& x) { return x.version; });
     });
   }
-  each("registries", [&](const YAML::Node& n) {
-    RegistryRow r;
-    std::string name = "registry row";
-    rd.keys(n, name, {"name", "repository", "versions", "source", "confirmed"});
-    r.name = rd.str(n, "name", name);
-    r.repository = rd.str(n, "repository", name);
-    name = "registry " + r.repository;
-    r.versions = rd.str(n, "versions", name, false);
-    util::with_context(rd.at(n) + ": " + name, [&] { (void)VersionRange::parse(r.versions, "versions"); });
-    rd.row(r, n, name);
+  each_row(rd, root, "registries", [&](const YAML::Node& n) {
     // Key: name + versions (the two Baidu mirrors share a name and differ in range).
-    upsert(registries, std::move(r), [](const RegistryRow& x) { return x.name + "|" + x.versions; });
+    upsert(registries, read_registry_row(rd, n), [](const RegistryRow& x) { return x.name + "|" + x.versions; });
   });
-  each("paddle", [&](const YAML::Node& n) {
-    ReleaseRow rel;
-    std::string name = "paddle row";
-    rd.keys(n, name, {"version", "python", "python_confirmed", "min_cc", "pip_cuda", "images", "source", "confirmed"});
-    rel.version = rd.version(n, "version", name);
-    name = "paddle " + rel.version;
-    rel.python = rd.version(n, "python", name, false);
-    rel.python_confirmed = rd.boolean(n, "python_confirmed", name, true);
-    rel.min_cc = rd.version(n, "min_cc", name, false);
-    rel.pip_cuda = rd.strings(n, "pip_cuda", name);
-    rd.row(rel, n, name);
-    if (const YAML::Node images = n["images"]) {
-      if (!images.IsSequence()) {
-        rd.fail(images, name + ": 'images' must be a list");
-      }
-      for (const auto& in : images) {
-        ImageRow img;
-        std::string iname = name + " image";
-        rd.keys(in, iname,
-                {"tag", "kind", "cuda", "cudnn", "tensorrt", "archs", "archs_confirmed", "source", "confirmed"});
-        img.tag = rd.str(in, "tag", iname);
-        iname = "image " + img.tag;
-        img.kind = rd.str(in, "kind", iname, false);
-        if (img.kind.empty()) {
-          img.kind = "runtime";
-        }
-        if (img.kind != "runtime" && img.kind != "dev") {
-          rd.fail(in["kind"], iname + ": kind must be runtime or dev");
-        }
-        img.cuda = rd.version(in, "cuda", iname);
-        img.cudnn = rd.version(in, "cudnn", iname, false);
-        img.tensorrt = rd.version(in, "tensorrt", iname, false);
-        img.archs = rd.ints(in, "archs", iname);
-        if (img.archs.empty()) {
-          rd.fail(in, iname + ": 'archs' must list the SM architectures the build ships");
-        }
-        img.archs_confirmed = rd.boolean(in, "archs_confirmed", iname, false);
-        rd.row(img, in, iname);
-        upsert(rel.images, std::move(img), [](const ImageRow& x) { return x.tag; });
-      }
-    }
-    // A user row for an existing release adds or replaces images, keeping the others.
-    for (auto& existing : paddle) {
-      if (Version::parse(existing.version) == Version::parse(rel.version)) {
-        for (auto& img : rel.images) {
-          upsert(existing.images, img, [](const ImageRow& x) { return x.tag; });
-        }
-        if (!rel.python.empty()) {
-          existing.python = rel.python;
-          existing.python_confirmed = rel.python_confirmed;
-        }
-        if (!rel.min_cc.empty()) {
-          existing.min_cc = rel.min_cc;
-        }
-        if (n["pip_cuda"]) {
-          existing.pip_cuda = rel.pip_cuda;
-        }
-        if (n["source"]) {
-          existing.source = rel.source;
-        }
-        if (n["confirmed"]) {
-          existing.confirmed = rel.confirmed;
-        }
-        existing.origin = rel.origin;
-        return;
-      }
-    }
-    paddle.push_back(std::move(rel));
-  });
+  each_row(rd, root, "paddle", [&](const YAML::Node& n) { add_release(paddle, read_release_row(rd, n), n); });
   validate();
 }
 

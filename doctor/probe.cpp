@@ -54,6 +54,117 @@ void* open_library(const std::string& path, json& r) {
   return lib;
 }
 
+// The per-device NVML functions (null where the library lacks one).
+struct NvmlDeviceFns {
+  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned);
+  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned);
+  nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t*);
+  nvmlReturn_t (*minor)(nvmlDevice_t, unsigned*);
+  nvmlReturn_t (*cc)(nvmlDevice_t, int*, int*);
+  nvmlReturn_t (*mem)(nvmlDevice_t, nvmlMemory_t*);
+  nvmlReturn_t (*mig)(nvmlDevice_t, unsigned*, unsigned*);
+  nvmlReturn_t (*max_mig)(nvmlDevice_t, unsigned*);
+  nvmlReturn_t (*mig_handle)(nvmlDevice_t, unsigned, nvmlDevice_t*);
+  nvmlReturn_t (*persist)(nvmlDevice_t, int*);
+  nvmlReturn_t (*ecc)(nvmlDevice_t, int, int, unsigned long long*);
+  nvmlReturn_t (*remap)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*);
+  nvmlReturn_t (*fabric)(nvmlDevice_t, nvmlGpuFabricInfo_t*);
+};
+
+// Looks the per-device functions up, in this order.
+NvmlDeviceFns nvml_device_fns(void* lib) {
+  NvmlDeviceFns f{};
+  f.name = sym<decltype(f.name)>(lib, {"nvmlDeviceGetName"});
+  f.uuid = sym<decltype(f.uuid)>(lib, {"nvmlDeviceGetUUID"});
+  f.pci = sym<decltype(f.pci)>(lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
+  f.minor = sym<decltype(f.minor)>(lib, {"nvmlDeviceGetMinorNumber"});
+  f.cc = sym<decltype(f.cc)>(lib, {"nvmlDeviceGetCudaComputeCapability"});
+  f.mem = sym<decltype(f.mem)>(lib, {"nvmlDeviceGetMemoryInfo"});
+  f.mig = sym<decltype(f.mig)>(lib, {"nvmlDeviceGetMigMode"});
+  f.max_mig = sym<decltype(f.max_mig)>(lib, {"nvmlDeviceGetMaxMigDeviceCount"});
+  f.mig_handle = sym<decltype(f.mig_handle)>(lib, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+  f.persist = sym<decltype(f.persist)>(lib, {"nvmlDeviceGetPersistenceMode"});
+  f.ecc = sym<decltype(f.ecc)>(lib, {"nvmlDeviceGetTotalEccErrors"});
+  f.remap = sym<decltype(f.remap)>(lib, {"nvmlDeviceGetRemappedRows"});
+  f.fabric = sym<decltype(f.fabric)>(lib, {"nvmlDeviceGetGpuFabricInfo"});
+  return f;
+}
+
+// The device's MIG mode, and how many of its MIG devices exist, into g.
+void nvml_mig(const NvmlDeviceFns& f, nvmlDevice_t d, json& g) {
+  unsigned cur = 0;
+  unsigned pend = 0;
+  if (f.mig && f.mig(d, &cur, &pend) == 0) {
+    g["mig_current"] = cur;
+    g["mig_pending"] = pend;
+    unsigned maxm = 0;
+    if (f.max_mig && f.max_mig(d, &maxm) == 0) {
+      g["max_mig_devices"] = maxm;
+      unsigned present = 0;
+      for (unsigned k = 0; f.mig_handle && k < maxm; ++k) {
+        nvmlDevice_t md = nullptr;
+        if (f.mig_handle(d, k, &md) == 0) {
+          ++present;
+        }
+      }
+      g["mig_devices"] = present;
+    }
+  }
+}
+
+// What NVML says of device i (handle d): each fact whose call succeeds.
+json nvml_device(const NvmlDeviceFns& f, unsigned i, nvmlDevice_t d) {
+  json g = {{"index", i}};
+  char s[96] = {};
+  if (f.name && f.name(d, s, sizeof s) == 0) {
+    g["name"] = std::string(s);
+  }
+  char u[96] = {};
+  if (f.uuid && f.uuid(d, u, sizeof u) == 0) {
+    g["uuid"] = std::string(u);
+  }
+  nvmlPciInfo_t p{};
+  if (f.pci && f.pci(d, &p) == 0) {
+    g["pci"] = std::string(p.busId, strnlen(p.busId, sizeof p.busId));
+  }
+  unsigned m = 0;
+  if (f.minor && f.minor(d, &m) == 0) {
+    g["minor"] = m;
+  }
+  int major_cc = 0;
+  int minor_cc = 0;
+  if (f.cc && f.cc(d, &major_cc, &minor_cc) == 0) {
+    g["cc"] = std::to_string(major_cc) + "." + std::to_string(minor_cc);
+  }
+  nvmlMemory_t mi{};
+  if (f.mem && f.mem(d, &mi) == 0) {
+    g["memory_mib"] = mi.total / (1024 * 1024);
+  }
+  nvml_mig(f, d, g);
+  int pm = 0;
+  if (f.persist && f.persist(d, &pm) == 0) {
+    g["persistence"] = pm;
+  }
+  unsigned long long e = 0;
+  if (f.ecc && f.ecc(d, 1 /* uncorrected */, 1 /* aggregate */, &e) == 0) {
+    g["ecc_uncorrected"] = e;
+  }
+  unsigned corr = 0;
+  unsigned unc = 0;
+  unsigned pending = 0;
+  unsigned failure = 0;
+  if (f.remap && f.remap(d, &corr, &unc, &pending, &failure) == 0) {
+    g["remapped_pending"] = pending;
+    g["remapped_failure"] = failure;
+  }
+  nvmlGpuFabricInfo_t fi{};
+  if (f.fabric && f.fabric(d, &fi) == 0) {
+    g["fabric_state"] = fi.state;
+    g["fabric_status"] = fi.status;
+  }
+  return g;
+}
+
 json nvml_in_child(const std::string& path) {
   json r;
   void* lib = open_library(path, r);
@@ -90,92 +201,13 @@ json nvml_in_child(const std::string& path) {
   if (get_count == nullptr || get_handle == nullptr || get_count(&count) != 0) {
     return r;
   }
-  auto name = sym<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetName"});
-  auto uuid = sym<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetUUID"});
-  auto pci =
-      sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>(lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
-  auto minor = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMinorNumber"});
-  auto cc = sym<nvmlReturn_t (*)(nvmlDevice_t, int*, int*)>(lib, {"nvmlDeviceGetCudaComputeCapability"});
-  auto mem = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>(lib, {"nvmlDeviceGetMemoryInfo"});
-  auto mig = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*)>(lib, {"nvmlDeviceGetMigMode"});
-  auto max_mig = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMaxMigDeviceCount"});
-  auto mig_handle =
-      sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(lib, {"nvmlDeviceGetMigDeviceHandleByIndex"});
-  auto persist = sym<nvmlReturn_t (*)(nvmlDevice_t, int*)>(lib, {"nvmlDeviceGetPersistenceMode"});
-  auto ecc = sym<nvmlReturn_t (*)(nvmlDevice_t, int, int, unsigned long long*)>(lib, {"nvmlDeviceGetTotalEccErrors"});
-  auto remap = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*)>(
-      lib, {"nvmlDeviceGetRemappedRows"});
-  auto fabric = sym<nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuFabricInfo_t*)>(lib, {"nvmlDeviceGetGpuFabricInfo"});
+  NvmlDeviceFns fns = nvml_device_fns(lib);
   for (unsigned i = 0; i < count && i < 64; ++i) {
     nvmlDevice_t d = nullptr;
     if (get_handle(i, &d) != 0) {
       continue;
     }
-    json g = {{"index", i}};
-    char s[96] = {};
-    if (name && name(d, s, sizeof s) == 0) {
-      g["name"] = std::string(s);
-    }
-    char u[96] = {};
-    if (uuid && uuid(d, u, sizeof u) == 0) {
-      g["uuid"] = std::string(u);
-    }
-    nvmlPciInfo_t p{};
-    if (pci && pci(d, &p) == 0) {
-      g["pci"] = std::string(p.busId, strnlen(p.busId, sizeof p.busId));
-    }
-    unsigned m = 0;
-    if (minor && minor(d, &m) == 0) {
-      g["minor"] = m;
-    }
-    int major_cc = 0;
-    int minor_cc = 0;
-    if (cc && cc(d, &major_cc, &minor_cc) == 0) {
-      g["cc"] = std::to_string(major_cc) + "." + std::to_string(minor_cc);
-    }
-    nvmlMemory_t mi{};
-    if (mem && mem(d, &mi) == 0) {
-      g["memory_mib"] = mi.total / (1024 * 1024);
-    }
-    unsigned cur = 0;
-    unsigned pend = 0;
-    if (mig && mig(d, &cur, &pend) == 0) {
-      g["mig_current"] = cur;
-      g["mig_pending"] = pend;
-      unsigned maxm = 0;
-      if (max_mig && max_mig(d, &maxm) == 0) {
-        g["max_mig_devices"] = maxm;
-        unsigned present = 0;
-        for (unsigned k = 0; mig_handle && k < maxm; ++k) {
-          nvmlDevice_t md = nullptr;
-          if (mig_handle(d, k, &md) == 0) {
-            ++present;
-          }
-        }
-        g["mig_devices"] = present;
-      }
-    }
-    int pm = 0;
-    if (persist && persist(d, &pm) == 0) {
-      g["persistence"] = pm;
-    }
-    unsigned long long e = 0;
-    if (ecc && ecc(d, 1 /* uncorrected */, 1 /* aggregate */, &e) == 0) {
-      g["ecc_uncorrected"] = e;
-    }
-    unsigned corr = 0;
-    unsigned unc = 0;
-    unsigned pending = 0;
-    unsigned failure = 0;
-    if (remap && remap(d, &corr, &unc, &pending, &failure) == 0) {
-      g["remapped_pending"] = pending;
-      g["remapped_failure"] = failure;
-    }
-    nvmlGpuFabricInfo_t fi{};
-    if (fabric && fabric(d, &fi) == 0) {
-      g["fabric_state"] = fi.state;
-      g["fabric_status"] = fi.status;
-    }
+    json g = nvml_device(fns, i, d);
     r["gpus"].push_back(g);
   }
   if (auto shutdown = sym<nvmlReturn_t (*)()>(lib, {"nvmlShutdown"})) {

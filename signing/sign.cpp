@@ -187,159 +187,193 @@ std::string predicate_uri(const std::string& kind) {
               "use slsa, spdx or cyclonedx (or their predicate URIs)");
 }
 
-VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const PublicKey& key,
-                          const VerifyOptions& opt) {
-  VerifyReport rep;
-  rep.image = image;
-  std::vector<std::string> sig_problems, att_problems;
-  {
-    for (const auto& l : attached_layers(img, image, ".sig", sig_problems)) {
-      VerifiedSignature v;
-      v.layer = l.digest;
-      if (l.media_type != k_simple_signing_media_type) {
-        v.problem = "layer media type " + l.media_type + " is not a simple-signing payload";
-        rep.signatures.push_back(v);
-        continue;
-      }
-      std::string payload;
-      try {
-        payload = oci::read_small_blob(img, l, 1 << 20);
-      } catch (const Error& e) {
-        rethrow_transport(e);
-        v.problem = std::string("payload unreadable: ") + e.what();
-        rep.signatures.push_back(v);
-        continue;
-      }
-      if (!verifies(key, payload, annotation(l, k_signature_annotation))) {
-        v.foreign = true;
-        v.problem = "the signature does not verify with this key";
-        rep.signatures.push_back(v);
-        continue;
-      }
-      try {
-        SimpleSigning s = parse_simple_signing(payload);
-        v.docker_reference = s.docker_reference;
-        if (s.manifest != image) {
-          v.problem = "the payload signs " + s.manifest.str() + ", not " + image.str();
-        } else if (!identity_matches(opt.identity, s.docker_reference)) {
-          v.problem = "the payload's docker-reference is '" + s.docker_reference + "', not '" + opt.identity + "'";
-        } else {
-          v.ok = true;
-        }
-      } catch (const Error& e) {
-        v.problem = e.what();
-      }
-      rep.signatures.push_back(v);
-    }
-  }
-  {
-    for (const auto& l : attached_layers(img, image, ".att", att_problems)) {
-      VerifiedAttestation v;
-      v.layer = l.digest;
-      v.predicate_type = annotation(l, k_predicate_type_annotation);
-      try {
-        if (l.media_type != k_dsse_media_type) {
-          throw Error(ErrorKind::verification, "layer media type " + l.media_type + " is not a DSSE envelope");
-        }
-        std::string blob = oci::read_small_blob(img, l, 64 << 20);
-        Envelope e = parse_envelope(blob);
-        if (e.payload_type != k_in_toto_payload_type) {
-          throw Error(ErrorKind::verification, "payloadType is '" + e.payload_type + "'");
-        }
-        bool signed_ok = false;
-        for (const auto& s : e.signatures) {
-          signed_ok = signed_ok || key.verify(pae(e.payload_type, e.payload), s.sig);
-        }
-        if (!signed_ok) {
-          v.foreign = true;
-          throw Error(ErrorKind::verification, "no envelope signature verifies with this key");
-        }
-        v.predicate = parse_statement(e.payload, image, v.predicate_type);
-        v.ok = true;
-      } catch (const Error& e) {
-        // The registry's own failures (unreachable, refused, credentials) keep their
-        // exit codes (5-7); only what was read and found wanting fails verification.
-        rethrow_transport(e);
-        v.problem = e.what();
-      }
-      rep.attestations.push_back(v);
-    }
-  }
+namespace {
 
-  // The verdict: one good signature, and each attestation asked for.
-  // The layer to blame among those `pick` selects: one this key signed that is wrong
-  // (another digest, another reference) before one it did not sign at all (another
-  // key's, or tampered with).
-  auto blame = [](const auto& items, const auto& pick) {
-    std::string fallback;
-    for (const auto& i : items) {
-      if (i.problem.empty() || !pick(i)) {
-        continue;
-      }
-      if (!i.foreign) {
-        return i.layer.str() + ": " + i.problem;
-      }
-      if (fallback.empty()) {
-        fallback = i.layer.str() + ": " + i.problem;
-      }
+// One layer of the signature manifest: a simple-signing payload this key signed, for
+// this digest and the identity asked for.
+VerifiedSignature check_signature(const oci::Image& img, const oci::Digest& image, const PublicKey& key,
+                                  const VerifyOptions& opt, const oci::Descriptor& l) {
+  VerifiedSignature v;
+  v.layer = l.digest;
+  if (l.media_type != k_simple_signing_media_type) {
+    v.problem = "layer media type " + l.media_type + " is not a simple-signing payload";
+    return v;
+  }
+  std::string payload;
+  try {
+    payload = oci::read_small_blob(img, l, 1 << 20);
+  } catch (const Error& e) {
+    rethrow_transport(e);
+    v.problem = std::string("payload unreadable: ") + e.what();
+    return v;
+  }
+  if (!verifies(key, payload, annotation(l, k_signature_annotation))) {
+    v.foreign = true;
+    v.problem = "the signature does not verify with this key";
+    return v;
+  }
+  try {
+    SimpleSigning s = parse_simple_signing(payload);
+    v.docker_reference = s.docker_reference;
+    if (s.manifest != image) {
+      v.problem = "the payload signs " + s.manifest.str() + ", not " + image.str();
+    } else if (!identity_matches(opt.identity, s.docker_reference)) {
+      v.problem = "the payload's docker-reference is '" + s.docker_reference + "', not '" + opt.identity + "'";
+    } else {
+      v.ok = true;
     }
-    return fallback;
-  };
-  auto first_problem = [&](const auto& items) { return blame(items, [](const auto&) { return true; }); };
+  } catch (const Error& e) {
+    v.problem = e.what();
+  }
+  return v;
+}
+
+// One layer of the attestation manifest: a DSSE envelope of an in-toto statement about
+// this digest, signed by this key.
+VerifiedAttestation check_attestation(const oci::Image& img, const oci::Digest& image, const PublicKey& key,
+                                      const oci::Descriptor& l) {
+  VerifiedAttestation v;
+  v.layer = l.digest;
+  v.predicate_type = annotation(l, k_predicate_type_annotation);
+  try {
+    if (l.media_type != k_dsse_media_type) {
+      throw Error(ErrorKind::verification, "layer media type " + l.media_type + " is not a DSSE envelope");
+    }
+    std::string blob = oci::read_small_blob(img, l, 64 << 20);
+    Envelope e = parse_envelope(blob);
+    if (e.payload_type != k_in_toto_payload_type) {
+      throw Error(ErrorKind::verification, "payloadType is '" + e.payload_type + "'");
+    }
+    bool signed_ok = false;
+    for (const auto& s : e.signatures) {
+      signed_ok = signed_ok || key.verify(pae(e.payload_type, e.payload), s.sig);
+    }
+    if (!signed_ok) {
+      v.foreign = true;
+      throw Error(ErrorKind::verification, "no envelope signature verifies with this key");
+    }
+    v.predicate = parse_statement(e.payload, image, v.predicate_type);
+    v.ok = true;
+  } catch (const Error& e) {
+    // The registry's own failures (unreachable, refused, credentials) keep their
+    // exit codes (5-7); only what was read and found wanting fails verification.
+    rethrow_transport(e);
+    v.problem = e.what();
+  }
+  return v;
+}
+
+// The layer to blame among those `pick` selects: one this key signed that is wrong
+// (another digest, another reference) before one it did not sign at all (another
+// key's, or tampered with).
+template <typename Items, typename Pick> std::string blame(const Items& items, const Pick& pick) {
+  std::string fallback;
+  for (const auto& i : items) {
+    if (i.problem.empty() || !pick(i)) {
+      continue;
+    }
+    if (!i.foreign) {
+      return i.layer.str() + ": " + i.problem;
+    }
+    if (fallback.empty()) {
+      fallback = i.layer.str() + ": " + i.problem;
+    }
+  }
+  return fallback;
+}
+
+template <typename Items> std::string first_problem(const Items& items) {
+  return blame(items, [](const auto&) { return true; });
+}
+
+// The verdict on the manifests and the signatures: damaged manifests, then no
+// signature, then no good one (empty when one good signature is there).
+std::string signature_failure(const oci::Image& img, const oci::Digest& image, const VerifyReport& rep,
+                              const std::vector<std::string>& sig_problems,
+                              const std::vector<std::string>& att_problems) {
   bool sig_ok = false;
   for (const auto& s : rep.signatures) {
     sig_ok = sig_ok || s.ok;
   }
   if (!sig_problems.empty()) {
-    rep.failure =
-        img.name() + ": the signature manifest of " + image.str() + " is damaged (" + sig_problems.front() + ")";
-  } else if (!att_problems.empty()) {
-    rep.failure =
-        img.name() + ": the attestation manifest of " + image.str() + " is damaged (" + att_problems.front() + ")";
-  } else if (rep.signatures.empty()) {
-    rep.failure = img.name() + ": no signatures for " + image.str() + " (no " + tag_for(image, ".sig") + ")";
-  } else if (!sig_ok) {
-    rep.failure = img.name() + ": no valid signature for " + image.str() + " (" + first_problem(rep.signatures) + ")";
+    return img.name() + ": the signature manifest of " + image.str() + " is damaged (" + sig_problems.front() + ")";
   }
+  if (!att_problems.empty()) {
+    return img.name() + ": the attestation manifest of " + image.str() + " is damaged (" + att_problems.front() + ")";
+  }
+  if (rep.signatures.empty()) {
+    return img.name() + ": no signatures for " + image.str() + " (no " + tag_for(image, ".sig") + ")";
+  }
+  if (!sig_ok) {
+    return img.name() + ": no valid signature for " + image.str() + " (" + first_problem(rep.signatures) + ")";
+  }
+  return {};
+}
+
+// The predicate types that need a valid attestation: those asked for, and with
+// check_present every type the image carries (docs/signing.md, "What verify checks",
+// rule 3). An envelope whose signature does not verify may be another key's or this
+// key's, tampered with: nothing tells them apart, so it never excuses its type. A key
+// that attested nothing verifies a signature with --attestations none.
+std::vector<std::string> wanted_attestations(const VerifyReport& rep, const VerifyOptions& opt) {
   std::vector<std::string> wanted = opt.attestations;
   if (opt.check_present) {
-    // Every predicate type the image carries must have an attestation that verifies
-    // with this key (docs/signing.md, "What verify checks", rule 3). An envelope whose
-    // signature does not verify may be another key's or this key's, tampered with:
-    // nothing tells them apart, so it never excuses its type. A key that attested
-    // nothing verifies a signature with --attestations none.
     for (const auto& a : rep.attestations) {
       if (std::find(wanted.begin(), wanted.end(), a.predicate_type) == wanted.end()) {
         wanted.push_back(a.predicate_type);
       }
     }
   }
-  for (const auto& want : wanted) {
+  return wanted;
+}
+
+// The verdict on predicate type `want`: missing, or no attestation of it valid (empty
+// when one is).
+std::string attestation_failure(const oci::Image& img, const oci::Digest& image, const VerifyReport& rep,
+                                const std::string& want, const VerifyOptions& opt) {
+  bool found = false, good = false, unsigned_here = false;
+  for (const auto& a : rep.attestations) {
+    if (a.predicate_type == want) {
+      found = true;
+      good = good || a.ok;
+      unsigned_here = unsigned_here || a.foreign;
+    }
+  }
+  std::string problem = blame(rep.attestations, [&](const VerifiedAttestation& a) { return a.predicate_type == want; });
+  if (!found) {
+    // A damaged layer's annotation may be what is missing: name its problem too.
+    std::string other = first_problem(rep.attestations);
+    return img.name() + ": no " + want + " attestation for " + image.str() + (other.empty() ? "" : " (" + other + ")");
+  }
+  if (!good) {
+    return img.name() + ": the " + want + " attestation of " + image.str() + " is not valid (" + problem + ")" +
+           (unsigned_here && opt.attestations.empty()
+                ? "; a key that attested nothing verifies the signature alone with --attestations none"
+                : "");
+  }
+  return {};
+}
+
+} // namespace
+
+VerifyReport verify_image(const oci::Image& img, const oci::Digest& image, const PublicKey& key,
+                          const VerifyOptions& opt) {
+  VerifyReport rep;
+  rep.image = image;
+  std::vector<std::string> sig_problems, att_problems;
+  for (const auto& l : attached_layers(img, image, ".sig", sig_problems)) {
+    rep.signatures.push_back(check_signature(img, image, key, opt, l));
+  }
+  for (const auto& l : attached_layers(img, image, ".att", att_problems)) {
+    rep.attestations.push_back(check_attestation(img, image, key, l));
+  }
+  // The verdict: one good signature, and each attestation asked for.
+  rep.failure = signature_failure(img, image, rep, sig_problems, att_problems);
+  for (const auto& want : wanted_attestations(rep, opt)) {
     if (!rep.failure.empty()) {
       break;
     }
-    bool found = false, good = false, unsigned_here = false;
-    for (const auto& a : rep.attestations) {
-      if (a.predicate_type == want) {
-        found = true;
-        good = good || a.ok;
-        unsigned_here = unsigned_here || a.foreign;
-      }
-    }
-    std::string problem =
-        blame(rep.attestations, [&](const VerifiedAttestation& a) { return a.predicate_type == want; });
-    if (!found) {
-      // A damaged layer's annotation may be what is missing: name its problem too.
-      std::string other = first_problem(rep.attestations);
-      rep.failure =
-          img.name() + ": no " + want + " attestation for " + image.str() + (other.empty() ? "" : " (" + other + ")");
-    } else if (!good) {
-      rep.failure = img.name() + ": the " + want + " attestation of " + image.str() + " is not valid (" + problem +
-                    ")" +
-                    (unsigned_here && opt.attestations.empty()
-                         ? "; a key that attested nothing verifies the signature alone with --attestations none"
-                         : "");
-    }
+    rep.failure = attestation_failure(img, image, rep, want, opt);
   }
   rep.ok = rep.failure.empty();
   return rep;

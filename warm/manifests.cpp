@@ -145,6 +145,118 @@ void check(const ManifestsInput& in) {
   }
 }
 
+// The DaemonSet's pod: one init container per image that pulls it and exits, then a
+// pause container that keeps the images in use.
+Object daemonset_pod_spec(const ManifestsInput& in) {
+  Object spec = Object::object();
+  if (!in.node_selector.empty()) {
+    spec["nodeSelector"] = selector_map(in.node_selector);
+  }
+  if (!in.tolerations.empty()) {
+    spec["tolerations"] = templates::k8s::tolerations_of(in.tolerations);
+  }
+  if (!in.pull_secrets.empty()) {
+    spec["imagePullSecrets"] = secrets_of(in.pull_secrets);
+  }
+  spec["automountServiceAccountToken"] = false;
+  spec["terminationGracePeriodSeconds"] = 1;
+  Object inits = Object::array();
+  for (std::size_t i = 0; i < in.images.size(); ++i) {
+    inits.push_back(Object{
+        {"name", container_name(i, in.images[i].pinned)},
+        {"image", in.images[i].pinned},
+        {"imagePullPolicy", "IfNotPresent"},
+        {"command", in.command},
+        {"resources",
+         {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}});
+  }
+  spec["initContainers"] = inits;
+  spec["containers"] = Object::array(
+      {Object{{"name", "pause"},
+              {"image", in.pause_image},
+              {"imagePullPolicy", "IfNotPresent"},
+              {"resources",
+               {{"requests", {{"cpu", "1m"}, {"memory", "8Mi"}}}, {"limits", {{"cpu", "10m"}, {"memory", "16Mi"}}}}}}});
+  return spec;
+}
+
+// --kind daemonset: plain Kubernetes.
+void render_daemonset(const ManifestsInput& in, Rendered& r) {
+  if (in.pause_image.find("@sha256:") == std::string::npos) {
+    throw Error(ErrorKind::internal, "the pause image reached the renderer without a digest");
+  }
+  Object spec = daemonset_pod_spec(in);
+  Object sel{{"app.kubernetes.io/name", in.name}};
+  r.docs.push_back(
+      Object{{"apiVersion", "apps/v1"},
+             {"kind", "DaemonSet"},
+             {"metadata", metadata(in.name, in.ns)},
+             {"spec",
+              {{"selector", {{"matchLabels", sel}}},
+               {"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxUnavailable", "100%"}}}}},
+               {"template", {{"metadata", {{"labels", labels_of(in.name)}}}, {"spec", spec}}}}}});
+  r.notes.push_back("a DaemonSet has no pull deadline of its own: the kubelet pulls until done; its running "
+                    "pause pod keeps the images in use, so the kubelet's image garbage collection leaves them "
+                    "alone");
+}
+
+// --kind imagepulljob: one OpenKruise ImagePullJob per image, each with its own timeout.
+void render_imagepulljobs(const ManifestsInput& in, Rendered& r) {
+  for (std::size_t i = 0; i < in.images.size(); ++i) {
+    const WarmImage& im = in.images[i];
+    std::int64_t timeout = pull_timeout_seconds(im.bytes, in.bandwidth);
+    Object spec{{"image", im.pinned}};
+    if (!in.node_selector.empty()) {
+      spec["selector"] = {{"matchLabels", selector_map(in.node_selector)}};
+    }
+    spec["pullPolicy"] = {{"timeoutSeconds", timeout}, {"backoffLimit", 3}};
+    spec["completionPolicy"] = {{"type", "Always"}, {"ttlSecondsAfterFinished", 86400}};
+    if (!in.pull_secrets.empty()) {
+      spec["pullSecrets"] = in.pull_secrets;
+    }
+    std::string name = in.images.size() == 1 ? in.name : in.name + "-" + std::to_string(i);
+    r.docs.push_back(Object{{"apiVersion", "apps.kruise.io/" + in.kruise_api},
+                            {"kind", "ImagePullJob"},
+                            {"metadata", metadata(name, in.ns)},
+                            {"spec", spec}});
+  }
+  if (!in.tolerations.empty()) {
+    r.notes.push_back("ImagePullJob has no tolerations: kruise-daemon pulls on each node, so it is the daemon's "
+                      "DaemonSet that must tolerate the GPU nodes' taints (the --toleration flags are not used)");
+  }
+  r.notes.push_back("pullPolicy.timeoutSeconds is max(600, 3 x size / bandwidth) per image");
+}
+
+// --kind imagecache: one kube-fledged ImageCache of all the images (r.timeout_seconds set).
+void render_imagecache(const ManifestsInput& in, Rendered& r) {
+  Object images = Object::array();
+  for (const auto& im : in.images) {
+    images.push_back(im.pinned);
+  }
+  Object entry{{"images", images}};
+  if (!in.node_selector.empty()) {
+    entry["nodeSelector"] = selector_map(in.node_selector);
+  }
+  Object spec{{"cacheSpec", Object::array({entry})}};
+  if (!in.pull_secrets.empty()) {
+    spec["imagePullSecrets"] = secrets_of(in.pull_secrets);
+  }
+  Object meta = metadata(in.name, in.ns);
+  meta["labels"]["app"] = "kubefledged";
+  meta["labels"]["kubefledged"] = "imagecache";
+  r.docs.push_back(
+      Object{{"apiVersion", "kubefledged.io/v1alpha2"}, {"kind", "ImageCache"}, {"metadata", meta}, {"spec", spec}});
+  r.notes.push_back("kube-fledged's ImageCache has no per-cache pull deadline: start its controller with "
+                    "--image-pull-deadline-duration=" +
+                    std::to_string(r.timeout_seconds) +
+                    "s, max(600, 3 x size / bandwidth) for the largest image (its default, 5m, is too short for "
+                    "multi-GB GPU images)");
+  if (!in.tolerations.empty()) {
+    r.notes.push_back("ImageCache has no tolerations: kube-fledged's pull jobs must be allowed onto tainted GPU "
+                      "nodes by its own configuration (the --toleration flags are not used)");
+  }
+}
+
 } // namespace
 
 Rendered render_manifests(const ManifestsInput& in) {
@@ -156,108 +268,15 @@ Rendered render_manifests(const ManifestsInput& in) {
   }
   r.timeout_seconds = pull_timeout_seconds(largest, in.bandwidth);
   switch (in.kind) {
-  case ManifestKind::daemonset: {
-    if (in.pause_image.find("@sha256:") == std::string::npos) {
-      throw Error(ErrorKind::internal, "the pause image reached the renderer without a digest");
-    }
-    Object spec = Object::object();
-    if (!in.node_selector.empty()) {
-      spec["nodeSelector"] = selector_map(in.node_selector);
-    }
-    if (!in.tolerations.empty()) {
-      spec["tolerations"] = templates::k8s::tolerations_of(in.tolerations);
-    }
-    if (!in.pull_secrets.empty()) {
-      spec["imagePullSecrets"] = secrets_of(in.pull_secrets);
-    }
-    spec["automountServiceAccountToken"] = false;
-    spec["terminationGracePeriodSeconds"] = 1;
-    Object inits = Object::array();
-    for (std::size_t i = 0; i < in.images.size(); ++i) {
-      inits.push_back(Object{
-          {"name", container_name(i, in.images[i].pinned)},
-          {"image", in.images[i].pinned},
-          {"imagePullPolicy", "IfNotPresent"},
-          {"command", in.command},
-          {"resources",
-           {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}});
-    }
-    spec["initContainers"] = inits;
-    spec["containers"] = Object::array({Object{
-        {"name", "pause"},
-        {"image", in.pause_image},
-        {"imagePullPolicy", "IfNotPresent"},
-        {"resources",
-         {{"requests", {{"cpu", "1m"}, {"memory", "8Mi"}}}, {"limits", {{"cpu", "10m"}, {"memory", "16Mi"}}}}}}});
-    Object sel{{"app.kubernetes.io/name", in.name}};
-    r.docs.push_back(
-        Object{{"apiVersion", "apps/v1"},
-               {"kind", "DaemonSet"},
-               {"metadata", metadata(in.name, in.ns)},
-               {"spec",
-                {{"selector", {{"matchLabels", sel}}},
-                 {"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxUnavailable", "100%"}}}}},
-                 {"template", {{"metadata", {{"labels", labels_of(in.name)}}}, {"spec", spec}}}}}});
-    r.notes.push_back("a DaemonSet has no pull deadline of its own: the kubelet pulls until done; its running "
-                      "pause pod keeps the images in use, so the kubelet's image garbage collection leaves them "
-                      "alone");
+  case ManifestKind::daemonset:
+    render_daemonset(in, r);
     break;
-  }
-  case ManifestKind::imagepulljob: {
-    for (std::size_t i = 0; i < in.images.size(); ++i) {
-      const WarmImage& im = in.images[i];
-      std::int64_t timeout = pull_timeout_seconds(im.bytes, in.bandwidth);
-      Object spec{{"image", im.pinned}};
-      if (!in.node_selector.empty()) {
-        spec["selector"] = {{"matchLabels", selector_map(in.node_selector)}};
-      }
-      spec["pullPolicy"] = {{"timeoutSeconds", timeout}, {"backoffLimit", 3}};
-      spec["completionPolicy"] = {{"type", "Always"}, {"ttlSecondsAfterFinished", 86400}};
-      if (!in.pull_secrets.empty()) {
-        spec["pullSecrets"] = in.pull_secrets;
-      }
-      std::string name = in.images.size() == 1 ? in.name : in.name + "-" + std::to_string(i);
-      r.docs.push_back(Object{{"apiVersion", "apps.kruise.io/" + in.kruise_api},
-                              {"kind", "ImagePullJob"},
-                              {"metadata", metadata(name, in.ns)},
-                              {"spec", spec}});
-    }
-    if (!in.tolerations.empty()) {
-      r.notes.push_back("ImagePullJob has no tolerations: kruise-daemon pulls on each node, so it is the daemon's "
-                        "DaemonSet that must tolerate the GPU nodes' taints (the --toleration flags are not used)");
-    }
-    r.notes.push_back("pullPolicy.timeoutSeconds is max(600, 3 x size / bandwidth) per image");
+  case ManifestKind::imagepulljob:
+    render_imagepulljobs(in, r);
     break;
-  }
-  case ManifestKind::imagecache: {
-    Object images = Object::array();
-    for (const auto& im : in.images) {
-      images.push_back(im.pinned);
-    }
-    Object entry{{"images", images}};
-    if (!in.node_selector.empty()) {
-      entry["nodeSelector"] = selector_map(in.node_selector);
-    }
-    Object spec{{"cacheSpec", Object::array({entry})}};
-    if (!in.pull_secrets.empty()) {
-      spec["imagePullSecrets"] = secrets_of(in.pull_secrets);
-    }
-    Object meta = metadata(in.name, in.ns);
-    meta["labels"]["app"] = "kubefledged";
-    meta["labels"]["kubefledged"] = "imagecache";
-    r.docs.push_back(
-        Object{{"apiVersion", "kubefledged.io/v1alpha2"}, {"kind", "ImageCache"}, {"metadata", meta}, {"spec", spec}});
-    r.notes.push_back("kube-fledged's ImageCache has no per-cache pull deadline: start its controller with "
-                      "--image-pull-deadline-duration=" +
-                      std::to_string(r.timeout_seconds) +
-                      "s, max(600, 3 x size / bandwidth) for the largest image (its default, 5m, is too short for "
-                      "multi-GB GPU images)");
-    if (!in.tolerations.empty()) {
-      r.notes.push_back("ImageCache has no tolerations: kube-fledged's pull jobs must be allowed onto tainted GPU "
-                        "nodes by its own configuration (the --toleration flags are not used)");
-    }
+  case ManifestKind::imagecache:
+    render_imagecache(in, r);
     break;
-  }
   }
   return r;
 }
