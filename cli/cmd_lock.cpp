@@ -1,11 +1,11 @@
 // paddle-image lock: pinned requirements in, pip's hash-checking format out, for the
 // Python and platform of a spec's wheels layer.
 #include "builder/build.hpp"
+#include "builder/lock_request.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
 #include "spec/spec.hpp"
-#include "util/error.hpp"
 #include "util/fs.hpp"
 
 #include <algorithm>
@@ -13,9 +13,6 @@
 #include <thread>
 
 namespace cli {
-
-using util::Error;
-using util::ErrorKind;
 
 namespace {
 
@@ -33,19 +30,32 @@ struct LockArgs {
   RegistryFlags flags;
 };
 
+// One line per locked requirement: how many files' hashes were written.
+std::string lock_summary(const python::LockResult& r) {
+  std::string summary;
+  for (const auto& l : r.lines) {
+    summary += l.name + "==" + l.version + ": " + std::to_string(l.files.size()) + " file(s)\n";
+  }
+  return summary;
+}
+
+// The warnings, the lock file (-o), and the result: the lock itself on stdout, else a
+// summary of what was written.
+void finish_lock(const Output& out, const LockArgs& a, const python::LockResult& r) {
+  for (const auto& w : r.warnings) {
+    out.info("warning: " + w);
+  }
+  bool to_stdout = builder::lock_to_stdout(a.output);
+  if (!to_stdout) {
+    util::write_file_atomic(a.output, r.text);
+  }
+  nlohmann::json j = builder::lock_report(r, a.requirements, a.output, a.all_platforms);
+  out.result(j, to_stdout ? r.text : lock_summary(r) + "wrote " + a.output + "\n");
+}
+
 int run_lock(const LockArgs& a) {
   Output out = Output::detect(a.json, a.quiet);
-  if (a.spec_file.empty()) {
-    throw Error(ErrorKind::usage, "lock needs --spec FILE (and --layer NAME when it has several wheels layers)",
-                "the spec's base and python settings decide which wheels fit: paddle-image lock " + a.requirements +
-                    " -o requirements.lock --spec spec.yaml --layer framework");
-  }
-  for (const auto& u : a.index_urls) {
-    if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0) {
-      throw Error(ErrorKind::usage, "--index-url " + u + ": not an http(s) URL",
-                  "give the simple-API root, e.g. https://mirror.example/simple");
-    }
-  }
+  builder::check_lock_request(a.spec_file, a.requirements, a.index_urls);
   spec::BuildSpec s = spec::load(a.spec_file);
   builder::BuildOptions o;
   o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
@@ -60,43 +70,7 @@ int run_lock(const LockArgs& a) {
   lo.find_links = a.find_links;
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
-  python::LockResult r = builder::lock(s, a.layer, a.requirements, lo, o, ev);
-  for (const auto& w : r.warnings) {
-    out.info("warning: " + w);
-  }
-  if (!a.output.empty() && a.output != "-") {
-    util::write_file_atomic(a.output, r.text);
-  }
-  nlohmann::json lines = nlohmann::json::array();
-  std::string summary;
-  for (const auto& l : r.lines) {
-    lines.push_back({{"name", l.name}, {"version", l.version}, {"files", l.files}});
-    summary += l.name + "==" + l.version + ": " + std::to_string(l.files.size()) + " file(s)\n";
-  }
-  nlohmann::json sources = nlohmann::json::array();
-  for (const auto& u : r.sources.sources.indexes) {
-    sources.push_back(util::redact_url(u));
-  }
-  nlohmann::json fl = nlohmann::json::array();
-  for (const auto& u : r.sources.sources.find_links) {
-    fl.push_back(util::redact_url(u));
-  }
-  nlohmann::json j = {
-      {"requirements", a.requirements},
-      {"output", a.output.empty() || a.output == "-" ? nlohmann::json(nullptr) : nlohmann::json(a.output)},
-      {"indexes", sources},
-      {"find_links", fl},
-      {"index_from", r.sources.described},
-      {"all_platforms", a.all_platforms},
-      {"lines", lines},
-      {"warnings", r.warnings}};
-  if (a.output.empty() || a.output == "-") {
-    // The lock itself is the result; --json wraps it.
-    j["lock"] = r.text;
-    out.result(j, r.text);
-  } else {
-    out.result(j, summary + "wrote " + a.output + "\n");
-  }
+  finish_lock(out, a, builder::lock(s, a.layer, a.requirements, lo, o, ev));
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "compat_matrix/matrix_json.hpp"
 #include "compat_matrix/resolver.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -116,103 +117,69 @@ std::string last_column(const std::string& text, const compat::Row& r) {
   return text.empty() && !r.confirmed ? "(unconfirmed)" : text + flag(r);
 }
 
-void show(const compat::Matrix& m, const std::string& table, nlohmann::json& j, std::ostringstream& t) {
-  if (table.empty() || table == "cuda") {
-    j["cuda"] = nlohmann::json::array();
-    Table tab({"CUDA", "full driver", "minor-compat", "SM targets"});
-    for (const auto& c : m.cuda) {
-      j["cuda"].push_back({{"version", c.version},
-                           {"released", c.released},
-                           {"driver_full", c.driver_full},
-                           {"driver_minor", c.driver_minor},
-                           {"sm", c.sm},
-                           {"source", c.source},
-                           {"confirmed", c.confirmed},
-                           {"origin", c.origin}});
-      if (!c.released) {
-        tab.add({c.version, "never released" + flag(c)});
-        continue;
-      }
-      tab.add(
-          {c.version, c.driver_full, c.driver_minor.empty() ? "-" : c.driver_minor, last_column(join_ints(c.sm), c)});
+// The CUDA table: drivers (full and minor-version compatibility) and SM targets.
+std::string cuda_table(const compat::Matrix& m) {
+  Table tab({"CUDA", "full driver", "minor-compat", "SM targets"});
+  for (const auto& c : m.cuda) {
+    if (!c.released) {
+      tab.add({c.version, "never released" + flag(c)});
+      continue;
     }
-    t << tab.str();
-    j["forward_compat"] = {{"gpu_classes", m.forward_gpu_classes}, {"branches", nlohmann::json::array()}};
-    for (const auto& b : m.forward_branches) {
-      j["forward_compat"]["branches"].push_back({{"branch", b.branch},
-                                                 {"driver_major", b.driver_major},
-                                                 {"kind", b.kind},
-                                                 {"eol", b.eol},
-                                                 {"cuda_majors", b.cuda_majors},
-                                                 {"source", b.source},
-                                                 {"confirmed", b.confirmed}});
+    tab.add({c.version, c.driver_full, c.driver_minor.empty() ? "-" : c.driver_minor, last_column(join_ints(c.sm), c)});
+  }
+  return tab.str();
+}
+
+// The GPU table: compute capability, class and aliases.
+std::string gpus_table(const compat::Matrix& m) {
+  Table tab({"GPU", "compute capability", "class", "aliases"});
+  for (const auto& g : m.gpus) {
+    tab.add({g.name, g.cc, g.gpu_class, last_column(join(g.aliases), g)});
+  }
+  return tab.str();
+}
+
+// A cuDNN or TensorRT table: each version and the CUDA versions it serves.
+std::string library_table(const std::string& library, const std::vector<compat::LibraryRow>& rows) {
+  Table tab({library, "CUDA"});
+  for (const auto& l : rows) {
+    tab.add({l.version, last_column(join(l.cuda), l)});
+  }
+  return tab.str();
+}
+
+// The Paddle releases, each with its images.
+std::string paddle_text(const compat::Matrix& m) {
+  std::ostringstream t;
+  t << "Paddle images (Python, min CC; tag: CUDA/cuDNN/TensorRT, archs)\n";
+  for (const auto& rel : m.paddle) {
+    t << rel.version << "  (Python " << (rel.python.empty() ? "?" : rel.python) << ", min CC "
+      << (rel.min_cc.empty() ? "?" : rel.min_cc) << ")" << flag(rel) << "\n";
+    for (const auto& img : rel.images) {
+      t << "    " << img.tag << (img.kind == "dev" ? " [dev]" : "") << ": archs " << join_ints(img.archs)
+        << (img.archs_confirmed ? "" : " (inferred)") << flag(img) << "\n";
     }
   }
-  if (table.empty() || table == "gpus") {
-    j["gpus"] = nlohmann::json::array();
-    Table tab({"GPU", "compute capability", "class", "aliases"});
-    for (const auto& g : m.gpus) {
-      j["gpus"].push_back({{"name", g.name},
-                           {"cc", g.cc},
-                           {"class", g.gpu_class},
-                           {"aliases", g.aliases},
-                           {"source", g.source},
-                           {"confirmed", g.confirmed}});
-      tab.add({g.name, g.cc, g.gpu_class, last_column(join(g.aliases), g)});
-    }
-    t << "\n" << tab.str();
+  return t.str();
+}
+
+// `matrix show` as text: the tables `table` selects, a blank line between them.
+std::string show(const compat::Matrix& m, const std::string& table) {
+  std::ostringstream t;
+  if (compat::shows_table(table, "cuda")) {
+    t << cuda_table(m);
   }
-  if (table.empty() || table == "cudnn") {
-    j["cudnn"] = nlohmann::json::array();
-    j["tensorrt"] = nlohmann::json::array();
-    Table cudnn({"cuDNN", "CUDA"});
-    for (const auto& l : m.cudnn) {
-      j["cudnn"].push_back(
-          {{"version", l.version}, {"cuda", l.cuda}, {"source", l.source}, {"confirmed", l.confirmed}});
-      cudnn.add({l.version, last_column(join(l.cuda), l)});
-    }
-    t << "\n" << cudnn.str();
-    Table trt({"TensorRT", "CUDA"});
-    for (const auto& l : m.tensorrt) {
-      j["tensorrt"].push_back(
-          {{"version", l.version}, {"cuda", l.cuda}, {"source", l.source}, {"confirmed", l.confirmed}});
-      trt.add({l.version, last_column(join(l.cuda), l)});
-    }
-    t << "\n" << trt.str();
+  if (compat::shows_table(table, "gpus")) {
+    t << "\n" << gpus_table(m);
   }
-  if (table.empty() || table == "paddle") {
-    j["paddle"] = nlohmann::json::array();
-    j["registries"] = nlohmann::json::array();
-    t << "\nPaddle images (Python, min CC; tag: CUDA/cuDNN/TensorRT, archs)\n";
-    for (const auto& r : m.registries) {
-      j["registries"].push_back({{"name", r.name}, {"repository", r.repository}, {"versions", r.versions}});
-    }
-    for (const auto& rel : m.paddle) {
-      nlohmann::json imgs = nlohmann::json::array();
-      t << rel.version << "  (Python " << (rel.python.empty() ? "?" : rel.python) << ", min CC "
-        << (rel.min_cc.empty() ? "?" : rel.min_cc) << ")" << flag(rel) << "\n";
-      for (const auto& img : rel.images) {
-        imgs.push_back({{"tag", img.tag},
-                        {"kind", img.kind},
-                        {"cuda", img.cuda},
-                        {"cudnn", img.cudnn},
-                        {"tensorrt", img.tensorrt},
-                        {"archs", img.archs},
-                        {"archs_confirmed", img.archs_confirmed},
-                        {"source", img.source},
-                        {"confirmed", img.confirmed}});
-        t << "    " << img.tag << (img.kind == "dev" ? " [dev]" : "") << ": archs " << join_ints(img.archs)
-          << (img.archs_confirmed ? "" : " (inferred)") << flag(img) << "\n";
-      }
-      j["paddle"].push_back({{"version", rel.version},
-                             {"python", rel.python},
-                             {"min_cc", rel.min_cc},
-                             {"pip_cuda", rel.pip_cuda},
-                             {"images", imgs},
-                             {"source", rel.source},
-                             {"confirmed", rel.confirmed}});
-    }
+  if (compat::shows_table(table, "cudnn")) {
+    t << "\n" << library_table("cuDNN", m.cudnn);
+    t << "\n" << library_table("TensorRT", m.tensorrt);
   }
+  if (compat::shows_table(table, "paddle")) {
+    t << "\n" << paddle_text(m);
+  }
+  return t.str();
 }
 
 } // namespace
@@ -233,10 +200,7 @@ Action add_matrix(CLI::App& app) {
     Output out = Output::detect(a->json, false);
     if (s->parsed()) {
       compat::Matrix m = compat::load_matrix(a->matrix_files);
-      nlohmann::json j = nlohmann::json::object();
-      std::ostringstream t;
-      show(m, a->table, j, t);
-      out.result(j, t.str());
+      out.result(compat::matrix_json(m, a->table), show(m, a->table));
       return 0;
     }
     compat::Matrix m = compat::load_matrix({a->lint_file});

@@ -119,31 +119,39 @@ std::string sniff_layer_type(const unsigned char* b, std::size_t n) {
   return oci::media::k_layer_tar;
 }
 
-} // namespace
+// The tar file open for positioned reads, its size, and the error that says it is
+// damaged.
+class TarFile {
+public:
+  explicit TarFile(const fs::path& file) : m_file(file) {
+    m_fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (m_fd < 0) {
+      util::throw_errno("open " + file.string());
+    }
+    std::error_code ec;
+    m_size = static_cast<std::int64_t>(fs::file_size(file, ec));
+    if (ec) {
+      ::close(m_fd);
+      throw Error(ErrorKind::input, "cannot read " + file.string() + ": " + ec.message());
+    }
+  }
+  ~TarFile() { ::close(m_fd); }
+  TarFile(const TarFile&) = delete;
+  TarFile& operator=(const TarFile&) = delete;
 
-std::vector<TarIndexEntry> index_tar(const fs::path& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    util::throw_errno("open " + file.string());
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  std::error_code ec;
-  auto file_size = static_cast<std::int64_t>(fs::file_size(file, ec));
-  if (ec) {
-    throw Error(ErrorKind::input, "cannot read " + file.string() + ": " + ec.message());
-  }
-  auto pread_all = [&](char* buf, std::size_t n, std::int64_t off) {
+  const fs::path& path() const { return m_file; }
+  std::int64_t size() const { return m_size; }
+
+  // Up to n bytes at off (fewer only at the end of the file).
+  std::size_t pread_all(char* buf, std::size_t n, std::int64_t off) const {
     std::size_t got = 0;
     while (got < n) {
-      ssize_t r = ::pread(fd, buf + got, n - got, static_cast<off_t>(off) + static_cast<off_t>(got));
+      ssize_t r = ::pread(m_fd, buf + got, n - got, static_cast<off_t>(off) + static_cast<off_t>(got));
       if (r < 0 && errno == EINTR) {
         continue;
       }
       if (r < 0) {
-        util::throw_errno("read " + file.string());
+        util::throw_errno("read " + m_file.string());
       }
       if (r == 0) {
         break;
@@ -151,137 +159,194 @@ std::vector<TarIndexEntry> index_tar(const fs::path& file) {
       got += static_cast<std::size_t>(r);
     }
     return got;
-  };
-  auto truncated = [&](const std::string& why) {
-    return Error(ErrorKind::input, file.string() + " is truncated or corrupt (" + why + ")",
+  }
+
+  Error truncated(const std::string& why) const {
+    return Error(ErrorKind::input, m_file.string() + " is truncated or corrupt (" + why + ")",
                  "copy or save the archive again (`docker save`, `podman save`, paddle-image pull -o "
                  "docker-archive:FILE)");
-  };
-  std::vector<TarIndexEntry> out;
+  }
+
+private:
+  const fs::path& m_file;
+  int m_fd = -1;
+  std::int64_t m_size = 0;
+};
+
+// What the extended headers before a member say about it: PAX records, GNU long name
+// and long link.
+struct ExtendedHeaders {
   std::map<std::string, std::string> pax;
   std::string long_name;
   std::string long_link;
+};
+
+// Reads the header block at pos into h; false at the end of the archive (zero blocks,
+// or the file ends after a member). A file that is no tar, or breaks off, throws.
+bool read_header(const TarFile& tar, std::int64_t pos, bool have_members, std::array<char, 512>& h) {
+  const fs::path& file = tar.path();
+  std::size_t got = tar.pread_all(h.data(), h.size(), pos);
+  if (got == 0 && have_members) {
+    return false; // no end-of-archive blocks: accepted, as tar does
+  }
+  if (got < h.size()) {
+    if (!have_members) {
+      throw Error(ErrorKind::input, file.string() + " is not a tar file");
+    }
+    throw tar.truncated("a header breaks off at byte " + std::to_string(pos));
+  }
+  bool zero = std::all_of(h.begin(), h.end(), [](char c) { return c == '\0'; });
+  if (zero) {
+    if (!have_members && pos == 0) {
+      throw Error(ErrorKind::input, file.string() + " is not a tar file (it starts with a zero block)");
+    }
+    return false;
+  }
+  if (!checksum_ok(h)) {
+    if (!have_members && pos == 0) {
+      throw Error(ErrorKind::input, file.string() + " is not a tar file");
+    }
+    throw tar.truncated("bad header checksum at byte " + std::to_string(pos));
+  }
+  return true;
+}
+
+// An extended header ('x' PAX, 'g' global PAX, 'L' long name, 'K' long link) of `size`
+// bytes at `data`, kept for the member that follows (a global one is skipped).
+void read_extended(const TarFile& tar, char type, std::int64_t size, std::int64_t data, ExtendedHeaders& ext) {
+  if (size > (16 << 20)) {
+    throw tar.truncated("a " + std::string(1, type) + " header of " + std::to_string(size) + " bytes");
+  }
+  std::string body(static_cast<std::size_t>(size), '\0');
+  if (tar.pread_all(body.data(), body.size(), data) < body.size()) {
+    throw tar.truncated("an extended header breaks off");
+  }
+  if (type == 'x') {
+    parse_pax(body, ext.pax);
+  } else if (type == 'L') {
+    ext.long_name = field(body.data(), body.size());
+  } else if (type == 'K') {
+    ext.long_link = field(body.data(), body.size());
+  }
+}
+
+// The member whose header h is at pos: its name and link target from the ustar fields,
+// overridden by the extended headers before it (which it uses up), and its data's
+// place, checked against the file's size.
+TarIndexEntry member_entry(const TarFile& tar, const std::array<char, 512>& h, char type, std::int64_t size, bool ok,
+                           std::int64_t pos, ExtendedHeaders& ext) {
+  TarIndexEntry e;
+  std::string name = field(h.data(), 100);
+  std::string_view magic(h.data() + 257, 6);
+  if (magic == std::string_view("ustar\0", 6)) {
+    std::string prefix = field(h.data() + 345, 155);
+    if (!prefix.empty()) {
+      name = prefix + "/" + name;
+    }
+  }
+  e.link_target = field(h.data() + 157, 100);
+  if (!ext.long_name.empty()) {
+    name = ext.long_name;
+  }
+  if (!ext.long_link.empty()) {
+    e.link_target = ext.long_link;
+  }
+  if (auto it = ext.pax.find("path"); it != ext.pax.end()) {
+    name = it->second;
+  }
+  if (auto it = ext.pax.find("linkpath"); it != ext.pax.end()) {
+    e.link_target = it->second;
+  }
+  if (auto it = ext.pax.find("size"); it != ext.pax.end()) {
+    try {
+      size = std::stoll(it->second);
+    } catch (const std::exception&) {
+      throw tar.truncated("a PAX size record '" + it->second + "'");
+    }
+  }
+  if (!ok || size < 0) {
+    throw tar.truncated("a bad size field at byte " + std::to_string(pos));
+  }
+  ext.pax.clear();
+  ext.long_name.clear();
+  ext.long_link.clear();
+  e.path = clean_member(name);
+  e.type = type;
+  e.offset = pos + 512;
+  e.size = (type == '1' || type == '2' || type == '5') ? 0 : size;
+  if (e.offset + e.size > tar.size()) {
+    throw tar.truncated("member " + e.path + " needs " + std::to_string(e.size) + " bytes at byte " +
+                        std::to_string(e.offset) + ", the file has " + std::to_string(tar.size()));
+  }
+  return e;
+}
+
+} // namespace
+
+std::vector<TarIndexEntry> index_tar(const fs::path& file) {
+  TarFile tar(file);
+  std::vector<TarIndexEntry> out;
+  ExtendedHeaders ext;
   std::int64_t pos = 0;
   std::array<char, 512> h{};
   for (;;) {
-    std::size_t got = pread_all(h.data(), h.size(), pos);
-    if (got == 0 && !out.empty()) {
-      return out; // no end-of-archive blocks: accepted, as tar does
-    }
-    if (got < h.size()) {
-      if (out.empty()) {
-        throw Error(ErrorKind::input, file.string() + " is not a tar file");
-      }
-      throw truncated("a header breaks off at byte " + std::to_string(pos));
-    }
-    bool zero = std::all_of(h.begin(), h.end(), [](char c) { return c == '\0'; });
-    if (zero) {
-      if (out.empty() && pos == 0) {
-        throw Error(ErrorKind::input, file.string() + " is not a tar file (it starts with a zero block)");
-      }
+    if (!read_header(tar, pos, !out.empty(), h)) {
       return out;
-    }
-    if (!checksum_ok(h)) {
-      if (out.empty() && pos == 0) {
-        throw Error(ErrorKind::input, file.string() + " is not a tar file");
-      }
-      throw truncated("bad header checksum at byte " + std::to_string(pos));
     }
     bool ok = true;
     std::int64_t size = octal(h.data() + 124, 12, ok);
     char type = h[156] == '\0' ? '0' : h[156];
     std::int64_t data = pos + 512;
     if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
-      if (size > (16 << 20)) {
-        throw truncated("a " + std::string(1, type) + " header of " + std::to_string(size) + " bytes");
-      }
-      std::string body(static_cast<std::size_t>(size), '\0');
-      if (pread_all(body.data(), body.size(), data) < body.size()) {
-        throw truncated("an extended header breaks off");
-      }
-      if (type == 'x') {
-        parse_pax(body, pax);
-      } else if (type == 'L') {
-        long_name = field(body.data(), body.size());
-      } else if (type == 'K') {
-        long_link = field(body.data(), body.size());
-      }
+      read_extended(tar, type, size, data, ext);
       pos = data + (size + 511) / 512 * 512;
       continue;
     }
-    TarIndexEntry e;
-    std::string name = field(h.data(), 100);
-    std::string_view magic(h.data() + 257, 6);
-    if (magic == std::string_view("ustar\0", 6)) {
-      std::string prefix = field(h.data() + 345, 155);
-      if (!prefix.empty()) {
-        name = prefix + "/" + name;
-      }
-    }
-    e.link_target = field(h.data() + 157, 100);
-    if (!long_name.empty()) {
-      name = long_name;
-    }
-    if (!long_link.empty()) {
-      e.link_target = long_link;
-    }
-    if (auto it = pax.find("path"); it != pax.end()) {
-      name = it->second;
-    }
-    if (auto it = pax.find("linkpath"); it != pax.end()) {
-      e.link_target = it->second;
-    }
-    if (auto it = pax.find("size"); it != pax.end()) {
-      try {
-        size = std::stoll(it->second);
-      } catch (const std::exception&) {
-        throw truncated("a PAX size record '" + it->second + "'");
-      }
-    }
-    if (!ok || size < 0) {
-      throw truncated("a bad size field at byte " + std::to_string(pos));
-    }
-    pax.clear();
-    long_name.clear();
-    long_link.clear();
-    e.path = clean_member(name);
-    e.type = type;
-    e.offset = data;
-    e.size = (type == '1' || type == '2' || type == '5') ? 0 : size;
-    if (e.offset + e.size > file_size) {
-      throw truncated("member " + e.path + " needs " + std::to_string(e.size) + " bytes at byte " +
-                      std::to_string(e.offset) + ", the file has " + std::to_string(file_size));
-    }
+    TarIndexEntry e = member_entry(tar, h, type, size, ok, pos, ext);
     out.push_back(e);
     pos = data + (e.size + 511) / 512 * 512;
   }
 }
 
-ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file), m_name(std::move(name)) {
+namespace {
+
+// The archive's members; a file that is not a tar at all gives none (reported as "no
+// manifest.json"), any other failure names the archive the way the user wrote it.
+std::vector<TarIndexEntry> index_archive(const fs::path& file, const std::string& name) {
   std::vector<TarIndexEntry> members;
   try {
     members = index_tar(file);
   } catch (const Error& e) {
-    // Not a tar at all: reported below as "no manifest.json". Otherwise the message
-    // names the archive the way the user wrote it.
     std::string msg = e.what();
     if (msg.find("is not a tar file") == std::string::npos) {
       if (msg.rfind(file.string() + " ", 0) == 0) {
-        msg = m_name + msg.substr(file.string().size());
+        msg = name + msg.substr(file.string().size());
       }
       throw Error(e.kind(), msg, e.hint());
     }
   }
-  std::map<std::string, const TarIndexEntry*> by_path;
-  for (const auto& m : members) {
-    by_path[m.path] = &m;
+  return members;
+}
+
+// A docker-archive's members by path, read whole in place.
+class ArchiveMembers {
+public:
+  ArchiveMembers(const std::vector<TarIndexEntry>& members, const fs::path& file, const std::string& name)
+      : m_file(file), m_name(name) {
+    for (const auto& m : members) {
+      m_by_path[m.path] = &m;
+    }
   }
-  // Older `docker save` links repeated layers (hard or symbolic).
-  auto find_member = [&](const std::string& wanted) -> const TarIndexEntry& {
+
+  bool has(const std::string& path) const { return m_by_path.count(path) != 0; }
+
+  // The member manifest.json names, through the links (hard or symbolic) with which
+  // older `docker save` stores repeated layers.
+  const TarIndexEntry& find(const std::string& wanted) const {
     std::string n = wanted;
     for (int hops = 0; hops < 8; ++hops) {
-      auto it = by_path.find(n);
-      if (it == by_path.end()) {
+      auto it = m_by_path.find(n);
+      if (it == m_by_path.end()) {
         break;
       }
       const TarIndexEntry& e = *it->second;
@@ -294,8 +359,10 @@ ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file
       }
     }
     throw Error(ErrorKind::input, m_name + ": manifest.json names " + wanted + ", which the archive lacks");
-  };
-  auto read_member = [&](const TarIndexEntry& e, std::int64_t max) {
+  }
+
+  // A member's bytes, refused past `max`.
+  std::string read(const TarIndexEntry& e, std::int64_t max) const {
     if (e.size > max) {
       throw Error(ErrorKind::input,
                   m_name + ": member " + e.path + " is too large (" + std::to_string(e.size) + " bytes)");
@@ -311,38 +378,90 @@ ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file
       got += n;
     }
     return bytes;
-  };
-  if (!by_path.count("manifest.json")) {
-    throw Error(ErrorKind::input, m_name + ": no manifest.json, so not a docker-archive",
-                "write one with `docker save`, `podman save` or `paddle-image pull -o docker-archive:FILE`");
   }
-  std::string config_name;
-  std::vector<std::string> layer_names;
+
+private:
+  const fs::path& m_file;
+  const std::string& m_name;
+  std::map<std::string, const TarIndexEntry*> m_by_path;
+};
+
+// What the first image of manifest.json names: its config and layer members and its tags.
+struct ArchiveManifest {
+  std::string config;
+  std::vector<std::string> layers;
+  std::vector<std::string> repo_tags;
+};
+
+// Reads manifest.json; malformed JSON or a wrong shape is an input error in our words.
+ArchiveManifest parse_archive_manifest(const ArchiveMembers& members, const std::string& name) {
+  ArchiveManifest am;
   try {
-    auto j = nlohmann::json::parse(read_member(find_member("manifest.json"), 16 << 20));
+    auto j = nlohmann::json::parse(members.read(members.find("manifest.json"), 16 << 20));
     const auto& first = j.at(0);
-    config_name = clean_member(first.at("Config").get<std::string>());
+    am.config = clean_member(first.at("Config").get<std::string>());
     if (first.contains("RepoTags") && first["RepoTags"].is_array()) {
       for (const auto& t : first["RepoTags"]) {
-        m_repo_tags.push_back(t.get<std::string>());
+        am.repo_tags.push_back(t.get<std::string>());
       }
     }
     for (const auto& l : first.at("Layers")) {
-      layer_names.push_back(clean_member(l.get<std::string>()));
+      am.layers.push_back(clean_member(l.get<std::string>()));
     }
   } catch (const nlohmann::json::parse_error& e) {
     // Our own words, not nlohmann's (which quote the bytes it stopped at).
     throw Error(ErrorKind::input,
-                m_name + ": manifest.json is not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")",
+                name + ": manifest.json is not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")",
                 "the archive is damaged or not a docker-archive: make it again with docker save or paddle-image");
   } catch (const nlohmann::json::exception&) {
     throw Error(ErrorKind::input,
-                m_name + ": manifest.json is not a docker-archive manifest (an array whose first object has a "
-                         "string Config, a Layers array of strings and optional RepoTags strings)",
+                name + ": manifest.json is not a docker-archive manifest (an array whose first object has a "
+                       "string Config, a Layers array of strings and optional RepoTags strings)",
                 "the archive is damaged or not a docker-archive: make it again with docker save or paddle-image");
   }
-  const TarIndexEntry& cm = find_member(config_name);
-  m_config_bytes = read_member(cm, 16 << 20);
+  return am;
+}
+
+// A layer member as the manifest describes it: its media type, sniffed from its first
+// bytes, and its digest: the diff_id for a layer stored uncompressed, else hashed in
+// place once (read, never copied).
+struct StoredLayer {
+  std::string type;
+  oci::Digest digest;
+  bool compressed = false;
+};
+
+StoredLayer stored_layer(const fs::path& file, const TarIndexEntry& e, const oci::Digest& diff_id) {
+  std::array<unsigned char, 4> head{};
+  std::size_t n = util::file_reader(file, e.offset, std::min<std::int64_t>(e.size, 4))(
+      reinterpret_cast<char*>(head.data()), head.size());
+  StoredLayer l{sniff_layer_type(head.data(), n), diff_id, false};
+  if (l.type != oci::media::k_layer_tar) {
+    util::Sha256 h;
+    auto r = util::file_reader(file, e.offset, e.size);
+    std::vector<char> buf(1 << 20);
+    while (std::size_t k = r(buf.data(), buf.size())) {
+      h.update(buf.data(), k);
+    }
+    l.digest = oci::Digest::sha256(h.finish_hex());
+    l.compressed = true;
+  }
+  return l;
+}
+
+} // namespace
+
+ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file), m_name(std::move(name)) {
+  std::vector<TarIndexEntry> entries = index_archive(file, m_name);
+  ArchiveMembers members(entries, m_file, m_name);
+  if (!members.has("manifest.json")) {
+    throw Error(ErrorKind::input, m_name + ": no manifest.json, so not a docker-archive",
+                "write one with `docker save`, `podman save` or `paddle-image pull -o docker-archive:FILE`");
+  }
+  ArchiveManifest am = parse_archive_manifest(members, m_name);
+  m_repo_tags = am.repo_tags;
+  const TarIndexEntry& cm = members.find(am.config);
+  m_config_bytes = members.read(cm, 16 << 20);
   oci::Manifest man;
   man.config = oci::Descriptor{oci::media::k_config,
                                oci::Digest::sha256(util::sha256_hex(m_config_bytes)),
@@ -350,35 +469,19 @@ ArchiveImage::ArchiveImage(const fs::path& file, std::string name) : m_file(file
                                {},
                                {}};
   m_blobs.push_back({man.config.digest, Blob{cm.offset, cm.size, true, -1}});
-  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(m_config_bytes, m_name + ": config " + config_name));
-  if (cfg.diff_ids.size() != layer_names.size()) {
+  oci::ImageConfig cfg = oci::config_from_json(oci::parse_json(m_config_bytes, m_name + ": config " + am.config));
+  if (cfg.diff_ids.size() != am.layers.size()) {
     throw Error(ErrorKind::input, m_name + ": the config lists " + std::to_string(cfg.diff_ids.size()) +
-                                      " diff_ids for " + std::to_string(layer_names.size()) + " layers");
+                                      " diff_ids for " + std::to_string(am.layers.size()) + " layers");
   }
-  for (std::size_t i = 0; i < layer_names.size(); ++i) {
-    const TarIndexEntry& e = find_member(layer_names[i]);
-    std::array<unsigned char, 4> head{};
-    std::size_t n = util::file_reader(m_file, e.offset, std::min<std::int64_t>(e.size, 4))(
-        reinterpret_cast<char*>(head.data()), head.size());
-    std::string type = sniff_layer_type(head.data(), n);
-    Blob b{e.offset, e.size, false, -1};
-    oci::Digest digest = cfg.diff_ids[i];
-    if (type == oci::media::k_layer_tar) {
-      // Stored uncompressed: its digest is its diff_id, checked by whoever copies it.
-      b.uncompressed_size = e.size;
-    } else {
-      // Compressed in the archive: hashed in place once (read, never copied).
-      util::Sha256 h;
-      auto r = util::file_reader(m_file, e.offset, e.size);
-      std::vector<char> buf(1 << 20);
-      while (std::size_t k = r(buf.data(), buf.size())) {
-        h.update(buf.data(), k);
-      }
-      digest = oci::Digest::sha256(h.finish_hex());
-      b.verified = true;
-    }
-    man.layers.push_back(oci::Descriptor{type, digest, e.size, {}, {}});
-    m_blobs.push_back({digest, b});
+  for (std::size_t i = 0; i < am.layers.size(); ++i) {
+    const TarIndexEntry& e = members.find(am.layers[i]);
+    StoredLayer l = stored_layer(m_file, e, cfg.diff_ids[i]);
+    // Stored uncompressed: its digest is its diff_id, checked by whoever copies it;
+    // compressed: hashed in place, so verified.
+    Blob b{e.offset, e.size, l.compressed, l.compressed ? -1 : e.size};
+    man.layers.push_back(oci::Descriptor{l.type, l.digest, e.size, {}, {}});
+    m_blobs.push_back({l.digest, b});
   }
   m_root = oci::manifest_blob(oci::canonical(oci::to_json(man)), oci::media::k_manifest);
 }

@@ -109,6 +109,145 @@ void check_locked_hash(const Selected& sel, const std::string& got) {
               "why before you update the lock with paddle-image lock");
 }
 
+// A wheel of the pinned version that the target can install.
+struct Fit {
+  const python::IndexFile* file;
+  python::WheelName wheel;
+  pep440::Version version;
+  std::size_t rank;
+};
+
+// What an index page offers for one lock line: the wheels that fit (yanked ones apart),
+// the files of the pinned version refused with why, and the other versions listed.
+struct Candidates {
+  std::vector<Fit> fits, yanked_fits;
+  std::vector<std::string> refused;
+  std::set<std::string> other_versions;
+};
+
+// Sorts each file of the page into the line's candidates, as pip would judge it.
+Candidates candidates(const python::RequirementLine& line, const std::vector<python::IndexFile>& files,
+                      const TargetFacts& facts, bool check_hash) {
+  Candidates c;
+  auto python = pep440::Version::parse(facts.python_full_version);
+  for (const auto& f : files) {
+    if (is_sdist(f.filename)) {
+      std::string v = sdist_version(f.filename);
+      if (!v.empty() && pin_matches(line, v)) {
+        c.refused.push_back(f.filename + ": a source distribution; paddle-image installs wheels only (there is no "
+                                         "build step), so the index must offer a wheel for the target");
+      }
+      continue;
+    }
+    python::WheelName w;
+    try {
+      w = python::WheelName::parse(f.filename);
+    } catch (const Error&) {
+      continue; // not a wheel name: nothing pip would take either
+    }
+    auto v = pep440::Version::parse(w.version);
+    if (!v) {
+      continue;
+    }
+    if (!pin_matches(line, w.version)) {
+      c.other_versions.insert(v->str());
+      continue;
+    }
+    if (check_hash && !f.sha256.empty() &&
+        std::find(line.sha256.begin(), line.sha256.end(), f.sha256) == line.sha256.end()) {
+      c.refused.push_back(f.filename + ": its sha256 " + short_hash(f.sha256) + " is not in the lock");
+      continue;
+    }
+    if (f.requires_python && python) {
+      try {
+        if (!pep440::SpecifierSet::parse(*f.requires_python).contains(*python, true)) {
+          c.refused.push_back(f.filename + ": requires Python " + *f.requires_python + ", the target has " +
+                              facts.python_full_version);
+          continue;
+        }
+      } catch (const std::invalid_argument&) {
+        // pip ignores a Requires-Python it cannot parse; so do we.
+      }
+    }
+    auto rank = python::tag_rank(w, facts.tags);
+    if (!rank) {
+      auto why = python::incompatibility(w, facts.target);
+      c.refused.push_back(f.filename + ": " +
+                          (why ? *why : "none of its tags is supported by " + facts.target.describe()));
+      continue;
+    }
+    Fit fit{&f, w, *v, *rank};
+    (f.yanked ? c.yanked_fits : c.fits).push_back(std::move(fit));
+  }
+  return c;
+}
+
+// pip's order: the newest matching version, then the most specific tag, then the
+// highest build number.
+bool better_fit(const Fit& a, const Fit& b) {
+  int c = pep440::compare(a.version, b.version);
+  if (c != 0) {
+    return c > 0; // the newest matching version, as pip
+  }
+  if (a.rank != b.rank) {
+    return a.rank < b.rank; // then the most specific tag
+  }
+  return a.wheel.build > b.wheel.build;
+}
+
+// The best of the fitting wheels; a yanked one only when no other fits (with a note).
+Selected best_fit(const python::RequirementLine& line, Candidates& c) {
+  auto& pool = c.fits.empty() ? c.yanked_fits : c.fits;
+  std::sort(pool.begin(), pool.end(), better_fit);
+  Selected s;
+  s.line = &line;
+  s.file = *pool.front().file;
+  s.wheel = pool.front().wheel;
+  if (c.fits.empty()) {
+    s.note = line.where() + ": " + s.file.filename + " is yanked" +
+             (s.file.yanked->empty() ? "" : " (" + *s.file.yanked + ")") +
+             "; taken because the lock pins exactly this version";
+  }
+  return s;
+}
+
+// No file of the pinned version at all: the error lists the versions the index has.
+[[noreturn]] void throw_no_file(const python::RequirementLine& line, const std::set<std::string>& other_versions) {
+  const std::string& name = line.requirement.name;
+  std::string pin = line.requirement.specifier.str();
+  std::vector<std::string> versions(other_versions.begin(), other_versions.end());
+  std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
+    auto va = pep440::Version::parse(a), vb = pep440::Version::parse(b);
+    return va && vb ? pep440::compare(*va, *vb) > 0 : a > b;
+  });
+  if (versions.size() > 12) {
+    versions.resize(12);
+    versions.push_back("…");
+  }
+  throw Error(
+      ErrorKind::incompatible,
+      line.where() + ": no file of " + name + pin + " on the index" +
+          (versions.empty() ? " (it lists no file of " + name + " at all)" : "; it has " + util::join(versions, ", ")),
+      "check the pinned version and the index (spec 'index'/'find_links', the lock's -i/-f); a version "
+      "published only on another index needs that index in 'index' or 'find_links'");
+}
+
+// Files of the pinned version, none of them fitting: the error lists each with why.
+[[noreturn]] void throw_no_fit(const python::RequirementLine& line, const std::vector<std::string>& refused,
+                               const TargetFacts& facts) {
+  const std::string& name = line.requirement.name;
+  std::string pin = line.requirement.specifier.str();
+  std::string list;
+  for (const auto& r : refused) {
+    list += "\n  - " + r;
+  }
+  throw Error(ErrorKind::incompatible,
+              line.where() + ": no wheel of " + name + pin + " fits " + facts.target.describe() +
+                  "; the index has:" + list,
+              "pin a version that publishes a wheel for this Python and platform, or change the base image or the "
+              "spec's python settings");
+}
+
 } // namespace
 
 TargetFacts target_facts(const python::PythonTarget& target, const std::string& python_full_version,
@@ -185,117 +324,14 @@ std::vector<std::string> Sources::redacted() const {
 
 Selected select_wheel(const python::RequirementLine& line, const std::vector<python::IndexFile>& files,
                       const TargetFacts& facts, bool check_hash) {
-  struct Fit {
-    const python::IndexFile* file;
-    python::WheelName wheel;
-    pep440::Version version;
-    std::size_t rank;
-  };
-  std::vector<Fit> fits, yanked_fits;
-  std::vector<std::string> refused;
-  std::set<std::string> other_versions;
-  auto python = pep440::Version::parse(facts.python_full_version);
-  for (const auto& f : files) {
-    if (is_sdist(f.filename)) {
-      std::string v = sdist_version(f.filename);
-      if (!v.empty() && pin_matches(line, v)) {
-        refused.push_back(f.filename + ": a source distribution; paddle-image installs wheels only (there is no "
-                                       "build step), so the index must offer a wheel for the target");
-      }
-      continue;
-    }
-    python::WheelName w;
-    try {
-      w = python::WheelName::parse(f.filename);
-    } catch (const Error&) {
-      continue; // not a wheel name: nothing pip would take either
-    }
-    auto v = pep440::Version::parse(w.version);
-    if (!v) {
-      continue;
-    }
-    if (!pin_matches(line, w.version)) {
-      other_versions.insert(v->str());
-      continue;
-    }
-    if (check_hash && !f.sha256.empty() &&
-        std::find(line.sha256.begin(), line.sha256.end(), f.sha256) == line.sha256.end()) {
-      refused.push_back(f.filename + ": its sha256 " + short_hash(f.sha256) + " is not in the lock");
-      continue;
-    }
-    if (f.requires_python && python) {
-      try {
-        if (!pep440::SpecifierSet::parse(*f.requires_python).contains(*python, true)) {
-          refused.push_back(f.filename + ": requires Python " + *f.requires_python + ", the target has " +
-                            facts.python_full_version);
-          continue;
-        }
-      } catch (const std::invalid_argument&) {
-        // pip ignores a Requires-Python it cannot parse; so do we.
-      }
-    }
-    auto rank = python::tag_rank(w, facts.tags);
-    if (!rank) {
-      auto why = python::incompatibility(w, facts.target);
-      refused.push_back(f.filename + ": " +
-                        (why ? *why : "none of its tags is supported by " + facts.target.describe()));
-      continue;
-    }
-    Fit fit{&f, w, *v, *rank};
-    (f.yanked ? yanked_fits : fits).push_back(std::move(fit));
+  Candidates c = candidates(line, files, facts, check_hash);
+  if (!c.fits.empty() || !c.yanked_fits.empty()) {
+    return best_fit(line, c);
   }
-  auto better = [](const Fit& a, const Fit& b) {
-    int c = pep440::compare(a.version, b.version);
-    if (c != 0) {
-      return c > 0; // the newest matching version, as pip
-    }
-    if (a.rank != b.rank) {
-      return a.rank < b.rank; // then the most specific tag
-    }
-    return a.wheel.build > b.wheel.build;
-  };
-  const std::string& name = line.requirement.name;
-  std::string pin = line.requirement.specifier.str();
-  if (!fits.empty() || !yanked_fits.empty()) {
-    auto& pool = fits.empty() ? yanked_fits : fits;
-    std::sort(pool.begin(), pool.end(), better);
-    Selected s;
-    s.line = &line;
-    s.file = *pool.front().file;
-    s.wheel = pool.front().wheel;
-    if (fits.empty()) {
-      s.note = line.where() + ": " + s.file.filename + " is yanked" +
-               (s.file.yanked->empty() ? "" : " (" + *s.file.yanked + ")") +
-               "; taken because the lock pins exactly this version";
-    }
-    return s;
+  if (c.refused.empty()) {
+    throw_no_file(line, c.other_versions);
   }
-  if (refused.empty()) {
-    std::vector<std::string> versions(other_versions.begin(), other_versions.end());
-    std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
-      auto va = pep440::Version::parse(a), vb = pep440::Version::parse(b);
-      return va && vb ? pep440::compare(*va, *vb) > 0 : a > b;
-    });
-    if (versions.size() > 12) {
-      versions.resize(12);
-      versions.push_back("…");
-    }
-    throw Error(ErrorKind::incompatible,
-                line.where() + ": no file of " + name + pin + " on the index" +
-                    (versions.empty() ? " (it lists no file of " + name + " at all)"
-                                      : "; it has " + util::join(versions, ", ")),
-                "check the pinned version and the index (spec 'index'/'find_links', the lock's -i/-f); a version "
-                "published only on another index needs that index in 'index' or 'find_links'");
-  }
-  std::string list;
-  for (const auto& r : refused) {
-    list += "\n  - " + r;
-  }
-  throw Error(ErrorKind::incompatible,
-              line.where() + ": no wheel of " + name + pin + " fits " + facts.target.describe() +
-                  "; the index has:" + list,
-              "pin a version that publishes a wheel for this Python and platform, or change the base image or the "
-              "spec's python settings");
+  throw_no_fit(line, c.refused, facts);
 }
 
 void check_closure(const std::vector<ClosureInput>& locked, const TargetFacts& facts, const std::string& lock_name) {
@@ -544,57 +580,67 @@ void fetch_locked_layer(LockedLayer& out, const TargetFacts& facts, const IndexA
   check_closure(closure, facts, out.file.string());
 }
 
-LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, const LockOptions& options,
-                      const IndexAccess& access, layers::LayerCache& cache, int jobs,
-                      const std::function<void(const std::string&)>& info) {
-  LockResult res;
-  auto reqs = python::parse_requirements(requirements, python::RequirementsMode::pinned);
-  res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults, options.indexes_from);
-  registry::Stats stats;
-  python::PackageIndex index = make_index(res.sources, access, stats);
-  std::vector<std::vector<python::IndexFile>> pages(reqs.requirements.size());
-  util::parallel_for(reqs.requirements.size(), jobs,
-                     [&](std::size_t i) { pages[i] = index.files(reqs.requirements[i].requirement.key); });
+namespace {
 
-  // Per line: the files whose hashes go into the lock, and the selected one (for the
-  // closure check) when the line applies to the target.
-  struct Plan {
-    std::vector<python::IndexFile> hashed;
-    std::optional<Selected> selected;
-  };
-  std::vector<Plan> plans(reqs.requirements.size());
+// Per line of the requirements: the files whose hashes go into the lock, and the
+// selected one (for the closure check) when the line applies to the target.
+struct LockPlan {
+  std::vector<python::IndexFile> hashed;
+  std::optional<Selected> selected;
+};
+
+// The wheels of the line's pinned version whose hashes the lock lists. Without
+// --all-platforms a line for this target takes every wheel that fits it (pip may pick
+// any of them on another machine of the same kind); a line whose marker excludes the
+// target keeps every wheel of the version.
+std::vector<python::IndexFile> hashed_files(const python::RequirementLine& line,
+                                            const std::vector<python::IndexFile>& page, const TargetFacts& facts,
+                                            bool all_platforms, bool applies) {
+  std::vector<python::IndexFile> hashed;
+  for (const auto& f : page) {
+    if (!ends_with(f.filename, ".whl")) {
+      continue;
+    }
+    python::WheelName w;
+    try {
+      w = python::WheelName::parse(f.filename);
+    } catch (const Error&) {
+      continue;
+    }
+    if (!pin_matches(line, w.version)) {
+      continue;
+    }
+    bool fits = python::tag_rank(w, facts.tags).has_value();
+    if (all_platforms || !applies || fits) {
+      hashed.push_back(f);
+    }
+  }
+  return hashed;
+}
+
+// Each line's plan; the note of a selected file (a yanked one) becomes a warning.
+std::vector<LockPlan> plan_lock(const python::RequirementsFile& reqs,
+                                const std::vector<std::vector<python::IndexFile>>& pages, const TargetFacts& facts,
+                                bool all_platforms, std::vector<std::string>& warnings) {
+  std::vector<LockPlan> plans(reqs.requirements.size());
   for (std::size_t i = 0; i < reqs.requirements.size(); ++i) {
     const auto& line = reqs.requirements[i];
     bool applies = marker_applies(line, facts);
     if (applies) {
       plans[i].selected = select_wheel(line, pages[i], facts, false);
       if (!plans[i].selected->note.empty()) {
-        res.warnings.push_back(plans[i].selected->note);
+        warnings.push_back(plans[i].selected->note);
       }
     }
-    for (const auto& f : pages[i]) {
-      if (!ends_with(f.filename, ".whl")) {
-        continue;
-      }
-      python::WheelName w;
-      try {
-        w = python::WheelName::parse(f.filename);
-      } catch (const Error&) {
-        continue;
-      }
-      if (!pin_matches(line, w.version)) {
-        continue;
-      }
-      // Without --all-platforms a line for this target takes every wheel that fits it
-      // (pip may pick any of them on another machine of the same kind); a line whose
-      // marker excludes the target keeps every wheel of the version.
-      bool fits = python::tag_rank(w, facts.tags).has_value();
-      if (options.all_platforms || !applies || fits) {
-        plans[i].hashed.push_back(f);
-      }
-    }
+    plans[i].hashed = hashed_files(line, pages[i], facts, all_platforms, applies);
   }
-  // Hashes the index does not advertise are computed from the file (kept in the cache).
+  return plans;
+}
+
+// Hashes the index does not advertise, computed from the file (url -> sha256).
+std::map<std::string, std::string> hash_unadvertised(const std::vector<LockPlan>& plans,
+                                                     const python::RequirementsFile& reqs, python::PackageIndex& index,
+                                                     int jobs, const std::function<void(const std::string&)>& info) {
   std::vector<Selected> to_hash;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     for (const auto& f : plans[i].hashed) {
@@ -620,8 +666,15 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
       computed[to_hash[k].file.url] = hex;
     });
   }
-  // Closure over the lines that apply: metadata from PEP 658 files where offered, else
-  // from the wheel itself, downloaded into the cache (where the build will find it).
+  return computed;
+}
+
+// The closure's inputs over the lines that apply: metadata from PEP 658 files where
+// offered, else from the wheel itself, downloaded into the cache (where the build will
+// find it).
+std::vector<ClosureInput> lock_closure(const std::vector<LockPlan>& plans, std::map<std::string, std::string>& computed,
+                                       python::PackageIndex& index, layers::LayerCache& cache, int jobs,
+                                       const std::function<void(const std::string&)>& info) {
   std::vector<ClosureInput> closure;
   std::vector<python::RequirementLine> known(plans.size());
   std::vector<Selected> to_fetch;
@@ -644,11 +697,15 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   for (const auto& w : fetch_wheels(to_fetch, index, cache, jobs, info, fetch_stats)) {
     closure.push_back(closure_input(w.selected, python::read_wheel_metadata(w.path, w.selected.file.filename)));
   }
-  check_closure(closure, facts, requirements.string());
+  return closure;
+}
 
+// The lock's head: what wrote it, and the requirements' index options.
+std::string lock_header(const python::RequirementsFile& reqs, const fs::path& requirements, const TargetFacts& facts,
+                        bool all_platforms) {
   std::ostringstream text;
   text << "#\n# This file is written by paddle-image lock from " << requirements.filename().string() << " for "
-       << (options.all_platforms ? "every platform" : facts.target.describe()) << ".\n"
+       << (all_platforms ? "every platform" : facts.target.describe()) << ".\n"
        << "# Edit " << requirements.filename().string()
        << " and run paddle-image lock again; do not edit by hand.\n#\n";
   if (reqs.no_index) {
@@ -668,36 +725,63 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   if (reqs.no_index || reqs.index_url || !reqs.extra_index_urls.empty() || !reqs.find_links.empty()) {
     text << "\n";
   }
-  for (std::size_t i = 0; i < reqs.requirements.size(); ++i) {
-    const auto& line = reqs.requirements[i];
-    std::set<std::string> hashes;
-    LockResult::Line rl;
-    rl.name = line.requirement.name;
-    rl.version = line.pinned();
-    for (const auto& f : plans[i].hashed) {
-      std::string h = f.sha256.empty() ? computed[f.url] : f.sha256;
-      hashes.insert(h);
-      rl.files.push_back(f.filename);
-    }
-    if (hashes.empty() && !plans[i].selected && line.requirement.marker) {
-      // Its marker excludes the target and the index has no wheel of it: written as it
-      // is, as pip ignores it here; a build for a target it applies to refuses it.
-      res.warnings.push_back(line.where() + ": " + line.text +
-                             ": no wheel on the index, and its marker excludes the target; written without hashes");
-      text << line.text << "\n";
-      res.lines.push_back(rl);
-      continue;
-    }
-    if (hashes.empty()) {
-      throw Error(ErrorKind::incompatible, line.where() + ": no wheel of " + line.text + " on the index to hash",
-                  "pin a version that publishes wheels");
-    }
-    text << line.text;
-    for (const auto& h : hashes) {
-      text << " \\\n    --hash=sha256:" << h;
-    }
-    text << "\n";
+  return text.str();
+}
+
+// One requirement line with its hashes, written to the lock and reported in `res`.
+void lock_line(const python::RequirementLine& line, const LockPlan& plan, std::map<std::string, std::string>& computed,
+               std::ostringstream& text, LockResult& res) {
+  std::set<std::string> hashes;
+  LockResult::Line rl;
+  rl.name = line.requirement.name;
+  rl.version = line.pinned();
+  for (const auto& f : plan.hashed) {
+    std::string h = f.sha256.empty() ? computed[f.url] : f.sha256;
+    hashes.insert(h);
+    rl.files.push_back(f.filename);
+  }
+  if (hashes.empty() && !plan.selected && line.requirement.marker) {
+    // Its marker excludes the target and the index has no wheel of it: written as it
+    // is, as pip ignores it here; a build for a target it applies to refuses it.
+    res.warnings.push_back(line.where() + ": " + line.text +
+                           ": no wheel on the index, and its marker excludes the target; written without hashes");
+    text << line.text << "\n";
     res.lines.push_back(rl);
+    return;
+  }
+  if (hashes.empty()) {
+    throw Error(ErrorKind::incompatible, line.where() + ": no wheel of " + line.text + " on the index to hash",
+                "pin a version that publishes wheels");
+  }
+  text << line.text;
+  for (const auto& h : hashes) {
+    text << " \\\n    --hash=sha256:" << h;
+  }
+  text << "\n";
+  res.lines.push_back(rl);
+}
+
+} // namespace
+
+LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, const LockOptions& options,
+                      const IndexAccess& access, layers::LayerCache& cache, int jobs,
+                      const std::function<void(const std::string&)>& info) {
+  LockResult res;
+  auto reqs = python::parse_requirements(requirements, python::RequirementsMode::pinned);
+  res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults, options.indexes_from);
+  registry::Stats stats;
+  python::PackageIndex index = make_index(res.sources, access, stats);
+  std::vector<std::vector<python::IndexFile>> pages(reqs.requirements.size());
+  util::parallel_for(reqs.requirements.size(), jobs,
+                     [&](std::size_t i) { pages[i] = index.files(reqs.requirements[i].requirement.key); });
+  std::vector<LockPlan> plans = plan_lock(reqs, pages, facts, options.all_platforms, res.warnings);
+  std::map<std::string, std::string> computed = hash_unadvertised(plans, reqs, index, jobs, info);
+  check_closure(lock_closure(plans, computed, index, cache, jobs, info), facts, requirements.string());
+
+  std::ostringstream text;
+  text << lock_header(reqs, requirements, facts, options.all_platforms);
+  for (std::size_t i = 0; i < reqs.requirements.size(); ++i) {
+    lock_line(reqs.requirements[i], plans[i], computed, text, res);
   }
   res.text = text.str();
   return res;

@@ -249,6 +249,155 @@ bool tls_code(CURLcode c) {
   }
 }
 
+// The handle's request and connection: the URL, the shared DNS and TLS sessions,
+// HTTP(S) only (redirects too), the connect timeout.
+void set_connection_options(CURL* c, const Request& req, char* errbuf, void* share, long connect_timeout_s) {
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(c, CURLOPT_SHARE, share);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, req.connect_timeout_s > 0 ? req.connect_timeout_s : connect_timeout_s);
+}
+
+// The limits the progress callback enforces: the stall timeout always; a document's
+// deadline, or a streamed body's least rate (none for a cleanup request).
+void set_limits(Transfer& t, const Request& req, const HttpOptions& o) {
+  t.stall_timeout_s = o.stall_timeout_s;
+  if (!req.cleanup) {
+    if (!req.sink && !req.reader) {
+      t.deadline_s = o.document_deadline_s;
+    } else {
+      t.min_rate_bps = o.min_rate_bps;
+      t.rate_window_s = std::max(1L, o.rate_window_s);
+    }
+  }
+}
+
+// Progress (stall and rate checks), buffer sizes, the user agent, redirects, and a
+// cleanup request's short timeout.
+void set_transfer_options(CURL* c, const Request& req, Transfer& t) {
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "paddle-image/0.1");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+  if (req.cleanup) {
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+  }
+}
+
+// Whether the peer's certificate and host name are checked.
+void set_verify(CURL* c, const TlsPolicy& tls) {
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
+}
+
+// The trusted CAs: `pem` (the system's bundle and --ca-file as one blob, which `blob`
+// points at for the transfer) when there is a --ca-file, else the system's bundle;
+// the system's hashed directory in both cases.
+void set_trusted_cas(CURL* c, const std::string* pem, const SystemTrust& trust, curl_blob& blob) {
+  if (pem) {
+    blob.data = const_cast<char*>(pem->data());
+    blob.len = pem->size();
+    blob.flags = CURL_BLOB_NOCOPY;
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+  } else {
+    curl_easy_setopt(c, CURLOPT_CAINFO, trust.file.empty() ? nullptr : trust.file.c_str());
+  }
+  curl_easy_setopt(c, CURLOPT_CAPATH, trust.dir.empty() ? nullptr : trust.dir.c_str());
+}
+
+// The body and header callbacks, and the redacted trace when there is a log.
+void set_callbacks(CURL* c, Transfer& t, bool logging) {
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
+  if (logging) {
+    curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_debug);
+    curl_easy_setopt(c, CURLOPT_DEBUGDATA, &t);
+  }
+}
+
+// The request's headers, with curl's "Expect: 100-continue" switched off.
+struct curl_slist* request_headers(const Request& req) {
+  struct curl_slist* hdrs = nullptr;
+  for (const auto& h : req.headers) {
+    hdrs = curl_slist_append(hdrs, h.c_str());
+  }
+  hdrs = curl_slist_append(hdrs, "Expect:");
+  return hdrs;
+}
+
+// The method, and for one with a body its reader (a string rewinds, a stream does not)
+// and size.
+void set_method(CURL* c, const Request& req, Transfer& t) {
+  bool has_body =
+      req.reader || !req.body.empty() || req.method == "PUT" || req.method == "PATCH" || req.method == "POST";
+  if (req.method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else if (has_body) {
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(c, CURLOPT_READDATA, &t);
+    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+    curl_easy_setopt(c, CURLOPT_SEEKDATA, &t);
+    curl_off_t size = req.reader ? static_cast<curl_off_t>(req.body_size) : static_cast<curl_off_t>(req.body.size());
+    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
+  } else if (req.method != "GET") {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+}
+
+// What the finished transfer says about the answer: its status (when one came), the
+// URL after redirects and the HTTP version.
+void read_response_info(CURL* c, Response& resp) {
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  if (status != 0) {
+    resp.status = status;
+  }
+  char* effective = nullptr;
+  if (curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr) {
+    resp.effective_url = effective;
+  }
+  long ver = 0;
+  curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &ver);
+  resp.http_version = ver == CURL_HTTP_VERSION_2_0 ? "2" : ver == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1";
+}
+
+// Why a transfer failed, in our words for our own limits (stall, deadline, rate), else
+// curl's; a certificate failure adds which CAs were trusted.
+std::string failure_message(CURLcode rc, const Transfer& t, const char* errbuf, const SystemTrust& st,
+                            const TlsPolicy& tls) {
+  std::string message = t.stalled    ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
+                        : t.too_long ? "no complete answer within " + std::to_string(t.deadline_s) +
+                                           " s (the deadline for a manifest, token or index page: twice --timeout)"
+                        : t.too_slow ? "too slow: fewer than " + std::to_string(t.min_rate_bps) +
+                                           " bytes a second over " + std::to_string(t.rate_window_s) + " s (--timeout)"
+                        : errbuf[0] ? std::string(errbuf)
+                                    : std::string(curl_easy_strerror(rc));
+  while (!message.empty() && message.back() == '\n') {
+    message.pop_back();
+  }
+  if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+    // Which CAs were trusted: on a host whose bundle is elsewhere, this is the answer.
+    message += st.file.empty() && st.dir.empty()
+                   ? " (no CA bundle was found on this host: set SSL_CERT_FILE to one, or pass --ca-file)"
+                   : " (trusted: " + (st.file.empty() ? st.dir : st.file) + ", " + st.source +
+                         (tls.ca_file.empty() ? "" : ", and --ca-file " + tls.ca_file) + ")";
+  }
+  return message;
+}
+
 } // namespace
 
 std::string Headers::get(const std::string& name) const {
@@ -386,80 +535,18 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   t.resp = &resp;
   t.log = &m_options.log;
   char errbuf[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
-  curl_easy_setopt(c, CURLOPT_SHARE, m_share);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
-                   req.connect_timeout_s > 0 ? req.connect_timeout_s : m_options.connect_timeout_s);
-  t.stall_timeout_s = m_options.stall_timeout_s;
-  if (!req.cleanup) {
-    if (!req.sink && !req.reader) {
-      t.deadline_s = m_options.document_deadline_s;
-    } else {
-      t.min_rate_bps = m_options.min_rate_bps;
-      t.rate_window_s = std::max(1L, m_options.rate_window_s);
-    }
-  }
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
-  curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "paddle-image/0.1");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
-  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-  if (req.cleanup) {
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
-  }
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
+  set_connection_options(c, req, errbuf, m_share, m_options.connect_timeout_s);
+  set_limits(t, req, m_options);
+  set_transfer_options(c, req, t);
+  set_verify(c, tls);
   // The system's CAs as found on this host (not the paths compiled into libcurl), plus
   // --ca-file: curl reads one file, so both go in as one blob.
   curl_blob blob{};
-  if (!tls.ca_file.empty()) {
-    const std::string& pem = trust_blob(tls.ca_file);
-    blob.data = const_cast<char*>(pem.data());
-    blob.len = pem.size();
-    blob.flags = CURL_BLOB_NOCOPY;
-    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
-  } else {
-    curl_easy_setopt(c, CURLOPT_CAINFO, m_trust.file.empty() ? nullptr : m_trust.file.c_str());
-  }
-  curl_easy_setopt(c, CURLOPT_CAPATH, m_trust.dir.empty() ? nullptr : m_trust.dir.c_str());
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
-  if (m_options.log) {
-    curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
-    curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_debug);
-    curl_easy_setopt(c, CURLOPT_DEBUGDATA, &t);
-  }
-  struct curl_slist* hdrs = nullptr;
-  for (const auto& h : req.headers) {
-    hdrs = curl_slist_append(hdrs, h.c_str());
-  }
-  hdrs = curl_slist_append(hdrs, "Expect:");
-  bool has_body =
-      req.reader || !req.body.empty() || req.method == "PUT" || req.method == "PATCH" || req.method == "POST";
-  if (req.method == "HEAD") {
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-  } else if (has_body) {
-    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(c, CURLOPT_READDATA, &t);
-    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
-    curl_easy_setopt(c, CURLOPT_SEEKDATA, &t);
-    curl_off_t size = req.reader ? static_cast<curl_off_t>(req.body_size) : static_cast<curl_off_t>(req.body.size());
-    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
-  } else if (req.method != "GET") {
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
-  }
+  const std::string* pem = tls.ca_file.empty() ? nullptr : &trust_blob(tls.ca_file);
+  set_trusted_cas(c, pem, m_trust, blob);
+  set_callbacks(c, t, static_cast<bool>(m_options.log));
+  struct curl_slist* hdrs = request_headers(req);
+  set_method(c, req, t);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
   CURLcode rc = curl_easy_perform(c);
   curl_slist_free_all(hdrs);
@@ -469,42 +556,13 @@ Response Http::perform(const Request& req, const TlsPolicy& tls) {
   if (t.interrupted) {
     util::throw_interrupted();
   }
-  long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  if (status != 0) {
-    resp.status = status;
-  }
-  char* effective = nullptr;
-  if (curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr) {
-    resp.effective_url = effective;
-  }
-  long ver = 0;
-  curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &ver);
-  resp.http_version = ver == CURL_HTTP_VERSION_2_0 ? "2" : ver == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1";
+  read_response_info(c, resp);
   if (rc != CURLE_OK) {
     if (t.stalled || t.too_slow || t.too_long) {
       rc = CURLE_OPERATION_TIMEDOUT;
     }
-    std::string message = t.stalled    ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
-                          : t.too_long ? "no complete answer within " + std::to_string(t.deadline_s) +
-                                             " s (the deadline for a manifest, token or index page: twice --timeout)"
-                          : t.too_slow
-                              ? "too slow: fewer than " + std::to_string(t.min_rate_bps) + " bytes a second over " +
-                                    std::to_string(t.rate_window_s) + " s (--timeout)"
-                          : errbuf[0] ? std::string(errbuf)
-                                      : std::string(curl_easy_strerror(rc));
-    while (!message.empty() && message.back() == '\n') {
-      message.pop_back();
-    }
-    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
-      // Which CAs were trusted: on a host whose bundle is elsewhere, this is the answer.
-      const SystemTrust& st = m_trust;
-      message += st.file.empty() && st.dir.empty()
-                     ? " (no CA bundle was found on this host: set SSL_CERT_FILE to one, or pass --ca-file)"
-                     : " (trusted: " + (st.file.empty() ? st.dir : st.file) + ", " + st.source +
-                           (tls.ca_file.empty() ? "" : ", and --ca-file " + tls.ca_file) + ")";
-    }
-    throw TransportFailure(message, static_cast<int>(rc), retryable_code(rc), tls_code(rc));
+    throw TransportFailure(failure_message(rc, t, errbuf, m_trust, tls), static_cast<int>(rc), retryable_code(rc),
+                           tls_code(rc));
   }
   return resp;
 }
