@@ -4,7 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
-#include "imageio/destination.hpp"
+#include "imageio/copy.hpp"
 #include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
 #include "registry/transfer.hpp"
@@ -35,134 +35,51 @@ struct CopyArgs {
   RegistryFlags flags;
 };
 
-enum class Mode { push, pull, copy };
-
-// The repository of a docker-archive destination: the source registry reference, else
-// the source archive's own RepoTags, else the image's org.opencontainers.image.title,
-// else --name; none of them is a usage error.
-std::string archive_repository(const oci::ImageRef& src_ref, const std::string& archive_repo, const oci::Manifest& m,
-                               const oci::ImageConfig& cfg, const std::string& name_flag) {
-  auto parse_name = [](const std::string& text, const std::string& what) {
-    oci::ImageRef r = util::with_context(what, [&] { return oci::ImageRef::parse(text); });
-    if (r.kind != oci::ImageRef::Kind::registry) {
-      throw Error(ErrorKind::usage, what + ": '" + text + "' is not a repository name", "e.g. team/ocr-train");
-    }
-    return imageio::repo_tag_name(r);
-  };
-  if (!name_flag.empty()) {
-    return parse_name(name_flag, "--name");
-  }
-  if (src_ref.kind == oci::ImageRef::Kind::registry) {
-    return imageio::repo_tag_name(src_ref);
-  }
-  if (!archive_repo.empty()) {
-    return archive_repo;
-  }
-  std::string title;
-  if (auto it = m.annotations.find("org.opencontainers.image.title"); it != m.annotations.end()) {
-    title = it->second;
-  } else if (auto lt = cfg.config.labels.find("org.opencontainers.image.title"); lt != cfg.config.labels.end()) {
-    title = lt->second;
-  }
-  if (!title.empty()) {
-    return parse_name(title, "org.opencontainers.image.title");
-  }
-  throw Error(ErrorKind::usage,
-              "the docker-archive needs a repository name for its RepoTags, and " + src_ref.str() +
-                  " names none (no registry reference, no RepoTags, no org.opencontainers.image.title)",
-              "pass --name REPOSITORY, e.g. --name team/ocr-train");
+// The transfer's JSON: references, the manifest written, what moved.
+nlohmann::json copy_meta(const imageio::CopyRefs& refs, const oci::CopyResult& res, const RegistrySession& sess,
+                         double secs) {
+  return {{"source", refs.src.str()},
+          {"destination", refs.dst.str()},
+          {"digest", res.manifest.digest.str()},
+          {"media_type", res.manifest.media_type},
+          {"refs", res.refs},
+          {"attachments", res.attachments},
+          {"stats", sess.stats_json()},
+          {"seconds", secs}};
 }
 
-// The RepoTags repository of a docker-archive destination, read from the source
-// before anything is written (a missing name is refused first).
-std::string archive_repository_of(const oci::Image& src, const oci::ImageRef& src_ref, const std::string& archive_repo,
-                                  const std::string& name_flag, const oci::ImageRef& dst,
-                                  const oci::CopyOptions& topt) {
-  if (topt.all_platforms) {
-    throw Error(ErrorKind::usage, dst.str() + ": a docker-archive holds one platform; drop --all");
-  }
-  oci::ManifestBlob mb = oci::select_platform(src, topt);
-  oci::Manifest m = oci::manifest_from_json(oci::parse_json(mb.bytes, "manifest of " + src.name()));
-  oci::ImageConfig cfg = oci::read_config(src, m);
-  return archive_repository(src_ref, archive_repo, m, cfg, name_flag);
-}
-
-int run_copy(const CopyArgs& a, Mode mode) {
-  Output out = Output::detect(a.json, a.quiet);
-  auto t0 = std::chrono::steady_clock::now();
-  oci::ImageRef src = util::with_context("source", [&] { return oci::ImageRef::parse(a.src); });
-  oci::ImageRef dst = util::with_context("destination", [&] { return oci::ImageRef::parse(a.dst); });
-  if (mode == Mode::push && dst.kind != oci::ImageRef::Kind::registry) {
-    throw Error(ErrorKind::usage, "push: '" + a.dst + "' is not a registry reference",
-                "e.g. paddle-image push oci:out/app:1.0 registry.example.com/team/app:1.0");
-  }
-  if (mode == Mode::pull && src.kind != oci::ImageRef::Kind::registry) {
-    throw Error(ErrorKind::usage, "pull: '" + a.src + "' is not a registry reference",
-                "e.g. paddle-image pull registry.example.com/team/app:1.0 --output oci:app");
-  }
-  if (dst.kind == oci::ImageRef::Kind::registry && !dst.digest.empty()) {
-    throw Error(ErrorKind::usage, dst.str() + ": a destination takes a tag, not a digest", "drop the @sha256:... part");
-  }
-  oci::check_tag_flags(a.tags);
-  std::string cred_host = dst.kind == oci::ImageRef::Kind::registry ? dst.registry : src.registry;
-  RegistrySession sess(a.flags, out, cred_host);
-  std::vector<std::string> archive_repo_tags;
-  oci::ImagePtr source = open_image(src, sess, &archive_repo_tags);
-  oci::CopyOptions topt = sess.transfer_options();
-  // An explicit --platform also applies to a single-platform image: a mismatch is
-  // refused (exit 9) before anything is copied.
-  oci::select_platform(*source, topt);
-  // A source archive's "repo:tag" entries: its repository, and its tags.
-  std::string archive_repo;
-  std::vector<std::string> archive_tags;
-  for (const auto& rt : archive_repo_tags) {
-    auto colon = rt.rfind(':');
-    if (colon != std::string::npos && rt.find('/', colon) == std::string::npos) {
-      if (archive_repo.empty()) {
-        archive_repo = rt.substr(0, colon);
-      }
-      if (rt.substr(0, colon) == archive_repo) {
-        archive_tags.push_back(rt.substr(colon + 1));
-      }
-    }
-  }
-  // The source's tags stand in when neither the destination nor --tag names one.
-  std::vector<std::string> tags = imageio::destination_tags(
-      dst, a.tags,
-      !archive_tags.empty() ? archive_tags : std::vector<std::string>{!src.tag.empty() ? src.tag : "latest"});
-  out.info("copying " + source->name() + " (" + source->root().digest.str() + ") to " + dst.str());
-  imageio::DestinationOptions dopt;
-  dopt.copy = topt;
-  dopt.connect = [&sess](const std::string& host) { return sess.connect(host); };
-  dopt.archive_mtime = builder::k_default_epoch; // the archive's member times: never the wall clock
-  if (dst.kind == oci::ImageRef::Kind::docker_archive) {
-    dopt.archive_repository = util::with_context(
-        "writing " + dst.str(), [&] { return archive_repository_of(*source, src, archive_repo, a.name, dst, topt); });
-  }
-  oci::CopyResult res = imageio::open_destination(dst, std::move(dopt))->write(*source, tags);
-  sess.finish();
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  nlohmann::json meta = {{"source", src.str()},
-                         {"destination", dst.str()},
-                         {"digest", res.manifest.digest.str()},
-                         {"media_type", res.manifest.media_type},
-                         {"refs", res.refs},
-                         {"attachments", res.attachments},
-                         {"stats", sess.stats_json()},
-                         {"seconds", secs}};
+// --digest-file, --image-refs (the references written, one per line) and --metadata-file.
+void write_copy_files(const CopyArgs& a, const oci::CopyResult& res, const std::string& refs,
+                      const nlohmann::json& meta) {
   if (!a.digest_file.empty()) {
     util::write_file_atomic(a.digest_file, res.manifest.digest.str() + "\n");
   }
-  std::string text;
-  for (const auto& r : res.refs) {
-    text += r + "\n";
-  }
   if (!a.image_refs.empty()) {
-    util::write_file_atomic(a.image_refs, text);
+    util::write_file_atomic(a.image_refs, refs);
   }
   if (!a.metadata_file.empty()) {
     util::write_file_atomic(a.metadata_file, meta.dump(2) + "\n");
   }
+}
+
+int run_copy(const CopyArgs& a, imageio::CopyMode mode) {
+  Output out = Output::detect(a.json, a.quiet);
+  auto t0 = std::chrono::steady_clock::now();
+  imageio::CopyRequest req{mode, a.src, a.dst, a.tags, a.name};
+  imageio::CopyRefs refs = imageio::parse_copy(req);
+  RegistrySession sess(a.flags, out, refs.credential_host());
+  imageio::CopyRun run{sess.transfer_options(), [&sess](const std::string& host) { return sess.connect(host); },
+                       builder::k_default_epoch, // the archive's member times: never the wall clock
+                       [&out](const std::string& line) { out.info(line); }};
+  oci::CopyResult res = imageio::copy_image(req, refs, run);
+  sess.finish();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nlohmann::json meta = copy_meta(refs, res, sess, secs);
+  std::string text;
+  for (const auto& r : res.refs) {
+    text += r + "\n";
+  }
+  write_copy_files(a, res, text, meta);
   const auto& st = sess.stats();
   out.info("done in " + std::to_string(secs).substr(0, 5) + " s: " + human_size(st.bytes_uploaded) + " uploaded, " +
            human_size(st.bytes_mounted) + " mounted, " + human_size(st.bytes_skipped) + " already there, " +
@@ -302,21 +219,21 @@ void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   c->add_option("source", push->src, "oci:DIR[:TAG], docker-archive:FILE or a registry reference")->required();
   c->add_option("destination", push->dst, "REGISTRY/REPO[:TAG]")->required();
   add_copy_flags(c, push);
-  actions.emplace_back(c, [push] { return run_copy(*push, Mode::push); });
+  actions.emplace_back(c, [push] { return run_copy(*push, imageio::CopyMode::push); });
 
   auto pull = std::make_shared<CopyArgs>();
   c = app.add_subcommand("pull", "Pull an image from a registry into an OCI layout (or docker-archive)");
   c->add_option("source", pull->src, "REGISTRY/REPO[:TAG][@DIGEST]")->required();
   c->add_option("-o,--output", pull->dst, "oci:DIR[:TAG] or docker-archive:FILE")->required();
   add_copy_flags(c, pull);
-  actions.emplace_back(c, [pull] { return run_copy(*pull, Mode::pull); });
+  actions.emplace_back(c, [pull] { return run_copy(*pull, imageio::CopyMode::pull); });
 
   auto copy = std::make_shared<CopyArgs>();
   c = app.add_subcommand("copy", "Copy an image between registries, OCI layouts and docker-archive files");
   c->add_option("source", copy->src, "registry reference, oci:DIR[:TAG] or docker-archive:FILE")->required();
   c->add_option("destination", copy->dst, "registry reference, oci:DIR[:TAG] or docker-archive:FILE")->required();
   add_copy_flags(c, copy);
-  actions.emplace_back(c, [copy] { return run_copy(*copy, Mode::copy); });
+  actions.emplace_back(c, [copy] { return run_copy(*copy, imageio::CopyMode::copy); });
 
   auto tags = std::make_shared<TagsArgs>();
   c = app.add_subcommand("tags", "List the tags of a registry repository");

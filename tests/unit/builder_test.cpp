@@ -5,6 +5,7 @@
 #include "builder/base.hpp"
 #include "builder/build.hpp"
 #include "builder/sign_build.hpp"
+#include "imageio/copy.hpp"
 #include "imageio/destination.hpp"
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
@@ -427,6 +428,43 @@ TEST_SUITE("builder") {
     CHECK(e.kind() == util::ErrorKind::usage);
     CHECK(contains(e.what(), "a docker-archive cannot carry signatures"));
     CHECK(contains(e.hint(), "-o oci:DIR"));
+  }
+
+  TEST_CASE("imageio: the copy use case's checks and a docker-archive's repository") {
+    using imageio::CopyMode;
+    auto refs = imageio::parse_copy({CopyMode::copy, "oci:/x/in:v1", "127.0.0.1:5000/team/app:2", {"a"}, ""});
+    CHECK(refs.src.kind == oci::ImageRef::Kind::oci_layout);
+    CHECK(refs.credential_host() == "127.0.0.1:5000"); // the destination's
+    CHECK(imageio::parse_copy({CopyMode::pull, "127.0.0.1:5001/a/b:1", "oci:/x/o", {}, ""}).credential_host() ==
+          "127.0.0.1:5001");
+    auto e = error_of([] { imageio::parse_copy({CopyMode::push, "oci:/x/in:v1", "oci:/x/out", {}, ""}); });
+    CHECK(e.kind() == util::ErrorKind::usage);
+    CHECK(contains(e.what(), "push: 'oci:/x/out' is not a registry reference"));
+    e = error_of([] { imageio::parse_copy({CopyMode::pull, "oci:/x/in", "oci:/x/out", {}, ""}); });
+    CHECK(contains(e.what(), "pull: 'oci:/x/in' is not a registry reference"));
+    e = error_of([] {
+      imageio::parse_copy({CopyMode::copy, "oci:/x/in", "example.com/a/b@sha256:" + std::string(64, 'a'), {}, ""});
+    });
+    CHECK(contains(e.what(), "a destination takes a tag, not a digest"));
+    e = error_of([] { imageio::parse_copy({CopyMode::copy, "oci:/x/in", "oci:/x/out", {".bad"}, ""}); });
+    CHECK(contains(e.what(), "--tag '.bad' is not a valid tag"));
+
+    oci::Manifest m;
+    oci::ImageConfig cfg;
+    const auto layout = oci::ImageRef::parse("oci:/x/in:v1");
+    CHECK(imageio::archive_repository(layout, "", m, cfg, "team/named") == "team/named");
+    CHECK(imageio::archive_repository(oci::ImageRef::parse("127.0.0.1:5000/team/app:1"), "from/archive", m, cfg, "") ==
+          "127.0.0.1:5000/team/app");
+    CHECK(imageio::archive_repository(layout, "from/archive", m, cfg, "") == "from/archive");
+    cfg.config.labels["org.opencontainers.image.title"] = "registry.example.com/ocr/train";
+    CHECK(imageio::archive_repository(layout, "", m, cfg, "") == "registry.example.com/ocr/train");
+    m.annotations["org.opencontainers.image.title"] = "docker.io/team/ocr";
+    CHECK(imageio::archive_repository(layout, "", m, cfg, "") == "team/ocr"); // the manifest's title first
+    e = error_of([&] { imageio::archive_repository(layout, "", oci::Manifest{}, oci::ImageConfig{}, ""); });
+    CHECK(e.kind() == util::ErrorKind::usage);
+    CHECK(contains(e.hint(), "--name"));
+    e = error_of([&] { imageio::archive_repository(layout, "", m, cfg, "oci:/not/a/repo"); });
+    CHECK(contains(e.what(), "--name: 'oci:/not/a/repo' is not a repository name"));
   }
 
   TEST_CASE("imageio: one tag policy (destination_tags)") {
