@@ -14,6 +14,11 @@
 #           it registry -> docker-archive and layout -> docker-archive;
 #   render  dockerfile, github-actions and gitlab-ci for the example;
 #   warm    export of the example to the OCI archive containerd imports;
+#   doctor  fixture hosts (tests/fixtures/hosts, prepared once with the fake NVML and
+#           libcuda as tests/integration/doctor.sh does): text and JSON reports, with
+#           --requires and --strict, the DaemonSet --render writes, and aggregate over
+#           the reports (files, JSON lines on stdin, unnamed nodes, a garbage file),
+#           with every exit status and error message;
 #   sign    the example's layout with one shared key: the signature itself is random
 #           (ECDSA), so the payload it signs is compared, and whether cosign_check.py
 #           (the independent checker the tests use) accepts each.
@@ -76,6 +81,47 @@ config:
   entrypoint: [python3, /home/paddle/work/main.py]
 EOF
 "$NEW" key generate -o "$WORK/signer" >/dev/null
+HOSTS=$ROOT/tests/fixtures/hosts
+DOCTOR_HOSTS=(healthy-8xh100 nvswitch-no-fm stale-cdi geforce-forward-compat-804)
+gcc -shared -fPIC -O1 -Wl,-soname,libnvidia-ml.so.1 -o "$WORK/fake-nvml.so" "$SUPPORT/fakegpu/fake_nvml.c"
+gcc -shared -fPIC -O1 -Wl,-soname,libcuda.so.1 -o "$WORK/fake-cuda.so" "$SUPPORT/fakegpu/fake_cuda.c"
+for s in "${DOCTOR_HOSTS[@]}"; do
+  bash "$SUPPORT/prepare-host.sh" "$HOSTS/$s" "$WORK/hosts/$s" "$WORK/fake-nvml.so" "$WORK/fake-cuda.so" >/dev/null
+done
+printf '{"checks": []}\nnot json\n' >"$WORK/garbage.jsonl"
+
+doctor_jobs() { # BINARY OUT: every output and exit status lands in OUT
+  local pi=$1 out=$2 s
+  mkdir -p "$out"
+  on() { # NAME SCENARIO ARGS...: doctor on a prepared host
+    local name=$1 host=$2
+    shift 2
+    PI_FAKE_GPU_SCENARIO="$WORK/hosts/$host/scenario.conf" "$pi" doctor --root "$WORK/hosts/$host/root" \
+      --timeout 5 "$@" >"$out/$name" 2>"$out/$name.err" || echo "$name: $?" >>"$out/rc"
+  }
+  for s in "${DOCTOR_HOSTS[@]}"; do
+    on "$s.txt" "$s"
+    on "$s.json" "$s" --json --node "node-$s"
+  done
+  on requires.txt healthy-8xh100 --requires cuda=12.6,sm=90,driver=560.28.03,gpu_memory=40Gi
+  on requires.json healthy-8xh100 --requires cuda=11.7,sm=9.0 --json
+  on strict.txt geforce-forward-compat-804 --strict
+  "$pi" doctor --render daemonset --doctor-image reg.example.com/doctor:1 --namespace gpu-ops \
+    --node-selector nvidia.com/gpu.present=true \
+    --requires sm=sm_90,paddle=3.0.0,driver_compat=525.60.13,require_cuda=12.4,gpu_memory=46068Mi >"$out/ds.yaml"
+  agg() { # NAME ARGS...: doctor aggregate
+    local name=$1
+    shift
+    "$pi" doctor aggregate "$@" >"$out/$name" 2>"$out/$name.err" || echo "$name: $?" >>"$out/rc"
+  }
+  agg agg-files.out "$out"/*.json
+  agg agg-files-json.out --json "$out"/*.json
+  cat "$out"/*.json | agg agg-stdin-json.out --json
+  cat "$out/healthy-8xh100.json" | agg agg-dash.out "$HOSTS/healthy-8xh100/expected.json" - "$HOSTS/stale-cdi/expected.json"
+  agg agg-unnamed-json.out --json "$HOSTS/healthy-8xh100/expected.json" "$HOSTS/h200-vm-580/expected.json"
+  agg agg-garbage.out "$out/healthy-8xh100.json" "$WORK/garbage.jsonl"
+  sed -i "s|$out|OUT|g" "$out"/*
+}
 
 run_jobs() { # BINARY OUT
   local pi=$1 out=$2 reg=$REG_HOST/same/ex:v1
@@ -94,6 +140,7 @@ run_jobs() { # BINARY OUT
   "$pi" warm export "oci:$out/ex:v1" --name registry.example.com/ocr/train:v1 -o "$out/ex.oci.tar" >/dev/null 2>&1
   cp -r "$out/ex" "$out/signed"
   "$pi" sign "oci:$out/signed:v1" --key "$WORK/signer.key" >/dev/null 2>&1
+  doctor_jobs "$pi" "$out/doctor"
   rm -rf "$out/cache"
   sed -i "s|$out|OUT|g" "$out"/*.txt # what was printed names the run's own directory
 }
