@@ -3,6 +3,7 @@
 #include "cli/registry_flags.hpp"
 #include "compat_matrix/matrix.hpp"
 #include "doctor/checks.hpp"
+#include "doctor/fleet.hpp"
 #include "doctor/image.hpp"
 #include "oci/layout.hpp"
 #include "oci/layout_image.hpp"
@@ -13,8 +14,8 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -132,27 +133,6 @@ std::string render_daemonset(const DoctorArgs& a, const std::string& requires_ar
           "then: paddle-image doctor aggregate nodes.jsonl");
 }
 
-std::string needs_as_requires(const doctor::ImageNeeds& n) {
-  std::string s;
-  auto add = [&](const std::string& k, const std::string& v) {
-    if (!v.empty()) {
-      s += (s.empty() ? "" : ",") + k + "=" + v;
-    }
-  };
-  add("cuda", n.cuda);
-  add("driver", n.driver_min);
-  add("driver_compat", n.driver_min_compat);
-  add("require_cuda", n.require_cuda);
-  add("paddle", n.paddle);
-  for (const auto& a : n.archs) {
-    add("sm", a.rfind("sm_", 0) == 0 ? a.substr(3) : a);
-  }
-  if (n.gpu_memory_mib != 0) {
-    add("gpu_memory", std::to_string(n.gpu_memory_mib) + "Mi");
-  }
-  return s;
-}
-
 // The image's needs from its config (an index resolved to --platform); with
 // --scan-layers its layers are read too: streamed from a registry or a docker-archive,
 // read in place from a layout. Nothing is stored.
@@ -172,27 +152,20 @@ doctor::ImageNeeds image_needs(const DoctorArgs& a, const Output& out) {
   });
 }
 
-int run_doctor(const DoctorArgs& a) {
-  Output out = Output::detect(a.json, false);
-  if (!a.image.empty() && !a.requires_.empty()) {
-    throw util::Error(util::ErrorKind::usage, "--image and --requires exclude each other", "give one of them");
-  }
-  if (!a.render.empty()) {
-    validate_render(a); // before the image is read
-  }
-  doctor::ImageNeeds needs;
-  bool have_needs = false;
+// The needs the host is checked against: the image's (--image) or --requires', or
+// none.
+std::optional<doctor::ImageNeeds> requested_needs(const DoctorArgs& a, const Output& out) {
   if (!a.image.empty()) {
-    needs = image_needs(a, out);
-    have_needs = true;
-  } else if (!a.requires_.empty()) {
-    needs = doctor::needs_from_requires(a.requires_);
-    have_needs = true;
+    return image_needs(a, out);
   }
-  if (!a.render.empty()) {
-    std::cout << render_daemonset(a, have_needs ? needs_as_requires(needs) : std::string{});
-    return 0;
+  if (!a.requires_.empty()) {
+    return doctor::needs_from_requires(a.requires_);
   }
+  return std::nullopt;
+}
+
+// The host checks on the files under --root, with --node recorded in the facts.
+doctor::Report check_root(const DoctorArgs& a) {
   std::error_code ec;
   if (!std::filesystem::is_directory(a.root, ec)) {
     throw util::Error(util::ErrorKind::usage, "--root " + a.root + " is not a directory",
@@ -206,94 +179,58 @@ int run_doctor(const DoctorArgs& a) {
   if (!a.node.empty()) {
     r.facts["node"] = a.node;
   }
-  if (have_needs) {
+  return r;
+}
+
+int run_doctor(const DoctorArgs& a) {
+  Output out = Output::detect(a.json, false);
+  if (!a.image.empty() && !a.requires_.empty()) {
+    throw util::Error(util::ErrorKind::usage, "--image and --requires exclude each other", "give one of them");
+  }
+  if (!a.render.empty()) {
+    validate_render(a); // before the image is read
+  }
+  std::optional<doctor::ImageNeeds> needs = requested_needs(a, out);
+  if (!a.render.empty()) {
+    std::cout << render_daemonset(a, needs ? doctor::needs_as_requires(*needs) : std::string{});
+    return 0;
+  }
+  doctor::Report r = check_root(a);
+  if (needs) {
     compat::Matrix m = compat::load_matrix(a.matrix_files);
-    doctor::check_image(r, needs, m);
+    doctor::check_image(r, *needs, m);
   }
   nlohmann::json j = doctor::to_json(r);
   if (!a.node.empty()) {
     j["node"] = a.node;
   }
   out.result(j, render_text(r, use_colour(out)));
-  bool failed = r.count(doctor::Status::fail) > 0 || (a.strict && r.count(doctor::Status::warn) > 0);
-  return failed ? util::exit_code(util::ErrorKind::host) : 0;
+  return doctor::host_failed(r, a.strict) ? util::exit_code(util::ErrorKind::host) : 0;
+}
+
+// The reports in the files given (JSON, or JSON lines), stdin for none or "-".
+std::vector<nlohmann::json> read_reports(const std::vector<std::string>& given) {
+  std::vector<nlohmann::json> reports;
+  std::vector<std::string> files = given.empty() ? std::vector<std::string>{"-"} : given;
+  for (const auto& f : files) {
+    std::vector<nlohmann::json> some;
+    if (f == "-") {
+      std::stringstream ss;
+      ss << std::cin.rdbuf();
+      some = doctor::parse_reports(ss.str(), "stdin");
+    } else {
+      some = doctor::parse_reports(util::read_file(f), f);
+    }
+    reports.insert(reports.end(), some.begin(), some.end());
+  }
+  return reports;
 }
 
 int run_aggregate(const DoctorArgs& a) {
   Output out = Output::detect(a.json, false);
-  std::vector<nlohmann::json> reports;
-  auto take = [&](const std::string& text, const std::string& what) {
-    // One JSON document per file, or one per line (kubectl logs of many pods).
-    try {
-      reports.push_back(nlohmann::json::parse(text));
-      return;
-    } catch (const std::exception&) {
-    }
-    std::istringstream in(text);
-    std::string line;
-    std::string doc;
-    int line_no = 0;
-    for (; std::getline(in, line);) {
-      ++line_no;
-      doc += line + "\n";
-      try {
-        auto j = nlohmann::json::parse(doc);
-        reports.push_back(j);
-        doc.clear();
-      } catch (const std::exception&) {
-      }
-    }
-    if (!doc.empty() && doc.find_first_not_of(" \n\t") != std::string::npos) {
-      throw util::Error(util::ErrorKind::input,
-                        what + ": not doctor JSON (unparsable near line " + std::to_string(line_no) + ")",
-                        "collect with paddle-image doctor --json");
-    }
-  };
-  std::vector<std::string> files = a.aggregate_files.empty() ? std::vector<std::string>{"-"} : a.aggregate_files;
-  for (const auto& f : files) {
-    if (f == "-") {
-      std::stringstream ss;
-      ss << std::cin.rdbuf();
-      take(ss.str(), "stdin");
-    } else {
-      take(util::read_file(f), f);
-    }
-  }
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_check; // id -> status -> nodes
-  std::vector<std::string> nodes;
-  int n = 0;
-  for (const auto& r : reports) {
-    if (!r.is_object() || !r.contains("checks")) {
-      throw util::Error(util::ErrorKind::input, "a report has no 'checks' (not doctor --json output)");
-    }
-    std::string node = r.value("node", "node" + std::to_string(++n));
-    nodes.push_back(node);
-    for (const auto& c : r["checks"]) {
-      by_check[c.value("id", std::string("?"))][c.value("status", std::string("?"))].push_back(node);
-    }
-  }
-  nlohmann::json j = {{"nodes", nodes}, {"checks", nlohmann::json::object()}};
-  std::ostringstream t;
-  t << nodes.size() << " node(s)\n";
-  bool any_fail = false;
-  for (const auto& [id, statuses] : by_check) {
-    j["checks"][id] = statuses;
-    for (const char* s : {"FAIL", "WARN"}) {
-      if (auto it = statuses.find(s); it != statuses.end()) {
-        any_fail = any_fail || std::string(s) == "FAIL";
-        t << s << "  " << id << ": ";
-        for (std::size_t i = 0; i < it->second.size(); ++i) {
-          t << (i ? ", " : "") << it->second[i];
-        }
-        t << "\n";
-      }
-    }
-  }
-  if (!any_fail) {
-    t << "no check failed on any node\n";
-  }
-  out.result(j, t.str());
-  return any_fail ? util::exit_code(util::ErrorKind::host) : 0;
+  doctor::Fleet f = doctor::aggregate(read_reports(a.aggregate_files));
+  out.result(doctor::to_json(f), doctor::to_text(f));
+  return f.any_fail() ? util::exit_code(util::ErrorKind::host) : 0;
 }
 
 } // namespace

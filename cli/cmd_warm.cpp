@@ -9,13 +9,13 @@
 #include "templates/k8s.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "util/url.hpp"
 #include "warm/export.hpp"
 #include "warm/have.hpp"
 #include "warm/hosts.hpp"
 #include "warm/manifests.hpp"
 #include "warm/mirror.hpp"
 #include "warm/plan.hpp"
+#include "warm/target.hpp"
 #include "warm/verify.hpp"
 
 #include <iostream>
@@ -40,46 +40,15 @@ std::string pad(std::string s, std::size_t n) {
   return s;
 }
 
-// A registry named by a flag: host[:port], or a URL. An explicit http:// is consent
-// to plain HTTP for that host (as --insecure-registry HOST would be).
-struct Target {
-  std::string host;
-  bool plain_http = false;
-};
+using warm::parse_registry_image;
 
-// A registry host as --to, --through and --registry take it: host[:port], or
-// http(s)://host[:port][/] (http:// consents to plain HTTP for it), split by
-// util::parse_url, the one URL parser.
-Target parse_target(const std::string& text, const std::string& flag) {
-  Target t;
-  bool has_scheme = text.find("://") != std::string::npos;
-  auto u = util::parse_url(has_scheme ? text : "https://" + text);
-  bool ok = u && (u->scheme == "http" || u->scheme == "https") && u->userinfo.empty() && !u->has_query &&
-            !u->has_fragment && u->path.find_first_not_of('/') == std::string::npos && !u->host.empty() &&
-            u->host.find_first_of(" \t") == std::string::npos;
-  if (!ok) {
-    throw Error(ErrorKind::usage,
-                flag + " '" + util::redact_url(text) +
-                    "' is not a registry host (the repository path is the image's own)",
-                "e.g. " + flag + " mirror.cluster.local:5000 or " + flag + " http://127.0.0.1:5000");
+// The flags with consent to plain HTTP for a target written http://.
+RegistryFlags with_target(const RegistryFlags& given, const warm::RegistryTarget& target) {
+  RegistryFlags flags = given;
+  if (target.plain_http) {
+    flags.insecure_hosts.push_back(target.host);
   }
-  t.plain_http = u->scheme == "http";
-  t.host = u->authority();
-  return t;
-}
-
-oci::ImageRef parse_registry_image(const std::string& text, const std::string& what) {
-  oci::ImageRef ref = util::with_context(what, [&] { return oci::ImageRef::parse(text); });
-  if (ref.kind != oci::ImageRef::Kind::registry) {
-    throw Error(ErrorKind::usage, what + " '" + text + "' is not a registry reference",
-                "warm works on the repository path nodes pull from, e.g. registry.example.com/team/ocr:1.4");
-  }
-  return ref;
-}
-
-// The tag or digest a registry reference names (the digest when it has both).
-std::string reference_of(const oci::ImageRef& ref) {
-  return ref.digest.empty() ? ref.tag : ref.digest;
+  return flags;
 }
 
 // --- plan --------------------------------------------------------------------------
@@ -92,12 +61,31 @@ struct PlanArgs {
   RegistryFlags flags;
 };
 
+// warm plan's table: a line per layer, the config, the total.
+std::string plan_text(const warm::Plan& p) {
+  std::ostringstream t;
+  t << p.image << " (" << p.digest.str() << ", " << oci::platform_str(p.platform) << ") against " << p.baseline << "\n";
+  t << "  " << pad("LAYER", 21) << pad("SIZE", 11) << pad("STATUS", 8) << pad("DIFF_ID", 21) << "CHAIN_ID\n";
+  for (const auto& l : p.layers) {
+    std::string status = l.shared ? "shared" : "new";
+    if (warm::unpacks_again(l)) {
+      status = "shared*"; // the blob is there, the unpacked chain is not
+    }
+    t << "  " << pad(short_digest(l.digest), 21) << pad(human_size(l.size), 11) << pad(status, 8)
+      << pad(short_digest(l.diff_id), 21) << short_digest(l.chain_id) << "\n";
+  }
+  t << "  " << pad("config", 21) << pad(human_size(p.config.size), 11) << (p.config_shared ? "shared" : "new") << "\n";
+  if (std::any_of(p.layers.begin(), p.layers.end(), warm::unpacks_again)) {
+    t << "  * the blob is shared but a layer below it differs: the node unpacks it again\n";
+  }
+  t << "to move: " << p.layers_new << " of " << p.layers.size() << " layers, " << human_size(p.bytes_to_move) << " of "
+    << human_size(p.bytes_total) << " (" << p.bytes_to_move << " bytes, manifest and config included)\n";
+  return t.str();
+}
+
 int run_plan(const PlanArgs& a) {
   Output out = Output::detect(a.json, true);
-  if (!a.against.empty() && !a.have.empty()) {
-    throw Error(ErrorKind::usage, "--against and --have are two baselines; give one",
-                "--against REF compares with an image the node runs; --have FILE with what its store holds");
-  }
+  warm::check_one_baseline(a.against, a.have);
   oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
   std::optional<warm::HaveList> have;
   if (!a.have.empty()) {
@@ -115,25 +103,7 @@ int run_plan(const PlanArgs& a) {
     base = util::with_context("--against " + aref.str(), [&] { return warm::baseline_from_image(*against, opt); });
   }
   warm::Plan p = warm::make_plan(*img, opt, base);
-  std::ostringstream t;
-  t << p.image << " (" << p.digest.str() << ", " << oci::platform_str(p.platform) << ") against " << p.baseline << "\n";
-  t << "  " << pad("LAYER", 21) << pad("SIZE", 11) << pad("STATUS", 8) << pad("DIFF_ID", 21) << "CHAIN_ID\n";
-  for (const auto& l : p.layers) {
-    std::string status = l.shared ? "shared" : "new";
-    if (l.snapshot_shared && l.shared && !*l.snapshot_shared) {
-      status = "shared*"; // the blob is there, the unpacked chain is not
-    }
-    t << "  " << pad(short_digest(l.digest), 21) << pad(human_size(l.size), 11) << pad(status, 8)
-      << pad(short_digest(l.diff_id), 21) << short_digest(l.chain_id) << "\n";
-  }
-  t << "  " << pad("config", 21) << pad(human_size(p.config.size), 11) << (p.config_shared ? "shared" : "new") << "\n";
-  if (std::any_of(p.layers.begin(), p.layers.end(),
-                  [](const warm::LayerPlan& l) { return l.snapshot_shared && l.shared && !*l.snapshot_shared; })) {
-    t << "  * the blob is shared but a layer below it differs: the node unpacks it again\n";
-  }
-  t << "to move: " << p.layers_new << " of " << p.layers.size() << " layers, " << human_size(p.bytes_to_move) << " of "
-    << human_size(p.bytes_total) << " (" << p.bytes_to_move << " bytes, manifest and config included)\n";
-  out.result(warm::to_json(p), t.str());
+  out.result(warm::to_json(p), plan_text(p));
   return 0;
 }
 
@@ -149,92 +119,59 @@ struct PushArgs {
   RegistryFlags flags;
 };
 
-int run_push(const PushArgs& a) {
-  Output out = Output::detect(a.json, a.quiet);
-  if (a.to.empty() == a.through.empty()) {
-    throw Error(ErrorKind::usage, "warm push needs one of --to MIRROR or --through URL",
-                "--to pushes what a mirror lacks; --through reads everything through a pull-through cache");
+// --to: pushes what the mirror lacks, by digest, then the tags.
+int push_to_mirror(const warm::PushTarget& p, RegistrySession& sess, const Output& out,
+                   const std::shared_ptr<registry::Registry>& reg, const oci::CopyOptions& opt) {
+  const oci::ImageRef& ref = p.ref;
+  const std::string& host = p.target.host;
+  oci::ImagePtr img = open_image(ref, sess);
+  out.info("pushing " + img->name() + " (" + img->root().digest.str() + ") to " + host + "/" + ref.repository);
+  warm::MirrorResult r = util::with_context("pushing to " + host + "/" + ref.repository, [&] {
+    return warm::push_to_mirror(*img, reg, ref.repository, p.tags, opt);
+  });
+  sess.finish();
+  const auto& st = sess.stats();
+  std::string text;
+  for (const auto& x : r.copy.refs) {
+    text += x + "\n";
   }
-  oci::ImageRef ref = parse_registry_image(a.image, "IMAGE");
-  if (a.tag && ref.tag.empty()) {
-    throw Error(ErrorKind::usage, "--tag puts IMAGE's tag on the mirror, and " + ref.str() + " has none",
-                "name the image by tag (REG/REPO:TAG or REG/REPO:TAG@sha256:...)");
-  }
-  if (a.tag && !a.through.empty()) {
-    throw Error(ErrorKind::usage, "--tag goes with --to (a pull-through cache takes no pushes)");
-  }
-  bool to_mirror = !a.to.empty();
-  Target target = parse_target(to_mirror ? a.to : a.through, to_mirror ? "--to" : "--through");
-  if (to_mirror && target.host == ref.registry) {
-    throw Error(ErrorKind::usage, "--to " + a.to + " is IMAGE's own registry",
-                "name the mirror nodes pull from, e.g. --to mirror.cluster.local:5000");
-  }
-  RegistryFlags flags = a.flags;
-  if (target.plain_http) {
-    flags.insecure_hosts.push_back(target.host);
-  }
-  RegistrySession sess(flags, out, target.host);
-  oci::CopyOptions opt = sess.transfer_options();
-  auto reg = sess.connect(target.host);
-  util::with_context(target.host, [&] { reg->ping(); }); // a mirror that is down fails before anything is read
-  if (to_mirror) {
-    oci::ImagePtr img = open_image(ref, sess);
-    out.info("pushing " + img->name() + " (" + img->root().digest.str() + ") to " + target.host + "/" + ref.repository);
-    std::vector<std::string> tags;
-    if (a.tag) {
-      tags.push_back(ref.tag);
-    }
-    warm::MirrorResult r = util::with_context("pushing to " + target.host + "/" + ref.repository, [&] {
-      return warm::push_to_mirror(*img, reg, ref.repository, tags, opt);
-    });
-    sess.finish();
-    const auto& st = sess.stats();
-    std::string text;
-    for (const auto& x : r.copy.refs) {
-      text += x + "\n";
-    }
-    out.info(human_size(st.bytes_uploaded) + " uploaded (" + std::to_string(st.blobs_uploaded.load()) + " blobs), " +
-             human_size(st.bytes_mounted) + " mounted, " + human_size(st.bytes_skipped) + " already there (" +
-             std::to_string(st.blobs_skipped.load()) + " blobs); " + std::to_string(r.copy.attachments) +
-             " signature/attestation manifest(s) along");
-    out.result({{"image", ref.str()},
-                {"mirror", target.host},
-                {"repository", ref.repository},
-                {"digest", r.copy.manifest.digest.str()},
-                {"refs", r.copy.refs},
-                {"tags", r.tags},
-                {"attachments", r.copy.attachments},
-                {"stats", sess.stats_json()}},
-               text);
-    return 0;
-  }
-  std::string reference = reference_of(ref);
-  out.info("reading " + ref.repository + ":" + reference + " through " + target.host);
-  warm::ThroughResult r = util::with_context("warming " + target.host + "/" + ref.repository,
+  out.info(human_size(st.bytes_uploaded) + " uploaded (" + std::to_string(st.blobs_uploaded.load()) + " blobs), " +
+           human_size(st.bytes_mounted) + " mounted, " + human_size(st.bytes_skipped) + " already there (" +
+           std::to_string(st.blobs_skipped.load()) + " blobs); " + std::to_string(r.copy.attachments) +
+           " signature/attestation manifest(s) along");
+  nlohmann::json j = warm::to_json(r, ref, host);
+  j["stats"] = sess.stats_json();
+  out.result(j, text);
+  return 0;
+}
+
+// --through: reads the image and everything it needs through the pull-through cache.
+int push_through(const warm::PushTarget& p, RegistrySession& sess, const Output& out,
+                 const std::shared_ptr<registry::Registry>& reg, const oci::CopyOptions& opt) {
+  const oci::ImageRef& ref = p.ref;
+  const std::string& host = p.target.host;
+  std::string reference = warm::reference_of(ref);
+  out.info("reading " + ref.repository + ":" + reference + " through " + host);
+  warm::ThroughResult r = util::with_context("warming " + host + "/" + ref.repository,
                                              [&] { return warm::warm_through(reg, ref.repository, reference, opt); });
   sess.finish();
-  nlohmann::json blobs = nlohmann::json::array();
-  for (const auto& b : r.blobs) {
-    blobs.push_back({{"digest", b.desc.digest.str()}, {"kind", b.kind}, {"size", b.desc.size}, {"read", b.read}});
-  }
-  nlohmann::json manifests = nlohmann::json::array();
-  for (const auto& m : r.manifests) {
-    manifests.push_back(m.str());
-  }
-  std::string text = target.host + "/" + ref.repository + "@" + r.top.digest.str() + ": " +
+  std::string text = host + "/" + ref.repository + "@" + r.top.digest.str() + ": " +
                      std::to_string(r.manifests.size()) + " manifest(s) and " + std::to_string(r.blobs.size()) +
                      " blob(s), " + human_size(r.bytes) + ", read through the cache with every digest checked\n";
-  out.result({{"image", ref.str()},
-              {"cache", target.host},
-              {"repository", ref.repository},
-              {"digest", r.top.digest.str()},
-              {"manifests", manifests},
-              {"blobs", blobs},
-              {"attachments", r.attachments},
-              {"bytes", r.bytes},
-              {"stats", sess.stats_json()}},
-             text);
+  nlohmann::json j = warm::to_json(r, ref, host);
+  j["stats"] = sess.stats_json();
+  out.result(j, text);
   return 0;
+}
+
+int run_push(const PushArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  warm::PushTarget p = warm::push_target({a.image, a.to, a.through, a.tag});
+  RegistrySession sess(with_target(a.flags, p.target), out, p.target.host);
+  oci::CopyOptions opt = sess.transfer_options();
+  auto reg = sess.connect(p.target.host);
+  util::with_context(p.target.host, [&] { reg->ping(); }); // a mirror that is down fails before anything is read
+  return p.to_mirror ? push_to_mirror(p, sess, out, reg, opt) : push_through(p, sess, out, reg, opt);
 }
 
 // --- export ------------------------------------------------------------------------
@@ -396,60 +333,39 @@ struct VerifyArgs {
   RegistryFlags flags;
 };
 
-int run_verify(const VerifyArgs& a) {
-  Output out = Output::detect(a.json, a.quiet);
-  if (a.registry.empty() == a.content_dir.empty()) {
-    throw Error(ErrorKind::usage, "warm verify needs one of --registry URL or --content-dir DIR",
-                "--registry checks a mirror; --content-dir a node's content store or an OCI layout");
+// --content-dir: the blobs of the image, pinned by digest, in a node's content store
+// or a layout.
+warm::VerifyReport check_content_dir(const VerifyArgs& a, const Output& out) {
+  oci::Digest digest = warm::content_dir_digest(a.image);
+  RegistrySession sess(a.flags, out);
+  oci::CopyOptions opt = sess.transfer_options();
+  warm::VerifyReport rep = warm::verify_content_dir(a.content_dir, digest, opt);
+  sess.finish();
+  return rep;
+}
+
+// --registry: the image on a mirror or a cache; a tag checked on a registry other than
+// the image's own is resolved there first.
+warm::VerifyReport check_registry(const VerifyArgs& a, const Output& out) {
+  oci::ImageRef ref = parse_registry_image(a.image, "IMAGE");
+  warm::RegistryTarget target = warm::parse_target(a.registry, "--registry");
+  RegistrySession sess(with_target(a.flags, target), out, target.host);
+  oci::CopyOptions opt = sess.transfer_options();
+  std::string reference = warm::reference_of(ref);
+  if (warm::resolves_upstream(ref, target.host)) {
+    reference = warm::upstream_digest(sess.connect(ref.registry), ref).str();
+    out.info(ref.str() + " is " + reference);
   }
-  RegistryFlags flags = a.flags;
-  warm::VerifyReport rep;
-  if (!a.content_dir.empty()) {
-    oci::Digest digest;
-    std::string shown = a.image;
-    if (a.image.rfind("sha256:", 0) == 0) {
-      digest = util::with_context("IMAGE", [&] { return oci::Digest::parse(a.image); });
-    } else {
-      oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
-      if (ref.kind != oci::ImageRef::Kind::registry || ref.digest.empty()) {
-        throw Error(ErrorKind::usage,
-                    "--content-dir needs IMAGE pinned by digest, and '" + a.image +
-                        "' names a tag: a content store keeps blobs, not tags",
-                    "use REG/REPO@sha256:... (paddle-image inspect " + a.image +
-                        " --json prints the digest), or check a registry with --registry");
-      }
-      digest = oci::Digest::parse(ref.digest);
-    }
-    RegistrySession sess(flags, out);
-    oci::CopyOptions opt = sess.transfer_options();
-    rep = warm::verify_content_dir(a.content_dir, digest, opt);
-    sess.finish();
-  } else {
-    oci::ImageRef ref = parse_registry_image(a.image, "IMAGE");
-    Target target = parse_target(a.registry, "--registry");
-    if (target.plain_http) {
-      flags.insecure_hosts.push_back(target.host);
-    }
-    RegistrySession sess(flags, out, target.host);
-    oci::CopyOptions opt = sess.transfer_options();
-    std::string reference = reference_of(ref);
-    if (ref.digest.empty() && target.host != ref.registry) {
-      // The mirror is asked for what the tag names upstream now (by digest: a mirror
-      // pushed to by digest has no tag).
-      auto up = sess.connect(ref.registry);
-      auto d = util::with_context("resolving " + ref.str(), [&] { return up->head_manifest(ref.repository, ref.tag); });
-      if (!d) {
-        throw Error(ErrorKind::registry, ref.str() + ": no such tag upstream",
-                    "check the tag, or give IMAGE@sha256:... to check the mirror by digest");
-      }
-      reference = d->digest.str();
-      out.info(ref.str() + " is " + reference);
-    }
-    auto reg = sess.connect(target.host);
-    rep = util::with_context("verifying " + target.host + "/" + ref.repository,
-                             [&] { return warm::verify_registry(reg, ref.repository, reference, opt); });
-    sess.finish();
-  }
+  auto reg = sess.connect(target.host);
+  warm::VerifyReport rep = util::with_context("verifying " + target.host + "/" + ref.repository, [&] {
+    return warm::verify_registry(reg, ref.repository, reference, opt);
+  });
+  sess.finish();
+  return rep;
+}
+
+// warm verify's table: a line per blob, then the summary.
+std::string verify_text(const warm::VerifyReport& rep) {
   std::ostringstream t;
   for (const auto& b : rep.blobs) {
     const char* s = b.status == warm::BlobStatus::ok        ? "ok     "
@@ -458,26 +374,15 @@ int run_verify(const VerifyArgs& a) {
     t << s << "  " << pad(b.kind, 11) << b.desc.digest.str() << "  " << human_size(b.desc.size) << "\n";
   }
   t << rep.summary() << "\n";
-  nlohmann::json j = warm::to_json(rep);
-  j["image"] = a.image;
-  if (rep.passed()) {
-    out.result(j, t.str());
-    return 0;
-  }
+  return t.str();
+}
+
+// A check that failed: the report on stdout (the JSON with the error in it, or the
+// table), the error on stderr, and the exit status of the failure's kind.
+int verify_failed(const VerifyArgs& a, const warm::VerifyReport& rep, nlohmann::json j, const std::string& text) {
   ErrorKind kind = rep.failure_kind();
-  std::string msg = rep.summary() + " for " + a.image + " (" + rep.digest.str() + ")";
-  for (const auto& b : rep.blobs) {
-    if (b.status != warm::BlobStatus::ok) {
-      msg += "\n  " + std::string(b.status == warm::BlobStatus::missing ? "missing " : "corrupt ") + b.kind + " " +
-             (b.desc.digest.empty() ? std::string("(manifest)") : b.desc.digest.str()) +
-             (b.detail.empty() ? "" : ": " + b.detail);
-    }
-  }
-  std::string hint = kind == ErrorKind::integrity
-                         ? "a corrupt blob must be deleted from the store and fetched again (warm push --to, or ctr "
-                           "images import of a full archive)"
-                         : "warm it first: paddle-image warm push --to (a mirror) or warm export + ctr images import "
-                           "(a node)";
+  std::string msg = warm::failure_message(rep, a.image);
+  std::string hint = warm::failure_hint(kind);
   if (a.json) {
     j["error"] = {{"kind", std::string(util::kind_name(kind))},
                   {"message", msg},
@@ -485,10 +390,24 @@ int run_verify(const VerifyArgs& a) {
                   {"exit_code", util::exit_code(kind)}};
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
-    std::cout << t.str() << std::flush;
+    std::cout << text << std::flush;
   }
   std::cerr << "paddle-image: error: " << msg << "\n  hint: " << hint << "\n";
   return util::exit_code(kind);
+}
+
+int run_verify(const VerifyArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  warm::check_one_store(a.registry, a.content_dir);
+  warm::VerifyReport rep = a.content_dir.empty() ? check_registry(a, out) : check_content_dir(a, out);
+  std::string text = verify_text(rep);
+  nlohmann::json j = warm::to_json(rep);
+  j["image"] = a.image;
+  if (!rep.passed()) {
+    return verify_failed(a, rep, j, text);
+  }
+  out.result(j, text);
+  return 0;
 }
 
 // --- manifests ---------------------------------------------------------------------
@@ -510,30 +429,8 @@ struct ManifestsArgs {
   RegistryFlags flags;
 };
 
-// `--command`: a JSON array of strings, or words split at spaces.
-std::vector<std::string> parse_command(const std::string& text) {
-  if (!text.empty() && text.front() == '[') {
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    std::vector<std::string> out;
-    if (j.is_array() && !j.empty() &&
-        std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_string(); })) {
-      for (const auto& e : j) {
-        out.push_back(e.get<std::string>());
-      }
-      return out;
-    }
-    throw Error(ErrorKind::usage, "--command '" + text + "' is not a JSON array of strings",
-                "e.g. --command '[\"python3\", \"-c\", \"pass\"]' or --command /bin/true");
-  }
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string w; in >> w;) {
-    out.push_back(w);
-  }
-  return out;
-}
-
-// A registry reference pinned by digest: a tag is resolved through its registry.
+// A registry reference pinned by digest: a tag is resolved through its registry. With
+// `bytes`, what a node pulls for it (the platform `opt` selects).
 std::string pin(const std::string& text, const std::string& what, RegistrySession& sess, const Output& out,
                 const oci::CopyOptions* opt, std::int64_t* bytes) {
   oci::ImageRef ref = parse_registry_image(text, what);
@@ -545,18 +442,13 @@ std::string pin(const std::string& text, const std::string& what, RegistrySessio
     out.info(what + " " + ref.str() + " is " + img->root().digest.str() + " (resolved in " + ref.registry + ")");
   }
   if (bytes != nullptr) {
-    oci::ManifestBlob m = oci::select_platform(*img, *opt);
-    std::int64_t n = static_cast<std::int64_t>(m.bytes.size());
-    for (const auto& d : oci::image_blobs(m, img->name())) {
-      n += d.size;
-    }
-    *bytes = n;
+    *bytes = warm::pull_bytes(*img, *opt);
   }
   return pinned;
 }
 
-int run_manifests(const ManifestsArgs& a) {
-  Output out = Output::detect(a.json, false);
+// The objects' input as the flags give it (the images are pinned afterwards).
+warm::ManifestsInput manifests_input(const ManifestsArgs& a) {
   warm::ManifestsInput in;
   in.kind = warm::parse_manifest_kind(a.kind, "--kind");
   in.name = a.name;
@@ -571,8 +463,14 @@ int run_manifests(const ManifestsArgs& a) {
     in.tolerations.push_back(templates::k8s::parse_toleration(t));
   }
   if (!a.command.empty()) {
-    in.command = parse_command(a.command);
+    in.command = warm::parse_command(a.command);
   }
+  return in;
+}
+
+int run_manifests(const ManifestsArgs& a) {
+  Output out = Output::detect(a.json, false);
+  warm::ManifestsInput in = manifests_input(a);
   RegistrySession sess(a.flags, out);
   oci::CopyOptions opt = sess.transfer_options();
   for (const auto& text : a.images) {
@@ -585,17 +483,8 @@ int run_manifests(const ManifestsArgs& a) {
     in.pause_image = pin(a.pause_image, "--pause-image", sess, out, nullptr, nullptr);
   }
   warm::Rendered r = warm::render_manifests(in);
-  std::string header = "paddle-image warm manifests --kind " + a.kind + "\nimages (pinned by digest):\n";
-  for (const auto& im : in.images) {
-    header += "  " + im.pinned + "\n";
-  }
-  if (!in.pause_image.empty()) {
-    header += "pause image (pinned by digest): " + in.pause_image + "\n";
-  }
-  header += "pull timeout for the largest image: " + std::to_string(r.timeout_seconds) + " s (max(600, 3 x size / " +
-            a.bandwidth + "))\n";
+  std::string header = warm::manifests_header(in, r, a.kind, a.bandwidth);
   for (const auto& n : r.notes) {
-    header += "note: " + n + "\n";
     std::cerr << "note: " << n << "\n";
   }
   std::string yaml = templates::k8s::to_yaml_stream(r.docs, header);
@@ -603,22 +492,7 @@ int run_manifests(const ManifestsArgs& a) {
     util::write_file_atomic(a.output, yaml);
     out.info("wrote " + a.output);
   }
-  nlohmann::json images = nlohmann::json::array();
-  for (const auto& im : in.images) {
-    images.push_back({{"image", im.given}, {"pinned", im.pinned}, {"bytes", im.bytes}});
-  }
-  nlohmann::json docs = nlohmann::json::array();
-  for (const auto& d : r.docs) {
-    docs.push_back(nlohmann::json::parse(d.dump()));
-  }
-  out.result({{"kind", a.kind},
-              {"images", images},
-              {"pause_image", in.pause_image},
-              {"timeout_seconds", r.timeout_seconds},
-              {"notes", r.notes},
-              {"documents", docs},
-              {"file", a.output}},
-             a.output.empty() ? yaml : "");
+  out.result(warm::to_json(in, r, a.kind, a.output), a.output.empty() ? yaml : "");
   return 0;
 }
 

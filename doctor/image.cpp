@@ -179,6 +179,27 @@ ImageNeeds needs_from_requires(const std::string& text) {
   return n;
 }
 
+std::string needs_as_requires(const ImageNeeds& n) {
+  std::string s;
+  auto add = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) {
+      s += (s.empty() ? "" : ",") + k + "=" + v;
+    }
+  };
+  add("cuda", n.cuda);
+  add("driver", n.driver_min);
+  add("driver_compat", n.driver_min_compat);
+  add("require_cuda", n.require_cuda);
+  add("paddle", n.paddle);
+  for (const auto& a : n.archs) {
+    add("sm", a.rfind("sm_", 0) == 0 ? a.substr(3) : a);
+  }
+  if (n.gpu_memory_mib != 0) {
+    add("gpu_memory", std::to_string(n.gpu_memory_mib) + "Mi");
+  }
+  return s;
+}
+
 namespace {
 
 // "sm_90" / "sm_90a" -> 90 (what is not an architecture is left out).

@@ -20,5 +20,10 @@ ImageNeeds image_needs(const oci::Image& img, const oci::CopyOptions& selection,
 ImageNeeds needs_from_config(const std::string& source, const oci::ImageConfig& config);
 // "cuda=12.6,sm=90,driver=525.60.13,driver_compat=...,require_cuda=12.6"
 ImageNeeds needs_from_requires(const std::string& text);
+// The inverse: the stated needs as --requires text (what the rendered DaemonSet passes
+// each node's doctor), keys in the order cuda, driver, driver_compat, require_cuda,
+// paddle, sm (one per architecture, "sm_" dropped), gpu_memory (in Mi); empty ones
+// left out.
+std::string needs_as_requires(const ImageNeeds& n);
 
 } // namespace doctor

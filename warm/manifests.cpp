@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace warm {
 
@@ -279,6 +280,72 @@ Rendered render_manifests(const ManifestsInput& in) {
     break;
   }
   return r;
+}
+
+std::vector<std::string> parse_command(const std::string& text) {
+  if (!text.empty() && text.front() == '[') {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    std::vector<std::string> out;
+    if (j.is_array() && !j.empty() &&
+        std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_string(); })) {
+      for (const auto& e : j) {
+        out.push_back(e.get<std::string>());
+      }
+      return out;
+    }
+    throw Error(ErrorKind::usage, "--command '" + text + "' is not a JSON array of strings",
+                "e.g. --command '[\"python3\", \"-c\", \"pass\"]' or --command /bin/true");
+  }
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) {
+    out.push_back(w);
+  }
+  return out;
+}
+
+std::int64_t pull_bytes(const oci::Image& img, const oci::CopyOptions& opt) {
+  oci::ManifestBlob m = oci::select_platform(img, opt);
+  std::int64_t n = static_cast<std::int64_t>(m.bytes.size());
+  for (const auto& d : oci::image_blobs(m, img.name())) {
+    n += d.size;
+  }
+  return n;
+}
+
+std::string manifests_header(const ManifestsInput& in, const Rendered& r, const std::string& kind,
+                             const std::string& bandwidth) {
+  std::string header = "paddle-image warm manifests --kind " + kind + "\nimages (pinned by digest):\n";
+  for (const auto& im : in.images) {
+    header += "  " + im.pinned + "\n";
+  }
+  if (!in.pause_image.empty()) {
+    header += "pause image (pinned by digest): " + in.pause_image + "\n";
+  }
+  header += "pull timeout for the largest image: " + std::to_string(r.timeout_seconds) + " s (max(600, 3 x size / " +
+            bandwidth + "))\n";
+  for (const auto& n : r.notes) {
+    header += "note: " + n + "\n";
+  }
+  return header;
+}
+
+nlohmann::json to_json(const ManifestsInput& in, const Rendered& r, const std::string& kind, const std::string& file) {
+  nlohmann::json images = nlohmann::json::array();
+  for (const auto& im : in.images) {
+    images.push_back({{"image", im.given}, {"pinned", im.pinned}, {"bytes", im.bytes}});
+  }
+  nlohmann::json docs = nlohmann::json::array();
+  for (const auto& d : r.docs) {
+    docs.push_back(nlohmann::json::parse(d.dump()));
+  }
+  return {{"kind", kind},
+          {"images", images},
+          {"pause_image", in.pause_image},
+          {"timeout_seconds", r.timeout_seconds},
+          {"notes", r.notes},
+          {"documents", docs},
+          {"file", file}};
 }
 
 } // namespace warm

@@ -4,9 +4,11 @@
 // running a trivial command, pause as the main container, maxUnavailable 100%), an
 // OpenKruise ImagePullJob per image, or a kube-fledged ImageCache. Built as data and
 // emitted through templates/k8s (the one place Kubernetes YAML comes from).
+#include "oci/image.hpp"
 #include "templates/k8s.hpp"
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,5 +54,19 @@ struct Rendered {
 
 // Checks the input (usage errors name the flag) and builds the objects.
 Rendered render_manifests(const ManifestsInput& in);
+
+// `--command`: a JSON array of strings (text starting with '['; anything else so
+// written is a usage error), or words split at spaces.
+std::vector<std::string> parse_command(const std::string& text);
+// What a node pulls for an image, in bytes: the manifest of the platform `opt` selects,
+// its config and its layers.
+std::int64_t pull_bytes(const oci::Image& img, const oci::CopyOptions& opt);
+// The comment at the head of the YAML: the command line's kind (`kind` as given), the
+// pinned images and pause image, the pull timeout with the bandwidth as given, the notes.
+std::string manifests_header(const ManifestsInput& in, const Rendered& r, const std::string& kind,
+                             const std::string& bandwidth);
+// The JSON report: kind as given, the images as given and pinned, the pause image, the
+// timeout, the notes, the objects, and the file written ("" for stdout).
+nlohmann::json to_json(const ManifestsInput& in, const Rendered& r, const std::string& kind, const std::string& file);
 
 } // namespace warm

@@ -97,4 +97,53 @@ ThroughResult warm_through(const std::shared_ptr<registry::Registry>& cache, con
   return res;
 }
 
+PushTarget push_target(const PushRequest& req) {
+  if (req.to.empty() == req.through.empty()) {
+    throw Error(ErrorKind::usage, "warm push needs one of --to MIRROR or --through URL",
+                "--to pushes what a mirror lacks; --through reads everything through a pull-through cache");
+  }
+  PushTarget p;
+  p.ref = parse_registry_image(req.image, "IMAGE");
+  if (req.tag && p.ref.tag.empty()) {
+    throw Error(ErrorKind::usage, "--tag puts IMAGE's tag on the mirror, and " + p.ref.str() + " has none",
+                "name the image by tag (REG/REPO:TAG or REG/REPO:TAG@sha256:...)");
+  }
+  if (req.tag && !req.through.empty()) {
+    throw Error(ErrorKind::usage, "--tag goes with --to (a pull-through cache takes no pushes)");
+  }
+  p.to_mirror = !req.to.empty();
+  p.target = parse_target(p.to_mirror ? req.to : req.through, p.to_mirror ? "--to" : "--through");
+  if (p.to_mirror && p.target.host == p.ref.registry) {
+    throw Error(ErrorKind::usage, "--to " + req.to + " is IMAGE's own registry",
+                "name the mirror nodes pull from, e.g. --to mirror.cluster.local:5000");
+  }
+  if (req.tag) {
+    p.tags.push_back(p.ref.tag);
+  }
+  return p;
+}
+
+nlohmann::json to_json(const MirrorResult& r, const oci::ImageRef& ref, const std::string& mirror) {
+  return {{"image", ref.str()},
+          {"mirror", mirror},
+          {"repository", ref.repository},
+          {"digest", r.copy.manifest.digest.str()},
+          {"refs", r.copy.refs},
+          {"tags", r.tags},
+          {"attachments", r.copy.attachments}};
+}
+
+nlohmann::json to_json(const ThroughResult& r, const oci::ImageRef& ref, const std::string& cache) {
+  nlohmann::json blobs = nlohmann::json::array();
+  for (const auto& b : r.blobs) {
+    blobs.push_back({{"digest", b.desc.digest.str()}, {"kind", b.kind}, {"size", b.desc.size}, {"read", b.read}});
+  }
+  nlohmann::json manifests = nlohmann::json::array();
+  for (const auto& m : r.manifests) {
+    manifests.push_back(m.str());
+  }
+  return {{"image", ref.str()},     {"cache", cache}, {"repository", ref.repository}, {"digest", r.top.digest.str()},
+          {"manifests", manifests}, {"blobs", blobs}, {"attachments", r.attachments}, {"bytes", r.bytes}};
+}
+
 } // namespace warm

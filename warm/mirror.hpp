@@ -4,9 +4,11 @@
 // asks a mirror for the upstream's repository path, so the image keeps its path.
 #include "oci/image.hpp"
 #include "registry/client.hpp"
+#include "warm/target.hpp"
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -45,5 +47,31 @@ struct ThroughResult {
 // nothing). Each blob is checked against its digest as it arrives.
 ThroughResult warm_through(const std::shared_ptr<registry::Registry>& cache, const std::string& repo,
                            const std::string& reference, const oci::CopyOptions& opt);
+
+// What `warm push` was asked: IMAGE, one of --to MIRROR and --through URL, and --tag.
+struct PushRequest {
+  std::string image;
+  std::string to;
+  std::string through;
+  bool tag = false;
+};
+
+// Where `warm push` goes.
+struct PushTarget {
+  oci::ImageRef ref;             // IMAGE, a registry reference
+  RegistryTarget target;         // the mirror (--to) or the pull-through cache (--through)
+  bool to_mirror = false;        // --to
+  std::vector<std::string> tags; // put on the mirror: IMAGE's tag with --tag, else none
+};
+
+// Checks the flags that go together, before any request (usage errors): exactly one of
+// --to and --through; --tag only for an IMAGE with a tag and only with --to; a mirror
+// other than IMAGE's own registry.
+PushTarget push_target(const PushRequest& req);
+
+// The JSON reports of a push to a mirror and of a read through a cache (cli adds the
+// session's "stats").
+nlohmann::json to_json(const MirrorResult& r, const oci::ImageRef& ref, const std::string& mirror);
+nlohmann::json to_json(const ThroughResult& r, const oci::ImageRef& ref, const std::string& cache);
 
 } // namespace warm

@@ -45,6 +45,13 @@ ImageParts read_parts(const oci::Image& img, const oci::CopyOptions& opt) {
 
 } // namespace
 
+void check_one_baseline(const std::string& against, const std::string& have) {
+  if (!against.empty() && !have.empty()) {
+    throw Error(ErrorKind::usage, "--against and --have are two baselines; give one",
+                "--against REF compares with an image the node runs; --have FILE with what its store holds");
+  }
+}
+
 Baseline empty_baseline() {
   Baseline b;
   b.what = "nothing (a fresh node)";
@@ -112,6 +119,10 @@ Plan make_plan(const oci::Image& img, const oci::CopyOptions& opt, const Baselin
     plan.layers.push_back(std::move(l));
   }
   return plan;
+}
+
+bool unpacks_again(const LayerPlan& l) {
+  return l.snapshot_shared && l.shared && !*l.snapshot_shared;
 }
 
 nlohmann::json to_json(const Plan& p) {

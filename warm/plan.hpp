@@ -27,6 +27,8 @@ struct Baseline {
   bool knows_snapshots = false;
 };
 
+// --against and --have are two baselines: giving both is a usage error.
+void check_one_baseline(const std::string& against, const std::string& have);
 Baseline empty_baseline();
 Baseline baseline_from_have(const HaveList& have);
 // The manifest, config and layers of an image the node already has (its platform).
@@ -41,6 +43,10 @@ struct LayerPlan {
   bool shared = false;                 // the node has the blob
   std::optional<bool> snapshot_shared; // the node has the unpacked chain (--against only)
 };
+
+// The node has the blob but not the unpacked chain (a layer below it differs): it
+// unpacks the layer again ("shared*" in warm plan's table).
+bool unpacks_again(const LayerPlan& l);
 
 struct Plan {
   std::string image;  // as named

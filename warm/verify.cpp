@@ -331,4 +331,60 @@ VerifyReport verify_content_dir(const fs::path& dir, const oci::Digest& digest, 
   return rep;
 }
 
+void check_one_store(const std::string& registry, const std::string& content_dir) {
+  if (registry.empty() == content_dir.empty()) {
+    throw Error(ErrorKind::usage, "warm verify needs one of --registry URL or --content-dir DIR",
+                "--registry checks a mirror; --content-dir a node's content store or an OCI layout");
+  }
+}
+
+oci::Digest content_dir_digest(const std::string& image) {
+  if (image.rfind("sha256:", 0) == 0) {
+    return util::with_context("IMAGE", [&] { return oci::Digest::parse(image); });
+  }
+  oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(image); });
+  if (ref.kind != oci::ImageRef::Kind::registry || ref.digest.empty()) {
+    throw Error(ErrorKind::usage,
+                "--content-dir needs IMAGE pinned by digest, and '" + image +
+                    "' names a tag: a content store keeps blobs, not tags",
+                "use REG/REPO@sha256:... (paddle-image inspect " + image +
+                    " --json prints the digest), or check a registry with --registry");
+  }
+  return oci::Digest::parse(ref.digest);
+}
+
+bool resolves_upstream(const oci::ImageRef& ref, const std::string& host) {
+  return ref.digest.empty() && host != ref.registry;
+}
+
+oci::Digest upstream_digest(const std::shared_ptr<registry::Registry>& upstream, const oci::ImageRef& ref) {
+  auto d =
+      util::with_context("resolving " + ref.str(), [&] { return upstream->head_manifest(ref.repository, ref.tag); });
+  if (!d) {
+    throw Error(ErrorKind::registry, ref.str() + ": no such tag upstream",
+                "check the tag, or give IMAGE@sha256:... to check the mirror by digest");
+  }
+  return d->digest;
+}
+
+std::string failure_message(const VerifyReport& r, const std::string& image) {
+  std::string msg = r.summary() + " for " + image + " (" + r.digest.str() + ")";
+  for (const auto& b : r.blobs) {
+    if (b.status != BlobStatus::ok) {
+      msg += "\n  " + std::string(b.status == BlobStatus::missing ? "missing " : "corrupt ") + b.kind + " " +
+             (b.desc.digest.empty() ? std::string("(manifest)") : b.desc.digest.str()) +
+             (b.detail.empty() ? "" : ": " + b.detail);
+    }
+  }
+  return msg;
+}
+
+std::string failure_hint(ErrorKind kind) {
+  return kind == ErrorKind::integrity
+             ? "a corrupt blob must be deleted from the store and fetched again (warm push --to, or ctr "
+               "images import of a full archive)"
+             : "warm it first: paddle-image warm push --to (a mirror) or warm export + ctr images import "
+               "(a node)";
+}
+
 } // namespace warm

@@ -5,6 +5,7 @@
 // whole and hashed, never trusted by its name; every missing or corrupt blob is
 // named, not just the first.
 #include "oci/image.hpp"
+#include "oci/reference.hpp"
 #include "registry/client.hpp"
 
 #include <cstdint>
@@ -48,5 +49,26 @@ VerifyReport verify_registry(const std::shared_ptr<registry::Registry>& reg, con
 // The image `digest` in a content directory (DIR/blobs/<alg>/<hex>).
 VerifyReport verify_content_dir(const std::filesystem::path& dir, const oci::Digest& digest,
                                 const oci::CopyOptions& opt);
+
+// --registry and --content-dir are two stores to check: exactly one is a usage error
+// otherwise.
+void check_one_store(const std::string& registry, const std::string& content_dir);
+// The digest `warm verify --content-dir` looks for: IMAGE as sha256:..., or a registry
+// reference pinned by digest; a tag (or a layout or archive) is a usage error, since a
+// content store keeps blobs, not tags.
+oci::Digest content_dir_digest(const std::string& image);
+// Whether IMAGE's tag is resolved on its own registry before a check on `host`: a tag
+// (no digest) checked on another registry (a mirror pushed to by digest has no tag).
+bool resolves_upstream(const oci::ImageRef& ref, const std::string& host);
+// The digest `ref`'s tag names on `upstream` (its own registry) now; a registry error
+// when there is no such tag.
+oci::Digest upstream_digest(const std::shared_ptr<registry::Registry>& upstream, const oci::ImageRef& ref);
+
+// The error of a failed check (!r.passed()): the summary for IMAGE and its digest, then
+// a line per missing or corrupt blob with why.
+std::string failure_message(const VerifyReport& r, const std::string& image);
+// What to do about a failure of r.failure_kind() `kind`: a corrupt blob is deleted and
+// fetched again, a missing one warmed.
+std::string failure_hint(util::ErrorKind kind);
 
 } // namespace warm

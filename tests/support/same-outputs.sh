@@ -13,12 +13,23 @@
 #   push    the example to a local docker-registry, then pull it to a layout, and copy
 #           it registry -> docker-archive and layout -> docker-archive;
 #   render  dockerfile, github-actions and gitlab-ci for the example;
-#   warm    export of the example to the OCI archive containerd imports;
+#   warm    export of the example to the OCI archive containerd imports; plan against
+#           nothing, a --have list and images (one sharing a blob above a differing
+#           layer); push to a mirror and through a pull-through cache (each run its own,
+#           their hosts written MIRROR and CACHE); verify on them and on content
+#           directories (one with a blob missing and one corrupt); manifests of each kind;
+#   doctor  fixture hosts (tests/fixtures/hosts, prepared once with the fake NVML and
+#           libcuda as tests/integration/doctor.sh does): text and JSON reports, with
+#           --requires and --strict, the DaemonSet --render writes, and aggregate over
+#           the reports (files, JSON lines on stdin, unnamed nodes, a garbage file),
+#           with every exit status and error message;
 #   sign    the example's layout with one shared key: the signature itself is random
 #           (ECDSA), so the payload it signs is compared, and whether cosign_check.py
 #           (the independent checker the tests use) accepts each.
-# Then every file each run wrote is compared by SHA-256; the first differences are
-# listed and the exit status is 1. NEW_BINARY defaults to build/cli/paddle-image.
+# Warm's transfers and checks run one blob at a time (--jobs 1), so what they print
+# comes in the same order on every run. Then every file each run wrote is compared by
+# SHA-256; the first differences are listed and the exit status is 1. NEW_BINARY
+# defaults to build/cli/paddle-image.
 set -euo pipefail
 SUPPORT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$SUPPORT/../.." && pwd)
@@ -76,6 +87,105 @@ config:
   entrypoint: [python3, /home/paddle/work/main.py]
 EOF
 "$NEW" key generate -o "$WORK/signer" >/dev/null
+HOSTS=$ROOT/tests/fixtures/hosts
+DOCTOR_HOSTS=(healthy-8xh100 nvswitch-no-fm stale-cdi geforce-forward-compat-804)
+gcc -shared -fPIC -O1 -Wl,-soname,libnvidia-ml.so.1 -o "$WORK/fake-nvml.so" "$SUPPORT/fakegpu/fake_nvml.c"
+gcc -shared -fPIC -O1 -Wl,-soname,libcuda.so.1 -o "$WORK/fake-cuda.so" "$SUPPORT/fakegpu/fake_cuda.c"
+for s in "${DOCTOR_HOSTS[@]}"; do
+  bash "$SUPPORT/prepare-host.sh" "$HOSTS/$s" "$WORK/hosts/$s" "$WORK/fake-nvml.so" "$WORK/fake-cuda.so" >/dev/null
+done
+printf '{"checks": []}\nnot json\n' >"$WORK/garbage.jsonl"
+# warm plan's other image: the example with another models layer below the same app layer.
+cp -r "$WORK/ex" "$WORK/ex-variant"
+printf 'another model\n' >"$WORK/ex-variant/models/variant.txt"
+(cd "$WORK/ex-variant" && "$NEW" build spec.yaml -q --revision r1 --cache-dir "$WORK/variant-cache" \
+  -o "oci:$WORK/variant:v1" >/dev/null)
+layout_digest() { # LAYOUT: its first manifest's digest
+  /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]+"/index.json"))["manifests"][0]["digest"])' "$1"
+}
+
+warm_jobs() { # BINARY OUT WHICH: warm plan, push, verify and manifests; outputs and exit statuses in OUT
+  local pi=$1 out=$2 which=$3 img=$REG_HOST/same/ex:v1 mir cache digest layer
+  mkdir -p "$out"
+  registry_start "mir$which" open "$WORK/srv" >/dev/null
+  REGISTRY_EXTRA_YAML=$(printf 'proxy:\n  remoteurl: %s\n' "$REG_URL") registry_start "cache$which" open "$WORK/srv" >/dev/null
+  mir=$(eval echo "\$MIR${which^^}_HOST") cache=$(eval echo "\$CACHE${which^^}_HOST")
+  w() { # NAME ARGS...: paddle-image warm ARGS
+    local name=$1
+    shift
+    "$pi" warm "$@" >"$out/$name" 2>"$out/$name.err" || echo "$name: $?" >>"$out/rc"
+  }
+  digest=$(layout_digest "$WORK/$which/ex")
+  /usr/bin/python3 -c 'import json,sys
+d=sys.argv[1]; m=json.load(open(d+"/index.json"))["manifests"][0]["digest"].split(":")[1]
+m=json.load(open(d+"/blobs/sha256/"+m)); print(m["layers"][0]["digest"]); print(m["layers"][2]["digest"])' \
+    "$WORK/$which/ex" >"$out/have.txt"
+  w plan.txt plan "oci:$WORK/$which/ex:v1"
+  w plan-variant.txt plan "oci:$WORK/$which/ex:v1" --against "oci:$WORK/variant:v1"
+  w plan-variant.json plan "oci:$WORK/$which/ex:v1" --against "oci:$WORK/variant:v1" --json
+  w plan-have.txt plan "$img" --have "$out/have.txt" --insecure
+  w plan-have.json plan "$img" --have "$out/have.txt" --insecure --json
+  w plan-both.txt plan "$img" --have "$out/have.txt" --against "$img"
+  w verify-before.json verify --jobs 1 "$img" --registry "http://$mir" --json -q
+  w push-mirror.json push --jobs 1 "$img" --to "http://$mir" --tag --insecure --json -q
+  w push-mirror.txt push --jobs 1 "$img" --to "http://$mir" --insecure -q
+  w push-through.json push --jobs 1 "$img" --through "http://$cache" --insecure --json -q
+  w push-own.txt push --jobs 1 "$img" --to "$REG_HOST" -q
+  w verify-mirror.json verify --jobs 1 "$img" --registry "http://$mir" --json -q
+  w verify-cache.txt verify --jobs 1 "${img%:v1}@$digest" --registry "http://$cache" -q
+  w verify-content.txt verify --jobs 1 "$digest" --content-dir "$WORK/$which/ex"
+  cp -r "$WORK/$which/ex" "$out/broken"
+  layer=$(sed -n 1p "$out/have.txt")
+  rm "$out/broken/blobs/sha256/${layer#sha256:}"
+  layer=$(sed -n 2p "$out/have.txt")
+  chmod u+w "$out/broken/blobs/sha256/${layer#sha256:}"
+  printf 'x' >>"$out/broken/blobs/sha256/${layer#sha256:}"
+  w verify-broken.txt verify --jobs 1 "${img%:v1}@$digest" --content-dir "$out/broken"
+  w verify-broken.json verify --jobs 1 "${img%:v1}@$digest" --content-dir "$out/broken" --json
+  w verify-tag.txt verify --jobs 1 "$img" --content-dir "$out/broken"
+  w manifests-ds.yaml manifests --kind daemonset "$img" "${img%:v1}@$digest" --pause-image "$img" --insecure \
+    --node-selector nvidia.com/gpu.present=true --toleration nvidia.com/gpu:NoSchedule -n gpu-ops
+  w manifests-job.json manifests --kind imagepulljob "$img" --insecure --json --command '["python3", "-c", "pass"]' \
+    --assume-bandwidth 10MB/s --pull-secret regcred
+  w manifests-cache.txt manifests --kind imagecache "$img" --insecure -o "$out/imagecache.yaml"
+  w manifests-bad.txt manifests --kind daemonset "$img" --insecure --command '[1]'
+  registry_stop "mir$which"
+  registry_stop "cache$which"
+  sed -i "s|$out|OUT|g; s|$WORK/$which|RUN|g; s|$mir|MIRROR|g; s|$cache|CACHE|g" "$out"/*.*
+}
+
+doctor_jobs() { # BINARY OUT: every output and exit status lands in OUT
+  local pi=$1 out=$2 s
+  mkdir -p "$out"
+  on() { # NAME SCENARIO ARGS...: doctor on a prepared host
+    local name=$1 host=$2
+    shift 2
+    PI_FAKE_GPU_SCENARIO="$WORK/hosts/$host/scenario.conf" "$pi" doctor --root "$WORK/hosts/$host/root" \
+      --timeout 5 "$@" >"$out/$name" 2>"$out/$name.err" || echo "$name: $?" >>"$out/rc"
+  }
+  for s in "${DOCTOR_HOSTS[@]}"; do
+    on "$s.txt" "$s"
+    on "$s.json" "$s" --json --node "node-$s"
+  done
+  on requires.txt healthy-8xh100 --requires cuda=12.6,sm=90,driver=560.28.03,gpu_memory=40Gi
+  on requires.json healthy-8xh100 --requires cuda=11.7,sm=9.0 --json
+  on strict.txt geforce-forward-compat-804 --strict
+  "$pi" doctor --render daemonset --doctor-image reg.example.com/doctor:1 --namespace gpu-ops \
+    --node-selector nvidia.com/gpu.present=true \
+    --requires sm=sm_90,paddle=3.0.0,driver_compat=525.60.13,require_cuda=12.4,gpu_memory=46068Mi >"$out/ds.yaml"
+  agg() { # NAME ARGS...: doctor aggregate
+    local name=$1
+    shift
+    "$pi" doctor aggregate "$@" >"$out/$name" 2>"$out/$name.err" || echo "$name: $?" >>"$out/rc"
+  }
+  agg agg-files.out "$out"/*.json
+  agg agg-files-json.out --json "$out"/*.json
+  cat "$out"/*.json | agg agg-stdin-json.out --json
+  cat "$out/healthy-8xh100.json" | agg agg-dash.out "$HOSTS/healthy-8xh100/expected.json" - "$HOSTS/stale-cdi/expected.json"
+  agg agg-unnamed-json.out --json "$HOSTS/healthy-8xh100/expected.json" "$HOSTS/h200-vm-580/expected.json"
+  agg agg-garbage.out "$out/healthy-8xh100.json" "$WORK/garbage.jsonl"
+  sed -i "s|$out|OUT|g" "$out"/*
+}
 
 run_jobs() { # BINARY OUT
   local pi=$1 out=$2 reg=$REG_HOST/same/ex:v1
@@ -94,6 +204,8 @@ run_jobs() { # BINARY OUT
   "$pi" warm export "oci:$out/ex:v1" --name registry.example.com/ocr/train:v1 -o "$out/ex.oci.tar" >/dev/null 2>&1
   cp -r "$out/ex" "$out/signed"
   "$pi" sign "oci:$out/signed:v1" --key "$WORK/signer.key" >/dev/null 2>&1
+  doctor_jobs "$pi" "$out/doctor"
+  warm_jobs "$pi" "$out/warm" "$(basename "$out")"
   rm -rf "$out/cache"
   sed -i "s|$out|OUT|g" "$out"/*.txt # what was printed names the run's own directory
 }
