@@ -11,6 +11,7 @@
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
 #include "templates/from_dockerfile.hpp"
+#include "templates/from_spec.hpp"
 #include "templates/init.hpp"
 #include "templates/k8s.hpp"
 #include "util/encoding.hpp"
@@ -77,141 +78,6 @@ struct RenderArgs {
   RegistryFlags flags;            // reading the image's facts from a registry
   std::vector<std::string> given; // the flags given, for conflict checks
 };
-
-std::string owner_text(const std::optional<spec::OwnerSpec>& o) {
-  if (!o) {
-    return "";
-  }
-  return std::to_string(o->uid) + ":" + std::to_string(o->gid);
-}
-
-// A host path of the spec as the build context (the spec's directory) sees it.
-std::string context_path(const fs::path& p, const fs::path& dir, bool* outside = nullptr) {
-  fs::path rel = p.lexically_normal().lexically_relative(dir.lexically_normal());
-  std::string s = rel.empty() ? p.string() : rel.generic_string();
-  if (s.empty() || s == ".") {
-    s = ".";
-  }
-  if (outside != nullptr) {
-    *outside = rel.empty() || s.rfind("..", 0) == 0;
-  }
-  std::error_code ec;
-  if (fs::is_directory(p, ec) && s.back() != '/') {
-    s += '/';
-  }
-  return s;
-}
-
-templates::DockerfileInput dockerfile_input(const spec::BuildSpec& s, const std::string& spec_file) {
-  templates::DockerfileInput in;
-  in.spec_file = spec_file;
-  in.base = s.base;
-  in.platform = s.platform.os + "/" + s.platform.architecture +
-                (s.platform.variant.empty() ? std::string() : "/" + s.platform.variant);
-  in.python = "python3";
-  if (s.python) {
-    in.python = !s.python->interpreter.empty() ? s.python->interpreter : "python" + s.python->version;
-  }
-  std::error_code ec;
-  in.custom_ignore = fs::exists(s.dir / ".paddleimageignore", ec);
-  for (const auto& l : s.layers) {
-    templates::DockerLayer d;
-    d.name = l.name;
-    d.kind = l.kind == spec::LayerSpec::Kind::wheels ? "wheels"
-             : l.kind == spec::LayerSpec::Kind::data ? "data"
-                                                     : "files";
-    d.chown = owner_text(l.owner);
-    for (const auto& c : l.copies) {
-      templates::DockerCopy dc;
-      dc.from = context_path(c.from, s.dir, &dc.outside_context);
-      dc.to = c.to;
-      dc.exclude = c.exclude;
-      dc.mode = c.mode;
-      dc.dir_mode = c.dir_mode;
-      dc.chown = owner_text(c.owner);
-      d.copies.push_back(dc);
-    }
-    if (!l.wheel_dir.empty()) {
-      d.wheel_dir = context_path(l.wheel_dir, s.dir);
-    }
-    if (l.lock_file) {
-      d.lock = context_path(*l.lock_file, s.dir);
-    }
-    d.indexes = l.indexes;
-    d.find_links = l.find_links;
-    in.layers.push_back(d);
-  }
-  in.config.entrypoint = s.config.entrypoint;
-  in.config.cmd = s.config.cmd;
-  in.config.env = s.config.env;
-  in.config.workdir = s.config.workdir;
-  in.config.user = s.config.user;
-  for (const auto& [k, v] : s.config.labels) {
-    in.config.labels.emplace_back(k, v);
-  }
-  in.config.ports = s.config.ports;
-  in.config.stop_signal = s.config.stop_signal;
-  return in;
-}
-
-// The repository a CI file pushes to: the pipeline appends ":$SHA" (and tags) itself,
-// so no tag or digest, and no white space or control character (which would also break
-// the YAML). `what` names where it came from.
-void check_ci_image(const std::string& image, const std::string& what) {
-  std::string why;
-  if (std::any_of(image.begin(), image.end(), [](unsigned char c) { return c <= 0x20 || c >= 0x7f; })) {
-    why = "has white space or a control character";
-  } else {
-    try {
-      oci::ImageRef r = oci::ImageRef::parse(image);
-      if (r.kind != oci::ImageRef::Kind::registry) {
-        why = "is not a registry repository";
-      } else if (!r.digest.empty() || !r.tag_defaulted) {
-        why = "names a tag or digest";
-      }
-    } catch (const Error& e) {
-      why = "is not a repository reference (" + std::string(e.what()) + ")";
-    }
-  }
-  if (!why.empty()) {
-    throw Error(ErrorKind::usage, what + " '" + util::escape_bytes(image) + "' " + why,
-                "give a repository: --image REGISTRY/REPO (the pipeline tags it with the commit)");
-  }
-}
-
-// The lock check of a CI file: the wheels layer from an index that --requirements is for.
-void ci_lock(const spec::BuildSpec& s, const RenderArgs& a, templates::CiInput& in) {
-  std::vector<const spec::LayerSpec*> cands;
-  for (const auto& l : s.layers) {
-    if (l.from_index() && l.lock_file && (a.layer.empty() || l.name == a.layer)) {
-      cands.push_back(&l);
-    }
-  }
-  if (a.requirements.empty()) {
-    if (!a.layer.empty()) {
-      throw Error(ErrorKind::usage, "--layer goes with --requirements",
-                  "name the requirements file the lock is made from");
-    }
-    return;
-  }
-  if (cands.empty()) {
-    throw Error(ErrorKind::usage,
-                a.layer.empty() ? "--requirements: the spec has no wheels layer with a lock from an index"
-                                : "--layer " + a.layer + ": no wheels layer of that name with a lock from an index",
-                "the lock check is for `wheels: {lock: FILE, index: URL}` layers (docs/wheels.md)");
-  }
-  if (cands.size() > 1) {
-    throw Error(ErrorKind::usage, "--requirements: the spec has several wheels layers from an index",
-                "name one with --layer");
-  }
-  if (std::error_code ec; !fs::is_regular_file(a.requirements, ec)) {
-    throw Error(ErrorKind::usage, "--requirements " + util::escape_bytes(a.requirements) + ": no such file",
-                "name the requirements file the lock is made from (the CI job runs `paddle-image lock` on it)");
-  }
-  in.requirements = a.requirements;
-  in.lock_layer = cands[0]->name;
-  in.lock_file = context_path(*cands[0]->lock_file, fs::current_path());
-}
 
 // --tool-archive URL --tool-sha256 HEX | --tool-image REF@sha256:HEX (CI files).
 void add_tool_flags(CLI::App* c, templates::ToolSource& t, const std::string& which) {
@@ -754,19 +620,10 @@ int run_render(const RenderArgs& a, const CLI::App& app) {
     if (a.kind == "dockerfile") {
       flags.refuse({"--tool-archive", "--tool-sha256", "--tool-image"}, "is for github-actions and gitlab-ci",
                    "drop it for a Dockerfile");
-      r.text = templates::render_dockerfile(dockerfile_input(s, a.spec_file), a.template_dir);
+      r.text = templates::render_dockerfile(templates::dockerfile_input(s, a.spec_file), a.template_dir);
     } else {
-      templates::CiInput in;
-      in.spec_file = a.spec_file;
-      in.image = a.image.empty() ? s.name : a.image;
-      if (in.image.empty()) {
-        throw Error(ErrorKind::usage, "the spec names no image (image.name) to push", "give --image REGISTRY/REPO");
-      }
-      check_ci_image(in.image, a.image.empty() ? "image.name" : "--image");
-      in.sign = !a.no_sign;
-      in.tool = a.tool;
-      ci_lock(s, a, in);
-      r.text = templates::render_ci(a.kind, in, a.template_dir);
+      templates::CiRequest ci{a.spec_file, a.image, a.no_sign, a.tool, a.requirements, a.layer};
+      r.text = templates::render_ci(a.kind, templates::ci_input(s, ci), a.template_dir);
     }
     r.json = {{"kind", a.kind}};
   }
