@@ -127,6 +127,26 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
   return 0;
 }
 
+// The lock is what `paddle-image lock` writes for the new requirements.txt (the same
+// function, run on the project just written), so the workflow's lock check passes on
+// the first push. Nothing is fetched: requirements.txt lists nothing yet. Each lock
+// written is added to `written` and `text`.
+void write_project_locks(const fs::path& dir, nlohmann::json& written, std::string& text) {
+  spec::BuildSpec s = spec::load(dir / "spec.yaml");
+  for (const auto& l : s.layers) {
+    if (l.kind != spec::LayerSpec::Kind::wheels || !l.lock_file || l.lock_file->filename() != "requirements.lock") {
+      continue;
+    }
+    util::TempDir cache(std::filesystem::temp_directory_path(), "paddle-image-init-");
+    builder::BuildOptions o;
+    o.cache_dir = cache.path();
+    python::LockResult r = builder::lock(s, l.name, dir / "requirements.txt", {}, o, {});
+    util::write_file_atomic(*l.lock_file, r.text);
+    written.push_back(l.lock_file->string());
+    text += "wrote " + l.lock_file->string() + "\n";
+  }
+}
+
 int run_init(const InitArgs& a) {
   Output out = Output::detect(a.json, false);
   if (!a.from_dockerfile.empty()) {
@@ -153,22 +173,7 @@ int run_init(const InitArgs& a) {
     written.push_back((dir / f.path).string());
     text += "wrote " + (dir / f.path).string() + "\n";
   }
-  // The lock is what `paddle-image lock` writes for the new requirements.txt (the same
-  // function, run on the project just written), so the workflow's lock check passes on
-  // the first push. Nothing is fetched: requirements.txt lists nothing yet.
-  spec::BuildSpec s = spec::load(dir / "spec.yaml");
-  for (const auto& l : s.layers) {
-    if (l.kind != spec::LayerSpec::Kind::wheels || !l.lock_file || l.lock_file->filename() != "requirements.lock") {
-      continue;
-    }
-    util::TempDir cache(std::filesystem::temp_directory_path(), "paddle-image-init-");
-    builder::BuildOptions o;
-    o.cache_dir = cache.path();
-    python::LockResult r = builder::lock(s, l.name, dir / "requirements.txt", {}, o, {});
-    util::write_file_atomic(*l.lock_file, r.text);
-    written.push_back(l.lock_file->string());
-    text += "wrote " + l.lock_file->string() + "\n";
-  }
+  write_project_locks(dir, written, text);
   std::vector<std::string> next = {"cd " + dir.string() + " && paddle-image build spec.yaml",
                                    "list dependencies in requirements.txt, then: paddle-image lock requirements.txt -o "
                                    "requirements.lock --spec spec.yaml --layer deps"};
