@@ -3,25 +3,21 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
-#include "compat_matrix/matrix.hpp"
-#include "compat_matrix/rules.hpp"
 #include "doctor/image.hpp"
 #include "oci/reference.hpp"
 #include "spec/spec.hpp"
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
 #include "templates/from_dockerfile.hpp"
+#include "templates/from_spec.hpp"
 #include "templates/init.hpp"
-#include "templates/k8s.hpp"
+#include "templates/k8s_job.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <iostream>
 #include <memory>
-#include <regex>
 
 namespace cli {
 
@@ -47,171 +43,10 @@ struct RenderArgs {
   templates::ToolSource tool;
   bool json = false;
   // k8s-job, paddle-distributed
+  templates::k8s::JobRequest job; // its kind, spec_file and image are the ones above
   std::string facts;
-  int gpus = 1; // defaults; a negative value given on the command line is refused below
-  int workers = -1;
-  int gpus_per_worker = 1;
-  std::string format;
-  std::string name;
-  std::string ns;
-  std::string shm_size = "16Gi";
-  std::string cpu;
-  std::string memory;
-  std::string checkpoint_pvc;
-  std::string checkpoint_path = "/checkpoints";
-  std::vector<std::string> env;
-  std::vector<std::string> tolerations;
-  std::vector<std::string> node_selector;
-  std::vector<std::string> gpu_types;
-  std::vector<std::string> gpu_products;
-  std::vector<std::string> gfd_labels;
-  std::vector<std::string> train_args;
-  std::vector<std::string> matrix_files;
-  std::string service_account;
-  int port = 36000;
-  int backoff_limit = 3;
-  bool no_gpu_affinity = false;
-  bool no_tolerations = false;
-  bool allow_minor_compat = false;
-  bool allow_tag = false;
-  RegistryFlags flags;            // reading the image's facts from a registry
-  std::vector<std::string> given; // the flags given, for conflict checks
+  RegistryFlags flags; // reading the image's facts from a registry
 };
-
-std::string owner_text(const std::optional<spec::OwnerSpec>& o) {
-  if (!o) {
-    return "";
-  }
-  return std::to_string(o->uid) + ":" + std::to_string(o->gid);
-}
-
-// A host path of the spec as the build context (the spec's directory) sees it.
-std::string context_path(const fs::path& p, const fs::path& dir, bool* outside = nullptr) {
-  fs::path rel = p.lexically_normal().lexically_relative(dir.lexically_normal());
-  std::string s = rel.empty() ? p.string() : rel.generic_string();
-  if (s.empty() || s == ".") {
-    s = ".";
-  }
-  if (outside != nullptr) {
-    *outside = rel.empty() || s.rfind("..", 0) == 0;
-  }
-  std::error_code ec;
-  if (fs::is_directory(p, ec) && s.back() != '/') {
-    s += '/';
-  }
-  return s;
-}
-
-templates::DockerfileInput dockerfile_input(const spec::BuildSpec& s, const std::string& spec_file) {
-  templates::DockerfileInput in;
-  in.spec_file = spec_file;
-  in.base = s.base;
-  in.platform = s.platform.os + "/" + s.platform.architecture +
-                (s.platform.variant.empty() ? std::string() : "/" + s.platform.variant);
-  in.python = "python3";
-  if (s.python) {
-    in.python = !s.python->interpreter.empty() ? s.python->interpreter : "python" + s.python->version;
-  }
-  std::error_code ec;
-  in.custom_ignore = fs::exists(s.dir / ".paddleimageignore", ec);
-  for (const auto& l : s.layers) {
-    templates::DockerLayer d;
-    d.name = l.name;
-    d.kind = l.kind == spec::LayerSpec::Kind::wheels ? "wheels"
-             : l.kind == spec::LayerSpec::Kind::data ? "data"
-                                                     : "files";
-    d.chown = owner_text(l.owner);
-    for (const auto& c : l.copies) {
-      templates::DockerCopy dc;
-      dc.from = context_path(c.from, s.dir, &dc.outside_context);
-      dc.to = c.to;
-      dc.exclude = c.exclude;
-      dc.mode = c.mode;
-      dc.dir_mode = c.dir_mode;
-      dc.chown = owner_text(c.owner);
-      d.copies.push_back(dc);
-    }
-    if (!l.wheel_dir.empty()) {
-      d.wheel_dir = context_path(l.wheel_dir, s.dir);
-    }
-    if (l.lock_file) {
-      d.lock = context_path(*l.lock_file, s.dir);
-    }
-    d.indexes = l.indexes;
-    d.find_links = l.find_links;
-    in.layers.push_back(d);
-  }
-  in.config.entrypoint = s.config.entrypoint;
-  in.config.cmd = s.config.cmd;
-  in.config.env = s.config.env;
-  in.config.workdir = s.config.workdir;
-  in.config.user = s.config.user;
-  for (const auto& [k, v] : s.config.labels) {
-    in.config.labels.emplace_back(k, v);
-  }
-  in.config.ports = s.config.ports;
-  in.config.stop_signal = s.config.stop_signal;
-  return in;
-}
-
-// The repository a CI file pushes to: the pipeline appends ":$SHA" (and tags) itself,
-// so no tag or digest, and no white space or control character (which would also break
-// the YAML). `what` names where it came from.
-void check_ci_image(const std::string& image, const std::string& what) {
-  std::string why;
-  if (std::any_of(image.begin(), image.end(), [](unsigned char c) { return c <= 0x20 || c >= 0x7f; })) {
-    why = "has white space or a control character";
-  } else {
-    try {
-      oci::ImageRef r = oci::ImageRef::parse(image);
-      if (r.kind != oci::ImageRef::Kind::registry) {
-        why = "is not a registry repository";
-      } else if (!r.digest.empty() || !r.tag_defaulted) {
-        why = "names a tag or digest";
-      }
-    } catch (const Error& e) {
-      why = "is not a repository reference (" + std::string(e.what()) + ")";
-    }
-  }
-  if (!why.empty()) {
-    throw Error(ErrorKind::usage, what + " '" + util::escape_bytes(image) + "' " + why,
-                "give a repository: --image REGISTRY/REPO (the pipeline tags it with the commit)");
-  }
-}
-
-// The lock check of a CI file: the wheels layer from an index that --requirements is for.
-void ci_lock(const spec::BuildSpec& s, const RenderArgs& a, templates::CiInput& in) {
-  std::vector<const spec::LayerSpec*> cands;
-  for (const auto& l : s.layers) {
-    if (l.from_index() && l.lock_file && (a.layer.empty() || l.name == a.layer)) {
-      cands.push_back(&l);
-    }
-  }
-  if (a.requirements.empty()) {
-    if (!a.layer.empty()) {
-      throw Error(ErrorKind::usage, "--layer goes with --requirements",
-                  "name the requirements file the lock is made from");
-    }
-    return;
-  }
-  if (cands.empty()) {
-    throw Error(ErrorKind::usage,
-                a.layer.empty() ? "--requirements: the spec has no wheels layer with a lock from an index"
-                                : "--layer " + a.layer + ": no wheels layer of that name with a lock from an index",
-                "the lock check is for `wheels: {lock: FILE, index: URL}` layers (docs/wheels.md)");
-  }
-  if (cands.size() > 1) {
-    throw Error(ErrorKind::usage, "--requirements: the spec has several wheels layers from an index",
-                "name one with --layer");
-  }
-  if (std::error_code ec; !fs::is_regular_file(a.requirements, ec)) {
-    throw Error(ErrorKind::usage, "--requirements " + util::escape_bytes(a.requirements) + ": no such file",
-                "name the requirements file the lock is made from (the CI job runs `paddle-image lock` on it)");
-  }
-  in.requirements = a.requirements;
-  in.lock_layer = cands[0]->name;
-  in.lock_file = context_path(*cands[0]->lock_file, fs::current_path());
-}
 
 // --tool-archive URL --tool-sha256 HEX | --tool-image REF@sha256:HEX (CI files).
 void add_tool_flags(CLI::App* c, templates::ToolSource& t, const std::string& which) {
@@ -292,6 +127,26 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
   return 0;
 }
 
+// The lock is what `paddle-image lock` writes for the new requirements.txt (the same
+// function, run on the project just written), so the workflow's lock check passes on
+// the first push. Nothing is fetched: requirements.txt lists nothing yet. Each lock
+// written is added to `written` and `text`.
+void write_project_locks(const fs::path& dir, nlohmann::json& written, std::string& text) {
+  spec::BuildSpec s = spec::load(dir / "spec.yaml");
+  for (const auto& l : s.layers) {
+    if (l.kind != spec::LayerSpec::Kind::wheels || !l.lock_file || l.lock_file->filename() != "requirements.lock") {
+      continue;
+    }
+    util::TempDir cache(std::filesystem::temp_directory_path(), "paddle-image-init-");
+    builder::BuildOptions o;
+    o.cache_dir = cache.path();
+    python::LockResult r = builder::lock(s, l.name, dir / "requirements.txt", {}, o, {});
+    util::write_file_atomic(*l.lock_file, r.text);
+    written.push_back(l.lock_file->string());
+    text += "wrote " + l.lock_file->string() + "\n";
+  }
+}
+
 int run_init(const InitArgs& a) {
   Output out = Output::detect(a.json, false);
   if (!a.from_dockerfile.empty()) {
@@ -318,22 +173,7 @@ int run_init(const InitArgs& a) {
     written.push_back((dir / f.path).string());
     text += "wrote " + (dir / f.path).string() + "\n";
   }
-  // The lock is what `paddle-image lock` writes for the new requirements.txt (the same
-  // function, run on the project just written), so the workflow's lock check passes on
-  // the first push. Nothing is fetched: requirements.txt lists nothing yet.
-  spec::BuildSpec s = spec::load(dir / "spec.yaml");
-  for (const auto& l : s.layers) {
-    if (l.kind != spec::LayerSpec::Kind::wheels || !l.lock_file || l.lock_file->filename() != "requirements.lock") {
-      continue;
-    }
-    util::TempDir cache(std::filesystem::temp_directory_path(), "paddle-image-init-");
-    builder::BuildOptions o;
-    o.cache_dir = cache.path();
-    python::LockResult r = builder::lock(s, l.name, dir / "requirements.txt", {}, o, {});
-    util::write_file_atomic(*l.lock_file, r.text);
-    written.push_back(l.lock_file->string());
-    text += "wrote " + l.lock_file->string() + "\n";
-  }
+  write_project_locks(dir, written, text);
   std::vector<std::string> next = {"cd " + dir.string() + " && paddle-image build spec.yaml",
                                    "list dependencies in requirements.txt, then: paddle-image lock requirements.txt -o "
                                    "requirements.lock --spec spec.yaml --layer deps"};
@@ -414,61 +254,6 @@ struct Flags {
   }
 };
 
-std::vector<std::pair<std::string, std::string>> env_of(const spec::BuildSpec& s, const RenderArgs& a) {
-  static const std::regex name("[A-Za-z_][A-Za-z0-9_]*");
-  std::vector<std::pair<std::string, std::string>> env;
-  auto put = [&](const std::string& k, const std::string& v) {
-    for (auto& e : env) {
-      if (e.first == k) {
-        e.second = v;
-        return;
-      }
-    }
-    env.emplace_back(k, v);
-  };
-  // Paddle's and NCCL's tuning knobs from the spec, so operators see and change them in
-  // the manifest; --env adds and overrides.
-  for (const auto& [k, v] : s.config.env) {
-    if (k.rfind("FLAGS_", 0) == 0 || k.rfind("NCCL_", 0) == 0) {
-      put(k, v);
-    }
-  }
-  for (const auto& kv : a.env) {
-    auto eq = kv.find('=');
-    std::string k = kv.substr(0, eq);
-    if (eq == std::string::npos || !std::regex_match(k, name)) {
-      throw Error(ErrorKind::usage, "--env '" + kv + "' is not NAME=VALUE with a variable name",
-                  "e.g. --env NCCL_DEBUG=INFO");
-    }
-    put(k, kv.substr(eq + 1));
-  }
-  return env;
-}
-
-// The training script for paddle.distributed.launch: --train-arg, else the spec's
-// ENTRYPOINT + CMD when they run a Python script ("python3 train.py ...").
-std::pair<std::string, std::vector<std::string>> launch_args(const spec::BuildSpec& s, const RenderArgs& a) {
-  std::vector<std::string> argv = s.config.entrypoint.value_or(std::vector<std::string>{});
-  if (s.config.cmd) {
-    argv.insert(argv.end(), s.config.cmd->begin(), s.config.cmd->end());
-  }
-  std::string python = "python3";
-  if (!argv.empty() && fs::path(argv[0]).filename().string().rfind("python", 0) == 0) {
-    python = argv[0];
-  }
-  if (!a.train_args.empty()) {
-    return {python, a.train_args};
-  }
-  if (argv.size() >= 2 && fs::path(argv[0]).filename().string().rfind("python", 0) == 0 && argv[1] != "-m" &&
-      argv[1] != "-c" && argv[1].rfind('-', 0) != 0) {
-    return {python, std::vector<std::string>(argv.begin() + 1, argv.end())};
-  }
-  throw Error(ErrorKind::usage,
-              "paddle-distributed: the spec's entrypoint/cmd (" + (argv.empty() ? "none" : util::join(argv, " ")) +
-                  ") does not run a Python script, so there is nothing to hand to paddle.distributed.launch",
-              "give the script and its arguments, one per flag: --train-arg train.py --train-arg=--epochs=10");
-}
-
 // The image's GPU facts: read from --facts (oci:DIR[:TAG], docker-archive:FILE or a
 // registry reference), else from --image in its registry. Returns the facts and the
 // digest of the manifest they were read from.
@@ -494,245 +279,68 @@ templates::k8s::ImageFacts image_facts(const RenderArgs& a, const oci::ImageRef&
   });
 }
 
-std::string default_job_name(const oci::ImageRef& ref) {
-  std::string base = ref.repository.substr(ref.repository.rfind('/') + 1);
-  std::string n;
-  for (char c : base) {
-    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    n += (std::isalnum(static_cast<unsigned char>(l)) != 0) ? l : '-';
-  }
-  while (!n.empty() && n.front() == '-') {
-    n.erase(n.begin());
-  }
-  n = n.substr(0, 40);
-  while (!n.empty() && n.back() == '-') {
-    n.pop_back();
-  }
-  return (n.empty() ? std::string("paddle") : n) + "-train";
-}
-
 struct Rendered {
   std::string text;
   nlohmann::json json;
 };
 
-Rendered render_k8s(const RenderArgs& a, const Flags& flags, const Output& out) {
-  using namespace templates::k8s;
-  bool distributed = a.kind == "paddle-distributed";
-  if (distributed) {
+// The flags the Kubernetes kinds refuse: the other files' flags, the other kind's, and
+// those that conflict with --no-gpu-affinity or --no-tolerations.
+void refuse_k8s_flags(const RenderArgs& a, const Flags& flags) {
+  flags.refuse(
+      {"--requirements", "--layer", "--no-sign", "--template-dir", "--tool-archive", "--tool-sha256", "--tool-image"},
+      "is not for " + a.kind,
+      "Kubernetes objects are built as data (docs/templates.md); --template-dir is for the Dockerfile, "
+      "CI and init templates");
+  if (a.kind == "paddle-distributed") {
     flags.refuse({"--gpus"}, "is for k8s-job", "paddle-distributed takes --workers N --gpus-per-worker G");
   } else {
     flags.refuse({"--workers", "--gpus-per-worker", "--format", "--port", "--train-arg"}, "is for paddle-distributed",
                  "k8s-job renders one pod: --gpus N");
   }
-  if (a.no_gpu_affinity) {
+  if (a.job.no_gpu_affinity) {
     flags.refuse({"--gpu-type", "--gpu-product", "--gfd-label", "--allow-minor-compat"},
                  "conflicts with --no-gpu-affinity (nothing would check it)",
                  "drop one of them: --no-gpu-affinity is for clusters without GPU Feature Discovery labels");
   }
-  if (a.no_tolerations) {
+  if (a.job.no_tolerations) {
     flags.refuse({"--toleration"}, "conflicts with --no-tolerations", "drop one of them");
   }
-  if (a.image.empty()) {
-    throw Error(ErrorKind::usage, a.kind + " needs --image: the image the pods run, pinned by digest",
-                "e.g. --image registry.example.com/team/ocr@sha256:... (paddle-image build --push --digest-file "
-                "writes the digest)");
-  }
-  oci::ImageRef ref;
-  try {
-    ref = oci::ImageRef::parse(a.image);
-  } catch (const Error& e) {
-    throw Error(ErrorKind::usage, "--image '" + a.image + "' is not an image reference: " + e.what(),
-                "e.g. registry.example.com/team/ocr@sha256:...");
-  }
-  if (ref.kind != oci::ImageRef::Kind::registry || a.image.rfind("docker://", 0) == 0) {
-    throw Error(ErrorKind::usage, "--image '" + a.image + "' must be a registry reference (the kubelet pulls it)",
-                "push the image first (paddle-image push), then give REGISTRY/REPO@sha256:...; read its facts from "
-                "the layout with --facts oci:DIR");
-  }
-  if (ref.digest.empty() && !a.allow_tag) {
-    throw Error(ErrorKind::usage,
-                "--image '" + a.image +
-                    "' names a tag, not a digest: a tag can move, and the pods would run an image whose needs were "
-                    "never checked",
-                "pin it: --image " + ref.registry + "/" + ref.repository +
-                    "@sha256:... (build --push --digest-file FILE writes it), or accept the risk with --allow-tag");
-  }
-  int gpus = distributed ? a.gpus_per_worker : a.gpus;
-  if (gpus < 1 || gpus > 64) {
-    throw Error(ErrorKind::usage,
-                std::string(distributed ? "--gpus-per-worker " : "--gpus ") + std::to_string(gpus) +
-                    ": a GPU training pod needs 1 to 64 GPUs",
-                "for a CPU-only job this template is the wrong tool; give at least 1");
-  }
-  int workers = a.workers == -1 ? 2 : a.workers;
-  if (distributed && (workers < 1 || workers > 10000)) {
-    throw Error(ErrorKind::usage, "--workers " + std::to_string(workers) + ": give 1 to 10000 workers",
-                "e.g. --workers 4");
-  }
-  std::string format = a.format.empty() ? "job" : a.format;
-  if (format != "job" && format != "paddlejob") {
-    std::string near = util::closest(format, {"job", "paddlejob"});
-    throw Error(ErrorKind::usage, "--format '" + format + "': unknown",
-                (near.empty() ? std::string() : "did you mean '" + near + "'? ") + "formats: job, paddlejob");
-  }
+}
+
+// render k8s-job|paddle-distributed: templates::k8s::render_job, with the spec's
+// environment and command and the image's facts read here.
+Rendered render_k8s(const RenderArgs& a, const Flags& flags, const Output& out) {
+  refuse_k8s_flags(a, flags);
+  templates::k8s::JobRequest job = a.job;
+  job.kind = a.kind;
+  job.spec_file = a.spec_file;
+  job.image = a.image;
+  templates::k8s::JobSources src;
+  src.spec = [&] {
+    spec::BuildSpec s = spec::load(a.spec_file);
+    return templates::k8s::SpecConfig{s.config.env, s.config.entrypoint, s.config.cmd};
+  };
+  src.facts = [&](const oci::ImageRef& ref) { return image_facts(a, ref, out); };
+  src.warn = [](const std::string& w) { std::cerr << "warning: " << w << "\n"; };
+  templates::k8s::RenderedJob r = templates::k8s::render_job(job, src);
+  return {r.text, r.json};
+}
+
+// render dockerfile|github-actions|gitlab-ci: the spec through its template.
+Rendered render_file(const RenderArgs& a, const Flags& flags) {
+  flags.refuse(k_k8s_flags, "is for k8s-job and paddle-distributed only", "drop it for " + a.kind);
   spec::BuildSpec s = spec::load(a.spec_file);
-  JobInput in;
-  in.name = a.name.empty() ? default_job_name(ref) : a.name;
-  // Indexed pods are named <job>-<index>-<random 5>, and their hostname <job>-<index>
-  // must stay a DNS label: leave room for the suffixes.
-  if (!dns1123_label(in.name) || in.name.size() > 50) {
-    throw Error(ErrorKind::usage,
-                "--name '" + util::escape_bytes(in.name) +
-                    "' is not a Kubernetes job name (lower-case letters, digits and '-', starting "
-                    "and ending with a letter or digit, at most 50 characters)",
-                "e.g. --name ocr-train");
-  }
-  // paddle-distributed also names a headless Service after the job: a DNS-1035 label,
-  // which starts with a letter.
-  if (distributed && !(in.name[0] >= 'a' && in.name[0] <= 'z')) {
-    throw Error(ErrorKind::usage,
-                "--name '" + in.name +
-                    "': paddle-distributed names a Service after the job, and a Service name "
-                    "starts with a letter",
-                "e.g. --name ocr-train");
-  }
-  in.ns = a.ns;
-  if (!in.ns.empty() && !dns1123_label(in.ns)) {
-    throw Error(ErrorKind::usage, "--namespace '" + in.ns + "' is not a Kubernetes namespace (a DNS-1123 label)",
-                "e.g. --namespace training");
-  }
-  in.image = a.image;
-  in.gpus = gpus;
-  for (auto [flag, value] : {std::pair{"--shm-size", &a.shm_size}, std::pair{"--memory", &a.memory}}) {
-    if (!value->empty() && !util::parse_byte_quantity(*value)) {
-      throw Error(ErrorKind::usage, std::string(flag) + " '" + *value + "' is not a memory quantity",
-                  std::string("e.g. ") + flag + " 16Gi");
-    }
-  }
-  static const std::regex cpu_re("([0-9]+(\\.[0-9]{1,3})?|[0-9]+m)");
-  if (!a.cpu.empty() && !std::regex_match(a.cpu, cpu_re)) {
-    throw Error(ErrorKind::usage, "--cpu '" + a.cpu + "' is not a CPU quantity", "e.g. --cpu 8 or --cpu 500m");
-  }
-  in.shm_size = a.shm_size;
-  in.cpu = a.cpu.empty() ? std::to_string(4 * gpus) : a.cpu;
-  in.memory = a.memory.empty() ? std::to_string(16 * gpus) + "Gi" : a.memory;
-  if (!a.checkpoint_pvc.empty() && !dns1123_subdomain(a.checkpoint_pvc)) {
-    throw Error(ErrorKind::usage, "--checkpoint-pvc '" + a.checkpoint_pvc + "' is not a claim name",
-                "e.g. --checkpoint-pvc ocr-checkpoints");
-  }
-  in.checkpoint_claim = a.checkpoint_pvc.empty() ? in.name + "-checkpoints" : a.checkpoint_pvc;
-  bool control = std::any_of(a.checkpoint_path.begin(), a.checkpoint_path.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-  });
-  if (control) {
-    throw Error(ErrorKind::usage,
-                "--checkpoint-path '" + util::escape_bytes(a.checkpoint_path) + "' has a control character",
-                "e.g. --checkpoint-path /checkpoints");
-  }
-  if (a.checkpoint_path.empty() || a.checkpoint_path[0] != '/' || a.checkpoint_path.find(':') != std::string::npos) {
-    throw Error(ErrorKind::usage, "--checkpoint-path '" + a.checkpoint_path + "' must be an absolute path",
-                "e.g. --checkpoint-path /checkpoints");
-  }
-  in.checkpoint_path = a.checkpoint_path;
-  in.env = env_of(s, a);
-  if (!a.no_tolerations) {
-    if (a.tolerations.empty()) {
-      in.tolerations.push_back(parse_toleration("nvidia.com/gpu:NoSchedule"));
-    }
-    for (const auto& t : a.tolerations) {
-      in.tolerations.push_back(parse_toleration(t));
-    }
-  }
-  for (const auto& kv : a.node_selector) {
-    in.node_selector.push_back(parse_selector(kv, "--node-selector"));
-  }
-  if (!a.service_account.empty() && !dns1123_subdomain(a.service_account)) {
-    throw Error(ErrorKind::usage, "--service-account '" + a.service_account + "' is not a service account name",
-                "e.g. --service-account trainer");
-  }
-  in.service_account = a.service_account;
-  if (a.backoff_limit < 0 || a.backoff_limit > 1000) {
-    throw Error(ErrorKind::usage, "--backoff-limit " + std::to_string(a.backoff_limit) + ": give 0 to 1000",
-                "e.g. --backoff-limit 3");
-  }
-  in.backoff_limit = a.backoff_limit;
-  if (a.port < 1 || a.port > 65535) {
-    throw Error(ErrorKind::usage, "--port " + std::to_string(a.port) + " is not a TCP port", "e.g. --port 36000");
-  }
-  GfdKeys keys;
-  for (const auto& g : a.gfd_labels) {
-    keys.set(g);
-  }
-  nlohmann::json scheduling = nullptr;
-  std::vector<std::string> header = {"Rendered by paddle-image from " + util::escape_bytes(a.spec_file) + " for " +
-                                     a.image + "."};
-  if (!a.no_gpu_affinity) {
-    ImageFacts facts = image_facts(a, ref, out);
-    compat::Matrix m = compat::load_matrix(a.matrix_files);
-    GpuNeeds needs = gpu_needs(facts, m, a.allow_minor_compat);
-    GpuChoice choice{a.gpu_types, a.gpu_products, in.node_selector};
-    Placement p = place(needs, choice, keys, m, [](const std::string& w) { std::cerr << "warning: " << w << "\n"; });
-    in.affinity = node_affinity(needs, p, keys);
-    std::vector<std::string> caps;
-    for (const auto& c : p.capabilities) {
-      caps.push_back((c.exact ? "" : ">=") + std::to_string(c.major) + "." + std::to_string(c.min_minor));
-    }
-    scheduling = {
-        {"driver_min", needs.driver},     {"driver_from", needs.driver_from}, {"archs", nlohmann::json::array()},
-        {"archs_from", needs.archs_from}, {"compute_capabilities", caps},     {"gpu_memory_mib", needs.memory_mib},
-        {"products", p.products}};
-    std::vector<std::string> sms;
-    for (int x : needs.archs) {
-      sms.push_back(compat::sm_name(x));
-      scheduling["archs"].push_back(sms.back());
-    }
-    header.push_back("Node affinity on NVIDIA GPU Feature Discovery labels: driver >= " + needs.driver + " (" +
-                     needs.driver_from + "); compute capability " + util::join(caps, " or ") + " (the image ships " +
-                     util::join(sms, ",") + ")" +
-                     (needs.memory_mib > 0 ? "; GPU memory >= " + std::to_string(needs.memory_mib) + " MiB" : "") +
-                     (p.products.empty() ? "" : "; products " + util::join(p.products, ", ")) + ".");
-    header.push_back("Nodes without these labels never match: check them with");
-    header.push_back("  kubectl get nodes -L " + keys.driver_major + "," + keys.compute_major + "," + keys.memory +
-                     "," + keys.product);
-    header.push_back("and render with --no-gpu-affinity on clusters without GPU Feature Discovery.");
-  } else {
-    header.push_back("No GPU node affinity (--no-gpu-affinity): the pods may land on a node whose driver or GPU "
-                     "cannot run the image.");
-  }
-  if (a.checkpoint_pvc.empty()) {
-    header.push_back("Checkpoints go to the PersistentVolumeClaim " + in.checkpoint_claim + " at " +
-                     in.checkpoint_path + (distributed ? " (ReadWriteMany: every worker mounts it)" : "") +
-                     "; create it first, or name yours with --checkpoint-pvc.");
-  }
-  std::vector<Object> docs;
-  if (!distributed) {
-    docs = training_job(in);
-  } else {
-    DistributedInput d;
-    d.job = in;
-    d.workers = workers;
-    d.port = a.port;
-    auto [python, args] = launch_args(s, a);
-    d.python = python;
-    d.launch_args = args;
-    if (format == "paddlejob") {
-      docs = paddle_job(d);
-      header.push_back("PaddleJob (batch.paddlepaddle.org/v1) needs paddle-operator in the cluster.");
-    } else {
-      docs = distributed_job(d);
-      header.push_back("Indexed Job with a headless Service: pod i is " + in.name + "-i." + in.name +
-                       "; the rank is JOB_COMPLETION_INDEX (Kubernetes >= 1.26 for podFailurePolicy).");
-    }
-  }
   Rendered r;
-  r.text = to_yaml_stream(docs, util::join(header, "\n"));
-  nlohmann::json objects = nlohmann::json::array();
-  for (const auto& d : docs) {
-    objects.push_back(nlohmann::json::parse(d.dump()));
+  if (a.kind == "dockerfile") {
+    flags.refuse({"--tool-archive", "--tool-sha256", "--tool-image"}, "is for github-actions and gitlab-ci",
+                 "drop it for a Dockerfile");
+    r.text = templates::render_dockerfile(templates::dockerfile_input(s, a.spec_file), a.template_dir);
+  } else {
+    templates::CiRequest ci{a.spec_file, a.image, a.no_sign, a.tool, a.requirements, a.layer};
+    r.text = templates::render_ci(a.kind, templates::ci_input(s, ci), a.template_dir);
   }
-  r.json = {{"kind", a.kind}, {"image", a.image}, {"objects", objects}, {"scheduling", scheduling}};
+  r.json = {{"kind", a.kind}};
   return r;
 }
 
@@ -740,36 +348,8 @@ int run_render(const RenderArgs& a, const CLI::App& app) {
   check_kind(a.kind, k_render_kinds, "render kind");
   Output out = Output::detect(a.json, false);
   Flags flags{app};
-  Rendered r;
-  if (a.kind == "k8s-job" || a.kind == "paddle-distributed") {
-    flags.refuse(
-        {"--requirements", "--layer", "--no-sign", "--template-dir", "--tool-archive", "--tool-sha256", "--tool-image"},
-        "is not for " + a.kind,
-        "Kubernetes objects are built as data (docs/templates.md); --template-dir is for the Dockerfile, "
-        "CI and init templates");
-    r = render_k8s(a, flags, out);
-  } else {
-    flags.refuse(k_k8s_flags, "is for k8s-job and paddle-distributed only", "drop it for " + a.kind);
-    spec::BuildSpec s = spec::load(a.spec_file);
-    if (a.kind == "dockerfile") {
-      flags.refuse({"--tool-archive", "--tool-sha256", "--tool-image"}, "is for github-actions and gitlab-ci",
-                   "drop it for a Dockerfile");
-      r.text = templates::render_dockerfile(dockerfile_input(s, a.spec_file), a.template_dir);
-    } else {
-      templates::CiInput in;
-      in.spec_file = a.spec_file;
-      in.image = a.image.empty() ? s.name : a.image;
-      if (in.image.empty()) {
-        throw Error(ErrorKind::usage, "the spec names no image (image.name) to push", "give --image REGISTRY/REPO");
-      }
-      check_ci_image(in.image, a.image.empty() ? "image.name" : "--image");
-      in.sign = !a.no_sign;
-      in.tool = a.tool;
-      ci_lock(s, a, in);
-      r.text = templates::render_ci(a.kind, in, a.template_dir);
-    }
-    r.json = {{"kind", a.kind}};
-  }
+  Rendered r =
+      a.kind == "k8s-job" || a.kind == "paddle-distributed" ? render_k8s(a, flags, out) : render_file(a, flags);
   if (a.json) {
     r.json["text"] = r.text;
     if (!a.output.empty() && a.output != "-") {
@@ -808,40 +388,41 @@ void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   r->add_option("--facts", a->facts,
                 "k8s: read the image's facts (labels) here instead of from --image's registry: oci:DIR[:TAG], "
                 "docker-archive:FILE or a registry reference");
-  r->add_option("--gpus", a->gpus, "k8s-job: nvidia.com/gpu per pod (default 1)");
-  r->add_option("--workers", a->workers, "paddle-distributed: worker pods (default 2)");
-  r->add_option("--gpus-per-worker", a->gpus_per_worker, "paddle-distributed: nvidia.com/gpu per worker (default 1)");
-  r->add_option("--format", a->format, "paddle-distributed: job (Indexed Job + headless Service) or paddlejob");
-  r->add_option("--name", a->name, "k8s: the job's name (default: the repository's last part + -train)");
-  r->add_option("--namespace", a->ns, "k8s: the objects' namespace (default: none, kubectl's)");
-  r->add_option("--shm-size", a->shm_size, "k8s: /dev/shm size, a memory emptyDir (default 16Gi)");
-  r->add_option("--cpu", a->cpu, "k8s: CPU request per pod (default 4 per GPU)");
-  r->add_option("--memory", a->memory, "k8s: memory request per pod (default 16Gi per GPU)");
-  r->add_option("--checkpoint-pvc", a->checkpoint_pvc, "k8s: the checkpoint claim (default NAME-checkpoints)");
-  r->add_option("--checkpoint-path", a->checkpoint_path, "k8s: where it is mounted (default /checkpoints)");
-  r->add_option("--env", a->env, "k8s: NAME=VALUE for the container, over the spec's FLAGS_*/NCCL_* (repeatable)");
-  r->add_option("--toleration", a->tolerations,
+  r->add_option("--gpus", a->job.gpus, "k8s-job: nvidia.com/gpu per pod (default 1)");
+  r->add_option("--workers", a->job.workers, "paddle-distributed: worker pods (default 2)");
+  r->add_option("--gpus-per-worker", a->job.gpus_per_worker,
+                "paddle-distributed: nvidia.com/gpu per worker (default 1)");
+  r->add_option("--format", a->job.format, "paddle-distributed: job (Indexed Job + headless Service) or paddlejob");
+  r->add_option("--name", a->job.name, "k8s: the job's name (default: the repository's last part + -train)");
+  r->add_option("--namespace", a->job.ns, "k8s: the objects' namespace (default: none, kubectl's)");
+  r->add_option("--shm-size", a->job.shm_size, "k8s: /dev/shm size, a memory emptyDir (default 16Gi)");
+  r->add_option("--cpu", a->job.cpu, "k8s: CPU request per pod (default 4 per GPU)");
+  r->add_option("--memory", a->job.memory, "k8s: memory request per pod (default 16Gi per GPU)");
+  r->add_option("--checkpoint-pvc", a->job.checkpoint_pvc, "k8s: the checkpoint claim (default NAME-checkpoints)");
+  r->add_option("--checkpoint-path", a->job.checkpoint_path, "k8s: where it is mounted (default /checkpoints)");
+  r->add_option("--env", a->job.env, "k8s: NAME=VALUE for the container, over the spec's FLAGS_*/NCCL_* (repeatable)");
+  r->add_option("--toleration", a->job.tolerations,
                 "k8s: KEY[=VALUE][:EFFECT] (repeatable; default nvidia.com/gpu:NoSchedule)");
-  r->add_flag("--no-tolerations", a->no_tolerations, "k8s: no tolerations at all");
-  r->add_option("--node-selector", a->node_selector,
+  r->add_flag("--no-tolerations", a->job.no_tolerations, "k8s: no tolerations at all");
+  r->add_option("--node-selector", a->job.node_selector,
                 "k8s: KEY=VALUE node selector, checked against the image (repeatable)");
-  r->add_option("--gpu-type", a->gpu_types,
+  r->add_option("--gpu-type", a->job.gpu_types,
                 "k8s: only these GPUs (matrix names: A100, T4, sm_80...), checked against the image (repeatable)");
-  r->add_option("--gpu-product", a->gpu_products,
+  r->add_option("--gpu-product", a->job.gpu_products,
                 "k8s: only nodes whose nvidia.com/gpu.product is this value, checked against the image (repeatable)");
-  r->add_option("--gfd-label", a->gfd_labels,
+  r->add_option("--gfd-label", a->job.gfd_labels,
                 "k8s: NAME=KEY, another node label for a GFD fact (driver.major, driver.minor, driver.rev, "
                 "compute.major, compute.minor, memory, product; repeatable)");
-  r->add_flag("--no-gpu-affinity", a->no_gpu_affinity,
+  r->add_flag("--no-gpu-affinity", a->job.no_gpu_affinity,
               "k8s: no node affinity (clusters without GPU Feature Discovery)");
-  r->add_flag("--allow-minor-compat", a->allow_minor_compat,
+  r->add_flag("--allow-minor-compat", a->job.allow_minor_compat,
               "k8s: accept drivers that run the image's CUDA under minor-version compatibility only");
-  r->add_flag("--allow-tag", a->allow_tag, "k8s: accept an --image pinned by tag only");
-  r->add_option("--matrix", a->matrix_files, "k8s: extra compatibility-matrix files");
-  r->add_option("--service-account", a->service_account, "k8s: the pods' service account");
-  r->add_option("--backoff-limit", a->backoff_limit, "k8s: failed pods replaced before the job fails (default 3)");
-  r->add_option("--port", a->port, "paddle-distributed: the launch master's port on worker 0 (default 36000)");
-  r->add_option("--train-arg", a->train_args,
+  r->add_flag("--allow-tag", a->job.allow_tag, "k8s: accept an --image pinned by tag only");
+  r->add_option("--matrix", a->job.matrix_files, "k8s: extra compatibility-matrix files");
+  r->add_option("--service-account", a->job.service_account, "k8s: the pods' service account");
+  r->add_option("--backoff-limit", a->job.backoff_limit, "k8s: failed pods replaced before the job fails (default 3)");
+  r->add_option("--port", a->job.port, "paddle-distributed: the launch master's port on worker 0 (default 36000)");
+  r->add_option("--train-arg", a->job.train_args,
                 "paddle-distributed: the training script and its arguments, one per flag (default: the spec's "
                 "python entrypoint/cmd)");
   a->flags.add(r, false, true);

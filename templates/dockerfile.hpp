@@ -1,6 +1,6 @@
 #pragma once
 // `render dockerfile`: a Dockerfile with the spec's layering (same layer order), from
-// plain data the cli fills in from the spec (this module does not read specs).
+// plain data (templates/from_spec.hpp fills it in from a parsed spec; no spec file is read here).
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>

@@ -12,7 +12,10 @@
 #           behind a manifest list), each to an OCI layout and a docker-archive;
 #   push    the example to a local docker-registry, then pull it to a layout, and copy
 #           it registry -> docker-archive and layout -> docker-archive;
-#   render  dockerfile, github-actions and gitlab-ci for the example;
+#   render  dockerfile, github-actions and gitlab-ci for the example; k8s-job and
+#           paddle-distributed for it (its facts read from its layout: the defaults, every
+#           k8s flag, several workers, a checkpoint claim, PaddleJob, --json) and the
+#           errors of a few refused flags (their text and exit status);
 #   warm    export of the example to the OCI archive containerd imports; plan against
 #           nothing, a --have list and images (one sharing a blob above a differing
 #           layer); push to a mirror and through a pull-through cache (each run its own,
@@ -187,6 +190,54 @@ doctor_jobs() { # BINARY OUT: every output and exit status lands in OUT
   sed -i "s|$out|OUT|g" "$out"/*
 }
 
+render_k8s() { # BINARY OUT: the Kubernetes kinds for the example, from OUT (the facts' source names it)
+  local pi=$1 out=$2 spec=$WORK/ex/spec.yaml digest
+  digest=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' \
+    "$out/ex/index.json")
+  local img=(--image "registry.example.com/ocr/train@$digest" --facts oci:ex:v1)
+  local log=$out/render-k8s.txt
+  while read -r name args; do
+    # shellcheck disable=SC2086 # the arguments are words
+    (cd "$out" && "$pi" render $args "$spec" "${img[@]}" -o "render/$name" >>"$log" 2>&1) || echo "$name: exit $?" >>"$log"
+  done <<'JOBS'
+k8s-job k8s-job
+k8s-job-flags k8s-job --gpus 8 --shm-size 64Gi --cpu 48 --memory 400Gi --checkpoint-pvc ocr-ckpt --checkpoint-path /data/ckpt --env NCCL_DEBUG=INFO --env FLAGS_x=1 --toleration pool=gpu:NoExecute --toleration dedicated --node-selector nodepool=a100 --namespace training --name ocr --service-account trainer --backoff-limit 6
+k8s-job-a100 k8s-job --gpus 2 --gpu-type A100 --allow-minor-compat --gfd-label memory=x.io/mem
+k8s-job-json k8s-job --json
+k8s-job-product k8s-job --gpu-product Tesla-X99 --gpu-product NVIDIA-A100-SXM4-80GB
+dist paddle-distributed
+dist-workers paddle-distributed --workers 4 --gpus-per-worker 8 --name ocr-dist --port 23456
+dist-ckpt paddle-distributed --checkpoint-pvc shared-ckpt --no-tolerations --train-arg tools/train.py --train-arg=--epochs=3
+paddlejob paddle-distributed --workers 3 --format paddlejob --no-gpu-affinity
+dist-json paddle-distributed --json --cpu 500m
+err-gpus k8s-job --gpus 0
+err-workers paddle-distributed --workers 0
+err-format paddle-distributed --format paddlejobs
+err-name k8s-job --name Ocr_Train
+err-dist-name paddle-distributed --name 9ocr
+err-namespace k8s-job --namespace Training
+err-shm k8s-job --shm-size 16GB
+err-cpu k8s-job --cpu 1.2345
+err-pvc k8s-job --checkpoint-pvc Bad_Claim
+err-path k8s-job --checkpoint-path relative/dir
+err-env k8s-job --env 1X=2
+err-toleration k8s-job --toleration nvidia.com/gpu:NoSchedul
+err-sa k8s-job --service-account Trainer!
+err-backoff k8s-job --backoff-limit 1001
+err-port paddle-distributed --port 0
+err-gpu-type k8s-job --gpu-type K80
+err-conflict k8s-job --no-gpu-affinity --gpu-type A100
+JOBS
+  (cd "$out" && "$pi" render k8s-job "$spec" --image registry.example.com/ocr/train:v1 --allow-tag --no-gpu-affinity \
+    -o render/k8s-job-tag 2>>"$log") || echo "k8s-job-tag: exit $?" >>"$log"
+  (cd "$out" && "$pi" render k8s-job "$spec" --image registry.example.com/ocr/train:v1 2>>"$log") ||
+    echo "err-tag: exit $?" >>"$log"
+  (cd "$out" && "$pi" render github-actions "$spec" --requirements requirements.txt 2>>"$log") ||
+    echo "err-requirements: exit $?" >>"$log"
+  (cd "$out" && "$pi" render gitlab-ci "$spec" --image registry.example.com/ocr/train:v1 2>>"$log") ||
+    echo "err-ci-image: exit $?" >>"$log"
+}
+
 run_jobs() { # BINARY OUT
   local pi=$1 out=$2 reg=$REG_HOST/same/ex:v1
   mkdir -p "$out/render"
@@ -201,6 +252,9 @@ run_jobs() { # BINARY OUT
   for t in dockerfile github-actions gitlab-ci; do
     "$pi" render "$t" "$WORK/ex/spec.yaml" -o "$out/render/$t" >/dev/null 2>&1
   done
+  "$pi" render github-actions "$WORK/ex/spec.yaml" --image registry.example.com/ocr/other --no-sign \
+    -o "$out/render/github-actions-image" >/dev/null 2>&1
+  render_k8s "$pi" "$out"
   "$pi" warm export "oci:$out/ex:v1" --name registry.example.com/ocr/train:v1 -o "$out/ex.oci.tar" >/dev/null 2>&1
   cp -r "$out/ex" "$out/signed"
   "$pi" sign "oci:$out/signed:v1" --key "$WORK/signer.key" >/dev/null 2>&1
