@@ -189,43 +189,9 @@ struct ExportArgs {
   RegistryFlags flags;
 };
 
-int run_export(const ExportArgs& a) {
-  Output out = Output::detect(a.json, a.quiet);
-  warm::ExportOptions eo;
-  eo.format = warm::parse_archive_format(a.format, "--format");
-  eo.pin = a.pin;
-  oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
-  if (!a.name.empty()) {
-    oci::ImageRef n = parse_registry_image(a.name, "--name");
-    if (!n.digest.empty()) {
-      throw Error(ErrorKind::usage, "--name takes REPOSITORY[:TAG]; the digest comes from the image",
-                  "drop the @sha256:... part");
-    }
-    eo.repository = n.name();
-    eo.tag = n.tag_defaulted ? "" : n.tag;
-  } else if (ref.kind == oci::ImageRef::Kind::registry) {
-    eo.repository = ref.name();
-    eo.tag = ref.tag;
-  } else {
-    throw Error(ErrorKind::usage, ref.str() + " has no registry name, and the node's containerd names images by one",
-                "pass --name REGISTRY/REPO[:TAG], the name pods use");
-  }
-  // Flags that go together are checked before any file is read or request made.
-  warm::ExportOptions pre = eo;
-  if (!a.have.empty()) {
-    pre.have = warm::HaveList{};
-  }
-  warm::check_export_options(pre, a.thin);
-  if (a.thin) {
-    eo.have = warm::read_have(a.have);
-  }
-  eo.mtime = builder::k_default_epoch;
-  RegistrySession sess(a.flags, out, ref.registry);
-  eo.copy = sess.transfer_options();
-  oci::ImagePtr img = open_image(ref, sess);
-  out.info("writing " + warm::format_name(eo.format) + " " + a.output + " from " + img->name());
-  warm::ExportResult r = warm::export_archive(*img, a.output, eo); // errors name the file
-  sess.finish();
+// What the node's user should know about this archive (printed even with --quiet: it
+// changes what to run on the node).
+std::vector<std::string> export_notes(const ExportArgs& a, const warm::ExportResult& r) {
   std::vector<std::string> notes;
   if (!r.omitted.empty()) {
     std::int64_t left = 0;
@@ -243,39 +209,70 @@ int run_export(const ExportArgs& a) {
                     "image after the import; the CRI honours io.cri-containerd.pinned from containerd 1.7.3 on "
                     "(older ones keep the label, but the kubelet may still garbage-collect the image)");
   }
-  if (eo.format == warm::ArchiveFormat::docker_archive) {
+  if (r.format == warm::ArchiveFormat::docker_archive) {
     notes.push_back("containerd rebuilds a docker-archive's manifest (uncompressed layers): on the node the image "
                     "has another digest, so pods pinned by digest will not find it; use --format oci-archive for "
                     "those");
   }
+  return notes;
+}
+
+nlohmann::json digests_json(const std::vector<oci::Descriptor>& ds) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& d : ds) {
+    list.push_back(d.digest.str());
+  }
+  return list;
+}
+
+nlohmann::json export_json(const ExportArgs& a, const oci::ImageRef& ref, const warm::ExportResult& r,
+                           const std::vector<std::string>& notes) {
+  return {{"image", ref.str()},
+          {"file", a.output},
+          {"format", warm::format_name(r.format)},
+          {"digest", r.manifest.digest.str()},
+          {"platform", oci::platform_str(r.platform)},
+          {"names", r.names},
+          {"thin", a.thin},
+          {"blobs", digests_json(r.written)},
+          {"omitted", digests_json(r.omitted)},
+          {"bytes", r.archive_bytes},
+          {"commands", r.commands},
+          {"notes", notes}};
+}
+
+int run_export(const ExportArgs& a) {
+  Output out = Output::detect(a.json, a.quiet);
+  warm::ExportOptions eo;
+  eo.format = warm::parse_archive_format(a.format, "--format");
+  eo.pin = a.pin;
+  oci::ImageRef ref = util::with_context("IMAGE", [&] { return oci::ImageRef::parse(a.image); });
+  warm::set_export_name(eo, ref, a.name);
+  // Flags that go together are checked before any file is read or request made.
+  warm::ExportOptions pre = eo;
+  if (!a.have.empty()) {
+    pre.have = warm::HaveList{};
+  }
+  warm::check_export_options(pre, a.thin);
+  if (a.thin) {
+    eo.have = warm::read_have(a.have);
+  }
+  eo.mtime = builder::k_default_epoch;
+  RegistrySession sess(a.flags, out, ref.registry);
+  eo.copy = sess.transfer_options();
+  oci::ImagePtr img = open_image(ref, sess);
+  out.info("writing " + warm::format_name(eo.format) + " " + a.output + " from " + img->name());
+  warm::ExportResult r = warm::export_archive(*img, a.output, eo); // errors name the file
+  sess.finish();
+  std::vector<std::string> notes = export_notes(a, r);
   for (const auto& n : notes) {
-    std::cerr << "note: " << n << "\n"; // even with --quiet: they change what to run on the node
+    std::cerr << "note: " << n << "\n";
   }
   std::string text;
   for (const auto& c : r.commands) {
     text += c + "\n";
   }
-  nlohmann::json written = nlohmann::json::array();
-  for (const auto& d : r.written) {
-    written.push_back(d.digest.str());
-  }
-  nlohmann::json omitted = nlohmann::json::array();
-  for (const auto& d : r.omitted) {
-    omitted.push_back(d.digest.str());
-  }
-  out.result({{"image", ref.str()},
-              {"file", a.output},
-              {"format", warm::format_name(r.format)},
-              {"digest", r.manifest.digest.str()},
-              {"platform", oci::platform_str(r.platform)},
-              {"names", r.names},
-              {"thin", a.thin},
-              {"blobs", written},
-              {"omitted", omitted},
-              {"bytes", r.archive_bytes},
-              {"commands", r.commands},
-              {"notes", notes}},
-             text);
+  out.result(export_json(a, ref, r, notes), text);
   return 0;
 }
 

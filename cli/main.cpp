@@ -63,6 +63,48 @@ int report(bool json, util::ErrorKind kind, const std::string& raw_message, cons
   return util::exit_code(kind);
 }
 
+// Runs the action of the subcommand given (usage exit status without one).
+int run_parsed(const std::vector<std::pair<CLI::App*, cli::Action>>& actions) {
+  for (const auto& [sub, action] : actions) {
+    if (sub->parsed()) {
+      int rc = action();
+      // A signal that came after the last check point: the work was finished (and
+      // kept, whole), but the caller asked to stop, and the exit code says it did.
+      if (rc == 0 && util::interrupted() != 0) {
+        util::throw_interrupted();
+      }
+      return rc;
+    }
+  }
+  return util::exit_code(util::ErrorKind::usage);
+}
+
+// CLI11's own message (and --help, --version, exit 0), with the JSON error object when
+// --json was given.
+int parse_error(CLI::App& app, const CLI::ParseError& e, bool want_json) {
+  int rc = app.exit(e);
+  if (rc != 0 && want_json) {
+    nlohmann::json j = {{"error",
+                         {{"kind", "usage"},
+                          {"message", e.what()},
+                          {"hint", "see --help"},
+                          {"exit_code", util::exit_code(util::ErrorKind::usage)}}}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  }
+  return rc == 0 ? 0 : util::exit_code(util::ErrorKind::usage);
+}
+
+// The error's text and the paths it names.
+std::string fs_error_text(const std::filesystem::filesystem_error& e) {
+  std::string msg = e.code().message();
+  for (const auto& p : {e.path1(), e.path2()}) {
+    if (!p.empty()) {
+      msg += ": " + p.string();
+    }
+  }
+  return msg;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -79,41 +121,15 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-    for (const auto& [sub, action] : actions) {
-      if (sub->parsed()) {
-        int rc = action();
-        // A signal that came after the last check point: the work was finished (and
-        // kept, whole), but the caller asked to stop, and the exit code says it did.
-        if (rc == 0 && util::interrupted() != 0) {
-          util::throw_interrupted();
-        }
-        return rc;
-      }
-    }
-    return util::exit_code(util::ErrorKind::usage);
+    return run_parsed(actions);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    if (rc != 0 && want_json) {
-      nlohmann::json j = {{"error",
-                           {{"kind", "usage"},
-                            {"message", e.what()},
-                            {"hint", "see --help"},
-                            {"exit_code", util::exit_code(util::ErrorKind::usage)}}}};
-      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
-    }
-    return rc == 0 ? 0 : util::exit_code(util::ErrorKind::usage);
+    return parse_error(app, e, want_json);
   } catch (const util::Error& e) {
     return report(want_json, e.kind(), e.what(), e.hint());
   } catch (const std::filesystem::filesystem_error& e) {
     // A file-system call that no module turned into a util::Error: still an I/O error
     // naming the path, and the JSON object the README promises.
-    std::string msg = e.code().message();
-    for (const auto& p : {e.path1(), e.path2()}) {
-      if (!p.empty()) {
-        msg += ": " + p.string();
-      }
-    }
-    return report(want_json, util::ErrorKind::io, msg, "check the path and its permissions");
+    return report(want_json, util::ErrorKind::io, fs_error_text(e), "check the path and its permissions");
   } catch (const std::exception& e) {
     return report(want_json, util::ErrorKind::internal, std::string("internal error: ") + e.what(),
                   "this is a bug: please report it with the command line");

@@ -147,6 +147,31 @@ void ProgressView::settle(const oci::Digest& d, std::int64_t size, const std::st
   std::cerr << "  " << short_digest(key) << " " << how << " (" << human_size(size) << ")" << std::endl;
 }
 
+namespace {
+
+// One blob's line: how it settled (mounted, already there), or its bar.
+std::string blob_line(const std::string& key, const std::string& how, std::int64_t done, std::int64_t total) {
+  if (!how.empty()) {
+    return "\033[K  " + short_digest(key) + " " + how + " (" + human_size(total) + ")\n";
+  }
+  return "\033[K  " + short_digest(key) + " " + bar(done, total, 24) + " " + human_size(done) + " / " +
+         human_size(total) + (done >= total ? " done" : "") + "\n";
+}
+
+// Clears the lines left over from a taller previous frame and moves back up.
+std::string clear_leftover(int lines, int previous) {
+  std::string s;
+  for (int i = lines; i < previous; ++i) {
+    s += "\033[K\n";
+  }
+  if (previous > lines) {
+    s += "\033[" + std::to_string(previous - lines) + "F";
+  }
+  return s;
+}
+
+} // namespace
+
 void ProgressView::draw(bool force) {
   double now = steady_now();
   if (!force && now - m_last_draw < 0.1) {
@@ -178,24 +203,13 @@ void ProgressView::draw(bool force) {
   }
   for (const std::string* k : shown) {
     const Item& i = m_items[*k];
-    if (!i.how.empty()) {
-      s += "\033[K  " + short_digest(*k) + " " + i.how + " (" + human_size(i.total) + ")\n";
-    } else {
-      s += "\033[K  " + short_digest(*k) + " " + bar(i.done, i.total, 24) + " " + human_size(i.done) + " / " +
-           human_size(i.total) + (i.done >= i.total ? " done" : "") + "\n";
-    }
+    s += blob_line(*k, i.how, i.done, i.total);
     ++lines;
   }
   s += "\033[K  total " + bar(done, total, 24) + " " + human_size(done) + " / " + human_size(total) + " (" +
        std::to_string(finished) + "/" + std::to_string(m_order.size()) + " blobs)\n";
   ++lines;
-  // Clear lines left over from a taller previous frame.
-  for (int i = lines; i < m_lines; ++i) {
-    s += "\033[K\n";
-  }
-  if (m_lines > lines) {
-    s += "\033[" + std::to_string(m_lines - lines) + "F";
-  }
+  s += clear_leftover(lines, m_lines);
   m_lines = lines;
   std::cerr << s << std::flush;
 }
@@ -207,6 +221,35 @@ void ProgressView::finish() {
   }
 }
 
+namespace {
+
+// --chunk-size, at least 64K: each chunk is a request, and tiny ones turn a push into
+// minutes of round trips.
+std::int64_t chunk_size_flag(const std::string& text) {
+  std::int64_t size = parse_size(text, "--chunk-size");
+  constexpr std::int64_t k_min_chunk = 64 * 1024;
+  if (size < k_min_chunk) {
+    throw util::Error(util::ErrorKind::usage, "--chunk-size: '" + text + "' is below the minimum of 64K (65536 bytes)",
+                      "use 64K or more; 16M suits most registries");
+  }
+  return size;
+}
+
+// --password-stdin: all of stdin, trailing newlines dropped; nothing is a usage error.
+std::string password_from_stdin() {
+  std::string pw((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  while (!pw.empty() && (pw.back() == '\n' || pw.back() == '\r')) {
+    pw.pop_back();
+  }
+  if (pw.empty()) {
+    throw util::Error(util::ErrorKind::usage, "--password-stdin: nothing was read from stdin",
+                      "pipe the password in: echo \"$PASSWORD\" | paddle-image ...");
+  }
+  return pw;
+}
+
+} // namespace
+
 RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, const std::string& explicit_host)
     : m_flags(flags), m_out(out), m_creds(auth_files_from_env()), m_progress(out) {
   static const std::map<std::string, int> levels = {
@@ -216,14 +259,7 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
   m_client.max_attempts = flags.retries + 1;
   m_client.stall_timeout_s = flags.timeout;
   if (!flags.chunk_size.empty()) {
-    m_client.chunk_size = parse_size(flags.chunk_size, "--chunk-size");
-    // Each chunk is a request: tiny ones turn a push into minutes of round trips.
-    constexpr std::int64_t k_min_chunk = 64 * 1024;
-    if (m_client.chunk_size < k_min_chunk) {
-      throw util::Error(util::ErrorKind::usage,
-                        "--chunk-size: '" + flags.chunk_size + "' is below the minimum of 64K (65536 bytes)",
-                        "use 64K or more; 16M suits most registries");
-    }
+    m_client.chunk_size = chunk_size_flag(flags.chunk_size);
   }
   for (const auto& h : flags.insecure_hosts) {
     m_client.insecure.insert(h);
@@ -244,17 +280,9 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
       throw util::Error(util::ErrorKind::usage, "--username and --password-stdin go together",
                         "echo \"$TOKEN\" | paddle-image ... --username USER --password-stdin");
     }
-    std::string pw((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    while (!pw.empty() && (pw.back() == '\n' || pw.back() == '\r')) {
-      pw.pop_back();
-    }
-    if (pw.empty()) {
-      throw util::Error(util::ErrorKind::usage, "--password-stdin: nothing was read from stdin",
-                        "pipe the password in: echo \"$PASSWORD\" | paddle-image ...");
-    }
     registry::Credential c;
     c.username = flags.username;
-    c.password = pw;
+    c.password = password_from_stdin();
     c.source = "--username/--password-stdin";
     if (explicit_host.empty()) {
       // The command names its registry only when it opens the image: the credential

@@ -3,6 +3,7 @@
 #include "imageio/destination.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "warm/target.hpp"
 
 namespace warm {
 
@@ -23,6 +24,25 @@ ArchiveFormat parse_archive_format(const std::string& text, const std::string& f
 
 std::string format_name(ArchiveFormat f) {
   return f == ArchiveFormat::oci_archive ? "oci-archive" : "docker-archive";
+}
+
+void set_export_name(ExportOptions& opt, const oci::ImageRef& image, const std::string& name_flag) {
+  if (!name_flag.empty()) {
+    oci::ImageRef n = parse_registry_image(name_flag, "--name");
+    if (!n.digest.empty()) {
+      throw Error(ErrorKind::usage, "--name takes REPOSITORY[:TAG]; the digest comes from the image",
+                  "drop the @sha256:... part");
+    }
+    opt.repository = n.name();
+    std::vector<std::string> tags = imageio::destination_tags(n, {}, {});
+    opt.tag = tags.empty() ? "" : tags.front();
+  } else if (image.kind == oci::ImageRef::Kind::registry) {
+    opt.repository = image.name();
+    opt.tag = imageio::destination_tags(image, {}, {image.tag}).front();
+  } else {
+    throw Error(ErrorKind::usage, image.str() + " has no registry name, and the node's containerd names images by one",
+                "pass --name REGISTRY/REPO[:TAG], the name pods use");
+  }
 }
 
 void check_export_options(const ExportOptions& opt, bool thin) {

@@ -5,6 +5,7 @@
 // the node has (--have); ctr import then needs those blobs in the node's content
 // store, or it fails to unpack.
 #include "oci/image.hpp"
+#include "oci/reference.hpp"
 #include "util/text.hpp"
 #include "warm/have.hpp"
 
@@ -47,6 +48,11 @@ struct ExportResult {
   std::vector<std::string> commands; // to run on the node, in order
 };
 
+// The names the node's containerd gives the image (the one tag policy,
+// imageio::destination_tags): --name REPO[:TAG] (no digest; without a tag the image is
+// named by digest only), else IMAGE's own registry name and tag; an IMAGE outside a
+// registry needs --name (usage errors).
+void set_export_name(ExportOptions& opt, const oci::ImageRef& image, const std::string& name_flag);
 // Checks the flags that go together before anything is read (usage errors).
 void check_export_options(const ExportOptions& opt, bool thin);
 ExportResult export_archive(const oci::Image& img, const std::filesystem::path& out, const ExportOptions& opt);

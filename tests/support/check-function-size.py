@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""No hand-written function over 100 lines in the product's C++ (issue 36).
+"""No hand-written function over 100 lines in the product's C++, none over 40 in cli/
+other than the add_* option tables (issue 36).
 
 Reads every tracked .cpp and .hpp outside tests/, third_party/ and build trees, finds
 each function body defined at namespace or class scope (free functions, member
@@ -21,6 +22,16 @@ import subprocess
 import sys
 
 LIMIT = 100
+# Thin commands (issue 36): a function in cli/ parses flags, calls its module and prints,
+# in at most 40 lines; the add_* functions, which only declare options (CLI11 tables)
+# and bind one-line callbacks, have the general limit.
+CLI_LIMIT = 40
+
+
+def limit_for(path, name):
+    if path.startswith("cli/") and not name.split("::")[-1].startswith("add_"):
+        return CLI_LIMIT
+    return LIMIT
 SKIP_DIRS = ("tests/", "third_party/", "build", "bench/", "shared/")
 CONTROL = re.compile(r"\b(if|for|while|switch|catch|do|else|try|return)\b\s*(\(|$)")
 SCOPE = re.compile(r"\b(namespace|struct|class|union|enum)\b[^()]*$")
@@ -131,7 +142,7 @@ def over_limit(root):
         with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
             text = fh.read()
         for name, line, size in functions(text):
-            if size > LIMIT:
+            if size > limit_for(f, name):
                 key = (f, name)
                 if key not in result or result[key][1] < size:
                     result[key] = (line, size)
@@ -181,6 +192,10 @@ std::string raw() {
     if got != want:
         print(f"self-test: got {sorted(got)}, want {sorted(want)}")
         return 1
+    limits = (limit_for("cli/cmd_x.cpp", "run_x"), limit_for("cli/cmd_x.cpp", "add_x"), limit_for("oci/x.cpp", "f"))
+    if limits != (CLI_LIMIT, LIMIT, LIMIT):
+        print(f"self-test: limits {limits}")
+        return 1
     print("check-function-size self-test: ok")
     return 0
 
@@ -200,21 +215,22 @@ def main(argv):
     bad = []
     for (f, name), (line, size) in sorted(found.items()):
         if (f, name) not in allow:
-            bad.append(f"{f}:{line}: {name} has {size} lines (the limit is {LIMIT}): split it along what each "
-                       "part does")
+            bad.append(f"{f}:{line}: {name} has {size} lines (the limit is {limit_for(f, name)}): split it along "
+                       "what each part does")
         elif size > allow[(f, name)]:
             bad.append(f"{f}:{line}: {name} grew to {size} lines (listed at {allow[(f, name)]} in "
-                       f"function-size-allow.txt, the limit is {LIMIT}): split it instead")
+                       f"function-size-allow.txt, the limit is {limit_for(f, name)}): split it instead")
     for (f, name), size in sorted(allow.items()):
         if (f, name) not in found:
-            bad.append(f"tests/support/function-size-allow.txt: {f} {name} is at or under {LIMIT} lines now (or "
-                       "gone): remove its line")
+            bad.append(f"tests/support/function-size-allow.txt: {f} {name} is at or under {limit_for(f, name)} "
+                       "lines now (or gone): remove its line")
         elif found[(f, name)][1] < size:
             bad.append(f"tests/support/function-size-allow.txt: {f} {name} is down to {found[(f, name)][1]} lines: "
                        "write that number")
     for b in bad:
         print(b)
-    print(f"function size: {len(found)} over {LIMIT} lines, {len(allow)} listed, {len(bad)} problems")
+    print(f"function size: {len(found)} over {LIMIT} lines ({CLI_LIMIT} in cli/), {len(allow)} listed, "
+          f"{len(bad)} problems")
     return 1 if bad else 0
 
 
