@@ -102,14 +102,15 @@ void name_job(JobInput& in, const JobRequest& r, const JobShape& shape) {
   // which starts with a letter.
   if (shape.distributed && !(in.name[0] >= 'a' && in.name[0] <= 'z')) {
     throw Error(ErrorKind::usage,
-                "--name '" + in.name +
+                "--name '" + util::escape_bytes(in.name) +
                     "': paddle-distributed names a Service after the job, and a Service name "
                     "starts with a letter",
                 "e.g. --name ocr-train");
   }
   in.ns = r.ns;
   if (!in.ns.empty() && !dns1123_label(in.ns)) {
-    throw Error(ErrorKind::usage, "--namespace '" + in.ns + "' is not a Kubernetes namespace (a DNS-1123 label)",
+    throw Error(ErrorKind::usage,
+                "--namespace '" + util::escape_bytes(in.ns) + "' is not a Kubernetes namespace (a DNS-1123 label)",
                 "e.g. --namespace training");
   }
 }
@@ -119,13 +120,15 @@ void name_job(JobInput& in, const JobRequest& r, const JobShape& shape) {
 void request_resources(JobInput& in, const JobRequest& r, int gpus) {
   for (auto [flag, value] : {std::pair{"--shm-size", &r.shm_size}, std::pair{"--memory", &r.memory}}) {
     if (!value->empty() && !util::parse_byte_quantity(*value)) {
-      throw Error(ErrorKind::usage, std::string(flag) + " '" + *value + "' is not a memory quantity",
+      throw Error(ErrorKind::usage,
+                  std::string(flag) + " '" + util::escape_bytes(*value) + "' is not a memory quantity",
                   std::string("e.g. ") + flag + " 16Gi");
     }
   }
   static const std::regex cpu_re("([0-9]+(\\.[0-9]{1,3})?|[0-9]+m)");
   if (!r.cpu.empty() && !std::regex_match(r.cpu, cpu_re)) {
-    throw Error(ErrorKind::usage, "--cpu '" + r.cpu + "' is not a CPU quantity", "e.g. --cpu 8 or --cpu 500m");
+    throw Error(ErrorKind::usage, "--cpu '" + util::escape_bytes(r.cpu) + "' is not a CPU quantity",
+                "e.g. --cpu 8 or --cpu 500m");
   }
   in.shm_size = r.shm_size;
   in.cpu = r.cpu.empty() ? std::to_string(4 * gpus) : r.cpu;
@@ -136,7 +139,7 @@ void request_resources(JobInput& in, const JobRequest& r, int gpus) {
 // absolute path without a control character or ':').
 void mount_checkpoints(JobInput& in, const JobRequest& r) {
   if (!r.checkpoint_pvc.empty() && !dns1123_subdomain(r.checkpoint_pvc)) {
-    throw Error(ErrorKind::usage, "--checkpoint-pvc '" + r.checkpoint_pvc + "' is not a claim name",
+    throw Error(ErrorKind::usage, "--checkpoint-pvc '" + util::escape_bytes(r.checkpoint_pvc) + "' is not a claim name",
                 "e.g. --checkpoint-pvc ocr-checkpoints");
   }
   in.checkpoint_claim = r.checkpoint_pvc.empty() ? in.name + "-checkpoints" : r.checkpoint_pvc;
@@ -150,7 +153,8 @@ void mount_checkpoints(JobInput& in, const JobRequest& r) {
                 "e.g. --checkpoint-path /checkpoints");
   }
   if (r.checkpoint_path.empty() || r.checkpoint_path[0] != '/' || r.checkpoint_path.find(':') != std::string::npos) {
-    throw Error(ErrorKind::usage, "--checkpoint-path '" + r.checkpoint_path + "' must be an absolute path",
+    throw Error(ErrorKind::usage,
+                "--checkpoint-path '" + util::escape_bytes(r.checkpoint_path) + "' must be an absolute path",
                 "e.g. --checkpoint-path /checkpoints");
   }
   in.checkpoint_path = r.checkpoint_path;
@@ -172,7 +176,8 @@ void place_pods(JobInput& in, const JobRequest& r) {
     in.node_selector.push_back(parse_selector(kv, "--node-selector"));
   }
   if (!r.service_account.empty() && !dns1123_subdomain(r.service_account)) {
-    throw Error(ErrorKind::usage, "--service-account '" + r.service_account + "' is not a service account name",
+    throw Error(ErrorKind::usage,
+                "--service-account '" + util::escape_bytes(r.service_account) + "' is not a service account name",
                 "e.g. --service-account trainer");
   }
   in.service_account = r.service_account;
@@ -319,7 +324,7 @@ std::vector<std::pair<std::string, std::string>> env_of(const SpecConfig& spec, 
     auto eq = kv.find('=');
     std::string k = kv.substr(0, eq);
     if (eq == std::string::npos || !std::regex_match(k, name)) {
-      throw Error(ErrorKind::usage, "--env '" + kv + "' is not NAME=VALUE with a variable name",
+      throw Error(ErrorKind::usage, "--env '" + util::escape_bytes(kv) + "' is not NAME=VALUE with a variable name",
                   "e.g. --env NCCL_DEBUG=INFO");
     }
     put(k, kv.substr(eq + 1));

@@ -391,3 +391,37 @@ TEST_CASE("render_job: the node affinity from the image's facts, in the header a
                     "nvidia.com/gpu.product\n# and render with --no-gpu-affinity on clusters without GPU Feature "
                     "Discovery.\n") != std::string::npos);
 }
+
+TEST_CASE("render_job: a refused flag value is quoted with its control bytes escaped") {
+  // A value pasted with a terminal escape or a newline is shown, not acted on by the
+  // terminal; each refusal names it the same way --name and --checkpoint-path did.
+  const std::string esc = "a\x1b[31m\n";
+  const std::string shown = "a\\x1b[31m\\x0a";
+  auto refused = [](const JobRequest& r) {
+    std::string e = render_error(r);
+    CHECK(e.find('\x1b') == std::string::npos);
+    CHECK(e.find('\n') == std::string::npos);
+    return e;
+  };
+  JobRequest r = request();
+  r.ns = esc;
+  CHECK(refused(r).rfind("--namespace '" + shown + "'", 0) == 0);
+  r = request();
+  r.cpu = esc;
+  CHECK(refused(r).rfind("--cpu '" + shown + "'", 0) == 0);
+  r = request();
+  r.memory = esc;
+  CHECK(refused(r).rfind("--memory '" + shown + "'", 0) == 0);
+  r = request();
+  r.checkpoint_pvc = esc;
+  CHECK(refused(r).rfind("--checkpoint-pvc '" + shown + "'", 0) == 0);
+  r = request();
+  r.service_account = esc;
+  CHECK(refused(r).rfind("--service-account '" + shown + "'", 0) == 0);
+  r = request();
+  r.env = {"X" + esc};
+  CHECK(refused(r).rfind("--env 'X" + shown + "'", 0) == 0);
+  r = request("paddle-distributed");
+  r.name = "9" + esc;
+  CHECK(refused(r).rfind("--name '9", 0) == 0);
+}
