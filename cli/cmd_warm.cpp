@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
+#include "imageio/source.hpp"
 #include "oci/reference.hpp"
 #include "registry/transfer.hpp"
 #include "templates/k8s.hpp"
@@ -432,8 +433,8 @@ std::string pin(const std::string& text, const std::string& what, RegistrySessio
                 const oci::CopyOptions* opt, std::int64_t* bytes) {
   oci::ImageRef ref = parse_registry_image(text, what);
   auto reg = sess.connect(ref.registry);
-  oci::ImagePtr img =
-      util::with_context(what + " " + ref.str(), [&] { return registry::open_registry_image(reg, ref); });
+  oci::ImagePtr img = util::with_context(
+      what + " " + ref.str(), [&] { return imageio::open_source(ref, [&reg](const std::string&) { return reg; }); });
   std::string pinned = ref.name() + "@" + img->root().digest.str();
   if (ref.digest.empty()) {
     out.info(what + " " + ref.str() + " is " + img->root().digest.str() + " (resolved in " + ref.registry + ")");

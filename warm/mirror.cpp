@@ -1,5 +1,6 @@
 #include "warm/mirror.hpp"
 
+#include "imageio/source.hpp"
 #include "oci/reference.hpp"
 #include "registry/transfer.hpp"
 #include "util/error.hpp"
@@ -45,7 +46,7 @@ ThroughResult warm_through(const std::shared_ptr<registry::Registry>& cache, con
     ref.tag = reference;
   }
   // The root by its name (a tag makes the cache store the tag too), then by digest.
-  oci::ImagePtr img = registry::open_registry_image(cache, ref);
+  oci::ImagePtr img = imageio::open_source(ref, [&cache](const std::string&) { return cache; });
   ThroughResult res;
   res.top = img->root();
   cache->get_manifest(repo, res.top.digest.str());

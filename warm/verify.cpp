@@ -1,5 +1,6 @@
 #include "warm/verify.hpp"
 
+#include "imageio/source.hpp"
 #include "oci/reference.hpp"
 #include "registry/error.hpp"
 #include "registry/transfer.hpp"
@@ -278,7 +279,7 @@ VerifyReport verify_registry(const std::shared_ptr<registry::Registry>& reg, con
   (by_digest ? ref.digest : ref.tag) = reference;
   oci::ImagePtr img;
   try {
-    img = registry::open_registry_image(reg, ref);
+    img = imageio::open_source(ref, [&reg](const std::string&) { return reg; });
   } catch (const registry::RegistryError& e) {
     if (e.status() != 404) {
       throw;

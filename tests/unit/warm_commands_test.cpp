@@ -75,10 +75,12 @@ TEST_SUITE("warm commands") {
     auto e = error_of([] { warm::parse_target("ftp://mirror", "--registry"); });
     CHECK(e.hint() == "e.g. --registry mirror.cluster.local:5000 or --registry http://127.0.0.1:5000");
     // The text is shown as util::redact_url writes it back.
-    for (auto [bad, shown] : {std::pair<std::string, std::string>{"http://m:5000?x=1", "http://m:5000/?x=1"},
-                              {"http://m:5000#top", "http://m:5000/#top"},
-                              {"", ""},
-                              {"http://", "http://"}}) {
+    for (const auto& pair : {std::pair<std::string, std::string>{"http://m:5000?x=1", "http://m:5000/?x=1"},
+                             {"http://m:5000#top", "http://m:5000/#top"},
+                             {"", ""},
+                             {"http://", "http://"}}) {
+      const std::string& bad = pair.first; // a named variable: clang 14 cannot capture a structured binding
+      const std::string& shown = pair.second;
       CAPTURE(bad);
       CHECK(usage_text(ErrorKind::usage, [&] { warm::parse_target(bad, "--through"); }) ==
             "--through '" + shown + "' is not a registry host (the repository path is the image's own)");
@@ -199,7 +201,9 @@ TEST_SUITE("warm commands") {
   TEST_CASE("verify: one store; the digest a content directory is checked for") {
     warm::check_one_store("mirror:5000", "");
     warm::check_one_store("", "/var/lib/containerd");
-    for (auto [reg, dir] : {std::pair<std::string, std::string>{"", ""}, {"m:1", "/d"}}) {
+    for (const auto& pair : {std::pair<std::string, std::string>{"", ""}, {"m:1", "/d"}}) {
+      const std::string& reg = pair.first;
+      const std::string& dir = pair.second;
       CHECK(usage_text(ErrorKind::usage, [&] { warm::check_one_store(reg, dir); }) ==
             "warm verify needs one of --registry URL or --content-dir DIR");
     }
