@@ -107,24 +107,9 @@ struct LoginArgs {
   RegistryFlags flags;
 };
 
-std::string host_of(const std::string& text) {
-  std::string h = text;
-  for (const char* scheme : {"https://", "http://", "docker://"}) {
-    if (h.rfind(scheme, 0) == 0) {
-      h = h.substr(std::string(scheme).size());
-    }
-  }
-  h = h.substr(0, h.find('/'));
-  if (h.empty() || h.find_first_of(" \t@") != std::string::npos) {
-    throw Error(ErrorKind::usage, "'" + text + "' is not a registry host",
-                "e.g. registry.example.com or 127.0.0.1:5000");
-  }
-  return oci::canonical_registry(h);
-}
-
 int run_login(const LoginArgs& a) {
   Output out = Output::detect(a.json, false);
-  std::string host = host_of(a.host);
+  std::string host = oci::login_host(a.host);
   if (a.flags.username.empty() || !a.flags.password_stdin) {
     throw Error(ErrorKind::usage, "login needs --username and --password-stdin",
                 "echo \"$PASSWORD\" | paddle-image login " + host + " --username USER --password-stdin");
@@ -141,7 +126,7 @@ int run_login(const LoginArgs& a) {
 
 int run_logout(const LoginArgs& a) {
   Output out = Output::detect(a.json, false);
-  std::string host = host_of(a.host);
+  std::string host = oci::login_host(a.host);
   registry::CredentialStore store(auth_files_from_env());
   bool removed = store.erase(host);
   out.result({{"registry", host}, {"removed", removed}},

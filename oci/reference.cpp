@@ -170,4 +170,19 @@ std::string canonical_registry(std::string_view host) {
   return std::string(is_docker_hub(host) ? k_docker_hub : host);
 }
 
+std::string login_host(const std::string& text) {
+  std::string h = text;
+  for (const char* scheme : {"https://", "http://", "docker://"}) {
+    if (h.rfind(scheme, 0) == 0) {
+      h = h.substr(std::string(scheme).size());
+    }
+  }
+  h = h.substr(0, h.find('/'));
+  if (h.empty() || h.find_first_of(" \t@") != std::string::npos) {
+    throw util::Error(util::ErrorKind::usage, "'" + text + "' is not a registry host",
+                      "e.g. registry.example.com or 127.0.0.1:5000");
+  }
+  return canonical_registry(h);
+}
+
 } // namespace oci

@@ -45,5 +45,9 @@ bool is_docker_hub(std::string_view host);
 // The registry host as paddle-image names it: Docker Hub's aliases become docker.io,
 // any other host is returned as it is.
 std::string canonical_registry(std::string_view host);
+// The registry host `login` and `logout` take: "https://", "http://" or "docker://" and
+// any path after the host dropped, Docker Hub's aliases made docker.io; empty or with a
+// blank or '@' it is a usage error. (warm's --to/--through are URLs, warm::parse_target.)
+std::string login_host(const std::string& text);
 
 } // namespace oci

@@ -591,3 +591,18 @@ TEST_CASE("Docker Hub's aliases are one registry, docker.io") {
   CHECK(oci::ImageRef::parse("index.docker.io/ubuntu:22.04").str() == "docker.io/library/ubuntu:22.04");
   CHECK(oci::ImageRef::parse("registry-1.docker.io/a/b").registry == "docker.io");
 }
+
+TEST_CASE("login_host: the host login and logout take, from a host, a URL or a reference") {
+  CHECK(oci::login_host("127.0.0.1:5000") == "127.0.0.1:5000");
+  CHECK(oci::login_host("https://registry.example.com/v2/") == "registry.example.com");
+  CHECK(oci::login_host("http://127.0.0.1:5000") == "127.0.0.1:5000");
+  CHECK(oci::login_host("docker://index.docker.io/library/ubuntu") == "docker.io");
+  CHECK(oci::login_host("registry.example.com/team/app:1") == "registry.example.com");
+  for (const char* bad : {"", "https://", "/path", "user@host", "a b"}) {
+    CAPTURE(bad);
+    auto e = error_of([&] { oci::login_host(bad); });
+    CHECK(e.kind() == util::ErrorKind::usage);
+    CHECK(std::string(e.what()) == "'" + std::string(bad) + "' is not a registry host");
+    CHECK(std::string(e.hint()) == "e.g. registry.example.com or 127.0.0.1:5000");
+  }
+}
