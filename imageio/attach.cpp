@@ -75,8 +75,8 @@ SignTarget open_sign_target(const std::string& text, const Connect& connect, con
         title = it->second;
       }
     }
-    if (!signing_repository(title).empty()) {
-      t.subject_name = signing_repository(title);
+    if (std::string repo = signing_repository(title); !repo.empty()) {
+      t.subject_name = repo;
       std::string tag = t.ref.tag;
       if (tag.empty()) {
         // The tag the layout's one image goes by.

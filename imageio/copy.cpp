@@ -68,15 +68,14 @@ CopyRefs parse_copy(const CopyRequest& req) {
 
 namespace {
 
-// The RepoTags repository of a docker-archive destination, read from the source
-// before anything is written (a missing name is refused first).
-std::string archive_repository_of(const oci::Image& src, const oci::ImageRef& src_ref, const std::string& archive_repo,
-                                  const std::string& name_flag, const oci::ImageRef& dst,
-                                  const oci::CopyOptions& topt) {
+// The RepoTags repository of a docker-archive destination, read from the source's
+// selected manifest `mb` before anything is written (a missing name is refused first).
+std::string archive_repository_of(const oci::Image& src, const oci::ManifestBlob& mb, const oci::ImageRef& src_ref,
+                                  const std::string& archive_repo, const std::string& name_flag,
+                                  const oci::ImageRef& dst, const oci::CopyOptions& topt) {
   if (topt.all_platforms) {
     throw Error(ErrorKind::usage, dst.str() + ": a docker-archive holds one platform; drop --all");
   }
-  oci::ManifestBlob mb = oci::select_platform(src, topt);
   oci::Manifest m = oci::manifest_from_json(oci::parse_json(mb.bytes, "manifest of " + src.name()));
   oci::ImageConfig cfg = oci::read_config(src, m);
   return archive_repository(src_ref, archive_repo, m, cfg, name_flag);
@@ -108,7 +107,7 @@ WriteResult copy_image(const CopyRequest& req, const CopyRefs& refs, const CopyR
   oci::ImagePtr source = open_source(refs.src, run.connect, &archive_repo_tags);
   // An explicit --platform also applies to a single-platform image: a mismatch is
   // refused (exit 9) before anything is copied.
-  oci::select_platform(*source, run.copy);
+  oci::ManifestBlob selected = oci::select_platform(*source, run.copy);
   auto [archive_repo, archive_tags] = archive_names(archive_repo_tags);
   // The source's tags stand in when neither the destination nor --tag names one.
   std::vector<std::string> tags = destination_tags(
@@ -121,7 +120,7 @@ WriteResult copy_image(const CopyRequest& req, const CopyRefs& refs, const CopyR
   dopt.archive_mtime = run.archive_mtime;
   if (refs.dst.kind == oci::ImageRef::Kind::docker_archive) {
     dopt.archive_repository = util::with_context("writing " + refs.dst.str(), [&, &repo = archive_repo] {
-      return archive_repository_of(*source, refs.src, repo, req.name, refs.dst, run.copy);
+      return archive_repository_of(*source, selected, refs.src, repo, req.name, refs.dst, run.copy);
     });
   }
   return open_destination(refs.dst, std::move(dopt))->write(*source, tags);

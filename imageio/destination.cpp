@@ -17,15 +17,11 @@ using util::ErrorKind;
 
 namespace {
 
-// One sink per kind: the reference's kind (or an oci-archive's file) picks the writer.
+// The sink for the three kinds a reference can name; the kind picks the writer.
 class Sink : public Destination {
 public:
-  Sink(oci::ImageRef ref, DestinationOptions o, bool oci_archive = false)
-      : m_ref(std::move(ref)), m_o(std::move(o)), m_oci_archive(oci_archive) {}
+  Sink(oci::ImageRef ref, DestinationOptions o) : m_ref(std::move(ref)), m_o(std::move(o)) {}
   WriteResult write(const oci::Image& image, const std::vector<std::string>& tags) override {
-    if (m_oci_archive) {
-      return write_oci_archive(image, tags);
-    }
     switch (m_ref.kind) {
     case oci::ImageRef::Kind::registry:
       return util::with_context("pushing to " + m_ref.registry + "/" + m_ref.repository, [&] {
@@ -57,10 +53,19 @@ private:
     return r;
   }
 
+  oci::ImageRef m_ref;
+  DestinationOptions m_o;
+};
+
+// The OCI archive containerd imports, a file no reference names.
+class OciArchiveSink : public Destination {
+public:
+  OciArchiveSink(std::filesystem::path file, DestinationOptions o) : m_file(std::move(file)), m_o(std::move(o)) {}
+
   // Index entries as containerd's import names images: io.containerd.image.name
   // "REPO:TAG" per tag, and "REPO@DIGEST" by the top manifest's digest, so a pod pinned
   // by digest finds it too.
-  WriteResult write_oci_archive(const oci::Image& image, const std::vector<std::string>& tags) const {
+  WriteResult write(const oci::Image& image, const std::vector<std::string>& tags) override {
     layers::OciArchiveOptions ao;
     ao.mtime = m_o.archive_mtime;
     ao.copy = m_o.copy;
@@ -80,7 +85,7 @@ private:
       r.refs.push_back(by_digest);
     }
     layers::OciArchiveResult w =
-        util::with_context("writing " + m_ref.path, [&] { return layers::write_oci_archive(image, m_ref.path, ao); });
+        util::with_context("writing " + m_file.string(), [&] { return layers::write_oci_archive(image, m_file, ao); });
     r.manifest = w.manifest;
     r.written = std::move(w.written);
     r.omitted = std::move(w.omitted);
@@ -88,9 +93,9 @@ private:
     return r;
   }
 
-  oci::ImageRef m_ref;
+private:
+  std::filesystem::path m_file;
   DestinationOptions m_o;
-  bool m_oci_archive = false;
 };
 
 } // namespace
@@ -103,9 +108,7 @@ std::unique_ptr<Destination> open_destination(const oci::ImageRef& ref, Destinat
 }
 
 std::unique_ptr<Destination> open_oci_archive(const std::filesystem::path& file, DestinationOptions options) {
-  oci::ImageRef ref;
-  ref.path = file.string();
-  return std::make_unique<Sink>(std::move(ref), std::move(options), true);
+  return std::make_unique<OciArchiveSink>(file, std::move(options));
 }
 
 std::vector<std::string> destination_tags(const oci::ImageRef& dst, const std::vector<std::string>& tags,

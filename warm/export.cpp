@@ -38,7 +38,7 @@ void set_export_name(ExportOptions& opt, const oci::ImageRef& image, const std::
     opt.tag = tags.empty() ? "" : tags.front();
   } else if (image.kind == oci::ImageRef::Kind::registry) {
     opt.repository = image.name();
-    opt.tag = imageio::destination_tags(image, {}, {image.tag}).front();
+    opt.tag = image.tag; // the fallback of the tag policy: IMAGE's tag, an assumed latest included
   } else {
     throw Error(ErrorKind::usage, image.str() + " has no registry name, and the node's containerd names images by one",
                 "pass --name REGISTRY/REPO[:TAG], the name pods use");
