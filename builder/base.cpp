@@ -480,6 +480,59 @@ void pull_base_layers_on_demand(Base& base, layers::LayerCache& cache, const Bui
   };
 }
 
+// The media type of a base view in the registry cache (layers::compress_view's bytes).
+std::string view_media_type() {
+  return "application/vnd.paddle-image.base-view.v" + std::to_string(layers::BaseView::k_format) + "+zstd";
+}
+
+// On a local miss of the base's view: the view from the registry cache, so the build
+// reads no base layer (a push mounts them; only a local output needs their bytes).
+void view_from_registry_cache(const Base& base, const BuildOptions& o, const Events& ev) {
+  if (!o.remote_cache || !base.digest || base.manifest.layers.empty()) {
+    return;
+  }
+  fs::path file = layers::view_cache_path(o.cache_dir, base.manifest.layers);
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    return;
+  }
+  std::optional<layers::RemoteHit> hit =
+      o.remote_cache->fetch("base-view", layers::view_cache_key(base.manifest.layers));
+  if (!hit || hit->info.media_type != view_media_type()) {
+    return;
+  }
+  fs::create_directories(file.parent_path(), ec);
+  util::AtomicFile tmp(file);
+  o.remote_cache->download(*hit, tmp);
+  tmp.commit();
+  ev.info("the file tree of base " + base.name + " from the registry cache " + hit->registry + "/" + hit->repository +
+          (hit->verified ? " (signature verified)" : ""));
+}
+
+// With --cache-to: the base's view (as the local cache holds it) into the registry cache.
+void view_to_registry_cache(const Base& base, const BuildOptions& o) {
+  if (!o.remote_cache || !o.remote_cache->writes() || !base.digest || base.manifest.layers.empty()) {
+    return;
+  }
+  fs::path file = layers::view_cache_path(o.cache_dir, base.manifest.layers);
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    return; // the view came from a shorter cached prefix and was not stored: nothing to share
+  }
+  layers::BlobInfo info;
+  info.digest = oci::Digest::sha256(util::sha256_file_hex(file));
+  info.diff_id = info.digest;
+  info.size = static_cast<std::int64_t>(fs::file_size(file));
+  info.media_type = view_media_type();
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& d : base.manifest.layers) {
+    layers.push_back(d.digest.str());
+  }
+  o.remote_cache->store(
+      "base-view", layers::view_cache_key(base.manifest.layers), info, {{"layers", layers}}, [file] { return file; },
+      nullptr);
+}
+
 } // namespace
 
 // Opens the spec's base and checks a local one's blobs against their digests.
@@ -491,7 +544,9 @@ Base open_build_base(const spec::BuildSpec& s, const BuildOptions& o, layers::La
   if (base.image) {
     pull_base_layers_on_demand(base, cache, o, ev);
   }
+  view_from_registry_cache(base, o, ev);
   load_base_view(base, o.cache_dir, ev.debug, ev.info);
+  view_to_registry_cache(base, o);
   return base;
 }
 

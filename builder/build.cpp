@@ -128,8 +128,20 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
   const layers::WalkMemo& m = memo ? *memo : walk->memo;
   tell_links(m.links, cx.events);
   layers::LayerRecord record;
+  // The registry cache's key: the file contents in place of their stat data.
+  auto portable = [&] {
+    if (!walk) {
+      walk = walk_copy_layer(l, cx, landing);
+    }
+    KeyHasher key;
+    start_layer_key(key, cx.compress, cx.options);
+    key.add({{"kind", "copy-content"}});
+    add_entry_contents_to_key(key, walk->set, cx.options.threads);
+    return key.finish();
+  };
+  layers::Found found = layers::Found::built;
   layers::BlobInfo blob = cx.cache.get_or_build(
-      m.key,
+      m.key, portable,
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
         if (!walk) {
           walk = walk_copy_layer(l, cx, landing);
@@ -137,7 +149,8 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
         rec.entries = walk->set.entries().size();
         return write_layer(walk->set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
       },
-      r.rebuilt, record);
+      found, record);
+  note_found(cx, found, blob, r);
   r.entries = record.entries.value_or(0);
   cx.tree_out = m.tree;
   if (walk) {
@@ -516,6 +529,10 @@ std::vector<BuiltLayer> built_layers(const Assembly& a, const Base& base, const 
     if (!bl.from_base) {
       bl.file = cache.blobs().blob_path(a.layers[i].digest);
       bl.uncompressed_size = rep.layers[i].blob.uncompressed_size;
+      if (auto hit = cache.remote_hit(a.layers[i].digest)) {
+        bl.cache = &cache;
+        bl.remote = std::move(hit);
+      }
     }
     built.push_back(bl);
   }
@@ -560,6 +577,9 @@ json BuildReport::to_json() const {
                                               : "reused"},
                   {"seconds", l.seconds},
                   {"entries", l.entries}});
+    if (!l.cache_repository.empty()) {
+      ls.back()["cache"] = {{"repository", l.cache_repository}, {"verified", l.cache_verified}};
+    }
     if (l.kind == "wheels") {
       json reps = json::array();
       for (const auto& r : l.replacements) {
@@ -637,6 +657,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   rep.source_date_epoch = o.source_date_epoch;
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
+  cache.set_remote(o.remote_cache.get());
 
   Base base = open_build_base(s, o, cache, ev);
   report_base(base, rep, ev);

@@ -1,5 +1,6 @@
 #pragma once
 // The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
+#include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "oci/reference.hpp"
 #include "python/replace.hpp"
@@ -54,6 +55,9 @@ struct BuildOptions {
   std::function<void(const oci::Image& image, const struct BuildReport& report)> on_image;
   // Wheels layers with a lock and no dir: the package indexes' defaults and transport.
   python::IndexAccess index;
+  // The registry cache (--cache-from/--cache-to; builder/registry_cache), looked at on a
+  // local miss of a layer or the base's view; null: none.
+  std::shared_ptr<layers::RemoteCache> remote_cache;
 };
 
 struct LayerReport {
@@ -65,6 +69,11 @@ struct LayerReport {
   std::size_t entries = 0;
   // A wheels layer: what it did to the distributions installed below it.
   std::vector<python::Replacement> replacements;
+  // Reused from a registry cache (--cache-from): the repository, and whether the entry
+  // was signed by the --cache-verify-key (else the image holds a layer whose bytes only
+  // the cache's writers vouch for).
+  std::string cache_repository;
+  bool cache_verified = false;
 };
 
 // A wheel installed by one of the build's wheels layers.

@@ -33,6 +33,11 @@ const BuiltLayer* BuiltImage::find(const oci::Descriptor& d) const {
   throw Error(ErrorKind::internal, "no blob " + d.digest.str() + " in " + m_name);
 }
 
+bool BuiltImage::mounts_from_cache(const BuiltLayer& l) const {
+  return !l.from_base && m_mode == BaseBlobs::remote && l.remote && l.cache != nullptr &&
+         l.cache->remote_hit(l.descriptor.digest);
+}
+
 bool BuiltImage::streams_from_base(const BuiltLayer& l) const {
   return l.from_base && m_mode == BaseBlobs::remote && m_base.image &&
          !m_base.image->hints(l.descriptor).registry.empty();
@@ -40,7 +45,7 @@ bool BuiltImage::streams_from_base(const BuiltLayer& l) const {
 
 std::filesystem::path BuiltImage::local_file(const BuiltLayer& l) const {
   if (!l.from_base) {
-    return l.file;
+    return l.cache != nullptr ? l.cache->local_blob(l.descriptor.digest) : l.file;
   }
   std::lock_guard<std::mutex> g(m_base_mutex);
   return m_base.local_blob(l.descriptor);
@@ -78,6 +83,12 @@ oci::BlobHints BuiltImage::hints(const oci::Descriptor& d) const {
     oci::BlobHints from = m_base.image->hints(d);
     h.registry = from.registry;
     h.repository = from.repository;
+    h.verified = false;
+    return h;
+  }
+  if (mounts_from_cache(*l)) {
+    h.registry = l->remote->registry;
+    h.repository = l->remote->repository;
     h.verified = false;
     return h;
   }

@@ -21,6 +21,10 @@ struct BuiltLayer {
   std::filesystem::path file;                    // our layers: the cache blob
   std::optional<std::int64_t> uncompressed_size; // known for our layers
   bool from_base = false;
+  // Our layer taken from a registry cache and not downloaded yet: the cache, which
+  // downloads it once when a local output needs it; a push mounts it from `remote`.
+  layers::LayerCache* cache = nullptr;
+  std::optional<layers::RemoteHit> remote;
 };
 
 class BuiltImage : public oci::Image {
@@ -38,6 +42,7 @@ public:
 private:
   const BuiltLayer* find(const oci::Descriptor& d) const;
   bool streams_from_base(const BuiltLayer& l) const;
+  bool mounts_from_cache(const BuiltLayer& l) const;
   std::filesystem::path local_file(const BuiltLayer& l) const;
 
   std::string m_name;

@@ -2,8 +2,14 @@
 
 #include "layers/tar.hpp"
 
+#include "util/encoding.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 namespace builder {
 
@@ -69,6 +75,52 @@ void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
   k.raw(buf);
 }
 
+void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int threads) {
+  std::vector<const layers::Entry*> files;
+  for (const auto& [path, e] : set.entries()) {
+    if (e.type == layers::Entry::Type::file) {
+      files.push_back(&e);
+    }
+  }
+  std::vector<std::string> sums(files.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failed;
+  std::mutex failed_mutex;
+  auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      try {
+        sums[i] = util::sha256_file_hex(files[i]->source);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(failed_mutex);
+        failed = std::current_exception();
+        next = files.size();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::max(1, threads); ++t) {
+    pool.emplace_back(work);
+  }
+  work();
+  for (auto& t : pool) {
+    t.join();
+  }
+  if (failed) {
+    std::rethrow_exception(failed);
+  }
+  std::size_t file = 0;
+  for (const auto& [path, e] : set.entries()) {
+    nlohmann::json xattrs = nlohmann::json::object();
+    if (e.xattrs) {
+      for (const auto& [name, value] : *e.xattrs) {
+        xattrs[name] = util::base64_encode(value);
+      }
+    }
+    k.add({path, static_cast<int>(e.type), e.mode, e.owner.uid, e.owner.gid, e.owner.uname.str(), e.owner.gname.str(),
+           e.size, e.link_target, xattrs, e.type == layers::Entry::Type::file ? sums[file++] : std::string()});
+  }
+}
+
 // The start of every layer key: format version, compression and epoch.
 void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const BuildOptions& o) {
   key.add({{"v", k_key_version}, {"compression", compression_json(co)}, {"epoch", o.source_date_epoch}});
@@ -99,6 +151,18 @@ layers::BlobInfo write_layer(const layers::EntrySet& set, const layers::Compress
 // followed (tell_links says them).
 std::vector<std::string> land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l) {
   return layers::apply_base_view(set, cx.landing, l.origin + ": layer '" + l.name + "'");
+}
+
+void note_found(const LayerContext& cx, layers::Found found, const layers::BlobInfo& blob, LayerReport& r) {
+  r.rebuilt = found == layers::Found::built;
+  if (found != layers::Found::remote) {
+    return;
+  }
+  if (auto hit = cx.cache.remote_origin(blob.digest)) {
+    r.cache_repository = hit->registry + "/" + hit->repository;
+    r.cache_verified = hit->verified;
+    cx.events.info("  from the registry cache " + r.cache_repository + (hit->verified ? " (signature verified)" : ""));
+  }
 }
 
 void tell_links(const std::vector<std::string>& links, const Events& ev) {

@@ -44,6 +44,12 @@ private:
 // JSON here); buffered into the hash in 64 KiB pieces.
 void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set);
 
+// The portable form of add_entries_to_key, for the registry cache (a key another machine
+// finds): each entry's path, type, mode, owner, size, link target and xattrs, and a
+// regular file's SHA-256 in place of its source path, device, inode and times (the tar
+// never holds those). Files are hashed on `threads` threads.
+void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int threads);
+
 // The start of every layer key: format version, compression and epoch.
 void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const BuildOptions& o);
 
@@ -72,6 +78,9 @@ struct LayerContext {
 // then depend on exactly the base entries the layer touches. Returns the symlinks of
 // the layers below that destinations went through.
 std::vector<std::string> land_on_base(layers::EntrySet& set, const LayerContext& cx, const spec::LayerSpec& l);
+// Records where get_or_build found the layer (rebuilt, or the registry cache it came from).
+void note_found(const LayerContext& cx, layers::Found found, const layers::BlobInfo& blob, LayerReport& r);
+
 // Says each of those symlinks as a build line.
 void tell_links(const std::vector<std::string>& links, const Events& ev);
 

@@ -116,7 +116,7 @@ nlohmann::json owner_key(const spec::LayerSpec& l) {
 // data of each .whl.
 std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, const std::vector<fs::path>& wheels,
                        const layers::CompressOptions& co, const BuildOptions& o, const nlohmann::json& base_roots,
-                       const python::InstallPlan& plan) {
+                       const python::InstallPlan& plan, bool portable = false) {
   KeyHasher key;
   start_layer_key(key, co, o);
   key.add({{"kind", "wheels"},
@@ -131,7 +131,12 @@ std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, 
   for (const auto& w : wheels) {
     stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}});
   }
-  add_entries_to_key(key, stat_set);
+  if (portable) { // the registry cache's key: the wheels' names and contents
+    key.add({{"contents", true}});
+    add_entry_contents_to_key(key, stat_set, o.threads);
+  } else {
+    add_entries_to_key(key, stat_set);
+  }
   return key.finish();
 }
 
@@ -403,8 +408,9 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
   python::InstallPlan plan = plan_wheels(l, facts, cx, incoming, wheels_out, r);
   std::string key = index_wheels_key(l, t, locked, cx, plan);
   layers::LayerRecord record;
+  layers::Found found = layers::Found::built;
   layers::BlobInfo blob = cx.cache.get_or_build(
-      key,
+      key, [&] { return key; }, // made from the lock's hashes and the indexes: portable as it is
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
         warn_if_no_dpkg_python(cx.base, t, cx.events);
         util::with_context(where, [&] {
@@ -428,7 +434,8 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
         std::sort(wheels.begin(), wheels.end());
         return stage_wheels(l, t, cx, wheels, plan, tmp, rec, [](const python::WheelInventory&) {});
       },
-      r.rebuilt, record);
+      found, record);
+  note_found(cx, found, blob, r);
   report_wheels(l, record, r, wheels_out);
   cx.tree_out = record.tree.value_or(nlohmann::json::array());
   return blob;
@@ -451,15 +458,18 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::Pyth
     incoming.push_back(python::Incoming{n.distribution, n.version, w.filename().string(), w.string()});
   }
   python::InstallPlan plan = plan_wheels(l, base_target_facts(cx.base, t), cx, incoming, wheels_out, r);
-  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, base_roots_key(cx.landing, t, l), plan);
+  nlohmann::json roots = base_roots_key(cx.landing, t, l);
+  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, roots, plan);
   layers::LayerRecord record;
+  layers::Found found = layers::Found::built;
   layers::BlobInfo blob = cx.cache.get_or_build(
-      key,
+      key, [&] { return wheels_key(l, t, wheels, cx.compress, cx.options, roots, plan, true); },
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
         return stage_wheels(l, t, cx, wheels, plan, tmp, rec,
                             [&](const python::WheelInventory& inventory) { check_lock(l, inventory); });
       },
-      r.rebuilt, record);
+      found, record);
+  note_found(cx, found, blob, r);
   report_wheels(l, record, r, wheels_out);
   cx.tree_out = record.tree.value_or(nlohmann::json::array());
   return blob;

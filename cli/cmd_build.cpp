@@ -1,4 +1,5 @@
 #include "builder/build.hpp"
+#include "builder/registry_cache.hpp"
 #include "builder/sign_build.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -20,6 +21,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 namespace cli {
@@ -53,6 +55,8 @@ struct BuildArgs {
   std::string identity;
   std::string sbom_format = "spdx";
   std::string sbom_base = "scan";
+  std::vector<std::string> cache_from, cache_to; // registry cache repositories
+  std::string cache_sign_key, cache_verify_key;
 };
 
 // Runs `git -C DIR ARGS` (no shell expansion of DIR) and returns its stdout, or nullopt
@@ -177,6 +181,61 @@ std::string push_host(const std::vector<oci::ImageRef>& outputs) {
     }
   }
   return {};
+}
+
+// A flag's values, else the environment variable's (repositories separated by commas
+// or white space; unset or empty: none).
+std::vector<std::string> flag_or_env(const std::vector<std::string>& flag, const char* env) {
+  if (!flag.empty()) {
+    return flag;
+  }
+  std::vector<std::string> out;
+  const char* v = std::getenv(env);
+  std::string text = v == nullptr ? "" : v;
+  std::replace(text.begin(), text.end(), ',', ' ');
+  std::istringstream in(text);
+  for (std::string word; in >> word;) {
+    out.push_back(word);
+  }
+  return out;
+}
+
+std::string flag_or_env(const std::string& flag, const char* env) {
+  const char* v = std::getenv(env);
+  return !flag.empty() ? flag : v == nullptr ? std::string() : std::string(v);
+}
+
+// --cache-from/--cache-to (or PADDLE_IMAGE_CACHE_FROM/_TO): the registry cache, with its
+// signing and verification keys; null when no repository is named.
+std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, RegistrySession& sess, const Output& out) {
+  builder::RegistryCacheOptions rc;
+  for (const auto& r : flag_or_env(a.cache_from, "PADDLE_IMAGE_CACHE_FROM")) {
+    rc.from.push_back(builder::parse_cache_repository(r, "--cache-from"));
+  }
+  for (const auto& r : flag_or_env(a.cache_to, "PADDLE_IMAGE_CACHE_TO")) {
+    rc.to.push_back(builder::parse_cache_repository(r, "--cache-to"));
+  }
+  std::string sign = flag_or_env(a.cache_sign_key, "PADDLE_IMAGE_CACHE_SIGN_KEY");
+  std::string verify = flag_or_env(a.cache_verify_key, "PADDLE_IMAGE_CACHE_VERIFY_KEY");
+  if (rc.from.empty() && rc.to.empty()) {
+    if (!a.cache_sign_key.empty() || !a.cache_verify_key.empty()) {
+      throw Error(ErrorKind::usage, "--cache-sign-key and --cache-verify-key need a registry cache",
+                  "add --cache-from REPO and/or --cache-to REPO");
+    }
+    return nullptr;
+  }
+  if (!sign.empty()) {
+    rc.sign_key = load_private_key(KeyFlags{sign, a.key.passphrase_file});
+  }
+  if (!verify.empty()) {
+    rc.verify_key = load_public_key(verify);
+  }
+  rc.connect = [&sess](const std::string& host) { return sess.connect(host); };
+  rc.copy = sess.transfer_options();
+  rc.versions = builder::cache_versions(k_tool_version);
+  rc.warn = [&out](const std::string& line) { out.info(line); };
+  rc.debug = [&sess](const std::string& line) { sess.log(2, line); };
+  return std::make_shared<builder::RegistryCache>(std::move(rc));
 }
 
 // Everything but the outputs, the registry access and the hooks, from the flags.
@@ -331,12 +390,17 @@ int run_build(const BuildArgs& a) {
   if (key) {
     hook_sbom(a, s, o, at, out);
   }
+  std::shared_ptr<builder::RegistryCache> rcache = registry_cache(a, sess, out);
+  o.remote_cache = rcache;
   builder::BuildReport rep = builder::build(s, o, ev);
   sess.finish();
   nlohmann::json signatures = key ? sign_built(a, s, o, rep, *key, at, sess, out) : nlohmann::json();
   prune_cache(o.cache_dir, cache_max, out);
   nlohmann::json meta = rep.to_json();
   meta["registry"] = sess.stats_json();
+  if (rcache) {
+    meta["registry_cache"] = rcache->stats().to_json();
+  }
   if (key) {
     meta["signatures"] = signatures;
   }
@@ -391,6 +455,17 @@ Action add_build(CLI::App& app) {
                 "scan: the SBOM lists the base's packages too (reads its layers once, cached per layer); skip: only "
                 "paddle-image's layers")
       ->check(CLI::IsMember({"scan", "skip"}));
+  c->add_option("--cache-from", a->cache_from,
+                "Registry cache repository to read layers and base views from on a local miss (repeatable; "
+                "default $PADDLE_IMAGE_CACHE_FROM)");
+  c->add_option("--cache-to", a->cache_to,
+                "Registry cache repository to write layers and base views to (repeatable; default "
+                "$PADDLE_IMAGE_CACHE_TO; protected branches only: docs/registry-cache.md)");
+  c->add_option("--cache-sign-key", a->cache_sign_key,
+                "Sign the registry cache entries written with this key (default $PADDLE_IMAGE_CACHE_SIGN_KEY)");
+  c->add_option("--cache-verify-key", a->cache_verify_key,
+                "Use only registry cache entries signed by this public key (default "
+                "$PADDLE_IMAGE_CACHE_VERIFY_KEY)");
   a->flags.add(c, true, false);
   return [a] { return run_build(*a); };
 }

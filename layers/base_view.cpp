@@ -675,15 +675,27 @@ BaseView read_base_view(const oci::Image& image, const oci::Manifest& m, const s
 
 namespace {
 
-fs::path view_cache_file(const fs::path& cache_dir, const std::vector<oci::Descriptor>& layers, std::size_t n) {
+std::string view_key(const std::vector<oci::Descriptor>& layers, std::size_t n) {
   std::string key = "base-view " + std::to_string(BaseView::k_format) + "\n";
   for (std::size_t i = 0; i < n; ++i) {
     key += layers[i].digest.str() + "\n";
   }
-  return cache_dir / "base-view" / (util::sha256_hex(key) + ".zst");
+  return util::sha256_hex(key);
+}
+
+fs::path view_cache_file(const fs::path& cache_dir, const std::vector<oci::Descriptor>& layers, std::size_t n) {
+  return cache_dir / "base-view" / (view_key(layers, n) + ".zst");
 }
 
 } // namespace
+
+std::string view_cache_key(const std::vector<oci::Descriptor>& layers) {
+  return view_key(layers, layers.size());
+}
+
+fs::path view_cache_path(const fs::path& cache_dir, const std::vector<oci::Descriptor>& layers) {
+  return view_cache_file(cache_dir, layers, layers.size());
+}
 
 BaseView cached_view(const std::vector<oci::Descriptor>& layers,
                      const std::function<oci::Reader(const oci::Descriptor&)>& open,

@@ -147,6 +147,12 @@ struct ViewCacheOptions {
 // finds the base's) is read from it and only the layers above it are streamed; a damaged
 // or older cache file is read again from the layers. With `store`, the whole view is
 // cached (atomically) when any layer was streamed.
+// The name cached_view gives the view of all of `layers` in CACHE/base-view/ (KEY.zst):
+// a hash of the view's format and the layers' digests, so another machine's cache of
+// the same base names it alike (the registry cache's key for it).
+std::string view_cache_key(const std::vector<oci::Descriptor>& layers);
+std::filesystem::path view_cache_path(const std::filesystem::path& cache_dir,
+                                      const std::vector<oci::Descriptor>& layers);
 BaseView cached_view(const std::vector<oci::Descriptor>& layers,
                      const std::function<oci::Reader(const oci::Descriptor&)>& open,
                      const std::vector<std::string>& config_env, const ViewCacheOptions& o);

@@ -24,13 +24,18 @@ json to_json(const BlobInfo& b) {
           {"media_type", b.media_type}};
 }
 
-// A key file's blob info; its "extra" object is handed to read_extra when given.
+// A key file's blob info; its "extra" object is handed to read_extra when given, its
+// portable key (for the registry cache) to `portable_key`.
 std::optional<BlobInfo> from_json_file(const fs::path& p, const DebugLog& debug,
-                                       const std::function<void(const json&)>& read_extra = {}) {
+                                       const std::function<void(const json&)>& read_extra = {},
+                                       std::string* portable_key = nullptr) {
   try {
     json j = json::parse(util::read_file(p));
     if (read_extra) {
       read_extra(j.value("extra", json::object()));
+    }
+    if (portable_key != nullptr) {
+      *portable_key = j.value("portable_key", std::string());
     }
     BlobInfo b;
     b.digest = oci::Digest::parse(j.at("digest").get<std::string>());
@@ -111,13 +116,13 @@ std::optional<BlobInfo> LayerCache::lookup(const std::string& key, json* extra) 
   });
 }
 
-std::optional<BlobInfo> LayerCache::find(const std::string& key, const ExtraReader& read) {
+std::optional<BlobInfo> LayerCache::find(const std::string& key, const ExtraReader& read, std::string* portable_key) {
   fs::path kp = key_path(key);
   std::error_code ec;
   if (!fs::exists(kp, ec)) {
     return std::nullopt;
   }
-  auto info = from_json_file(kp, m_debug, read);
+  auto info = from_json_file(kp, m_debug, read, portable_key);
   if (!info) {
     return std::nullopt;
   }
@@ -132,36 +137,120 @@ std::optional<BlobInfo> LayerCache::find(const std::string& key, const ExtraRead
 BlobInfo LayerCache::get_or_build(const std::string& key,
                                   const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce,
                                   bool& rebuilt, LayerRecord& record) {
+  Found found = Found::built;
+  BlobInfo info = get_or_build(key, {}, produce, found, record);
+  rebuilt = found == Found::built;
+  return info;
+}
+
+BlobInfo LayerCache::get_or_build(const std::string& key, const std::function<std::string()>& portable,
+                                  const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce,
+                                  Found& found, LayerRecord& record) {
   json extra;
   return get_or_build_locked(
-      key,
+      key, portable,
       [&](util::AtomicFile& tmp, json& ex) {
         record = LayerRecord{};
         BlobInfo info = produce(tmp, record);
         ex = to_json(record);
         return info;
       },
-      rebuilt, extra, [&](const json& stored) { record = layer_record_from_json(stored); });
+      found, extra, [&](const json& stored) { record = layer_record_from_json(stored); });
 }
 
 BlobInfo LayerCache::get_or_build(const std::string& key,
                                   const std::function<BlobInfo(util::AtomicFile&, json& extra)>& produce, bool& rebuilt,
                                   json& extra) {
-  return get_or_build_locked(key, produce, rebuilt, extra, {});
+  Found found = Found::built;
+  BlobInfo info = get_or_build_locked(key, {}, produce, found, extra, {});
+  rebuilt = found == Found::built;
+  return info;
 }
 
-BlobInfo LayerCache::get_or_build_locked(const std::string& key, const Producer& produce, bool& rebuilt, json& extra,
-                                         const ExtraReader& read) {
-  util::FileLock lock(m_dir / "locks" / (key + ".lock"), util::FileLock::Mode::exclusive);
-  auto hit = find(key, [&](const json& stored) {
+void LayerCache::write_key(const std::string& key, const BlobInfo& info, const json& extra,
+                           const std::string& portable_key) {
+  json entry = to_json(info);
+  entry["extra"] = extra;
+  if (!portable_key.empty()) {
+    entry["portable_key"] = portable_key;
+  }
+  util::write_file_atomic(key_path(key), entry.dump());
+}
+
+std::optional<BlobInfo> LayerCache::take_remote(const std::string& key, const std::string& portable_key,
+                                                const ExtraReader& read) {
+  std::optional<RemoteHit> hit = m_remote->fetch("layer", portable_key);
+  if (!hit) {
+    return std::nullopt;
+  }
+  try {
     if (read) {
-      read(stored);
+      read(hit->extra);
     }
-    extra = stored;
-  });
+  } catch (const std::exception& e) {
+    // Safe: an entry whose record this build cannot read is a miss; the layer is built.
+    if (m_debug) {
+      m_debug("cache: ignoring the registry entry for " + portable_key + ": " + e.what());
+    }
+    return std::nullopt;
+  }
+  std::lock_guard<std::mutex> g(m_pending_mutex);
+  m_hits[hit->info.digest.hex] = *hit;
+  if (m_blobs.has(hit->info.digest)) {
+    write_key(key, hit->info, hit->extra, portable_key); // the bytes are here already (another key made them)
+  } else {
+    m_pending[hit->info.digest.hex] = Pending{*hit, key, portable_key};
+  }
+  return hit->info;
+}
+
+void LayerCache::store_remote(const std::string& portable_key, const BlobInfo& info, const json& extra,
+                              const RemoteHit* from) {
+  oci::Digest d = info.digest;
+  m_remote->store(
+      "layer", portable_key, info, extra, [this, d] { return local_blob(d); }, from);
+}
+
+BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::function<std::string()>& portable,
+                                         const Producer& produce, Found& found, json& extra, const ExtraReader& read) {
+  util::FileLock lock(m_dir / "locks" / (key + ".lock"), util::FileLock::Mode::exclusive);
+  const bool remote = m_remote != nullptr && portable;
+  std::string portable_key;
+  auto hit = find(
+      key,
+      [&](const json& stored) {
+        if (read) {
+          read(stored);
+        }
+        extra = stored;
+      },
+      &portable_key);
   if (hit) {
-    rebuilt = false;
+    found = Found::local;
+    if (remote && m_remote->writes()) {
+      if (portable_key.empty()) { // made before a registry cache was set: its key once, then kept
+        portable_key = portable();
+        write_key(key, *hit, extra, portable_key);
+      }
+      store_remote(portable_key, *hit, extra, nullptr);
+    }
     return *hit;
+  }
+  if (remote) {
+    portable_key = portable();
+    if (auto got = take_remote(key, portable_key, [&](const json& stored) {
+          if (read) {
+            read(stored);
+          }
+          extra = stored;
+        })) {
+      found = Found::remote;
+      if (m_remote->writes()) {
+        std::optional<RemoteHit> from = remote_hit(got->digest);
+        store_remote(portable_key, *got, extra, from ? &*from : nullptr);
+      }
+      return *got;
+    }
   }
   auto tmp = m_blobs.begin_write();
   extra = json::object();
@@ -171,11 +260,47 @@ BlobInfo LayerCache::get_or_build_locked(const std::string& key, const Producer&
   } else {
     m_blobs.commit(*tmp, info.digest);
   }
-  json entry = to_json(info);
-  entry["extra"] = extra;
-  util::write_file_atomic(key_path(key), entry.dump());
-  rebuilt = true;
+  write_key(key, info, extra, portable_key);
+  found = Found::built;
+  if (remote && m_remote->writes()) {
+    store_remote(portable_key, info, extra, nullptr);
+  }
   return info;
+}
+
+std::optional<RemoteHit> LayerCache::remote_hit(const oci::Digest& d) {
+  std::lock_guard<std::mutex> g(m_pending_mutex);
+  auto it = m_pending.find(d.hex);
+  if (it == m_pending.end()) {
+    return std::nullopt;
+  }
+  return it->second.hit;
+}
+
+std::optional<RemoteHit> LayerCache::remote_origin(const oci::Digest& d) {
+  std::lock_guard<std::mutex> g(m_pending_mutex);
+  auto it = m_hits.find(d.hex);
+  if (it == m_hits.end()) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+fs::path LayerCache::local_blob(const oci::Digest& d) {
+  std::lock_guard<std::mutex> g(m_pending_mutex);
+  fs::path path = m_blobs.blob_path(d);
+  auto it = m_pending.find(d.hex);
+  if (it == m_pending.end()) {
+    return path;
+  }
+  if (!m_blobs.has(d)) {
+    auto tmp = m_blobs.begin_write();
+    m_remote->download(it->second.hit, *tmp);
+    m_blobs.commit(*tmp, d);
+  }
+  write_key(it->second.key, it->second.hit.info, it->second.hit.extra, it->second.portable_key);
+  m_pending.erase(it);
+  return path;
 }
 
 std::int64_t LayerCache::size_bytes() const {

@@ -6,7 +6,9 @@
 #include "oci/layout.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -41,6 +43,39 @@ LayerRecord layer_record_from_json(const nlohmann::json& j);
 // A debug-level log line (a sink passed in by the caller; empty: not logged).
 using DebugLog = std::function<void(const std::string& line)>;
 
+// What a second-level cache (a registry repository: builder/registry_cache) holds for
+// a key: the blob's info and the record beside it, and where the blob lives.
+struct RemoteHit {
+  BlobInfo info;
+  nlohmann::json extra; // the LayerRecord (or a view's record) in its stored form
+  std::string registry; // the blob's home, mountable there
+  std::string repository;
+  bool verified = false; // signed by the --cache-verify-key
+};
+
+// The second place a build looks on a local miss. Keys are portable: made from the
+// content of the inputs (never paths, inodes or times), so another machine finds them.
+// Every failure (unreachable, refused, damaged, unsigned) is the implementation's to
+// warn about and count: the build goes on as on a miss.
+class RemoteCache {
+public:
+  virtual ~RemoteCache() = default;
+  // The entry of `kind` ("layer", "base-view") for `key`, checked; nullopt on a miss.
+  virtual std::optional<RemoteHit> fetch(const std::string& kind, const std::string& key) = 0;
+  // The hit's blob, downloaded into tmp and checked against its digest and size.
+  virtual void download(const RemoteHit& hit, util::AtomicFile& tmp) = 0;
+  // Whether store() writes anywhere (--cache-to).
+  virtual bool writes() const = 0;
+  // Writes the entry for `key`: the blob mounted from `from` (a hit of this build, on
+  // the same registry), else from local_file() (which may download it once). An entry
+  // already there for the key is kept.
+  virtual void store(const std::string& kind, const std::string& key, const BlobInfo& info, const nlohmann::json& extra,
+                     const std::function<fs::path()>& local_file, const RemoteHit* from) = 0;
+};
+
+// How get_or_build found a layer.
+enum class Found { built, local, remote };
+
 class LayerCache {
 public:
   explicit LayerCache(fs::path dir, DebugLog debug = {});
@@ -57,6 +92,23 @@ public:
   BlobInfo get_or_build(const std::string& key,
                         const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce, bool& rebuilt,
                         LayerRecord& record);
+  // The same with a second place to look (set_remote): `portable` gives the layer's
+  // portable key (called only when the remote is used; the key file keeps it, so a
+  // local hit does not compute it again). A remote hit's blob stays in the registry
+  // until local_blob() needs it. `found` says where the layer came from.
+  BlobInfo get_or_build(const std::string& key, const std::function<std::string()>& portable,
+                        const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce, Found& found,
+                        LayerRecord& record);
+  // The registry cache looked at on a local miss (null: none). Not owned.
+  void set_remote(RemoteCache* remote) { m_remote = remote; }
+  RemoteCache* remote() const { return m_remote; }
+  // The remote entry a layer of this build came from, when its blob is not local yet.
+  std::optional<RemoteHit> remote_hit(const oci::Digest& d);
+  // Where a layer this build took from the registry came from (downloaded since or not).
+  std::optional<RemoteHit> remote_origin(const oci::Digest& d);
+  // A local file with the blob: the cache's, downloaded once from its remote entry
+  // (and its key file written) when it came from the registry. Thread-safe.
+  fs::path local_blob(const oci::Digest& d);
   // The same with the record in its stored (JSON) form.
   BlobInfo get_or_build(const std::string& key,
                         const std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>& produce, bool& rebuilt,
@@ -67,15 +119,31 @@ public:
 
 private:
   using ExtraReader = std::function<void(const nlohmann::json& extra)>;
+  struct Pending {
+    RemoteHit hit;
+    std::string key; // the local key, written once the blob is here
+    std::string portable_key;
+  };
+  // A remote hit: its record read (which may throw: then a miss), kept as pending.
+  std::optional<BlobInfo> take_remote(const std::string& key, const std::string& portable_key, const ExtraReader& read);
+  void store_remote(const std::string& portable_key, const BlobInfo& info, const nlohmann::json& extra,
+                    const RemoteHit* from);
+  void write_key(const std::string& key, const BlobInfo& info, const nlohmann::json& extra,
+                 const std::string& portable_key);
   using Producer = std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>;
   fs::path key_path(const std::string& key) const;
   // The blob for key, its stored extra handed to read (which may throw: then a miss).
-  std::optional<BlobInfo> find(const std::string& key, const ExtraReader& read);
-  BlobInfo get_or_build_locked(const std::string& key, const Producer& produce, bool& rebuilt, nlohmann::json& extra,
-                               const ExtraReader& read);
+  // `portable_key` (when not null) receives the portable key stored with it ("" if none).
+  std::optional<BlobInfo> find(const std::string& key, const ExtraReader& read, std::string* portable_key = nullptr);
+  BlobInfo get_or_build_locked(const std::string& key, const std::function<std::string()>& portable,
+                               const Producer& produce, Found& found, nlohmann::json& extra, const ExtraReader& read);
   fs::path m_dir;
   oci::BlobStore m_blobs;
   DebugLog m_debug;
+  RemoteCache* m_remote = nullptr;
+  std::mutex m_pending_mutex;
+  std::map<std::string, Pending> m_pending; // digest -> a remote hit not yet downloaded
+  std::map<std::string, RemoteHit> m_hits;  // digest -> every remote hit of this build
 };
 
 } // namespace layers

@@ -432,4 +432,8 @@ std::string zstd_version() {
   return ZSTD_versionString();
 }
 
+std::string zlib_library_version() {
+  return zlibVersion();
+}
+
 } // namespace layers

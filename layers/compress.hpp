@@ -80,5 +80,6 @@ void decompress_file(const std::filesystem::path& blob, const std::string& media
 // The versions of libarchive and zstd linked in, as they report themselves at run time.
 std::string libarchive_version();
 std::string zstd_version();
+std::string zlib_library_version();
 
 } // namespace layers

@@ -289,6 +289,27 @@ void Registry::put_manifest(const std::string& repo, const std::string& referenc
   ++stats().manifests_put;
 }
 
+void Registry::delete_manifest(const std::string& repo, const oci::Digest& d) {
+  std::string what = "deleting manifest " + host() + "/" + repo + "@" + d.str();
+  Response r = m_session.send(
+      [&] {
+        Request q;
+        q.method = "DELETE";
+        q.url = repo_url(repo) + "/manifests/" + d.str();
+        return q;
+      },
+      push_scope(repo), what, {202, 200, 404, 405}, true);
+  if (r.status == 405) {
+    ErrorBody body = parse_error_body(r.body);
+    throw RegistryError(r.status, body.codes, what + ": the registry does not allow deletes (405)",
+                        "enable deletes on the registry (distribution: storage.delete.enabled: true, or "
+                        "REGISTRY_STORAGE_DELETE_ENABLED=true), or prune with the registry's own tools");
+  }
+  if (r.status != 202 && r.status != 200 && r.status != 404) {
+    m_session.fail_status(r, what, push_scope(repo));
+  }
+}
+
 std::vector<std::string> Registry::list_tags(const std::string& repo) {
   std::vector<std::string> out;
   m_session.ping();

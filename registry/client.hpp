@@ -76,6 +76,9 @@ public:
   ManifestData get_manifest(const std::string& repo, const std::string& reference);
   void put_manifest(const std::string& repo, const std::string& reference, const ManifestData& m);
   std::vector<std::string> list_tags(const std::string& repo);
+  // DELETE of a manifest by digest (its tags go with it). A registry that does not allow
+  // deletes (405; distribution without storage.delete.enabled) is an error with that hint.
+  void delete_manifest(const std::string& repo, const oci::Digest& d);
   // Referrers of a manifest: the referrers API, else the "sha256-<hex>" fallback tag.
   oci::Index referrers(const std::string& repo, const oci::Digest& d, bool* used_fallback = nullptr);
 

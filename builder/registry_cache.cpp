@@ -1,0 +1,470 @@
+#include "builder/registry_cache.hpp"
+
+#include "imageio/destination.hpp"
+#include "layers/compress.hpp"
+#include "oci/types.hpp"
+#include "registry/error.hpp"
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace builder {
+
+using nlohmann::json;
+using util::Error;
+using util::ErrorKind;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::int64_t k_max_record = 64 << 20; // a wheels layer's tree of 100,000 directories fits
+const std::string k_empty_bytes = "{}";
+
+json blob_json(const layers::BlobInfo& b) {
+  return {{"digest", b.digest.str()},
+          {"diff_id", b.diff_id.str()},
+          {"size", b.size},
+          {"uncompressed_size", b.uncompressed_size},
+          {"media_type", b.media_type}};
+}
+
+layers::BlobInfo blob_from_json(const json& j) {
+  layers::BlobInfo b;
+  b.digest = oci::Digest::parse(j.at("digest").get<std::string>());
+  b.diff_id = oci::Digest::parse(j.at("diff_id").get<std::string>());
+  b.size = j.at("size").get<std::int64_t>();
+  b.uncompressed_size = j.at("uncompressed_size").get<std::int64_t>();
+  b.media_type = j.at("media_type").get<std::string>();
+  return b;
+}
+
+oci::Descriptor descriptor(const std::string& media_type, const std::string& bytes) {
+  return oci::Descriptor{
+      media_type, oci::Digest::sha256(util::sha256_hex(bytes)), static_cast<std::int64_t>(bytes.size()), {}, {}};
+}
+
+json descriptor_json(const std::string& media_type, const oci::Digest& d, std::int64_t size) {
+  return {{"mediaType", media_type}, {"digest", d.str()}, {"size", size}};
+}
+
+// The record blob: everything the build keeps for the entry, and what it is for.
+std::string record_bytes(const std::string& kind, const std::string& key, const json& versions,
+                         const layers::BlobInfo& info, const json& extra) {
+  return oci::canonical({{"format", 1},
+                         {"kind", kind},
+                         {"key", key},
+                         {"versions", versions},
+                         {"blob", blob_json(info)},
+                         {"record", extra}});
+}
+
+// The entry's manifest: the artifact form, or (fallback) a config type registries accept.
+std::string manifest_bytes(const std::string& kind, const std::string& key, const layers::BlobInfo& info,
+                           const oci::Descriptor& record, const std::string& signature, const std::string& signer,
+                           bool fallback) {
+  json config = descriptor_json(fallback ? k_cache_config_type : k_empty_type,
+                                oci::Digest::sha256(util::sha256_hex(k_empty_bytes)), 2);
+  if (!fallback) {
+    config["data"] = "e30="; // the empty descriptor carries its two bytes
+  }
+  json annotations = {{k_cache_kind_annotation, kind}, {k_cache_key_annotation, key}};
+  if (!signature.empty()) {
+    annotations[k_cache_signature_annotation] = signature;
+    annotations[k_cache_signer_annotation] = signer;
+  }
+  json m = {{"schemaVersion", 2},
+            {"mediaType", oci::media::k_manifest},
+            {"config", config},
+            {"layers", json::array({descriptor_json(info.media_type, info.digest, info.size),
+                                    descriptor_json(k_cache_record_type, record.digest, record.size)})},
+            {"annotations", annotations}};
+  if (!fallback) {
+    m["artifactType"] = k_cache_artifact_type;
+  }
+  return oci::canonical(m);
+}
+
+oci::Reader string_reader(std::shared_ptr<const std::string> data, std::int64_t offset) {
+  auto pos = std::make_shared<std::size_t>(static_cast<std::size_t>(std::max<std::int64_t>(0, offset)));
+  return [data = std::move(data), pos](char* buf, std::size_t len) {
+    std::size_t n = std::min(len, data->size() - std::min(*pos, data->size()));
+    std::copy_n(data->data() + *pos, n, buf);
+    *pos += n;
+    return n;
+  };
+}
+
+// One entry as an image the destination model writes: the manifest, the empty config,
+// the record, and the blob (mounted from the hit it came from, else a local file).
+class EntryImage : public oci::Image {
+public:
+  EntryImage(std::string name, oci::ManifestBlob root, const std::string& record, oci::Descriptor blob,
+             std::function<fs::path()> local_file, const layers::RemoteHit* from)
+      : m_name(std::move(name)), m_root(std::move(root)), m_record(std::make_shared<std::string>(record)),
+        m_blob(std::move(blob)), m_local_file(std::move(local_file)), m_from(from) {}
+  const std::string& name() const override { return m_name; }
+  const oci::ManifestBlob& root() const override { return m_root; }
+  oci::ManifestBlob manifest(const oci::Descriptor&) const override { return m_root; }
+  oci::Reader open_blob(const oci::Descriptor& d, std::int64_t offset) const override {
+    if (d.digest == m_blob.digest) {
+      return util::file_reader(m_local_file(), offset);
+    }
+    bool record = d.digest == oci::Digest::sha256(util::sha256_hex(*m_record));
+    return string_reader(record ? m_record : std::make_shared<std::string>(k_empty_bytes), offset);
+  }
+  oci::BlobHints hints(const oci::Descriptor& d) const override {
+    oci::BlobHints h;
+    if (d.digest != m_blob.digest) {
+      return h;
+    }
+    if (m_from != nullptr) {
+      h.registry = m_from->registry;
+      h.repository = m_from->repository;
+      h.verified = false;
+      return h;
+    }
+    h.file = m_local_file();
+    return h;
+  }
+
+private:
+  std::string m_name;
+  oci::ManifestBlob m_root;
+  std::shared_ptr<const std::string> m_record;
+  oci::Descriptor m_blob;
+  std::function<fs::path()> m_local_file;
+  const layers::RemoteHit* m_from;
+};
+
+// The entry under the manifest `m`, checked against the tag it was found under.
+CacheEntry check_entry(registry::Registry& reg, const std::string& repo, const std::string& tag,
+                       const oci::ManifestBlob& m) {
+  json j = oci::parse_json(m.bytes, "cache entry " + tag);
+  const json& ls = j.at("layers");
+  if (!ls.is_array() || ls.size() != 2 || ls[1].at("mediaType").get<std::string>() != k_cache_record_type) {
+    throw Error(ErrorKind::input, "not a paddle-image cache entry (its layers are not [blob, record])");
+  }
+  oci::Descriptor record_d = oci::descriptor_from_json(ls[1]);
+  oci::Descriptor blob_d = oci::descriptor_from_json(ls[0]);
+  json record = oci::parse_json(reg.read_blob(repo, record_d, k_max_record), "cache record of " + tag);
+  CacheEntry e;
+  e.tag = tag;
+  e.manifest = m.digest;
+  e.kind = record.at("kind").get<std::string>();
+  e.key = record.at("key").get<std::string>();
+  e.versions = record.at("versions");
+  e.blob = blob_from_json(record.at("blob"));
+  e.record = record.at("record");
+  const json ann = j.value("annotations", json::object());
+  e.is_signed = ann.contains(k_cache_signature_annotation);
+  if (cache_tag(e.kind, e.key, e.versions) != tag) {
+    throw Error(ErrorKind::integrity, "its record is for another key (" + e.kind + " " + e.key +
+                                          "): an entry re-tagged under this key is refused");
+  }
+  if (e.blob.digest != blob_d.digest || e.blob.size != blob_d.size) {
+    throw Error(ErrorKind::integrity,
+                "its record names blob " + e.blob.digest.str() + ", its manifest " + blob_d.digest.str());
+  }
+  return e;
+}
+
+// Whether the entry's signature (over its record's bytes) verifies with `key`.
+bool signature_verifies(registry::Registry& reg, const std::string& repo, const oci::ManifestBlob& m,
+                        const signing::PublicKey& key) {
+  json j = oci::parse_json(m.bytes, "cache entry");
+  const json ann = j.value("annotations", json::object());
+  if (!ann.contains(k_cache_signature_annotation)) {
+    return false;
+  }
+  std::string der;
+  if (!util::base64_decode(ann.at(k_cache_signature_annotation).get<std::string>(), der)) {
+    return false;
+  }
+  oci::Descriptor record_d = oci::descriptor_from_json(j.at("layers").at(1));
+  return key.verify(reg.read_blob(repo, record_d, k_max_record), der);
+}
+
+std::string repo_name(const oci::ImageRef& r) {
+  return r.registry + "/" + r.repository;
+}
+
+} // namespace
+
+json cache_versions(const std::string& tool_version) {
+  return {{"paddle-image", tool_version}, {"zlib", layers::zlib_library_version()}, {"zstd", layers::zstd_version()}};
+}
+
+std::string cache_tag(const std::string& kind, const std::string& key, const json& versions) {
+  std::string prefix = kind == "base-view" ? "view-" : "layer-";
+  return prefix + util::sha256_hex(kind + "\n" + key + "\n" + oci::canonical(versions));
+}
+
+oci::ImageRef parse_cache_repository(const std::string& text, const std::string& flag) {
+  oci::ImageRef r;
+  try {
+    r = oci::ImageRef::parse(text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, flag + " " + text + ": " + e.what(), "name a registry repository: HOST/PATH");
+  }
+  if (r.kind != oci::ImageRef::Kind::registry || !r.digest.empty() || !r.tag_defaulted) {
+    throw Error(ErrorKind::usage, flag + " " + text + ": a cache is a registry repository, without a tag or digest",
+                "e.g. " + flag + " registry.example.com/team/app/cache");
+  }
+  r.tag.clear();
+  return r;
+}
+
+json RegistryCacheStats::to_json() const {
+  return {{"hits", hits}, {"misses", misses}, {"stored", stored}, {"present", present}, {"warnings", warnings}};
+}
+
+RegistryCache::RegistryCache(RegistryCacheOptions options) : m_options(std::move(options)) {}
+
+RegistryCacheStats RegistryCache::stats() const {
+  std::lock_guard<std::mutex> g(m_mutex);
+  return m_stats;
+}
+
+void RegistryCache::warn(const std::string& line) {
+  {
+    std::lock_guard<std::mutex> g(m_mutex);
+    m_stats.warnings.push_back(line);
+  }
+  m_options.warn("warning: " + line);
+}
+
+std::optional<CacheEntry> read_cache_entry(registry::Registry& reg, const std::string& repo, const std::string& tag) {
+  std::optional<oci::Descriptor> head = reg.head_manifest(repo, tag); // HEAD first: GETs count against pull limits
+  if (!head) {
+    return std::nullopt;
+  }
+  oci::ManifestBlob m = reg.get_manifest(repo, head->digest.str());
+  return check_entry(reg, repo, tag, m);
+}
+
+std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& repo, const std::string& kind,
+                                                           const std::string& key, const std::string& tag) {
+  std::string where = repo_name(repo) + ":" + tag;
+  try {
+    auto reg = m_options.connect(repo.registry);
+    std::optional<oci::Descriptor> head = reg->head_manifest(repo.repository, tag);
+    if (!head) {
+      return std::nullopt;
+    }
+    oci::ManifestBlob m = reg->get_manifest(repo.repository, head->digest.str());
+    CacheEntry e = check_entry(*reg, repo.repository, tag, m);
+    if (e.kind != kind || e.key != key) {
+      throw Error(ErrorKind::integrity, "its record is for another key: refused");
+    }
+    bool verified = false;
+    if (m_options.verify_key) {
+      if (!e.is_signed) {
+        warn("registry cache " + where + ": the entry is not signed; ignored (--cache-verify-key is set)");
+        return std::nullopt;
+      }
+      if (!signature_verifies(*reg, repo.repository, m, *m_options.verify_key)) {
+        warn("registry cache " + where +
+             ": the entry's signature does not verify with the --cache-verify-key; "
+             "ignored");
+        return std::nullopt;
+      }
+      verified = true;
+    }
+    std::optional<std::int64_t> size = reg->blob_size(repo.repository, e.blob.digest);
+    if (!size || *size != e.blob.size) {
+      warn("registry cache " + where + ": its blob " + e.blob.digest.str() +
+           (size ? " has " + std::to_string(*size) + " bytes, not " + std::to_string(e.blob.size) : " is missing") +
+           "; ignored, the layer is built");
+      return std::nullopt;
+    }
+    layers::RemoteHit hit;
+    hit.info = e.blob;
+    hit.extra = e.record;
+    hit.registry = repo.registry;
+    hit.repository = repo.repository;
+    hit.verified = verified;
+    return hit;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::interrupted) {
+      throw;
+    }
+    warn("registry cache " + where + ": cannot read the entry (" + e.what() + "); the layer is built");
+    return std::nullopt;
+  }
+}
+
+std::optional<layers::RemoteHit> RegistryCache::fetch(const std::string& kind, const std::string& key) {
+  std::string tag = cache_tag(kind, key, m_options.versions);
+  for (const auto& repo : m_options.from) {
+    if (auto hit = fetch_from(repo, kind, key, tag)) {
+      std::lock_guard<std::mutex> g(m_mutex);
+      ++m_stats.hits;
+      return hit;
+    }
+  }
+  std::lock_guard<std::mutex> g(m_mutex);
+  ++m_stats.misses;
+  return std::nullopt;
+}
+
+void RegistryCache::download(const layers::RemoteHit& hit, util::AtomicFile& tmp) {
+  auto reg = m_options.connect(hit.registry);
+  oci::Descriptor d{hit.info.media_type, hit.info.digest, hit.info.size, {}, {}};
+  reg->download_into(hit.repository, d, tmp, m_options.copy.progress);
+}
+
+void RegistryCache::store(const std::string& kind, const std::string& key, const layers::BlobInfo& info,
+                          const json& extra, const std::function<fs::path()>& local_file,
+                          const layers::RemoteHit* from) {
+  for (const auto& repo : m_options.to) {
+    store_to(repo, kind, key, info, extra, local_file, from);
+  }
+}
+
+void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
+                             const layers::BlobInfo& info, const json& extra,
+                             const std::function<fs::path()>& local_file, const layers::RemoteHit* from) {
+  std::string tag = cache_tag(kind, key, m_options.versions);
+  std::string where = repo_name(repo) + ":" + tag;
+  std::string record = record_bytes(kind, key, m_options.versions, info, extra);
+  oci::Descriptor record_d = descriptor(k_cache_record_type, record);
+  std::string signature, signer;
+  if (m_options.sign_key) {
+    signature = util::base64_encode(m_options.sign_key->sign(record));
+    signer = m_options.sign_key->public_key().fingerprint();
+  }
+  bool existed = false;
+  try {
+    auto reg = m_options.connect(repo.registry);
+    if (auto e = read_cache_entry(*reg, repo.repository, tag);
+        e && e->blob.digest == info.digest && (!m_options.sign_key || e->is_signed)) {
+      bool ours = !m_options.sign_key ||
+                  signature_verifies(*reg, repo.repository, reg->get_manifest(repo.repository, e->manifest.str()),
+                                     m_options.sign_key->public_key());
+      if (ours) {
+        std::lock_guard<std::mutex> g(m_mutex);
+        ++m_stats.present;
+        return;
+      }
+      existed = true;
+    }
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::interrupted) {
+      throw;
+    }
+    existed = true; // damaged or unreadable: written again below
+    m_options.debug("registry cache " + where + ": the entry there is not usable (" + e.what() + "); writing it");
+  }
+  const layers::RemoteHit* mount = from != nullptr && from->registry == repo.registry ? from : nullptr;
+  oci::Descriptor blob_d{info.media_type, info.digest, info.size, {}, {}};
+  imageio::DestinationOptions dopt;
+  dopt.copy = m_options.copy;
+  dopt.copy.attachments = false;
+  dopt.connect = m_options.connect;
+  for (bool fallback : {false, true}) {
+    std::string bytes = manifest_bytes(kind, key, info, record_d, signature, signer, fallback);
+    oci::ManifestBlob root{oci::media::k_manifest, bytes, oci::Digest::sha256(util::sha256_hex(bytes))};
+    EntryImage image(where, root, record, blob_d, local_file, mount);
+    oci::ImageRef dest = repo;
+    dest.tag = tag;
+    dest.tag_defaulted = false;
+    try {
+      imageio::open_destination(dest, dopt)->write(image, {tag});
+      std::lock_guard<std::mutex> g(m_mutex);
+      ++m_stats.stored;
+      return;
+    } catch (const registry::RegistryError& e) {
+      if (existed && (e.status() == 400 || e.status() == 409) && !fallback) {
+        // An immutable tag the registry will not overwrite: another writer got there first.
+        std::lock_guard<std::mutex> g(m_mutex);
+        ++m_stats.present;
+        return;
+      }
+      if (e.has_code(registry::codes::k_name_unknown)) {
+        warn("registry cache " + repo_name(repo) + ": the repository does not exist and the registry did not " +
+             "create it on push (" + e.what() + "); create it (e.g. `aws ecr create-repository " +
+             "--repository-name " + repo.repository + "`), or name another --cache-to");
+        return;
+      }
+      if (!fallback && (e.status() == 400 || e.status() == 415) &&
+          (e.has_code("MANIFEST_INVALID") || e.has_code("UNSUPPORTED") || e.status() == 415)) {
+        m_options.debug("registry cache " + where + ": the registry refused the artifact manifest (" + e.what() +
+                        "); writing the fallback form");
+        continue;
+      }
+      warn("registry cache " + where + ": not written (" + e.what() + ")");
+      return;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::interrupted) {
+        throw;
+      }
+      warn("registry cache " + where + ": not written (" + e.what() + ")");
+      return;
+    }
+  }
+}
+
+CacheListing list_cache(registry::Registry& reg, const std::string& repo) {
+  CacheListing out;
+  for (const auto& tag : reg.list_tags(repo)) {
+    if (tag.rfind("layer-", 0) != 0 && tag.rfind("view-", 0) != 0) {
+      continue;
+    }
+    try {
+      if (auto e = read_cache_entry(reg, repo, tag)) {
+        out.entries.push_back(*e);
+      }
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::interrupted) {
+        throw;
+      }
+      out.damaged.emplace_back(tag, e.what());
+    }
+  }
+  return out;
+}
+
+CachePrune prune_cache(registry::Registry& reg, const std::string& repo,
+                       const std::vector<std::vector<oci::Digest>>& kept_images, bool dry_run) {
+  std::set<std::string> used;
+  for (const auto& layers : kept_images) {
+    for (const auto& d : layers) {
+      used.insert(d.str());
+    }
+  }
+  auto view_kept = [&](const CacheEntry& e) {
+    const json& base = e.record.value("layers", json::array());
+    return std::any_of(kept_images.begin(), kept_images.end(), [&](const std::vector<oci::Digest>& img) {
+      if (base.empty() || base.size() > img.size()) {
+        return false;
+      }
+      for (std::size_t i = 0; i < base.size(); ++i) {
+        if (base[i].get<std::string>() != img[i].str()) {
+          return false;
+        }
+      }
+      return true;
+    });
+  };
+  CacheListing listing = list_cache(reg, repo);
+  CachePrune out;
+  out.damaged = listing.damaged;
+  for (const auto& e : listing.entries) {
+    bool keep = e.kind == "base-view" ? view_kept(e) : used.count(e.blob.digest.str()) > 0;
+    if (keep) {
+      out.kept.push_back(e);
+      continue;
+    }
+    if (!dry_run) {
+      reg.delete_manifest(repo, e.manifest);
+    }
+    out.deleted.push_back(e);
+  }
+  return out;
+}
+
+} // namespace builder

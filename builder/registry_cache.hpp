@@ -1,0 +1,123 @@
+#pragma once
+// The registry as the build cache (`build --cache-from/--cache-to`, docs/registry-cache.md):
+// a layer cache entry, or a base's view, stored in a registry repository as an OCI
+// image manifest with an artifactType and the empty config, tagged by its key, whose
+// layers are the blob itself and the record the build keeps beside it. The second
+// place a build looks, after the local cache (layers::RemoteCache); what cannot be
+// read or written is a warning, counted, never a failed build.
+#include "imageio/source.hpp"
+#include "layers/cache.hpp"
+#include "oci/image.hpp"
+#include "oci/reference.hpp"
+#include "signing/keys.hpp"
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace builder {
+
+inline constexpr const char* k_cache_artifact_type = "application/vnd.paddle-image.cache.v1";
+inline constexpr const char* k_cache_record_type = "application/vnd.paddle-image.cache.record.v1+json";
+// The config of an entry for registries that refuse the empty descriptor's media type
+// (the fallback form: no artifactType, this config type, the same two bytes).
+inline constexpr const char* k_cache_config_type = "application/vnd.paddle-image.cache.config.v1+json";
+inline constexpr const char* k_empty_type = "application/vnd.oci.empty.v1+json";
+inline constexpr const char* k_cache_kind_annotation = "io.paddle-image.cache.kind";
+inline constexpr const char* k_cache_key_annotation = "io.paddle-image.cache.key";
+inline constexpr const char* k_cache_signature_annotation = "io.paddle-image.cache.signature";
+inline constexpr const char* k_cache_signer_annotation = "io.paddle-image.cache.signer";
+
+// What makes a layer's bytes besides its inputs: entries made by another version of
+// the tool or of zlib/zstd never share a tag.
+nlohmann::json cache_versions(const std::string& tool_version);
+
+// The tag of an entry: "layer-HEX" or "view-HEX", HEX the SHA-256 of the kind, the key
+// and the versions (70 characters; tags may have 128).
+std::string cache_tag(const std::string& kind, const std::string& key, const nlohmann::json& versions);
+
+// A registry repository named by --cache-from/--cache-to ("HOST/PATH", no tag or digest).
+// Throws Error(usage) naming `flag` otherwise.
+oci::ImageRef parse_cache_repository(const std::string& text, const std::string& flag);
+
+struct RegistryCacheOptions {
+  std::vector<oci::ImageRef> from; // looked at in order on a local miss
+  std::vector<oci::ImageRef> to;   // written after a build or a hit
+  imageio::Connect connect;
+  oci::CopyOptions copy; // jobs and progress of the entries' pushes
+  std::optional<signing::PrivateKey> sign_key;
+  std::optional<signing::PublicKey> verify_key; // set: unsigned or wrongly signed entries are ignored
+  nlohmann::json versions;                      // cache_versions()
+  std::function<void(const std::string&)> warn = [](const std::string&) {};
+  std::function<void(const std::string&)> debug = [](const std::string&) {};
+};
+
+// What the registry cache did in one build (`--json`: "registry_cache").
+struct RegistryCacheStats {
+  std::size_t hits = 0, misses = 0, stored = 0, present = 0;
+  std::vector<std::string> warnings;
+  nlohmann::json to_json() const;
+};
+
+// A checked entry as read from a repository.
+struct CacheEntry {
+  std::string tag;
+  oci::Digest manifest;
+  std::string kind, key;
+  nlohmann::json versions;
+  layers::BlobInfo blob;
+  nlohmann::json record;
+  bool is_signed = false;
+};
+
+// Reads the entry under `tag` of host/repo (HEAD, then GET by digest, then the record)
+// and checks that it is one: its record names the key the tag is made from, its blob
+// is the manifest's first layer. Throws Error(input) saying what is wrong; nullopt when
+// no such tag.
+std::optional<CacheEntry> read_cache_entry(registry::Registry& reg, const std::string& repo, const std::string& tag);
+
+class RegistryCache : public layers::RemoteCache {
+public:
+  explicit RegistryCache(RegistryCacheOptions options);
+  std::optional<layers::RemoteHit> fetch(const std::string& kind, const std::string& key) override;
+  void download(const layers::RemoteHit& hit, util::AtomicFile& tmp) override;
+  bool writes() const override { return !m_options.to.empty(); }
+  void store(const std::string& kind, const std::string& key, const layers::BlobInfo& info, const nlohmann::json& extra,
+             const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from) override;
+  RegistryCacheStats stats() const;
+
+private:
+  void warn(const std::string& line);
+  std::optional<layers::RemoteHit> fetch_from(const oci::ImageRef& repo, const std::string& kind,
+                                              const std::string& key, const std::string& tag);
+  void store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
+                const layers::BlobInfo& info, const nlohmann::json& extra,
+                const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from);
+  RegistryCacheOptions m_options;
+  mutable std::mutex m_mutex;
+  RegistryCacheStats m_stats;
+};
+
+// `cache ls`: every entry of a repository (tags listed, each read and checked; a tag
+// that is not an entry is skipped, one that is a damaged entry is listed with its error).
+struct CacheListing {
+  std::vector<CacheEntry> entries;
+  std::vector<std::pair<std::string, std::string>> damaged; // tag, what is wrong
+};
+CacheListing list_cache(registry::Registry& reg, const std::string& repo);
+
+// `cache prune`: the entries no kept image uses (a layer entry whose blob is none of the
+// images' layers, a view entry whose base layers are not the bottom of any of them),
+// deleted by manifest digest unless `dry_run`.
+struct CachePrune {
+  std::vector<CacheEntry> kept, deleted;
+  std::vector<std::pair<std::string, std::string>> damaged;
+};
+CachePrune prune_cache(registry::Registry& reg, const std::string& repo,
+                       const std::vector<std::vector<oci::Digest>>& kept_images, bool dry_run);
+
+} // namespace builder

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# The registry as the build cache (build --cache-from/--cache-to, docs/registry-cache.md),
+# against Debian's docker-registry (distribution 2.8) on 127.0.0.1:
+# - a build with --cache-to stores each layer as an OCI artifact manifest (artifactType,
+#   the pushed empty config, [blob, record]) that skopeo reads;
+# - a fresh checkout in another directory, on an empty local cache, hits every layer
+#   (content keys, not stat keys), builds nothing and gives the cold build's manifest
+#   digest; a same-registry push mounts the layers from the cache repository;
+# - a code change rebuilds only its layer; the env variables work like the flags;
+# - signed entries: --cache-verify-key ignores unsigned, forged and re-tagged entries;
+# - a missing blob, an unreachable cache and a read-only registry are warnings,
+#   counted in --json, and the build goes on;
+# - the Paddle-shaped base: a push-only build on an empty runner reads the base's view
+#   from the cache and downloads under 1 MiB from the base's registry, mounting every
+#   base blob;
+# - cache ls / cache prune list and delete entries by reachability.
+source "$(dirname "$0")/../support/common.sh"
+# shellcheck source=../support/registry/registry.sh
+source "$SUPPORT/registry/registry.sh"
+cd "$WORK"
+trap registry_stop_all EXIT
+REGISTRY_OVERRIDES="REGISTRY_STORAGE_DELETE_ENABLED=true" registry_start reg open "$WORK/srv"
+C=$REG_HOST/team/app/cache
+js() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $2" "$1"; }
+statuses() { js "$1" 'print(" ".join(l["status"] + ("+cache" if "cache" in l else "") for l in j["layers"] if l["kind"]!="base"))'; }
+export -f js statuses
+
+# ---- cold build, writing the cache ---------------------------------------------------
+make_project p
+"$PI" build p/spec.yaml --revision r --cache-dir c1 --push "$REG_HOST/team/app:1" --cache-to "$C" \
+  --json >cold.json 2>cold.err || { cat cold.err; exit 1; }
+check "cold build: every layer built, three entries stored" js cold.json \
+  'c=j["registry_cache"]; assert [l["status"] for l in j["layers"]]==["rebuilt"]*3, j["layers"]; assert c["stored"]==3 and c["warnings"]==[], c'
+check "the entry is an OCI artifact manifest with the empty config, [blob, record]" bash -c "
+  tag=\$(skopeo list-tags --tls-verify=false docker://$C | /usr/bin/python3 -c 'import json,sys; print(sorted(t for t in json.load(sys.stdin)[\"Tags\"] if t.startswith(\"layer-\"))[0])')
+  skopeo inspect --raw --tls-verify=false docker://$C:\$tag >entry.json
+  /usr/bin/python3 -c '
+import json; m=json.load(open(\"entry.json\"))
+assert m[\"artifactType\"]==\"application/vnd.paddle-image.cache.v1\", m
+assert m[\"config\"][\"mediaType\"]==\"application/vnd.oci.empty.v1+json\" and m[\"config\"][\"size\"]==2
+assert [l[\"mediaType\"] for l in m[\"layers\"]][1]==\"application/vnd.paddle-image.cache.record.v1+json\"
+assert m[\"annotations\"][\"io.paddle-image.cache.kind\"]==\"layer\"'
+  curl -sf http://$C/../../../v2/team/app/cache/blobs/sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a -o /dev/null ||
+  curl -sf $REG_URL/v2/team/app/cache/blobs/sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a | grep -qx '{}'"
+
+# ---- a fresh runner: another checkout, an empty local cache --------------------------
+mkdir -p elsewhere && cp -r p elsewhere/q && touch elsewhere/q/src/train.py
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c2 --push "$REG_HOST/team/other:2" --cache-from "$C" \
+  --json >fresh.json 2>fresh.err || { cat fresh.err; exit 1; }
+check "fresh runner: every layer from the registry cache, none built" bash -c \
+  "test \"\$(statuses fresh.json)\" = 'reused+cache reused+cache reused+cache'"
+check "... the same manifest digest as the cold build" bash -c \
+  "test \"\$(js fresh.json 'print(j[\"digest\"])')\" = \"\$(js cold.json 'print(j[\"digest\"])')\""
+check "... the push mounted the layers from the cache repository (uploaded: the config; read: the records)" js fresh.json \
+  'r=j["registry"]; assert r["blobs_mounted"]==3 and r["blobs_uploaded"]==1 and r["bytes_downloaded"]<65536, r'
+check "... no layer was downloaded into the local cache" bash -c \
+  "! ls c2/blobs/sha256 | grep -qf <(js fresh.json 'print(\"\\n\".join(l[\"digest\"][7:] for l in j[\"layers\"]))')"
+check "... the layers say they came from an unverified cache" js fresh.json \
+  'assert all(l["cache"]["verified"] is False and l["cache"]["repository"].endswith("/team/app/cache") for l in j["layers"]), j["layers"]'
+
+# A local output needs the bytes: downloaded once, then the local cache has them.
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c3 -o oci:lay:x --cache-from "$C" --json \
+  >local.json 2>local.err || { cat local.err; exit 1; }
+check "a local output downloads the cached blobs once and umoci reads the layout" bash -c \
+  "umoci stat --image lay:x >/dev/null && test \"\$(js local.json 'print(j[\"digest\"])')\" = \"\$(js cold.json 'print(j[\"digest\"])')\""
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c3 -o oci:lay:y --cache-from "$C" --json >local2.json 2>local2.err
+check "... the next build hits the local cache (the registry is not asked)" js local2.json \
+  'assert j["registry_cache"]["hits"]==0 and j["registry_cache"]["misses"]==0 and all("cache" not in l for l in j["layers"])'
+
+# ---- a code change on a fresh runner, through the environment variables --------------
+printf 'import purepkg\nprint(purepkg.hello(), 2)\n' >elsewhere/q/src/train.py
+PADDLE_IMAGE_CACHE_FROM="$C" PADDLE_IMAGE_CACHE_TO="$C" "$PI" build elsewhere/q/spec.yaml --revision r \
+  --cache-dir c4 --push "$REG_HOST/team/app:3" --json >change.json 2>change.err || { cat change.err; exit 1; }
+check "a code change: deps and models from the cache, the app layer built and stored" bash -c \
+  "test \"\$(statuses change.json)\" = 'reused+cache reused+cache rebuilt' &&
+   js change.json 'c=j[\"registry_cache\"]; assert c[\"stored\"]==1 and c[\"present\"]==2, c'"
+
+# ---- signed entries ------------------------------------------------------------------
+export COSIGN_PASSWORD=pw
+"$PI" key generate -o k1 >/dev/null
+[[ -f k1.key ]] || { echo "cannot make a key pair"; ls; exit 1; }
+S=$REG_HOST/team/signed/cache
+"$PI" build p/spec.yaml --revision r --cache-dir c5 --push "$REG_HOST/team/signed:1" --cache-to "$S" \
+  --cache-sign-key k1.key --json >signed.json 2>signed.err || { cat signed.err; exit 1; }
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c6 --push "$REG_HOST/team/signed:2" --cache-from "$S" \
+  --cache-verify-key k1.pub --json >verified.json 2>verified.err || { cat verified.err; exit 1; }
+check "signed entries verify: the unchanged layers are hits marked verified" js verified.json \
+  'ls=[l for l in j["layers"] if "cache" in l]; assert len(ls)==2 and all(l["cache"]["verified"] for l in ls), j["layers"]'
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c7 --push "$REG_HOST/team/app:4" --cache-from "$C" \
+  --cache-verify-key k1.pub --json >unsigned.json 2>unsigned.err || { cat unsigned.err; exit 1; }
+check "--cache-verify-key ignores unsigned entries with a warning, and builds" bash -c \
+  "test \"\$(statuses unsigned.json)\" = 'rebuilt rebuilt rebuilt' && grep -q 'not signed; ignored' unsigned.err &&
+   js unsigned.json 'assert len(j[\"registry_cache\"][\"warnings\"])==3'"
+# A re-tagged entry: a validly signed one put under the tag of another key.
+/usr/bin/python3 - "$REG_URL" team/signed/cache <<'PY'
+import json, sys, urllib.request
+url, repo = sys.argv[1], sys.argv[2]
+tags = sorted(t for t in json.load(urllib.request.urlopen(f"{url}/v2/{repo}/tags/list"))["tags"] if t.startswith("layer-"))
+acc = "application/vnd.oci.image.manifest.v1+json"
+get = lambda t: urllib.request.urlopen(urllib.request.Request(f"{url}/v2/{repo}/manifests/{t}", headers={"Accept": acc})).read()
+a, b = get(tags[0]), get(tags[1])
+for tag, body in ((tags[1], a), (tags[0], b)):  # swap two entries' manifests
+    urllib.request.urlopen(urllib.request.Request(f"{url}/v2/{repo}/manifests/{tag}", data=body, method="PUT",
+                                                  headers={"Content-Type": acc}))
+PY
+"$PI" build p/spec.yaml --revision r --cache-dir c8 --push "$REG_HOST/team/signed:3" --cache-from "$S" \
+  --cache-verify-key k1.pub --json >retag.json 2>retag.err || { cat retag.err; exit 1; }
+check "validly signed entries re-tagged under other keys are refused, and the build's digest is the cold one" bash -c \
+  "test \$(grep -c 'another key' retag.err) -ge 2 &&
+   test \"\$(js retag.json 'print(j[\"digest\"])')\" = \"\$(js signed.json 'print(j[\"digest\"])')\""
+# A forged entry: another key's signature.
+"$PI" key generate -o k2 >/dev/null
+F=$REG_HOST/team/forged/cache
+"$PI" build p/spec.yaml --revision r --cache-dir c9 -o oci:forged --cache-to "$F" --cache-sign-key k2.key -q >/dev/null
+"$PI" build p/spec.yaml --revision r --cache-dir c10 -o oci:forged2 --cache-from "$F" --cache-verify-key k1.pub \
+  --json >forged.json 2>forged.err || { cat forged.err; exit 1; }
+check "entries signed by another key are ignored" bash -c \
+  "test \"\$(statuses forged.json)\" = 'rebuilt rebuilt rebuilt' && test \$(grep -c 'does not verify' forged.err) = 3"
+
+# ---- failures are warnings ------------------------------------------------------------
+blob=$(js cold.json 'print([l["digest"] for l in j["layers"] if l["name"]=="models"][0])')
+curl -sf -X DELETE "$REG_URL/v2/team/app/cache/blobs/$blob" -o /dev/null
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c11 -o oci:nb --cache-from "$C" --json \
+  >noblob.json 2>noblob.err || { cat noblob.err; exit 1; }
+check "an entry whose blob is missing is ignored with a warning and the layer is built" bash -c \
+  "grep -q 'is missing; ignored' noblob.err && js noblob.json 'assert [l[\"status\"] for l in j[\"layers\"]][1]==\"rebuilt\"'"
+"$PI" build p/spec.yaml --revision r --cache-dir c12 -o oci:down --cache-from 127.0.0.1:9/x/cache \
+  --cache-to 127.0.0.1:9/x/cache --retries 0 --json >down.json 2>down.err
+check "an unreachable cache: the build succeeds, the warnings are counted" bash -c \
+  "js down.json 'c=j[\"registry_cache\"]; assert c[\"hits\"]==0 and len(c[\"warnings\"])>=6, c'"
+check "a tag or digest in --cache-from is a usage error naming the flag" bash -c \
+  "! '$PI' build p/spec.yaml --cache-from $C:tag -o oci:u 2>u.err; grep -q -- '--cache-from' u.err"
+
+# ---- the Paddle-shaped base: a push-only build on an empty runner reads no base layer ----
+[[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
+TAG=2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6
+R=$REG_HOST/paddlepaddle/paddle
+/usr/bin/python3 "$SUPPORT/make-paddle-base.py" pbase "$BASE_ROOTFS" "$TAG" --push "$R" >/dev/null
+mkdir -p pad/work && echo work >pad/work/notes.txt
+cat >pad/spec.yaml <<YAML
+image: {name: example.com/team/ocr, tags: [v1]}
+base: $R:$TAG
+layers:
+  - name: app
+    files:
+      - {from: work/, to: /home/paddle/work/, owner: "1000:1000"}
+YAML
+P=$REG_HOST/team/ocr/cache
+"$PI" build pad/spec.yaml --revision r --cache-dir d1 --push "$REG_HOST/team/ocr:1" --cache-to "$P" --json \
+  >pcold.json 2>pcold.err || { cat pcold.err; exit 1; }
+check "Paddle-shaped base, cold: the layer and the base's view are stored" js pcold.json \
+  'c=j["registry_cache"]; assert c["stored"]==2 and c["warnings"]==[], c'
+mkdir -p elsewhere && cp -r pad elsewhere/pad
+before=$(registry_access_count "$REG_LOG" GET '/v2/paddlepaddle/paddle/blobs/')
+"$PI" build elsewhere/pad/spec.yaml --revision r --cache-dir d2 --push "$REG_HOST/team/ocr2:1" --cache-from "$P" \
+  --json >pfresh.json 2>pfresh.err || { cat pfresh.err; exit 1; }
+after=$(registry_access_count "$REG_LOG" GET '/v2/paddlepaddle/paddle/blobs/')
+check "... an empty runner: the base's view from the cache, the layer a hit, the cold digest" bash -c \
+  "grep -q 'the file tree of base .* from the registry cache' pfresh.err &&
+   test \"\$(statuses pfresh.json)\" = 'reused+cache' &&
+   test \"\$(js pfresh.json 'print(j[\"digest\"])')\" = \"\$(js pcold.json 'print(j[\"digest\"])')\""
+check "... one blob GET from the base's repository (the config), every base layer mounted" bash -c \
+  "test $((after - before)) = 1 && js pfresh.json '
+base=[l[\"digest\"] for l in j[\"layers\"] if l[\"kind\"]==\"base\"]
+how={b[\"digest\"]: b[\"how\"] for b in j[\"registry\"][\"blobs\"]}
+assert len(base)>=16 and all(how[d]==\"mounted from paddlepaddle/paddle\" for d in base), how'"
+check "... under 1 MiB downloaded in all (config, view, records)" js pfresh.json \
+  'r=j["registry"]; assert r["bytes_downloaded"] < 1048576, r["bytes_downloaded"]; print(r["bytes_downloaded"])'
+
+# ---- cache ls / prune ------------------------------------------------------------------
+check "cache ls lists the entries (kind, blob, size)" bash -c \
+  "'$PI' cache ls $C --json >ls.json && js ls.json 'assert len(j[\"entries\"])>=4, j'"
+check "cache prune --dry-run keeps what image :3 uses and lists the rest" bash -c \
+  "'$PI' cache prune $C --keep $REG_HOST/team/app:3 --dry-run --json >pr.json &&
+   js pr.json 'assert len(j[\"kept\"])==3 and len(j[\"deleted\"])>=1, j'"
+check "cache prune deletes them (the registry allows deletes)" bash -c \
+  "'$PI' cache prune $C --keep $REG_HOST/team/app:3 --json >pr2.json && '$PI' cache ls $C --json >ls2.json &&
+   js ls2.json 'assert len(j[\"entries\"])==3, j'"
+finish
