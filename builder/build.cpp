@@ -658,6 +658,19 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
   cache.set_remote(o.remote_cache.get());
+  // Stores still under way read the cache's blobs: waited for before the cache goes,
+  // on every way out (an error or an interruption included).
+  struct FlushOnExit {
+    layers::RemoteCache* remote;
+    ~FlushOnExit() {
+      try {
+        if (remote != nullptr) {
+          remote->flush();
+        }
+      } catch (...) { // NOLINT(bugprone-empty-catch): already leaving with the build's own error
+      }
+    }
+  } flush_on_exit{o.remote_cache.get()};
 
   Base base = open_build_base(s, o, cache, ev);
   report_base(base, rep, ev);
@@ -676,6 +689,9 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   rep.manifest = docs.manifest;
   rep.config_digest = docs.config.digest;
 
+  if (o.remote_cache) {
+    o.remote_cache->flush(); // the cache entries first: a push then mounts their blobs
+  }
   write_image(s, o, ev, a, docs, base, cache, rep);
   refresh_local_base_records(base, o.cache_dir, ev.debug);
   rep.seconds = o.clock() - t0;

@@ -320,8 +320,55 @@ void RegistryCache::download(const layers::RemoteHit& hit, util::AtomicFile& tmp
 void RegistryCache::store(const std::string& kind, const std::string& key, const layers::BlobInfo& info,
                           const json& extra, const std::function<fs::path()>& local_file,
                           const layers::RemoteHit* from) {
-  for (const auto& repo : m_options.to) {
-    store_to(repo, kind, key, info, extra, local_file, from);
+  std::optional<layers::RemoteHit> hit;
+  if (from != nullptr) {
+    hit = *from;
+  }
+  auto job = [this, kind, key, info, extra, local_file, hit] {
+    for (const auto& repo : m_options.to) {
+      store_to(repo, kind, key, info, extra, local_file, hit ? &*hit : nullptr);
+    }
+  };
+  std::lock_guard<std::mutex> g(m_store_mutex);
+  // At most copy.jobs at once: wait for the oldest first.
+  while (m_stores.size() >= static_cast<std::size_t>(std::max(1, m_options.copy.jobs))) {
+    m_stores.front().wait();
+    m_finished.push_back(std::move(m_stores.front()));
+    m_stores.erase(m_stores.begin());
+  }
+  m_stores.push_back(std::async(std::launch::async, job));
+}
+
+void RegistryCache::flush() {
+  std::vector<std::future<void>> all;
+  {
+    std::lock_guard<std::mutex> g(m_store_mutex);
+    all = std::move(m_finished);
+    m_finished.clear();
+    for (auto& f : m_stores) {
+      all.push_back(std::move(f));
+    }
+    m_stores.clear();
+  }
+  std::exception_ptr first;
+  for (auto& f : all) {
+    try {
+      f.get(); // only an interruption escapes store_to
+    } catch (...) {
+      if (!first) {
+        first = std::current_exception();
+      }
+    }
+  }
+  if (first) {
+    std::rethrow_exception(first);
+  }
+}
+
+RegistryCache::~RegistryCache() {
+  try {
+    flush();
+  } catch (...) { // NOLINT(bugprone-empty-catch): the build is unwinding from an interruption already
   }
 }
 

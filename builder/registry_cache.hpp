@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -88,7 +89,11 @@ public:
   bool writes() const override { return !m_options.to.empty(); }
   void store(const std::string& kind, const std::string& key, const layers::BlobInfo& info, const nlohmann::json& extra,
              const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from) override;
+  // Stores run in the background (at most copy.jobs at a time) while later layers build;
+  // flush() waits for them (the build does before its pushes, which then mount the blobs).
+  void flush() override;
   RegistryCacheStats stats() const;
+  ~RegistryCache() override;
 
 private:
   void warn(const std::string& line);
@@ -100,6 +105,9 @@ private:
   RegistryCacheOptions m_options;
   mutable std::mutex m_mutex;
   RegistryCacheStats m_stats;
+  std::mutex m_store_mutex;                  // guards the two lists below
+  std::vector<std::future<void>> m_stores;   // running
+  std::vector<std::future<void>> m_finished; // done, their outcome not yet taken
 };
 
 // `cache ls`: every entry of a repository (tags listed, each read and checked; a tag

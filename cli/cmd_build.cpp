@@ -338,6 +338,27 @@ void write_build_files(const BuildArgs& a, const builder::BuildReport& rep, cons
   }
 }
 
+// ", K from the registry cache (U unverified: LAYERS)" of the summary line.
+std::string cache_summary(const builder::BuildReport& rep) {
+  std::size_t from_cache = 0;
+  std::vector<std::string> unverified;
+  for (const auto& l : rep.layers) {
+    if (!l.cache_repository.empty()) {
+      ++from_cache;
+      if (!l.cache_verified) {
+        unverified.push_back(l.name);
+      }
+    }
+  }
+  if (from_cache == 0) {
+    return {};
+  }
+  return ", " + std::to_string(from_cache) + " from the registry cache" +
+         (unverified.empty() ? std::string()
+                             : " (" + std::to_string(unverified.size()) +
+                                   " unverified, without --cache-verify-key: " + util::join(unverified, ", ") + ")");
+}
+
 // "built DIGEST in S s (N layer(s) rebuilt, M reused)", and what a push moved.
 void print_build_summary(const builder::BuildReport& rep, RegistrySession& sess, const Output& out) {
   std::size_t rebuilt = 0;
@@ -348,7 +369,8 @@ void print_build_summary(const builder::BuildReport& rep, RegistrySession& sess,
     }
   }
   out.info("built " + rep.manifest.digest.str() + " in " + std::to_string(rep.seconds).substr(0, 5) + " s (" +
-           std::to_string(rebuilt) + " layer(s) rebuilt, " + std::to_string(reused) + " reused)");
+           std::to_string(rebuilt) + " layer(s) rebuilt, " + std::to_string(reused) + " reused" + cache_summary(rep) +
+           ")");
   if (!rep.pushed.empty()) {
     const auto& st = sess.stats();
     out.info("pushed: " + human_size(st.bytes_uploaded) + " uploaded, " + human_size(st.bytes_mounted) + " mounted, " +

@@ -71,6 +71,8 @@ public:
   // already there for the key is kept.
   virtual void store(const std::string& kind, const std::string& key, const BlobInfo& info, const nlohmann::json& extra,
                      const std::function<fs::path()>& local_file, const RemoteHit* from) = 0;
+  // Waits for the stores still under way (they may run while later layers build).
+  virtual void flush() {}
 };
 
 // How get_or_build found a layer.

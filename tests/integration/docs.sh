@@ -51,6 +51,16 @@ while read -r _ flag; do
     fail "docs/resolve.md lists $flag, which resolve does not take"
   fi
 done < <(flag_table docs/resolve.md resolve)
+n=0
+while read -r cmd flag; do
+  n=$((n + 1))
+  if grep -q -- "$flag\b" <<<"$("$PI" $cmd --help 2>/dev/null)"; then
+    pass "docs/registry-cache.md: $cmd takes $flag"
+  else
+    fail "docs/registry-cache.md lists $flag for '$cmd', which it does not take"
+  fi
+done < <(flag_table docs/registry-cache.md build)
+((n == 4)) || fail "docs/registry-cache.md's flag table lists $n flags, expected 4"
 # docs/signing.md: one flag table per command, under "### <heading>".
 while IFS='|' read -r heading cmd; do
   n=0

@@ -9,7 +9,8 @@
 # - a code change rebuilds only its layer; the env variables work like the flags;
 # - signed entries: --cache-verify-key ignores unsigned, forged and re-tagged entries;
 # - a missing blob, an unreachable cache and a read-only registry are warnings,
-#   counted in --json, and the build goes on;
+#   counted in --json, and the build goes on; Ctrl-C during a background store exits
+#   130 and leaves nothing half-written;
 # - the Paddle-shaped base: a push-only build on an empty runner reads the base's view
 #   from the cache and downloads under 1 MiB from the base's registry, mounting every
 #   base blob;
@@ -130,6 +131,33 @@ check "an unreachable cache: the build succeeds, the warnings are counted" bash 
   "js down.json 'c=j[\"registry_cache\"]; assert c[\"hits\"]==0 and len(c[\"warnings\"])>=6, c'"
 check "a tag or digest in --cache-from is a usage error naming the flag" bash -c \
   "! '$PI' build p/spec.yaml --cache-from $C:tag -o oci:u 2>u.err; grep -q -- '--cache-from' u.err"
+
+# A read-only registry refuses the entries: warnings, and the build still succeeds.
+REGISTRY_OVERRIDES='REGISTRY_STORAGE_MAINTENANCE_READONLY={"enabled":true}' registry_start ro open "$WORK/srv"
+"$PI" build p/spec.yaml --revision r --cache-dir c13 -o oci:ro --cache-to "$RO_HOST/team/app/cache" --json \
+  >ro.json 2>ro.err
+check "a registry that refuses writes: warnings counted, nothing stored, the build succeeds" bash -c \
+  "js ro.json 'c=j[\"registry_cache\"]; assert c[\"stored\"]==0 and len(c[\"warnings\"])==3, c' && grep -q 'not written' ro.err"
+
+# Ctrl-C while an entry's blob uploads (stores run in the background): exit 130, nothing
+# half-written kept, and the same command then completes.
+proxy_start fp "$REG_HOST" "$WORK/srv"
+mkdir -p big/models && cp -r p/wheels p/src p/spec.yaml big/ && head -c 3000000 /dev/urandom >big/models/weights.bin
+proxy_rules fp '{"method": "PUT", "path": "/v2/team/int/cache/blobs/uploads/", "action": "throttle", "rate": 262144, "after_bytes": 65536, "times": -1}'
+set -m
+"$PI" build big/spec.yaml --revision r --cache-dir c14 -o oci:int --cache-to "$FP_HOST/team/int/cache" >int.out 2>int.err &
+pid=$!
+set +m
+for ((i = 0; i < 300; i++)); do grep -q 'throttled:' "$FP_PLOG" && break; sleep 0.1; done
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+check "SIGINT during a cache store: exit 130, no temporary file left" bash -c \
+  "test $rc = 130 && grep -q 'interrupted (SIGINT)' int.err && ! find c14 -name '.*.tmp-*' -o -path '*/staging/*' | grep -q ."
+proxy_rules fp ''
+check "... the same command then completes and stores every entry" bash -c \
+  "'$PI' build big/spec.yaml --revision r --cache-dir c14 -o oci:int --cache-to '$FP_HOST/team/int/cache' --json >int2.json &&
+   js int2.json 'c=j[\"registry_cache\"]; assert c[\"stored\"]+c[\"present\"]==3 and c[\"warnings\"]==[], c'"
 
 # ---- the Paddle-shaped base: a push-only build on an empty runner reads no base layer ----
 [[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
