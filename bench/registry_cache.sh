@@ -61,8 +61,9 @@ run() {
   local name=$1 cache=$2
   shift 2
   local t
-  t=$( { /usr/bin/time -f '%e %M' "$pi" build "$work/tree/spec.yaml" -q --revision r --cache-dir "$cache" "$@" \
-          >/dev/null 2>"$work/err"; } 2>&1 | tail -1) || { cat "$work/err" >&2; exit 1; }
+  /usr/bin/time -o "$work/time" -f '%e %M' "$pi" build "$work/tree/spec.yaml" -q --revision r --cache-dir "$cache" \
+    "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  t=$(tail -1 "$work/time")
   SEC[$name]+="${t% *} "
   RSS[$name]+="$(awk -v k="${t#* }" 'BEGIN { printf "%.1f", k / 1024 }') "
 }

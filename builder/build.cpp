@@ -529,7 +529,7 @@ std::vector<BuiltLayer> built_layers(const Assembly& a, const Base& base, const 
     if (!bl.from_base) {
       bl.file = cache.blobs().blob_path(a.layers[i].digest);
       bl.uncompressed_size = rep.layers[i].blob.uncompressed_size;
-      if (auto hit = cache.remote_hit(a.layers[i].digest)) {
+      if (auto hit = cache.remote_origin(a.layers[i].digest)) {
         bl.cache = &cache;
         bl.remote = std::move(hit);
       }

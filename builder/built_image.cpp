@@ -34,8 +34,7 @@ const BuiltLayer* BuiltImage::find(const oci::Descriptor& d) const {
 }
 
 bool BuiltImage::mounts_from_cache(const BuiltLayer& l) const {
-  return !l.from_base && m_mode == BaseBlobs::remote && l.remote && l.cache != nullptr &&
-         l.cache->remote_hit(l.descriptor.digest);
+  return !l.from_base && m_mode == BaseBlobs::remote && l.remote.has_value();
 }
 
 bool BuiltImage::streams_from_base(const BuiltLayer& l) const {

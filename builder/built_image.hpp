@@ -21,8 +21,9 @@ struct BuiltLayer {
   std::filesystem::path file;                    // our layers: the cache blob
   std::optional<std::int64_t> uncompressed_size; // known for our layers
   bool from_base = false;
-  // Our layer taken from a registry cache and not downloaded yet: the cache, which
-  // downloads it once when a local output needs it; a push mounts it from `remote`.
+  // Our layer taken from a registry cache: the cache, which downloads it once when a
+  // local output needs it; a push to that registry mounts it from `remote` (downloaded
+  // or not).
   layers::LayerCache* cache = nullptr;
   std::optional<layers::RemoteHit> remote;
 };

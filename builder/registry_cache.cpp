@@ -372,6 +372,28 @@ RegistryCache::~RegistryCache() {
   }
 }
 
+RegistryCache::There RegistryCache::entry_there(registry::Registry& reg, const std::string& repo,
+                                                const std::string& tag, const layers::BlobInfo& info,
+                                                const std::function<oci::Digest(bool fallback)>& ours) {
+  std::optional<oci::Descriptor> head = reg.head_manifest(repo, tag);
+  if (!head) {
+    return There::none;
+  }
+  // Unsigned entries are deterministic: the same digest is the same entry (a HEAD says it).
+  if (!m_options.sign_key && (head->digest == ours(false) || head->digest == ours(true))) {
+    return There::same;
+  }
+  oci::ManifestBlob m = reg.get_manifest(repo, head->digest.str());
+  CacheEntry e = check_entry(reg, repo, tag, m);
+  if (e.blob.digest != info.digest) {
+    return There::other;
+  }
+  if (!m_options.sign_key) {
+    return There::same; // the same blob, written by another version of this entry's form
+  }
+  return e.is_signed && signature_verifies(reg, repo, m, m_options.sign_key->public_key()) ? There::same : There::other;
+}
+
 void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
                              const layers::BlobInfo& info, const json& extra,
                              const std::function<fs::path()>& local_file, const layers::RemoteHit* from) {
@@ -387,18 +409,16 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
   bool existed = false;
   try {
     auto reg = m_options.connect(repo.registry);
-    if (auto e = read_cache_entry(*reg, repo.repository, tag);
-        e && e->blob.digest == info.digest && (!m_options.sign_key || e->is_signed)) {
-      bool ours = !m_options.sign_key ||
-                  signature_verifies(*reg, repo.repository, reg->get_manifest(repo.repository, e->manifest.str()),
-                                     m_options.sign_key->public_key());
-      if (ours) {
-        std::lock_guard<std::mutex> g(m_mutex);
-        ++m_stats.present;
-        return;
-      }
-      existed = true;
+    There there = entry_there(*reg, repo.repository, tag, info, [&](bool fallback) {
+      std::string bytes = manifest_bytes(kind, key, info, record_d, signature, signer, fallback);
+      return oci::Digest::sha256(util::sha256_hex(bytes));
+    });
+    if (there == There::same) {
+      std::lock_guard<std::mutex> g(m_mutex);
+      ++m_stats.present;
+      return;
     }
+    existed = there == There::other;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
       throw;

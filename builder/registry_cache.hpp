@@ -99,6 +99,11 @@ private:
   void warn(const std::string& line);
   std::optional<layers::RemoteHit> fetch_from(const oci::ImageRef& repo, const std::string& kind,
                                               const std::string& key, const std::string& tag);
+  // What the tag of an entry being stored holds already: nothing, this entry (the same
+  // blob; signed by our key when we sign), or something else (written over).
+  enum class There { none, same, other };
+  There entry_there(registry::Registry& reg, const std::string& repo, const std::string& tag,
+                    const layers::BlobInfo& info, const std::function<oci::Digest(bool fallback)>& ours);
   void store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
                 const layers::BlobInfo& info, const nlohmann::json& extra,
                 const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from);
