@@ -532,6 +532,9 @@ std::vector<BuiltLayer> built_layers(const Assembly& a, const Base& base, const 
       if (auto hit = cache.remote_origin(a.layers[i].digest)) {
         bl.cache = &cache;
         bl.remote = std::move(hit);
+      } else if (auto home = cache.remote() ? cache.remote()->stored_at(a.layers[i].digest) : std::nullopt) {
+        bl.stored_registry = home->first; // a push to that registry mounts it from the cache repository
+        bl.stored_repository = home->second;
       }
     }
     built.push_back(bl);

@@ -92,6 +92,10 @@ oci::BlobHints BuiltImage::hints(const oci::Descriptor& d) const {
     return h;
   }
   h.file = local_file(*l);
+  if (m_mode == BaseBlobs::remote && !l->stored_registry.empty()) {
+    h.registry = l->stored_registry; // mounted from the cache repository, else uploaded from the file
+    h.repository = l->stored_repository;
+  }
   return h;
 }
 

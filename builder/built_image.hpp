@@ -26,6 +26,8 @@ struct BuiltLayer {
   // or not).
   layers::LayerCache* cache = nullptr;
   std::optional<layers::RemoteHit> remote;
+  // Our layer this build stored into a registry cache (--cache-to): mountable there.
+  std::string stored_registry, stored_repository;
 };
 
 class BuiltImage : public oci::Image {

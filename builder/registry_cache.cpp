@@ -394,11 +394,31 @@ RegistryCache::There RegistryCache::entry_there(registry::Registry& reg, const s
   return e.is_signed && signature_verifies(reg, repo, m, m_options.sign_key->public_key()) ? There::same : There::other;
 }
 
+void RegistryCache::settle(const oci::ImageRef& repo, const layers::BlobInfo& info, bool present) {
+  std::lock_guard<std::mutex> g(m_mutex);
+  ++(present ? m_stats.present : m_stats.stored);
+  m_homes.emplace(info.digest.str(), std::make_pair(repo.registry, repo.repository));
+}
+
+std::optional<std::pair<std::string, std::string>> RegistryCache::stored_at(const oci::Digest& d) const {
+  std::lock_guard<std::mutex> g(m_mutex);
+  auto it = m_homes.find(d.str());
+  if (it == m_homes.end()) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
 void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
                              const layers::BlobInfo& info, const json& extra,
                              const std::function<fs::path()>& local_file, const layers::RemoteHit* from) {
   std::string tag = cache_tag(kind, key, m_options.versions);
   std::string where = repo_name(repo) + ":" + tag;
+  if (from != nullptr && from->registry == repo.registry && from->repository == repo.repository &&
+      (!m_options.sign_key || from->verified)) {
+    settle(repo, info, true); // this build's hit came from there, checked: nothing to ask
+    return;
+  }
   std::string record = record_bytes(kind, key, m_options.versions, info, extra);
   oci::Descriptor record_d = descriptor(k_cache_record_type, record);
   std::string signature, signer;
@@ -414,8 +434,7 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
       return oci::Digest::sha256(util::sha256_hex(bytes));
     });
     if (there == There::same) {
-      std::lock_guard<std::mutex> g(m_mutex);
-      ++m_stats.present;
+      settle(repo, info, true);
       return;
     }
     existed = there == There::other;
@@ -441,14 +460,12 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
     dest.tag_defaulted = false;
     try {
       imageio::open_destination(dest, dopt)->write(image, {tag});
-      std::lock_guard<std::mutex> g(m_mutex);
-      ++m_stats.stored;
+      settle(repo, info, false);
       return;
     } catch (const registry::RegistryError& e) {
       if (existed && (e.status() == 400 || e.status() == 409) && !fallback) {
         // An immutable tag the registry will not overwrite: another writer got there first.
-        std::lock_guard<std::mutex> g(m_mutex);
-        ++m_stats.present;
+        settle(repo, info, true);
         return;
       }
       if (e.has_code(registry::codes::k_name_unknown)) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <functional>
 #include <future>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -93,6 +94,7 @@ public:
   // flush() waits for them (the build does before its pushes, which then mount the blobs).
   void flush() override;
   RegistryCacheStats stats() const;
+  std::optional<std::pair<std::string, std::string>> stored_at(const oci::Digest& d) const override;
   ~RegistryCache() override;
 
 private:
@@ -104,15 +106,18 @@ private:
   enum class There { none, same, other };
   There entry_there(registry::Registry& reg, const std::string& repo, const std::string& tag,
                     const layers::BlobInfo& info, const std::function<oci::Digest(bool fallback)>& ours);
+  // Counts a store (written, or there already) and remembers where the blob now is.
+  void settle(const oci::ImageRef& repo, const layers::BlobInfo& info, bool present);
   void store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
                 const layers::BlobInfo& info, const nlohmann::json& extra,
                 const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from);
   RegistryCacheOptions m_options;
   mutable std::mutex m_mutex;
   RegistryCacheStats m_stats;
-  std::mutex m_store_mutex;                  // guards the two lists below
-  std::vector<std::future<void>> m_stores;   // running
-  std::vector<std::future<void>> m_finished; // done, their outcome not yet taken
+  std::map<std::string, std::pair<std::string, std::string>> m_homes; // blob digest -> (registry, repository)
+  std::mutex m_store_mutex;                                           // guards the two lists below
+  std::vector<std::future<void>> m_stores;                            // running
+  std::vector<std::future<void>> m_finished;                          // done, their outcome not yet taken
 };
 
 // `cache ls`: every entry of a repository (tags listed, each read and checked; a tag

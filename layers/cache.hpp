@@ -73,6 +73,10 @@ public:
                      const std::function<fs::path()>& local_file, const RemoteHit* from) = 0;
   // Waits for the stores still under way (they may run while later layers build).
   virtual void flush() {}
+  // Where store() put (or found) a blob: (registry, repository), for a push to mount it.
+  virtual std::optional<std::pair<std::string, std::string>> stored_at(const oci::Digest&) const {
+    return std::nullopt;
+  }
 };
 
 // How get_or_build found a layer.

@@ -32,6 +32,8 @@ make_project p
   --json >cold.json 2>cold.err || { cat cold.err; exit 1; }
 check "cold build: every layer built, three entries stored" js cold.json \
   'c=j["registry_cache"]; assert [l["status"] for l in j["layers"]]==["rebuilt"]*3, j["layers"]; assert c["stored"]==3 and c["warnings"]==[], c'
+check "... the push mounts the layers the cache store uploaded (each uploaded once)" js cold.json \
+  'how=[b["how"] for b in j["registry"]["blobs"] if b["repository"]=="team/app"]; assert how.count("mounted from team/app/cache")==3, how'
 check "the entry is an OCI artifact manifest with the empty config, [blob, record]" bash -c "
   tag=\$(skopeo list-tags --tls-verify=false docker://$C | /usr/bin/python3 -c 'import json,sys; print(sorted(t for t in json.load(sys.stdin)[\"Tags\"] if t.startswith(\"layer-\"))[0])')
   skopeo inspect --raw --tls-verify=false docker://$C:\$tag >entry.json
