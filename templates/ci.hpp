@@ -1,7 +1,9 @@
 #pragma once
 // `render github-actions|gitlab-ci`: a pipeline that gets paddle-image, checks the
 // lock (when asked), builds, signs and pushes with --digest-file, and passes the
-// digest on (a GitHub job output, a GitLab dotenv artifact).
+// digest on (a GitHub job output, a GitLab dotenv artifact). The build reads the
+// registry build cache IMAGE/cache on every pipeline and writes it only on protected
+// branches (PADDLE_IMAGE_CACHE_FROM/_TO, docs/templates.md).
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>

@@ -373,6 +373,39 @@ done
 check "ci_validate.py self-test: the golden files pass, each kind of mistake is caught" \
   env TEST_WORK="$WORK/ci-selftest" bash "$SUPPORT/ci-validate-selftest.sh"
 
+# --- the registry build cache in every rendered pipeline (tests/support/ci_cache_step.py) ---
+# The build step, run under CI contexts with a stub paddle-image: the cache IMAGE/cache is
+# read in every pipeline and written only on a protected branch (GitHub: a push; GitLab:
+# no merge request pipeline), even when the runner's environment already names one.
+CACHE_STEP=(/usr/bin/python3 "$SUPPORT/ci_cache_step.py")
+for f in "${gh_files[@]}"; do
+  check "GitHub build step: cache read always, written only by a push to a protected branch: ${f#"$WORK"/}" \
+    "${CACHE_STEP[@]}" github "$f"
+done
+for f in "${gl_files[@]}"; do
+  check "GitLab build step: cache read always, written only on a protected branch, no MR: ${f#"$WORK"/}" \
+    "${CACHE_STEP[@]}" gitlab "$f"
+done
+# ... and the check fails when a pipeline writes the cache unconditionally or reads none.
+mkdir -p "$WORK/cache-mut"
+sed 's/(github.event_name == .push. \&\& github.ref_protected) \&\& //' "$WORK/github-actions.yml" >"$WORK/cache-mut/gh-to.yml"
+sed '/PADDLE_IMAGE_CACHE_FROM:/d' "$WORK/github-actions.yml" >"$WORK/cache-mut/gh-from.yml"
+sed 's/if \[ "\$CI_COMMIT_REF_PROTECTED" = "true" \] \&\& \[ -z "\$CI_MERGE_REQUEST_IID" \]/if true/' \
+  "$WORK/gitlab-ci.yml" >"$WORK/cache-mut/gl-to.yml"
+sed 's/ \&\& \[ -z "\$CI_MERGE_REQUEST_IID" \]//' "$WORK/gitlab-ci.yml" >"$WORK/cache-mut/gl-mr.yml"
+sed '/export PADDLE_IMAGE_CACHE_FROM=/d' "$WORK/gitlab-ci.yml" >"$WORK/cache-mut/gl-from.yml"
+for m in gh-to:github:"must not write" gh-from:github:"CACHE_FROM is" gl-to:gitlab:"must not write" \
+  gl-mr:gitlab:"merge request.*must not write" gl-from:gitlab:"CACHE_FROM is"; do
+  IFS=: read -r name mode pat <<<"$m"
+  if cmp -s "$WORK/cache-mut/$name.yml" "$WORK/$([[ $mode == github ]] && echo github-actions || echo gitlab-ci).yml"; then
+    fail "cache mutation $name changed nothing"
+  else
+    check "ci_cache_step.py catches the mutation $name" \
+      bash -c "! '${CACHE_STEP[0]}' '${CACHE_STEP[1]}' $mode '$WORK/cache-mut/$name.yml' >'$WORK/cache-mut/$name.out' 2>&1 &&
+        grep -qE '$pat' '$WORK/cache-mut/$name.out'"
+  fi
+done
+
 # npm's @action-validator/cli validates against exactly this schema (tests/support/ci-schemas
 # is cut from the @action-validator/core release it runs). It is not called here: npm is
 # not a Debian package scripts/setup.sh installs, and CI machines cannot reach its registry.

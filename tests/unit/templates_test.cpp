@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <vector>
 
 using templates::Escape;
 using templates::Template;
@@ -230,6 +231,71 @@ TEST_CASE("templates: CI pipelines get paddle-image from source, a checked relea
   refused({"", "", "registry.example.com/tools/paddle-image:latest"}, "--tool-image",
           "is not an image pinned by digest");
   refused({"https://x.example/p.tar.gz", sum, pinned}, "--tool-image", "two ways to get paddle-image");
+}
+
+namespace {
+// The lines of `text` that contain `what`.
+std::vector<std::string> lines_with(const std::string& text, const std::string& what) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (line.find(what) != std::string::npos) {
+      out.push_back(line);
+    }
+    start = end == std::string::npos ? text.size() : end + 1;
+  }
+  return out;
+}
+
+// The registry build cache in a rendered pipeline: IMAGE/cache read always, written only
+// on a protected branch (docs/templates.md, "Registry build cache in CI").
+void check_cache_lines(const std::string& kind, const std::string& out) {
+  CAPTURE(kind);
+  CHECK(out.find("Whoever can write the cache decides what a") != std::string::npos);
+  std::size_t build = out.find("paddle-image build \"$SPEC\"");
+  REQUIRE(build != std::string::npos);
+  if (kind == "github-actions") {
+    auto from = lines_with(out, "PADDLE_IMAGE_CACHE_FROM:");
+    REQUIRE(from.size() == 1);
+    CHECK(from[0] == "          PADDLE_IMAGE_CACHE_FROM: ${{ format('{0}/cache', env.IMAGE) }}");
+    auto to = lines_with(out, "PADDLE_IMAGE_CACHE_TO:");
+    REQUIRE(to.size() == 1);
+    CHECK(to[0] == "          PADDLE_IMAGE_CACHE_TO: ${{ (github.event_name == 'push' && github.ref_protected) && "
+                   "format('{0}/cache', env.IMAGE) || '' }}");
+    CHECK(out.find("PADDLE_IMAGE_CACHE_TO:") < build); // the build step's env
+    return;
+  }
+  auto from = lines_with(out, "PADDLE_IMAGE_CACHE_FROM=");
+  REQUIRE(from.size() == 1);
+  CHECK(from[0] == "      export PADDLE_IMAGE_CACHE_FROM=\"$IMAGE/cache\"");
+  auto to = lines_with(out, "PADDLE_IMAGE_CACHE_TO");
+  REQUIRE(to.size() == 2); // unset, then the export under the condition
+  CHECK(to[0] == "      unset PADDLE_IMAGE_CACHE_TO");
+  const std::string cond =
+      "      if [ \"$CI_COMMIT_REF_PROTECTED\" = \"true\" ] && [ -z \"$CI_MERGE_REQUEST_IID\" ]; then\n";
+  CHECK(out.find(cond + to[1] + "\n") != std::string::npos);
+  CHECK(to[1] == "        export PADDLE_IMAGE_CACHE_TO=\"$IMAGE/cache\"");
+  std::size_t fi = out.find("\n      fi\n", out.find(to[1]));
+  CHECK(fi != std::string::npos);
+  CHECK(fi < build);
+}
+} // namespace
+
+TEST_CASE("templates: CI pipelines read the registry cache always and write it only on protected branches") {
+  const std::string pinned = "registry.example.com/tools/paddle-image@sha256:" + std::string(64, 'b');
+  for (const auto& kind : templates::ci_kinds()) {
+    templates::CiInput in{
+        "spec.yaml", "registry.example.com/ocr/train", true, "requirements.txt", "requirements.lock", "deps", {}};
+    check_cache_lines(kind, templates::render_ci(kind, in, ""));
+    in.sign = false;
+    in.tool.image = pinned;
+    check_cache_lines(kind, templates::render_ci(kind, in, ""));
+  }
+  auto files = templates::project_files("ocr-train", "reg.example.com/t/p", "");
+  REQUIRE(files.back().path == ".github/workflows/build.yml");
+  check_cache_lines("github-actions", files.back().content);
 }
 
 TEST_CASE("templates: init's project files") {
