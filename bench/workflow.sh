@@ -348,7 +348,7 @@ timed() {
     tail -n 30 "$base.out" "$base.err" >&2
     [[ ${may_fail:-0} == 1 ]] || exit 1
     # the last error line (bud's output has a time stamp in front), else the status
-    FAIL[$key]=$(cat "$base.err" "$base.out" | sed 's/^[0-9]*\.[0-9]* //' | grep -i 'error' | tail -n 1 | cut -c1-300 || true)
+    FAIL[$key]=$(cat "$base.err" "$base.out" | sed 's/^[0-9]*\.[0-9]* //' | grep -i 'error' | tail -n 1 | cut -c1-600 || true)
     [[ -n ${FAIL[$key]} ]] || FAIL[$key]="exit status $rc"
   fi
   t1=$(date +%s.%N)
@@ -591,13 +591,24 @@ row() { # KEY: one line of the table: figures, or why there are none
       "$(awk -v b="${DOWN[$n]}" 'BEGIN{printf "%.3f", b/1048576}')" "${REQ[$n]}"
   fi
 }
+# fresh_ratio TEXT NUM_KEY DEN_KEY: NUM/DEN as measured and net, or why not
+fresh_ratio() {
+  local k
+  for k in "$2" "$3"; do
+    if [[ -n ${FAIL[$k]:-} || -z ${SECS[$k]:-} ]]; then
+      printf '  %s     n/a   (%s %s)\n' "$1" "${LABEL[$k]}" "$([[ -n ${FAIL[$k]:-} ]] && echo failed || echo "did not run")"
+      return
+    fi
+  done
+  printf '  %s  %6sx   net of the proxy wait: %6sx\n' "$1" "$(ratio "${SECS[$2]}" "${SECS[$3]}")" "$(ratio "${NET[$2]}" "${NET[$3]}")"
+}
 # goal_line TEXT NUM_KEY DEN_KEY CMP LIMIT: [MET]/[MISSED] on the net ratio NUM/DEN
 # (CMP le: at most LIMIT, ge: at least LIMIT), or why it cannot be judged.
 goal_line() {
   local text=$1 a=$2 b=$3 cmp=$4 lim=$5 k ok
   for k in "$a" "$b"; do
-    if [[ -n ${FAIL[$k]:-} ]]; then printf '  [FAILED] %s: %s failed: %s\n' "$text" "$k" "${FAIL[$k]}"; return; fi
-    if [[ -z ${SECS[$k]:-} ]]; then printf '  [SKIPPED] %s: %s did not run\n' "$text" "$k"; return; fi
+    if [[ -n ${FAIL[$k]:-} ]]; then printf '  [FAILED] %s: %s failed (below)\n' "$text" "${LABEL[$k]}"; return; fi
+    if [[ -z ${SECS[$k]:-} ]]; then printf '  [SKIPPED] %s: %s did not run\n' "$text" "${LABEL[$k]}"; return; fi
   done
   ok=$(awk -v a="${NET[$a]}" -v b="${NET[$b]}" -v l="$lim" -v c="$cmp" \
     'BEGIN{ if (b <= 0) b = 0.005; r = a / b; print (c == "le" ? r <= l : r >= l) ? 1 : 0 }')
@@ -652,13 +663,15 @@ report() {
   printf '  rebuild: buildah %s KB, paddle-image %s KB (paddle-image counts %s KB of blobs)\n' \
     "$(kb "${UP[bah_rebuild]}")" "$(kb "${UP[pi_rebuild]}")" "$(kb "$(pi_uploaded "$run/pi_rebuild.json")")"
   echo "fresh runner, seconds / seconds (> 1 = the second faster):"
-  printf '  paddle-image fresh runner / paddle-image warm rebuild:   %6sx   net of the proxy wait: %6sx\n' \
-    "$(ratio "${SECS[pi_fresh]:-0}" "${SECS[pi_rebuild]}")" "$(ratio "${NET[pi_fresh]:-0}" "${NET[pi_rebuild]}")"
-  printf '  buildah fresh runner / paddle-image fresh runner:        %6sx   net of the proxy wait: %6sx\n' \
-    "$(ratio "${SECS[bah_fresh]:-0}" "${SECS[pi_fresh]:-0}")" "$(ratio "${NET[bah_fresh]:-0}" "${NET[pi_fresh]:-0}")"
+  fresh_ratio "paddle-image fresh runner / paddle-image warm rebuild:" pi_fresh pi_rebuild
+  fresh_ratio "buildah fresh runner / paddle-image fresh runner:      " bah_fresh pi_fresh
   echo "fresh runner, bytes through the proxy (downloaded: GET response bodies; uploaded: request bodies):"
-  printf '  buildah:      downloaded %s MB, uploaded %s KB (the base import from the layout not included: no registry)\n' \
-    "$(mb "${DOWN[bah_fresh]:-0}")" "$(kb "${UP[bah_fresh]:-0}")"
+  if [[ -n ${FAIL[bah_fresh]:-} ]]; then
+    echo "  buildah:      failed (below)"
+  else
+    printf '  buildah:      downloaded %s MB, uploaded %s KB (the base import from the layout not included: no registry)\n' \
+      "$(mb "${DOWN[bah_fresh]}")" "$(kb "${UP[bah_fresh]}")"
+  fi
   if [[ $pi_cache == 1 ]]; then
     printf '  paddle-image: downloaded %s MB, uploaded %s KB (it counts %s MB of blobs downloaded, %s KB uploaded)\n' \
       "$(mb "${DOWN[pi_fresh]}")" "$(kb "${UP[pi_fresh]}")" "$(mb "$(pi_downloaded "$run/pi_fresh.json")")" \
@@ -682,8 +695,10 @@ report() {
     [[ -f $run/bah_${p}_bud.out ]] || continue
     echo "  buildah bud $([[ $p == fresh ]] && echo "fresh runner" || echo "overlay cold --cache-to"), seconds per step: $(bud_steps "bah_${p}_bud")"
   done
-  read -r nl sz <<<"${MAN[bah_fresh]:-0 0}"
-  echo "    fresh runner: pushed $nl layers, $(mb "$sz") MB; steps from its cache: $bah_fresh_cached; overlay storage $(mb "$ovl_bytes") MB"
+  if [[ -n ${MAN[bah_fresh]:-} ]]; then
+    read -r nl sz <<<"${MAN[bah_fresh]}"
+    echo "    fresh runner: pushed $nl layers, $(mb "$sz") MB; steps from its cache: $bah_fresh_cached; overlay storage $(mb "$ovl_bytes") MB"
+  fi
   if [[ $pi_cache == 1 ]]; then
     echo "  paddle-image cold --cache-to, seconds per layer: $(layer_secs "$run/pi_seed.json"); registry cache: $(pi_rcache "$run/pi_seed.json")"
     read -r nl sz <<<"${MAN[pi_fresh]:-0 0}"
@@ -706,8 +721,12 @@ report() {
     [[ $k == bah_ovl_cold || $k == bah_fresh ]] && continue
     echo; echo "failed:"; break
   done
+  local what
   for k in bah_ovl_cold_bud bah_ovl_cold_push bah_fresh_bud bah_fresh_push; do
-    if [[ -n ${FAIL[$k]:-} ]]; then printf '  %s (%s s, log %s): %s\n' "${LABEL[$k]# }" "${SECS[$k]}" "$run/$k.out" "${FAIL[$k]}"; fi
+    [[ -n ${FAIL[$k]:-} ]] || continue
+    what=$([[ $k == bah_ovl_* ]] && echo "cold, writing the cache" || echo "fresh runner")
+    printf '  buildah %s, %s (%s s, log %s):\n    %s\n' "$what" "${LABEL[$k]#"${LABEL[$k]%%[! ]*}"}" "${SECS[$k]}" \
+      "$run/$k.out" "${FAIL[$k]}"
   done
   if ((${#WARN[@]})); then
     echo; echo "warnings:"; printf '  %s\n' "${WARN[@]}"
