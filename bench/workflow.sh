@@ -8,7 +8,7 @@
 # empty local storage with `--cache-from`/`--cache-to` (skipped for a paddle-image
 # binary without --cache-from).
 #
-#   bench/workflow.sh            run it (about 2 min here, + a few s to generate the models once)
+#   bench/workflow.sh            run it (about 5 min here, + a few s to generate the models once)
 #   bench/workflow.sh --prepare  only generate the models directory (untimed)
 #
 # Environment:
