@@ -2,8 +2,13 @@
 # The seeds' workflow, two ways side by side: the same image built and pushed
 # with a Dockerfile and Debian's buildah (vfs storage), and with a spec.yaml and
 # `paddle-image build --push`; cold, then again after a one-line code change.
+# Then the fresh CI runner (issue 37): both tools write their registry cache on a
+# cold build (buildah on overlay storage, `bud --layers --cache-to`; paddle-image
+# `build --cache-to`), then, after a second one-line change, build and push from
+# empty local storage with `--cache-from`/`--cache-to` (skipped for a paddle-image
+# binary without --cache-from).
 #
-#   bench/workflow.sh            run it (about 2 min here, + a few s to generate the models once)
+#   bench/workflow.sh            run it (about 5 min here, + a few s to generate the models once)
 #   bench/workflow.sh --prepare  only generate the models directory (untimed)
 #
 # Environment:
@@ -16,8 +21,10 @@
 # Both tools push to their own docker-registry on 127.0.0.1 (started here,
 # stopped on exit), each behind tests/support/registry/fault_proxy.py with no
 # rules (pass-through), whose log gives the request body bytes: what each tool
-# uploaded. buildah gets its own --root/--runroot, storage.conf, registries.conf,
-# containers.conf and blob-info cache under bench/work/, never the machine's.
+# uploaded, and the GET response body bytes: what it downloaded. The fresh-runner
+# buildah (overlay) has a third registry and proxy. buildah gets its own
+# --root/--runroot, storage.conf, registries.conf, containers.conf and blob-info
+# cache under bench/work/, never the machine's.
 # See bench/README.md for what is measured.
 set -euo pipefail
 
@@ -28,7 +35,7 @@ prepare=0
 for arg in "$@"; do
   case "$arg" in
     --prepare) prepare=1 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "workflow.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -94,7 +101,8 @@ source "$root/tests/support/registry/registry.sh"
 cleanup() {
   registry_stop_all
   # the big trees go; logs, timings and metadata stay in $run for a look afterwards
-  rm -rf "$run/buildah" "$run/tmp" "$run"/reg/*/storage "$run/base" "$run/pi-cache" "$run/project/models"
+  rm -rf "$run/buildah" "$run/buildah-ovl" "$run/tmp" "$run"/reg/*/storage "$run/base" "$run/pi-cache" \
+    "$run/pi-seed-cache" "$run/pi-fresh-cache" "$run/project/models"
   return 0
 }
 trap cleanup EXIT
@@ -218,18 +226,46 @@ export CONTAINERS_STORAGE_CONF=$bdir/storage.conf CONTAINERS_REGISTRIES_CONF=$bd
 export CONTAINERS_CONF=$bdir/containers.conf TMPDIR=$run/tmp BUILDAH_FORMAT=oci
 unset BUILDAH_LAYERS BUILDAH_ISOLATION
 # shellcheck disable=SC2016  # $1 and $@ are expanded by the inner bash
-bah=(unshare --mount --propagation private bash -c 'mount -t overlay overlay \
+private_varlib='mount -t overlay overlay \
   -o "lowerdir=/var/lib,upperdir=$1/varlib-up,workdir=$1/varlib-work" /var/lib &&
   mkdir -p /var/lib/containers && mount --bind "$1/containers" /var/lib/containers &&
-  shift && exec "$@"' _ "$bdir" buildah --root "$bdir/root" --runroot "$bdir/runroot" --storage-driver vfs)
+  shift && exec "$@"'
+bah=(unshare --mount --propagation private bash -c "$private_varlib" _ "$bdir"
+  buildah --root "$bdir/root" --runroot "$bdir/runroot" --storage-driver vfs)
 echo "importing the Python base into buildah's vfs storage" >&2
 base_id=$("${bah[@]}" pull -q "oci:$run/base/pybase:py$pyver")
 "${bah[@]}" tag "$base_id" "localhost/bench/pybase:py$pyver"
 driver=$("${bah[@]}" info --format '{{ .store.GraphDriverName }}' 2>/dev/null || echo vfs)
 [[ $driver == vfs ]] || { echo "workflow.sh: buildah storage driver is '$driver', expected vfs" >&2; exit 1; }
 
-# One registry per tool, each behind a pass-through fault proxy.
-for t in bah pi; do
+# The fresh runner's buildah: the overlay driver, in a directory of its own laid out
+# as $bdir (its registries.conf, written below, marks its registry insecure). It
+# gets the base untimed for its cold build; for the fresh runner its storage and
+# blob-info cache are wiped (bah_ovl_wipe) and the base import is timed.
+odir=$run/buildah-ovl
+bah_ovl_wipe() {
+  rm -rf "$odir/root" "$odir/runroot" "$odir/varlib-up" "$odir/varlib-work" "$odir/containers"
+  mkdir -p "$odir/root" "$odir/runroot" "$odir/varlib-up" "$odir/varlib-work" "$odir/containers"
+}
+bah_ovl_wipe
+cat >"$odir/storage.conf" <<CONF
+[storage]
+driver = "overlay"
+graphroot = "$odir/root"
+runroot = "$odir/runroot"
+CONF
+bao=(env CONTAINERS_STORAGE_CONF="$odir/storage.conf" CONTAINERS_REGISTRIES_CONF="$odir/registries.conf"
+  unshare --mount --propagation private bash -c "$private_varlib" _ "$odir"
+  buildah --root "$odir/root" --runroot "$odir/runroot" --storage-driver overlay)
+echo "importing the Python base into buildah's overlay storage" >&2
+printf 'unqualified-search-registries = []\n' >"$odir/registries.conf"
+base_id=$("${bao[@]}" pull -q "oci:$run/base/pybase:py$pyver")
+"${bao[@]}" tag "$base_id" "localhost/bench/pybase:py$pyver"
+ovl_driver=$("${bao[@]}" info --format '{{ .store.GraphDriverName }}' 2>/dev/null || echo unknown)
+[[ $ovl_driver == overlay ]] || { echo "workflow.sh: buildah storage driver is '$ovl_driver' in $odir, expected overlay" >&2; exit 1; }
+
+# One registry per tool (and one for buildah on overlay), each behind a pass-through fault proxy.
+for t in bah pi bao; do
   registry_start "${t}reg" open "$run/reg" >/dev/null
   host_var=${t^^}REG_HOST
   proxy_start "${t}proxy" "${!host_var}" "$run/reg" >/dev/null
@@ -238,11 +274,24 @@ done
 BAH_REG=$BAHREG_HOST BAH_PUSH=$BAHPROXY_HOST BAH_PLOG=$BAHPROXY_PLOG
 # shellcheck disable=SC2153
 PI_REG=$PIREG_HOST PI_PUSH=$PIPROXY_HOST PI_PLOG=$PIPROXY_PLOG
+# shellcheck disable=SC2153
+BAO_REG=$BAOREG_HOST BAO_PUSH=$BAOPROXY_HOST BAO_PLOG=$BAOPROXY_PLOG
+cat >"$odir/registries.conf" <<CONF
+unqualified-search-registries = []
+
+[[registry]]
+location = "$BAO_PUSH"
+insecure = true
+
+[[registry]]
+location = "$BAO_REG"
+insecure = true
+CONF
 
 # ---------------------------------------------------------------------------
 # 3. Timed runs
 # ---------------------------------------------------------------------------
-declare -A SECS RSS CPU UP REQ PROBES NET STALL T0 T1
+declare -A SECS RSS CPU UP DOWN REQ PROBES NET STALL T0 T1 FAIL
 WARN=()
 
 # The first request of a client process to a registry named with --insecure /
@@ -281,19 +330,26 @@ calibrate bah "$BAH_PLOG" "${bah[@]}" pull --retry 0 --tls-verify=false "docker:
 
 # timed KEY PROXY_LOG CMD...: run CMD under GNU time -v; record wall seconds, peak
 # RSS (largest single process), user+sys CPU, the request body bytes and requests
-# the proxy in front of the tool's registry relayed meanwhile, and the HTTPS probes
-# it stalled (net seconds = seconds - probes x the tool's stall).
+# the proxy in front of the tool's registry relayed meanwhile, the response body
+# bytes of its GETs (downloaded), and the HTTPS probes it stalled (net seconds =
+# seconds - probes x the tool's stall). A failing CMD ends the script, unless
+# may_fail=1 is set for the call: then its error line goes to FAIL[KEY], the
+# figures up to the failure are kept, and timed returns 1.
 timed() {
   local key=$1 plog=$2; shift 2
   local base=$run/$key tool=${key%%_*}
   sync   # don't let an earlier run's dirty pages be flushed inside this one
-  local lines0 t0 t1
+  local lines0 t0 t1 rc=0
   lines0=$(wc -l <"$plog")
   t0=$(date +%s.%N)
-  if ! /usr/bin/time -v -o "$base.time" "$@" >"$base.out" 2>"$base.err"; then
+  /usr/bin/time -v -o "$base.time" "$@" >"$base.out" 2>"$base.err" || rc=$?
+  if ((rc != 0)); then
     echo "workflow.sh: '$key' failed: $*" >&2
     tail -n 30 "$base.out" "$base.err" >&2
-    exit 1
+    [[ ${may_fail:-0} == 1 ]] || exit 1
+    # the last error line (bud's output has a time stamp in front), else the status
+    FAIL[$key]=$(cat "$base.err" "$base.out" | sed 's/^[0-9]*\.[0-9]* //' | grep -i 'error' | tail -n 1 | cut -c1-600 || true)
+    [[ -n ${FAIL[$key]} ]] || FAIL[$key]="exit status $rc"
   fi
   t1=$(date +%s.%N)
   T0[$key]=$t0 T1[$key]=$t1
@@ -302,14 +358,34 @@ timed() {
   RSS[$key]=$(awk -F': ' '/Maximum resident set size/{print $2}' "$base.time")
   CPU[$key]=$(awk -F': ' '/User time|System time/{s += $2} END{printf "%.2f", s}' "$base.time")
   tail -n +"$((lines0 + 1))" "$plog" >"$base.proxy.log"
-  read -r "UP[$key]" "REQ[$key]" < <(awk '/ conn=[0-9]+ [A-Z]+ / {
-      n++; if (match($0, / in=[0-9]+/)) s += substr($0, RSTART + 4, RLENGTH - 4) }
-    END { print s + 0, n + 0 }' "$base.proxy.log")
+  read -r "UP[$key]" "REQ[$key]" "DOWN[$key]" < <(awk '/ conn=[0-9]+ [A-Z]+ / {
+      n++; if (match($0, / in=[0-9]+/)) s += substr($0, RSTART + 4, RLENGTH - 4)
+      if ($0 ~ / conn=[0-9]+ GET / && match($0, / out=[0-9]+/)) d += substr($0, RSTART + 5, RLENGTH - 5) }
+    END { print s + 0, n + 0, d + 0 }' "$base.proxy.log")
   PROBES[$key]=$(probes_in "$base.proxy.log")
   NET[$key]=$(awk -v s="${SECS[$key]}" -v n="${PROBES[$key]}" -v w="${STALL[$tool]}" 'BEGIN{printf "%.2f", s - n * w}')
-  printf '  %-18s %8.2f s (net %.2f) %8.1f MB RSS  cpu %6.2f s  uploaded %10.3f MB in %d requests\n' "$key" \
-    "${SECS[$key]}" "${NET[$key]}" "$(awk -v k="${RSS[$key]}" 'BEGIN{print k/1024}')" "${CPU[$key]}" \
-    "$(awk -v b="${UP[$key]}" 'BEGIN{print b/1048576}')" "${REQ[$key]}" >&2
+  printf '  %-18s %8.2f s (net %.2f) %8.1f MB RSS  cpu %6.2f s  uploaded %10.3f MB, downloaded %10.3f MB in %d requests\n' \
+    "$key" "${SECS[$key]}" "${NET[$key]}" "$(awk -v k="${RSS[$key]}" 'BEGIN{print k/1024}')" "${CPU[$key]}" \
+    "$(awk -v b="${UP[$key]}" 'BEGIN{print b/1048576}')" "$(awk -v b="${DOWN[$key]}" 'BEGIN{print b/1048576}')" "${REQ[$key]}" >&2
+  return $((rc != 0))
+}
+
+# sum_runs TOTAL PART...: TOTAL's figures are its parts' (peak RSS: the largest); a
+# failed part fails TOTAL with its error line.
+sum_runs() {
+  local total=$1 p; shift
+  SECS[$total]=0 NET[$total]=0 CPU[$total]=0 UP[$total]=0 DOWN[$total]=0 REQ[$total]=0 PROBES[$total]=0 RSS[$total]=0
+  for p in "$@"; do
+    SECS[$total]=$(awk -v a="${SECS[$total]}" -v b="${SECS[$p]}" 'BEGIN{printf "%.2f", a + b}')
+    NET[$total]=$(awk -v a="${NET[$total]}" -v b="${NET[$p]}" 'BEGIN{printf "%.2f", a + b}')
+    CPU[$total]=$(awk -v a="${CPU[$total]}" -v b="${CPU[$p]}" 'BEGIN{printf "%.2f", a + b}')
+    UP[$total]=$((UP[$total] + UP[$p]))
+    DOWN[$total]=$((DOWN[$total] + DOWN[$p]))
+    REQ[$total]=$((REQ[$total] + REQ[$p]))
+    PROBES[$total]=$((PROBES[$total] + PROBES[$p]))
+    RSS[$total]=$((RSS[$total] > RSS[$p] ? RSS[$total] : RSS[$p]))
+    if [[ -n ${FAIL[$p]:-} && -z ${FAIL[$total]:-} ]]; then FAIL[$total]=${FAIL[$p]}; fi
+  done
 }
 
 # manifest_of HOST REPO TAG -> "layers total_layer_bytes" of the pushed manifest (checks it is there)
@@ -353,15 +429,66 @@ for phase in cold rebuild; do
     --cache-dir "$run/pi-cache" -q --metadata-file "$run/pi_$phase.json"
   MAN[bah_$phase]=$(manifest_of "$BAH_REG" bench/app "$phase") || WARN+=("buildah $phase: no manifest in the registry")
   MAN[pi_$phase]=$(manifest_of "$PI_REG" bench/app "$phase") || WARN+=("paddle-image $phase: no manifest in the registry")
-  b=bah_${phase}_bud p=bah_${phase}_push
-  SECS[bah_$phase]=$(awk -v a="${SECS[$b]}" -v b="${SECS[$p]}" 'BEGIN{printf "%.2f", a + b}')
-  NET[bah_$phase]=$(awk -v a="${NET[$b]}" -v b="${NET[$p]}" 'BEGIN{printf "%.2f", a + b}')
-  CPU[bah_$phase]=$(awk -v a="${CPU[$b]}" -v b="${CPU[$p]}" 'BEGIN{printf "%.2f", a + b}')
-  UP[bah_$phase]=$((UP[$b] + UP[$p]))
-  REQ[bah_$phase]=$((REQ[$b] + REQ[$p]))
-  PROBES[bah_$phase]=$((PROBES[$b] + PROBES[$p]))
-  RSS[bah_$phase]=$((RSS[$b] > RSS[$p] ? RSS[$b] : RSS[$p]))
+  sum_runs "bah_$phase" "bah_${phase}_bud" "bah_${phase}_push"
 done
+
+# The fresh CI runner (issue 37). Seed: each tool's cold build of the code as it is
+# now writes its registry cache (buildah on overlay into empty storage but the base,
+# `bud --layers --cache-to`, then push; paddle-image from an empty --cache-dir with
+# --cache-to, pushed to a repository of its own so that its upload is a cold one).
+# Then a second one-line change and the fresh runner: buildah's storage and blob-info
+# cache wiped (the base imported again, timed), `bud --layers --cache-from/--cache-to`
+# and push; paddle-image from another empty --cache-dir with --cache-from/--cache-to,
+# pushed beside the cold and rebuild images. A buildah cache failure is recorded
+# (FAIL) instead of ending the run.
+BAO_CACHE=$BAO_PUSH/bench/app-bcache PI_CACHE=$PI_PUSH/bench/app/cache
+pi_cache=0
+if "$pi" build --help 2>&1 | grep -q -- '--cache-from'; then pi_cache=1; fi
+echo "[fresh runner: the registry caches are written]" >&2
+# shellcheck disable=SC2016  # expanded by the inner bash
+if may_fail=1 timed bah_ovl_cold_bud "$BAO_PLOG" bash -c 'set -o pipefail; "$@" 2>&1 |
+    while IFS= read -r l; do printf "%s %s\n" "$EPOCHREALTIME" "$l"; done' _ \
+    "${bao[@]}" bud --layers --pull=never --network none --cache-to "$BAO_CACHE" \
+    -t localhost/bench/app:latest -f "$proj/Dockerfile" "$proj"; then
+  may_fail=1 timed bah_ovl_cold_push "$BAO_PLOG" "${bao[@]}" push --tls-verify=false \
+    localhost/bench/app:latest "docker://$BAO_PUSH/bench/app:cold" || true
+  sum_runs bah_ovl_cold bah_ovl_cold_bud bah_ovl_cold_push
+else
+  sum_runs bah_ovl_cold bah_ovl_cold_bud
+fi
+if [[ $pi_cache == 1 ]]; then
+  timed pi_seed "$PI_PLOG" "$pi" build "$proj/spec.yaml" --push "$PI_PUSH/bench/app-seed:cold" --insecure \
+    --cache-dir "$run/pi-seed-cache" -q --metadata-file "$run/pi_seed.json" --cache-to "$PI_CACHE"
+else
+  echo "  paddle-image: skipped, '$pi build --help' has no --cache-from (a binary from before issue 37)" >&2
+fi
+echo "[fresh runner: a second one-line change, empty local storage]" >&2
+printf 'print("fresh runner")\n' >>"$proj/src/ocr/det.py"
+bah_ovl_wipe
+# shellcheck disable=SC2016  # expanded by the inner bash
+timed bah_fresh_pull "$BAO_PLOG" bash -c 'ref=$1 name=$2; shift 2; id=$("$@" pull -q "$ref") && "$@" tag "$id" "$name"' _ \
+  "oci:$run/base/pybase:py$pyver" "localhost/bench/pybase:py$pyver" "${bao[@]}"
+# shellcheck disable=SC2016  # expanded by the inner bash
+if may_fail=1 timed bah_fresh_bud "$BAO_PLOG" bash -c 'set -o pipefail; "$@" 2>&1 |
+    while IFS= read -r l; do printf "%s %s\n" "$EPOCHREALTIME" "$l"; done' _ \
+    "${bao[@]}" bud --layers --pull=never --network none --cache-from "$BAO_CACHE" --cache-to "$BAO_CACHE" \
+    -t localhost/bench/app:latest -f "$proj/Dockerfile" "$proj"; then
+  may_fail=1 timed bah_fresh_push "$BAO_PLOG" "${bao[@]}" push --tls-verify=false \
+    localhost/bench/app:latest "docker://$BAO_PUSH/bench/app:fresh" || true
+  sum_runs bah_fresh bah_fresh_pull bah_fresh_bud bah_fresh_push
+else
+  sum_runs bah_fresh bah_fresh_pull bah_fresh_bud
+fi
+ovl_bytes=$(du -sb "$odir/root" | cut -f1)
+if [[ $pi_cache == 1 ]]; then
+  timed pi_fresh "$PI_PLOG" "$pi" build "$proj/spec.yaml" --push "$PI_PUSH/bench/app:fresh" --insecure \
+    --cache-dir "$run/pi-fresh-cache" -q --metadata-file "$run/pi_fresh.json" \
+    --cache-from "$PI_CACHE" --cache-to "$PI_CACHE"
+  MAN[pi_fresh]=$(manifest_of "$PI_REG" bench/app fresh) || WARN+=("paddle-image fresh runner: no manifest in the registry")
+fi
+if [[ -z ${FAIL[bah_fresh]:-} ]]; then
+  MAN[bah_fresh]=$(manifest_of "$BAO_REG" bench/app fresh) || WARN+=("buildah fresh runner: no manifest in the registry")
+fi
 registry_stop_all   # before reading CPU counters: stopped children count in our own ticks
 
 busy_end=$(busy_ticks); own_end=$(own_ticks); wall_end=$(date +%s.%N)
@@ -371,8 +498,9 @@ wall=$(awk -v a="$wall_start" -v b="$wall_end" 'BEGIN{printf "%.0f", b - a}')
 
 # Checks (untimed): the rebuild reused every layer but the code; buildah took the cache;
 # the machine's /var/lib/containers was not created by this run.
-layer_status() { # METADATA -> "name=status ..." of the spec's layers
-  "$py" -c 'import json,sys; print(" ".join(l["name"] + "=" + l["status"] for l in json.load(open(sys.argv[1]))["layers"] if l["kind"] != "base"))' "$1"
+layer_status() { # METADATA -> "name=status ..." of the spec's layers; "(registry)": from the registry cache
+  "$py" -c 'import json,sys; print(" ".join(l["name"] + "=" + l["status"] + ("(registry)" if "cache" in l else "")
+    for l in json.load(open(sys.argv[1]))["layers"] if l["kind"] != "base"))' "$1"
 }
 layer_secs() { # METADATA -> "name=seconds ..." of the spec's layers, and the build's own seconds
   "$py" -c 'import json,sys
@@ -380,10 +508,27 @@ m = json.load(open(sys.argv[1]))
 print(" ".join("%s %.3f" % (l["name"], l["seconds"]) for l in m["layers"] if l["kind"] != "base") + ", whole build %.2f" % m["seconds"])' "$1"
 }
 pi_uploaded() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["registry"]["bytes_uploaded"])' "$1"; }
+pi_downloaded() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["registry"]["bytes_downloaded"])' "$1"; }
+pi_rcache() { # METADATA -> the build report's registry cache counters
+  "$py" -c 'import json,sys
+c = json.load(open(sys.argv[1])).get("registry_cache", {})
+print("hits %d, misses %d, stored %d, already there %d, warnings %d" % tuple(
+    len(c.get(k) or []) if isinstance(c.get(k), list) else int(c.get(k) or 0)
+    for k in ("hits", "misses", "stored", "present", "warnings")))' "$1"
+}
 st=$(layer_status "$run/pi_rebuild.json")
 [[ $st == "deps=reused models=reused app=rebuilt" ]] || WARN+=("paddle-image rebuild: layer statuses '$st', expected deps and models reused, app rebuilt")
 bah_cached=$(grep -c 'Using cache' "$run/bah_rebuild_bud.out" || true)
 [[ $bah_cached -ge 3 ]] || WARN+=("buildah rebuild used its layer cache for $bah_cached steps, expected 3 (COPY wheels, RUN pip, COPY models)")
+if [[ $pi_cache == 1 ]]; then
+  st=$(layer_status "$run/pi_fresh.json")
+  [[ $st == "deps=reused(registry) models=reused(registry) app=rebuilt" ]] ||
+    WARN+=("paddle-image fresh runner: layer statuses '$st', expected deps and models from the registry cache, app rebuilt")
+fi
+bah_fresh_cached=$(grep -c 'Using cache' "$run/bah_fresh_bud.out" || true)
+if [[ -z ${FAIL[bah_fresh_bud]:-} && $bah_fresh_cached -lt 3 ]]; then
+  WARN+=("buildah fresh runner used its registry cache for $bah_fresh_cached steps, expected 3 (COPY wheels, RUN pip, COPY models)")
+fi
 if [[ $(machine_cache_stamp) != "$machine_cache_before" ]]; then
   WARN+=("$machine_cache changed during the run (another process's skopeo/podman/buildah, or the mount namespace here did not hold)")
 fi
@@ -397,9 +542,10 @@ bud_steps() {
       n++; s[n] = t; split($0, w, " "); lab[n] = w[3]; if (w[3] == "COPY") lab[n] = lab[n] " " w[4]
     }
     /^--> Using cache/ { c[n] = 1 }
+    /^--> Cache pulled from remote/ { r[n] = 1 }
     END {
       d[n] = t1 - s[n]; printf "start %.1f", pre
-      for (i = 1; i <= n; i++) printf ", %s%s %.1f", lab[i], c[i] ? " (cache)" : "", d[i]
+      for (i = 1; i <= n; i++) printf ", %s%s %.1f", lab[i], r[i] ? " (registry cache)" : c[i] ? " (cache)" : "", d[i]
       print ""
     }' "$run/$1.out"
 }
@@ -422,7 +568,53 @@ declare -A LABEL=(
   [bah_rebuild_push]="  buildah push"
   [bah_rebuild]="buildah rebuild, total"
   [pi_rebuild]="paddle-image rebuild --push"
+  [bah_ovl_cold_bud]="  buildah bud --cache-to"
+  [bah_ovl_cold_push]="  buildah push"
+  [bah_ovl_cold]="buildah overlay cold, total"
+  [pi_seed]="paddle-image cold, --cache-to"
+  [bah_fresh_pull]="  buildah pull (the base)"
+  [bah_fresh_bud]="  bud --cache-from/--cache-to"
+  [bah_fresh_push]="  buildah push"
+  [bah_fresh]="buildah fresh runner, total"
+  [pi_fresh]="paddle-image fresh runner"
 )
+fresh_names=(bah_ovl_cold_bud bah_ovl_cold_push bah_ovl_cold pi_seed bah_fresh_pull bah_fresh_bud bah_fresh_push bah_fresh pi_fresh)
+row() { # KEY: one line of the table: figures, or why there are none
+  local n=$1
+  if [[ -n ${FAIL[$n]:-} ]]; then
+    printf '%-32s %8s  (%s s until it failed: see "failed" below)\n' "${LABEL[$n]}" failed "${SECS[$n]:-?}"
+  elif [[ -z ${SECS[$n]:-} ]]; then
+    printf '%-32s %8s\n' "${LABEL[$n]}" "$([[ $n == pi_* ]] && echo skipped || echo "not run")"
+  else
+    printf '%-32s %8.2f %7d %8.2f %7.1f %7.2f %12.3f %13.3f %5d\n' "${LABEL[$n]}" "${SECS[$n]}" "${PROBES[$n]}" "${NET[$n]}" \
+      "$(rssmb "${RSS[$n]}")" "${CPU[$n]}" "$(awk -v b="${UP[$n]}" 'BEGIN{printf "%.3f", b/1048576}')" \
+      "$(awk -v b="${DOWN[$n]}" 'BEGIN{printf "%.3f", b/1048576}')" "${REQ[$n]}"
+  fi
+}
+# fresh_ratio TEXT NUM_KEY DEN_KEY: NUM/DEN as measured and net, or why not
+fresh_ratio() {
+  local k
+  for k in "$2" "$3"; do
+    if [[ -n ${FAIL[$k]:-} || -z ${SECS[$k]:-} ]]; then
+      printf '  %s     n/a   (%s %s)\n' "$1" "${LABEL[$k]}" "$([[ -n ${FAIL[$k]:-} ]] && echo failed || echo "did not run")"
+      return
+    fi
+  done
+  printf '  %s  %6sx   net of the proxy wait: %6sx\n' "$1" "$(ratio "${SECS[$2]}" "${SECS[$3]}")" "$(ratio "${NET[$2]}" "${NET[$3]}")"
+}
+# goal_line TEXT NUM_KEY DEN_KEY CMP LIMIT: [MET]/[MISSED] on the net ratio NUM/DEN
+# (CMP le: at most LIMIT, ge: at least LIMIT), or why it cannot be judged.
+goal_line() {
+  local text=$1 a=$2 b=$3 cmp=$4 lim=$5 k ok
+  for k in "$a" "$b"; do
+    if [[ -n ${FAIL[$k]:-} ]]; then printf '  [FAILED] %s: %s failed (below)\n' "$text" "${LABEL[$k]}"; return; fi
+    if [[ -z ${SECS[$k]:-} ]]; then printf '  [SKIPPED] %s: %s did not run\n' "$text" "${LABEL[$k]}"; return; fi
+  done
+  ok=$(awk -v a="${NET[$a]}" -v b="${NET[$b]}" -v l="$lim" -v c="$cmp" \
+    'BEGIN{ if (b <= 0) b = 0.005; r = a / b; print (c == "le" ? r <= l : r >= l) ? 1 : 0 }')
+  printf '  [%s] %s, net of the proxy wait (%sx; %sx with it)\n' "$( [[ $ok == 1 ]] && echo MET || echo MISSED )" \
+    "$text" "$(ratio "${NET[$a]}" "${NET[$b]}")" "$(ratio "${SECS[$a]}" "${SECS[$b]}")"
+}
 
 report() {
   echo
@@ -433,23 +625,32 @@ report() {
   echo "  paddle-image: $pi_src (version $("$pi" --version 2>/dev/null | head -1), built $pi_date, sha256 $pi_sum...)"
   echo "  buildah: $(buildah --version | awk '{print $3}'), storage driver $driver (vfs copies the whole root file system for every layer),"
   echo "           isolation oci (runc $(runc --version | awk 'NR==1{print $3}')), bud --layers --network none, push gzip (its default)"
-  echo "  registry: $(/usr/bin/docker-registry --version | awk '{print $2, $3}') on 127.0.0.1, one per tool, each behind fault_proxy.py in pass-through mode"
+  echo "           fresh runner: storage driver $ovl_driver (native), its registry insecure in a private registries.conf,"
+  echo "           bud --cache-to (cold) and --cache-from/--cache-to (fresh) $BAO_REG/bench/app-bcache"
+  echo "  registry: $(/usr/bin/docker-registry --version | awk '{print $2, $3}') on 127.0.0.1, one per tool (two for buildah: vfs, overlay), each behind fault_proxy.py in pass-through mode"
   echo "  proxy wait: the proxy never answers a TLS hello; each client's first HTTPS probe waits until it gives up:"
   echo "           paddle-image ${STALL[pi]} s, buildah ${STALL[bah]} s per probe (measured; docker-registry itself answers at once)"
   echo "  image:   base = debootstrap bookworm rootfs + pip ($(basename "$pip_whl"), installed by paddle-image), python $pyver, $(mb "$base_bytes") MB of blobs"
   echo "           + $(find "$proj/wheels" -name '*.whl' | wc -l) wheels ($(kb "$wheels_bytes") KB) installed (pip --no-index / paddle-image wheels layer)"
   echo "           + models: $model_files files, $(mb "$models_bytes") MB random  + code: $src_files files; rebuild = one line appended to src/ocr/det.py"
+  echo "           fresh runner = a second line appended, built from empty local storage; paddle-image's cache $PI_REG/bench/app/cache"
   echo
-  printf '%-32s %8s %7s %8s %7s %7s %12s %5s\n' run seconds probes "net s" "RSS MB" "CPU s" "uploaded MB" reqs
+  printf '%-32s %8s %7s %8s %7s %7s %12s %13s %5s\n' run seconds probes "net s" "RSS MB" "CPU s" "uploaded MB" "downloaded MB" reqs
   local n
   for n in "${names[@]}"; do
     if [[ $n == bah_rebuild_bud ]]; then echo; fi
-    printf '%-32s %8.2f %7d %8.2f %7.1f %7.2f %12.3f %5d\n' "${LABEL[$n]}" "${SECS[$n]}" "${PROBES[$n]}" "${NET[$n]}" \
-      "$(rssmb "${RSS[$n]}")" "${CPU[$n]}" "$(awk -v b="${UP[$n]}" 'BEGIN{printf "%.3f", b/1048576}')" "${REQ[$n]}"
+    row "$n"
+  done
+  echo
+  echo "fresh runner (issue 37): buildah on overlay, paddle-image; seed the registry caches, then a second change built"
+  echo "from empty local storage"
+  for n in "${fresh_names[@]}"; do
+    if [[ $n == bah_fresh_pull ]]; then echo; fi
+    row "$n"
   done
   echo "  (seconds: wall; probes: HTTPS probes the proxy stalled; net s: seconds minus their wait; RSS: peak of the"
   echo "   largest single process (GNU time -v); CPU: user+sys of the tool and its children; uploaded: request body"
-  echo "   bytes the proxy relayed to the registry; reqs: HTTP requests)"
+  echo "   bytes the proxy relayed to the registry; downloaded: response body bytes of GETs; reqs: HTTP requests)"
   echo
   echo "ratios (buildah seconds / paddle-image seconds; > 1 = paddle-image faster):"
   printf '  cold build + push:    %6sx   net of the proxy wait: %6sx\n' "$(ratio "${SECS[bah_cold]}" "${SECS[pi_cold]}")" \
@@ -461,6 +662,21 @@ report() {
     "$(mb "${UP[bah_cold]}")" "$(mb "${UP[pi_cold]}")" "$(mb "$(pi_uploaded "$run/pi_cold.json")")"
   printf '  rebuild: buildah %s KB, paddle-image %s KB (paddle-image counts %s KB of blobs)\n' \
     "$(kb "${UP[bah_rebuild]}")" "$(kb "${UP[pi_rebuild]}")" "$(kb "$(pi_uploaded "$run/pi_rebuild.json")")"
+  echo "fresh runner, seconds / seconds (> 1 = the second faster):"
+  fresh_ratio "paddle-image fresh runner / paddle-image warm rebuild:" pi_fresh pi_rebuild
+  fresh_ratio "buildah fresh runner / paddle-image fresh runner:      " bah_fresh pi_fresh
+  echo "fresh runner, bytes through the proxy (downloaded: GET response bodies; uploaded: request bodies):"
+  if [[ -n ${FAIL[bah_fresh]:-} ]]; then
+    echo "  buildah:      failed (below)"
+  else
+    printf '  buildah:      downloaded %s MB, uploaded %s KB (the base import from the layout not included: no registry)\n' \
+      "$(mb "${DOWN[bah_fresh]}")" "$(kb "${UP[bah_fresh]}")"
+  fi
+  if [[ $pi_cache == 1 ]]; then
+    printf '  paddle-image: downloaded %s MB, uploaded %s KB (it counts %s MB of blobs downloaded, %s KB uploaded)\n' \
+      "$(mb "${DOWN[pi_fresh]}")" "$(kb "${UP[pi_fresh]}")" "$(mb "$(pi_downloaded "$run/pi_fresh.json")")" \
+      "$(kb "$(pi_uploaded "$run/pi_fresh.json")")"
+  fi
   printf 'peak RSS: buildah %s MB, paddle-image %s MB\n' \
     "$(rssmb "$(printf '%s\n' "${RSS[bah_cold]}" "${RSS[bah_rebuild]}" | sort -n | tail -1)")" \
     "$(rssmb "$(printf '%s\n' "${RSS[pi_cold]}" "${RSS[pi_rebuild]}" | sort -n | tail -1)")"
@@ -475,6 +691,22 @@ report() {
     echo "  paddle-image $p, seconds per layer: $(layer_secs "$run/pi_$p.json"); pushed $nl layers, $(mb "$sz") MB"
   done
   echo "  paddle-image rebuild layers: $(layer_status "$run/pi_rebuild.json"); buildah rebuild steps from its cache: $bah_cached"
+  for p in ovl_cold fresh; do
+    [[ -f $run/bah_${p}_bud.out ]] || continue
+    echo "  buildah bud $([[ $p == fresh ]] && echo "fresh runner" || echo "overlay cold --cache-to"), seconds per step: $(bud_steps "bah_${p}_bud")"
+  done
+  if [[ -n ${MAN[bah_fresh]:-} ]]; then
+    read -r nl sz <<<"${MAN[bah_fresh]}"
+    echo "    fresh runner: pushed $nl layers, $(mb "$sz") MB; steps from its cache: $bah_fresh_cached; overlay storage $(mb "$ovl_bytes") MB"
+  fi
+  if [[ $pi_cache == 1 ]]; then
+    echo "  paddle-image cold --cache-to, seconds per layer: $(layer_secs "$run/pi_seed.json"); registry cache: $(pi_rcache "$run/pi_seed.json")"
+    read -r nl sz <<<"${MAN[pi_fresh]:-0 0}"
+    echo "  paddle-image fresh runner, seconds per layer: $(layer_secs "$run/pi_fresh.json"); pushed $nl layers, $(mb "$sz") MB"
+    echo "    layers: $(layer_status "$run/pi_fresh.json"); registry cache: $(pi_rcache "$run/pi_fresh.json")"
+  else
+    echo "  paddle-image fresh runner: skipped ($pi_src: 'build --help' has no --cache-from)"
+  fi
   echo
   echo "goal:"
   local ok
@@ -482,6 +714,20 @@ report() {
   printf '  [%s] rebuild + push at least 10x faster than buildah, net of the proxy wait (%sx; %sx with it)\n' \
     "$( [[ $ok == 1 ]] && echo MET || echo MISSED )" "$(ratio "${NET[bah_rebuild]}" "${NET[pi_rebuild]}")" \
     "$(ratio "${SECS[bah_rebuild]}" "${SECS[pi_rebuild]}")"
+  goal_line "fresh runner within 2x of the warm rebuild (paddle-image fresh / rebuild)" pi_fresh pi_rebuild le 2
+  goal_line "fresh runner at least 10x faster than buildah's (buildah fresh / paddle-image fresh)" bah_fresh pi_fresh ge 10
+  local k
+  for k in "${!FAIL[@]}"; do
+    [[ $k == bah_ovl_cold || $k == bah_fresh ]] && continue
+    echo; echo "failed:"; break
+  done
+  local what
+  for k in bah_ovl_cold_bud bah_ovl_cold_push bah_fresh_bud bah_fresh_push; do
+    [[ -n ${FAIL[$k]:-} ]] || continue
+    what=$([[ $k == bah_ovl_* ]] && echo "cold, writing the cache" || echo "fresh runner")
+    printf '  buildah %s, %s (%s s, log %s):\n    %s\n' "$what" "${LABEL[$k]#"${LABEL[$k]%%[! ]*}"}" "${SECS[$k]}" \
+      "$run/$k.out" "${FAIL[$k]}"
+  done
   if ((${#WARN[@]})); then
     echo; echo "warnings:"; printf '  %s\n' "${WARN[@]}"
   fi
