@@ -24,24 +24,6 @@ namespace {
 constexpr std::int64_t k_max_record = 64 << 20; // a wheels layer's tree of 100,000 directories fits
 const std::string k_empty_bytes = "{}";
 
-json blob_json(const layers::BlobInfo& b) {
-  return {{"digest", b.digest.str()},
-          {"diff_id", b.diff_id.str()},
-          {"size", b.size},
-          {"uncompressed_size", b.uncompressed_size},
-          {"media_type", b.media_type}};
-}
-
-layers::BlobInfo blob_from_json(const json& j) {
-  layers::BlobInfo b;
-  b.digest = oci::Digest::parse(j.at("digest").get<std::string>());
-  b.diff_id = oci::Digest::parse(j.at("diff_id").get<std::string>());
-  b.size = j.at("size").get<std::int64_t>();
-  b.uncompressed_size = j.at("uncompressed_size").get<std::int64_t>();
-  b.media_type = j.at("media_type").get<std::string>();
-  return b;
-}
-
 oci::Descriptor descriptor(const std::string& media_type, const std::string& bytes) {
   return oci::Descriptor{
       media_type, oci::Digest::sha256(util::sha256_hex(bytes)), static_cast<std::int64_t>(bytes.size()), {}, {}};
@@ -58,7 +40,7 @@ std::string record_bytes(const std::string& kind, const std::string& key, const 
                          {"kind", kind},
                          {"key", key},
                          {"versions", versions},
-                         {"blob", blob_json(info)},
+                         {"blob", layers::to_json(info)},
                          {"record", extra}});
 }
 
@@ -157,7 +139,7 @@ CacheEntry check_entry(registry::Registry& reg, const std::string& repo, const s
   e.kind = record.at("kind").get<std::string>();
   e.key = record.at("key").get<std::string>();
   e.versions = record.at("versions");
-  e.blob = blob_from_json(record.at("blob"));
+  e.blob = layers::blob_info_from_json(record.at("blob"));
   e.record = record.at("record");
   const json ann = j.value("annotations", json::object());
   e.is_signed = ann.contains(k_cache_signature_annotation);

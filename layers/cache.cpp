@@ -14,8 +14,6 @@ namespace layers {
 
 using nlohmann::json;
 
-namespace {
-
 json to_json(const BlobInfo& b) {
   return {{"digest", b.digest.str()},
           {"diff_id", b.diff_id.str()},
@@ -23,6 +21,18 @@ json to_json(const BlobInfo& b) {
           {"uncompressed_size", b.uncompressed_size},
           {"media_type", b.media_type}};
 }
+
+BlobInfo blob_info_from_json(const json& j) {
+  BlobInfo b;
+  b.digest = oci::Digest::parse(j.at("digest").get<std::string>());
+  b.diff_id = oci::Digest::parse(j.at("diff_id").get<std::string>());
+  b.size = j.at("size").get<std::int64_t>();
+  b.uncompressed_size = j.at("uncompressed_size").get<std::int64_t>();
+  b.media_type = j.at("media_type").get<std::string>();
+  return b;
+}
+
+namespace {
 
 // A key file's blob info; its "extra" object is handed to read_extra when given, its
 // portable key (for the registry cache) to `portable_key`.
@@ -37,13 +47,7 @@ std::optional<BlobInfo> from_json_file(const fs::path& p, const DebugLog& debug,
     if (portable_key != nullptr) {
       *portable_key = j.value("portable_key", std::string());
     }
-    BlobInfo b;
-    b.digest = oci::Digest::parse(j.at("digest").get<std::string>());
-    b.diff_id = oci::Digest::parse(j.at("diff_id").get<std::string>());
-    b.size = j.at("size").get<std::int64_t>();
-    b.uncompressed_size = j.at("uncompressed_size").get<std::int64_t>();
-    b.media_type = j.at("media_type").get<std::string>();
-    return b;
+    return blob_info_from_json(j);
   } catch (const std::exception& e) {
     // Safe: a key file that cannot be read or parsed (an old format, a damaged disk)
     // is a cache miss; the layer is built again and its key file rewritten.

@@ -37,6 +37,11 @@ struct LayerRecord {
   std::optional<nlohmann::json> tree;
 };
 nlohmann::json to_json(const LayerRecord& record);
+// A blob's info as the key files and the registry cache's records hold it: {digest,
+// diff_id, size, uncompressed_size, media_type}; reading throws nlohmann::json::exception
+// or Error(input) on a malformed one.
+nlohmann::json to_json(const BlobInfo& b);
+BlobInfo blob_info_from_json(const nlohmann::json& j);
 // Throws nlohmann::json::exception on a malformed record.
 LayerRecord layer_record_from_json(const nlohmann::json& j);
 

@@ -70,9 +70,12 @@ pull $B/team/flags:v1 -o oci:flags-pulled -q
 copy $B/team/flags:v1 $B/team/flags-copy:v1 -q
 warm plan $B/team/flags:v1
 warm manifests $B/team/flags:v1 --kind imagepulljob
+cache ls $B/team/flags
+cache prune $B/team/flags --keep $B/team/flags:v1 --dry-run
 LIST
 # Commands that talk to no registry list no registry flag (a flag that does nothing is a lie).
-for c in "cache info" "cache prune" resolve matrix logout gc "key generate" init "warm hosts"; do
+# (cache prune takes them: with a repository it prunes a registry cache.)
+for c in "cache info" resolve matrix logout gc "key generate" init "warm hosts"; do
   # shellcheck disable=SC2086 # c is a command and its subcommand
   check "$c --help lists no registry flag" bash -c "! '$PI' $c --help | grep -E -- '--(username|password-stdin|insecure-registry|insecure|ca-file)\b'"
 done
