@@ -531,10 +531,11 @@ std::vector<BuiltLayer> built_layers(const Assembly& a, const Base& base, const 
       bl.uncompressed_size = rep.layers[i].blob.uncompressed_size;
       if (auto hit = cache.remote_origin(a.layers[i].digest)) {
         bl.cache = &cache;
-        bl.remote = std::move(hit);
+        bl.mount_registry = hit->registry;
+        bl.mount_repository = hit->repository;
       } else if (auto home = cache.remote() ? cache.remote()->stored_at(a.layers[i].digest) : std::nullopt) {
-        bl.stored_registry = home->first; // a push to that registry mounts it from the cache repository
-        bl.stored_repository = home->second;
+        bl.mount_registry = home->first;
+        bl.mount_repository = home->second;
       }
     }
     built.push_back(bl);

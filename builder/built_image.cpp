@@ -33,10 +33,6 @@ const BuiltLayer* BuiltImage::find(const oci::Descriptor& d) const {
   throw Error(ErrorKind::internal, "no blob " + d.digest.str() + " in " + m_name);
 }
 
-bool BuiltImage::mounts_from_cache(const BuiltLayer& l) const {
-  return !l.from_base && m_mode == BaseBlobs::remote && l.remote.has_value();
-}
-
 bool BuiltImage::streams_from_base(const BuiltLayer& l) const {
   return l.from_base && m_mode == BaseBlobs::remote && m_base.image &&
          !m_base.image->hints(l.descriptor).registry.empty();
@@ -85,17 +81,15 @@ oci::BlobHints BuiltImage::hints(const oci::Descriptor& d) const {
     h.verified = false;
     return h;
   }
-  if (mounts_from_cache(*l)) {
-    h.registry = l->remote->registry;
-    h.repository = l->remote->repository;
-    h.verified = false;
-    return h;
+  if (m_mode == BaseBlobs::remote && !l->mount_registry.empty()) {
+    h.registry = l->mount_registry; // mounted from the cache repository, else uploaded
+    h.repository = l->mount_repository;
+    if (l->cache != nullptr && !l->cache->blobs().has(d.digest)) {
+      h.verified = false; // not here yet: open_blob downloads it (checked) only if the mount fails
+      return h;
+    }
   }
   h.file = local_file(*l);
-  if (m_mode == BaseBlobs::remote && !l->stored_registry.empty()) {
-    h.registry = l->stored_registry; // mounted from the cache repository, else uploaded from the file
-    h.repository = l->stored_repository;
-  }
   return h;
 }
 

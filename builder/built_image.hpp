@@ -22,12 +22,11 @@ struct BuiltLayer {
   std::optional<std::int64_t> uncompressed_size; // known for our layers
   bool from_base = false;
   // Our layer taken from a registry cache: the cache, which downloads it once when a
-  // local output needs it; a push to that registry mounts it from `remote` (downloaded
-  // or not).
+  // local output needs it (until then a push has no file to upload it from).
   layers::LayerCache* cache = nullptr;
-  std::optional<layers::RemoteHit> remote;
-  // Our layer this build stored into a registry cache (--cache-to): mountable there.
-  std::string stored_registry, stored_repository;
+  // Our layer in a registry cache repository (taken from it, or stored into it by
+  // --cache-to): a push to that registry mounts it from there.
+  std::string mount_registry, mount_repository;
 };
 
 class BuiltImage : public oci::Image {
@@ -45,7 +44,6 @@ public:
 private:
   const BuiltLayer* find(const oci::Descriptor& d) const;
   bool streams_from_base(const BuiltLayer& l) const;
-  bool mounts_from_cache(const BuiltLayer& l) const;
   std::filesystem::path local_file(const BuiltLayer& l) const;
 
   std::string m_name;

@@ -87,7 +87,8 @@ public:
   EntryImage(std::string name, oci::ManifestBlob root, const std::string& record, oci::Descriptor blob,
              std::function<fs::path()> local_file, const layers::RemoteHit* from)
       : m_name(std::move(name)), m_root(std::move(root)), m_record(std::make_shared<std::string>(record)),
-        m_blob(std::move(blob)), m_local_file(std::move(local_file)), m_from(from) {}
+        m_record_digest(oci::Digest::sha256(util::sha256_hex(record))), m_blob(std::move(blob)),
+        m_local_file(std::move(local_file)), m_from(from) {}
   const std::string& name() const override { return m_name; }
   const oci::ManifestBlob& root() const override { return m_root; }
   oci::ManifestBlob manifest(const oci::Descriptor&) const override { return m_root; }
@@ -95,8 +96,7 @@ public:
     if (d.digest == m_blob.digest) {
       return util::file_reader(m_local_file(), offset);
     }
-    bool record = d.digest == oci::Digest::sha256(util::sha256_hex(*m_record));
-    return string_reader(record ? m_record : std::make_shared<std::string>(k_empty_bytes), offset);
+    return string_reader(d.digest == m_record_digest ? m_record : std::make_shared<std::string>(k_empty_bytes), offset);
   }
   oci::BlobHints hints(const oci::Descriptor& d) const override {
     oci::BlobHints h;
@@ -117,6 +117,7 @@ private:
   std::string m_name;
   oci::ManifestBlob m_root;
   std::shared_ptr<const std::string> m_record;
+  oci::Digest m_record_digest;
   oci::Descriptor m_blob;
   std::function<fs::path()> m_local_file;
   const layers::RemoteHit* m_from;
@@ -132,8 +133,9 @@ CacheEntry check_entry(registry::Registry& reg, const std::string& repo, const s
   }
   oci::Descriptor record_d = oci::descriptor_from_json(ls[1]);
   oci::Descriptor blob_d = oci::descriptor_from_json(ls[0]);
-  json record = oci::parse_json(reg.read_blob(repo, record_d, k_max_record), "cache record of " + tag);
   CacheEntry e;
+  e.record_bytes = reg.read_blob(repo, record_d, k_max_record);
+  json record = oci::parse_json(e.record_bytes, "cache record of " + tag);
   e.tag = tag;
   e.manifest = m.digest;
   e.kind = record.at("kind").get<std::string>();
@@ -142,7 +144,7 @@ CacheEntry check_entry(registry::Registry& reg, const std::string& repo, const s
   e.blob = layers::blob_info_from_json(record.at("blob"));
   e.record = record.at("record");
   const json ann = j.value("annotations", json::object());
-  e.is_signed = ann.contains(k_cache_signature_annotation);
+  e.signature = ann.value(k_cache_signature_annotation, std::string());
   if (cache_tag(e.kind, e.key, e.versions) != tag) {
     throw Error(ErrorKind::integrity, "its record is for another key (" + e.kind + " " + e.key +
                                           "): an entry re-tagged under this key is refused");
@@ -154,20 +156,11 @@ CacheEntry check_entry(registry::Registry& reg, const std::string& repo, const s
   return e;
 }
 
-// Whether the entry's signature (over its record's bytes) verifies with `key`.
-bool signature_verifies(registry::Registry& reg, const std::string& repo, const oci::ManifestBlob& m,
-                        const signing::PublicKey& key) {
-  json j = oci::parse_json(m.bytes, "cache entry");
-  const json ann = j.value("annotations", json::object());
-  if (!ann.contains(k_cache_signature_annotation)) {
-    return false;
-  }
+// Whether the entry's signature (over its record's bytes, read once by check_entry)
+// verifies with `key`.
+bool signature_verifies(const CacheEntry& e, const signing::PublicKey& key) {
   std::string der;
-  if (!util::base64_decode(ann.at(k_cache_signature_annotation).get<std::string>(), der)) {
-    return false;
-  }
-  oci::Descriptor record_d = oci::descriptor_from_json(j.at("layers").at(1));
-  return key.verify(reg.read_blob(repo, record_d, k_max_record), der);
+  return e.is_signed() && util::base64_decode(e.signature, der) && key.verify(e.record_bytes, der);
 }
 
 std::string repo_name(const oci::ImageRef& r) {
@@ -219,13 +212,22 @@ void RegistryCache::warn(const std::string& line) {
   m_options.warn("warning: " + line);
 }
 
+namespace {
+
+// The entry whose manifest a HEAD of `tag` found: GET by its digest, then checked.
+CacheEntry read_entry_at(registry::Registry& reg, const std::string& repo, const std::string& tag,
+                         const oci::Descriptor& head) {
+  return check_entry(reg, repo, tag, reg.get_manifest(repo, head.digest.str()));
+}
+
+} // namespace
+
 std::optional<CacheEntry> read_cache_entry(registry::Registry& reg, const std::string& repo, const std::string& tag) {
   std::optional<oci::Descriptor> head = reg.head_manifest(repo, tag); // HEAD first: GETs count against pull limits
   if (!head) {
     return std::nullopt;
   }
-  oci::ManifestBlob m = reg.get_manifest(repo, head->digest.str());
-  return check_entry(reg, repo, tag, m);
+  return read_entry_at(reg, repo, tag, *head);
 }
 
 std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& repo, const std::string& kind,
@@ -233,22 +235,21 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
   std::string where = repo_name(repo) + ":" + tag;
   try {
     auto reg = m_options.connect(repo.registry);
-    std::optional<oci::Descriptor> head = reg->head_manifest(repo.repository, tag);
-    if (!head) {
+    std::optional<CacheEntry> found = read_cache_entry(*reg, repo.repository, tag);
+    if (!found) {
       return std::nullopt;
     }
-    oci::ManifestBlob m = reg->get_manifest(repo.repository, head->digest.str());
-    CacheEntry e = check_entry(*reg, repo.repository, tag, m);
+    const CacheEntry& e = *found;
     if (e.kind != kind || e.key != key) {
       throw Error(ErrorKind::integrity, "its record is for another key: refused");
     }
     bool verified = false;
     if (m_options.verify_key) {
-      if (!e.is_signed) {
+      if (!e.is_signed()) {
         warn("registry cache " + where + ": the entry is not signed; ignored (--cache-verify-key is set)");
         return std::nullopt;
       }
-      if (!signature_verifies(*reg, repo.repository, m, *m_options.verify_key)) {
+      if (!signature_verifies(e, *m_options.verify_key)) {
         warn("registry cache " + where +
              ": the entry's signature does not verify with the --cache-verify-key; "
              "ignored");
@@ -365,15 +366,14 @@ RegistryCache::There RegistryCache::entry_there(registry::Registry& reg, const s
   if (!m_options.sign_key && (head->digest == ours(false) || head->digest == ours(true))) {
     return There::same;
   }
-  oci::ManifestBlob m = reg.get_manifest(repo, head->digest.str());
-  CacheEntry e = check_entry(reg, repo, tag, m);
+  CacheEntry e = read_entry_at(reg, repo, tag, *head);
   if (e.blob.digest != info.digest) {
     return There::other;
   }
   if (!m_options.sign_key) {
     return There::same; // the same blob, written by another version of this entry's form
   }
-  return e.is_signed && signature_verifies(reg, repo, m, m_options.sign_key->public_key()) ? There::same : There::other;
+  return signature_verifies(e, m_options.sign_key->public_key()) ? There::same : There::other;
 }
 
 void RegistryCache::settle(const oci::ImageRef& repo, const layers::BlobInfo& info, bool present) {

@@ -73,7 +73,9 @@ struct CacheEntry {
   nlohmann::json versions;
   layers::BlobInfo blob;
   nlohmann::json record;
-  bool is_signed = false;
+  std::string record_bytes; // as read: what the signature covers
+  std::string signature;    // base64 DER, from the manifest's annotation ("": unsigned)
+  bool is_signed() const { return !signature.empty(); }
 };
 
 // Reads the entry under `tag` of host/repo (HEAD, then GET by digest, then the record)

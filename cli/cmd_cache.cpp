@@ -32,7 +32,7 @@ nlohmann::json entry_json(const builder::CacheEntry& e) {
                       {"blob", e.blob.digest.str()},
                       {"size", e.blob.size},
                       {"media_type", e.blob.media_type},
-                      {"signed", e.is_signed},
+                      {"signed", e.is_signed()},
                       {"versions", e.versions}};
   return j;
 }
@@ -55,7 +55,7 @@ nlohmann::json damaged_json(const std::vector<std::pair<std::string, std::string
 
 std::string entry_line(const builder::CacheEntry& e) {
   return e.tag.substr(0, 20) + "  " + (e.kind == "base-view" ? "view " : "layer") + "  " + e.blob.digest.str() + "  " +
-         human_size(e.blob.size) + (e.is_signed ? "  signed" : "") + "\n";
+         human_size(e.blob.size) + (e.is_signed() ? "  signed" : "") + "\n";
 }
 
 // `cache ls REPO`: the registry cache's entries.

@@ -203,7 +203,7 @@ std::optional<BlobInfo> LayerCache::take_remote(const std::string& key, const st
   if (m_blobs.has(hit->info.digest)) {
     write_key(key, hit->info, hit->extra, portable_key); // the bytes are here already (another key made them)
   } else {
-    m_pending[hit->info.digest.hex] = Pending{*hit, key, portable_key};
+    m_pending[hit->info.digest.hex] = Pending{key, portable_key};
   }
   return hit->info;
 }
@@ -220,15 +220,13 @@ BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::func
   util::FileLock lock(m_dir / "locks" / (key + ".lock"), util::FileLock::Mode::exclusive);
   const bool remote = m_remote != nullptr && portable;
   std::string portable_key;
-  auto hit = find(
-      key,
-      [&](const json& stored) {
-        if (read) {
-          read(stored);
-        }
-        extra = stored;
-      },
-      &portable_key);
+  auto take = [&](const json& stored) { // a stored record, from the key file or the registry
+    if (read) {
+      read(stored);
+    }
+    extra = stored;
+  };
+  auto hit = find(key, take, &portable_key);
   if (hit) {
     found = Found::local;
     if (remote && m_remote->writes()) {
@@ -242,12 +240,7 @@ BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::func
   }
   if (remote) {
     portable_key = portable();
-    if (auto got = take_remote(key, portable_key, [&](const json& stored) {
-          if (read) {
-            read(stored);
-          }
-          extra = stored;
-        })) {
+    if (auto got = take_remote(key, portable_key, take)) {
       found = Found::remote;
       if (m_remote->writes()) {
         std::optional<RemoteHit> from = remote_hit(got->digest);
@@ -274,11 +267,10 @@ BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::func
 
 std::optional<RemoteHit> LayerCache::remote_hit(const oci::Digest& d) {
   std::lock_guard<std::mutex> g(m_pending_mutex);
-  auto it = m_pending.find(d.hex);
-  if (it == m_pending.end()) {
+  if (m_pending.count(d.hex) == 0) {
     return std::nullopt;
   }
-  return it->second.hit;
+  return m_hits.at(d.hex);
 }
 
 std::optional<RemoteHit> LayerCache::remote_origin(const oci::Digest& d) {
@@ -297,12 +289,13 @@ fs::path LayerCache::local_blob(const oci::Digest& d) {
   if (it == m_pending.end()) {
     return path;
   }
+  const RemoteHit& hit = m_hits.at(d.hex);
   if (!m_blobs.has(d)) {
     auto tmp = m_blobs.begin_write();
-    m_remote->download(it->second.hit, *tmp);
+    m_remote->download(hit, *tmp);
     m_blobs.commit(*tmp, d);
   }
-  write_key(it->second.key, it->second.hit.info, it->second.hit.extra, it->second.portable_key);
+  write_key(it->second.key, hit.info, hit.extra, it->second.portable_key);
   m_pending.erase(it);
   return path;
 }

@@ -130,8 +130,7 @@ public:
 
 private:
   using ExtraReader = std::function<void(const nlohmann::json& extra)>;
-  struct Pending {
-    RemoteHit hit;
+  struct Pending {   // a remote hit (m_hits) whose blob is not here yet
     std::string key; // the local key, written once the blob is here
     std::string portable_key;
   };
