@@ -433,7 +433,9 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
   dopt.copy = m_options.copy;
   dopt.copy.attachments = false;
   dopt.connect = m_options.connect;
-  for (bool fallback : {false, true}) {
+  bool retried = false;
+  for (int form = 0; form < 2; ++form) {
+    const bool fallback = form == 1;
     std::string bytes = manifest_bytes(kind, key, info, record_d, signature, signer, fallback);
     oci::ManifestBlob root{oci::media::k_manifest, bytes, oci::Digest::sha256(util::sha256_hex(bytes))};
     EntryImage image(where, root, record, blob_d, local_file, mount);
@@ -445,6 +447,14 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
       settle(repo, info, false);
       return;
     } catch (const registry::RegistryError& e) {
+      if (!retried && e.has_code("MANIFEST_BLOB_UNKNOWN")) {
+        // Stores run side by side and share small blobs (the `{}` config): another store's
+        // upload of one raced ours (distribution answers DIGEST_INVALID and
+        // MANIFEST_BLOB_UNKNOWN). Once more: the blob is there by now, or uploaded again.
+        retried = true;
+        --form;
+        continue;
+      }
       if (existed && (e.status() == 400 || e.status() == 409) && !fallback) {
         // An immutable tag the registry will not overwrite: another writer got there first.
         settle(repo, info, true);
