@@ -10,7 +10,10 @@
 #include "util/sha256.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <set>
+#include <unistd.h>
 
 namespace builder {
 
@@ -306,6 +309,17 @@ void RegistryCache::store(const std::string& kind, const std::string& key, const
   std::optional<layers::RemoteHit> hit;
   if (from != nullptr) {
     hit = *from;
+  } else {
+    // A local hit whose entry this machine settled at every repository lately: nothing to
+    // ask, no thread, no connection (a no-change rebuild stays off the network).
+    std::string tag = cache_tag(kind, key, m_options.versions);
+    if (std::all_of(m_options.to.begin(), m_options.to.end(),
+                    [&](const oci::ImageRef& r) { return remembered(r, tag, info); })) {
+      for (const auto& r : m_options.to) {
+        settle(r, tag, info, true, false);
+      }
+      return;
+    }
   }
   auto job = [this, kind, key, info, extra, local_file, hit] {
     for (const auto& repo : m_options.to) {
@@ -376,10 +390,76 @@ RegistryCache::There RegistryCache::entry_there(registry::Registry& reg, const s
   return signature_verifies(e, m_options.sign_key->public_key()) ? There::same : There::other;
 }
 
-void RegistryCache::settle(const oci::ImageRef& repo, const layers::BlobInfo& info, bool present) {
-  std::lock_guard<std::mutex> g(m_mutex);
-  ++(present ? m_stats.present : m_stats.stored);
-  m_homes.emplace(info.digest.str(), std::make_pair(repo.registry, repo.repository));
+void RegistryCache::settle(const oci::ImageRef& repo, const std::string& tag, const layers::BlobInfo& info,
+                           bool present, bool remember) {
+  {
+    std::lock_guard<std::mutex> g(m_mutex);
+    ++(present ? m_stats.present : m_stats.stored);
+    m_homes.emplace(info.digest.str(), std::make_pair(repo.registry, repo.repository));
+  }
+  if (!remember || m_options.state_dir.empty()) {
+    return;
+  }
+  // Advisory: a marker lost or torn is only a question asked again, so no fsync.
+  fs::path path = marker(repo, tag);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + util::sha256_hex(tag + info.digest.str()).substr(0, 8);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << marker_text(info);
+    if (!f) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+  }
+}
+
+void RegistryCache::ensure_empty_blob(registry::Registry& reg, const oci::ImageRef& repo) {
+  std::lock_guard<std::mutex> g(m_empty_mutex);
+  std::string name = repo.registry + "/" + repo.repository;
+  if (m_empty_there.count(name) != 0) {
+    return;
+  }
+  oci::Descriptor d = descriptor(k_empty_type, k_empty_bytes);
+  if (!reg.blob_size(repo.repository, d.digest)) {
+    auto bytes = std::make_shared<const std::string>(k_empty_bytes);
+    reg.upload_blob(repo.repository, d, [bytes](std::int64_t offset) { return string_reader(bytes, offset); });
+  }
+  m_empty_there.insert(name);
+}
+
+fs::path RegistryCache::marker(const oci::ImageRef& repo, const std::string& tag) const {
+  return m_options.state_dir / util::sha256_hex(repo.registry + "/" + repo.repository) / tag;
+}
+
+std::string RegistryCache::marker_text(const layers::BlobInfo& info) const {
+  std::string signer = m_options.sign_key ? m_options.sign_key->public_key().fingerprint() : std::string();
+  return info.digest.str() + " " + signer + "\n";
+}
+
+bool RegistryCache::remembered(const oci::ImageRef& repo, const std::string& tag, const layers::BlobInfo& info) const {
+  if (m_options.state_dir.empty()) {
+    return false;
+  }
+  fs::path path = marker(repo, tag);
+  std::error_code ec;
+  auto mtime = fs::last_write_time(path, ec);
+  if (ec) {
+    return false;
+  }
+  auto age = std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() - mtime).count();
+  if (age < 0 || age > k_stored_marker_ttl_seconds) {
+    return false;
+  }
+  std::ifstream f(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return text == marker_text(info);
 }
 
 std::optional<std::pair<std::string, std::string>> RegistryCache::stored_at(const oci::Digest& d) const {
@@ -398,7 +478,7 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
   std::string where = repo_name(repo) + ":" + tag;
   if (from != nullptr && from->registry == repo.registry && from->repository == repo.repository &&
       (!m_options.sign_key || from->verified)) {
-    settle(repo, info, true); // this build's hit came from there, checked: nothing to ask
+    settle(repo, tag, info, true); // this build's hit came from there, checked: nothing to ask
     return;
   }
   std::string record = record_bytes(kind, key, m_options.versions, info, extra);
@@ -416,7 +496,7 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
       return oci::Digest::sha256(util::sha256_hex(bytes));
     });
     if (there == There::same) {
-      settle(repo, info, true);
+      settle(repo, tag, info, true);
       return;
     }
     existed = there == There::other;
@@ -443,8 +523,9 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
     dest.tag = tag;
     dest.tag_defaulted = false;
     try {
+      ensure_empty_blob(*m_options.connect(repo.registry), repo);
       imageio::open_destination(dest, dopt)->write(image, {tag});
-      settle(repo, info, false);
+      settle(repo, tag, info, false);
       return;
     } catch (const registry::RegistryError& e) {
       if (!retried && e.has_code("MANIFEST_BLOB_UNKNOWN")) {
@@ -456,8 +537,9 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
         continue;
       }
       if (existed && (e.status() == 400 || e.status() == 409) && !fallback) {
-        // An immutable tag the registry will not overwrite: another writer got there first.
-        settle(repo, info, true);
+        // An immutable tag the registry will not overwrite: another writer got there first
+        // (what it wrote is not known: not remembered).
+        settle(repo, tag, info, true, false);
         return;
       }
       if (e.has_code(registry::codes::k_name_unknown)) {

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,11 +55,19 @@ struct RegistryCacheOptions {
   std::optional<signing::PrivateKey> sign_key;
   std::optional<signing::PublicKey> verify_key; // set: unsigned or wrongly signed entries are ignored
   nlohmann::json versions;                      // cache_versions()
+  // Where this machine remembers the entries it wrote or found at a --cache-to repository
+  // (the local cache's registry-cache/): a local hit whose entry was settled there less
+  // than k_stored_marker_ttl ago is not asked about again. Empty: always asked.
+  std::filesystem::path state_dir;
   std::function<void(const std::string&)> warn = [](const std::string&) {};
   std::function<void(const std::string&)> debug = [](const std::string&) {};
 };
 
 // What the registry cache did in one build (`--json`: "registry_cache").
+// How long a remembered store stands before the registry is asked again (an entry pruned
+// or a repository deleted since is written again after at most this long).
+inline constexpr std::int64_t k_stored_marker_ttl_seconds = 24 * 3600;
+
 struct RegistryCacheStats {
   std::size_t hits = 0, misses = 0, stored = 0, present = 0;
   std::vector<std::string> warnings;
@@ -108,12 +117,25 @@ private:
   enum class There { none, same, other };
   There entry_there(registry::Registry& reg, const std::string& repo, const std::string& tag,
                     const layers::BlobInfo& info, const std::function<oci::Digest(bool fallback)>& ours);
-  // Counts a store (written, or there already) and remembers where the blob now is.
-  void settle(const oci::ImageRef& repo, const layers::BlobInfo& info, bool present);
+  // Counts a store (written, or there already) and remembers where the blob now is; with
+  // `remember`, also on this machine (the marker of remembered()).
+  void settle(const oci::ImageRef& repo, const std::string& tag, const layers::BlobInfo& info, bool present,
+              bool remember = true);
+  std::filesystem::path marker(const oci::ImageRef& repo, const std::string& tag) const;
+  std::string marker_text(const layers::BlobInfo& info) const;
+  // Whether this machine settled the entry of `tag` (this blob, signed as we sign) at
+  // `repo` less than k_stored_marker_ttl_seconds ago.
+  bool remembered(const oci::ImageRef& repo, const std::string& tag, const layers::BlobInfo& info) const;
   void store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
                 const layers::BlobInfo& info, const nlohmann::json& extra,
                 const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from);
+  // The `{}` config blob every entry names: uploaded once per repository, before the
+  // entries (stores run side by side, and distribution 2.8 fails two concurrent uploads
+  // of one blob with DIGEST_INVALID, and the manifest naming it with MANIFEST_BLOB_UNKNOWN).
+  void ensure_empty_blob(registry::Registry& reg, const oci::ImageRef& repo);
   RegistryCacheOptions m_options;
+  std::mutex m_empty_mutex;
+  std::set<std::string> m_empty_there; // registry/repository where `{}` is known to be
   mutable std::mutex m_mutex;
   RegistryCacheStats m_stats;
   std::map<std::string, std::pair<std::string, std::string>> m_homes; // blob digest -> (registry, repository)

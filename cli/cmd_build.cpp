@@ -207,8 +207,10 @@ std::string flag_or_env(const std::string& flag, const char* env) {
 
 // --cache-from/--cache-to (or PADDLE_IMAGE_CACHE_FROM/_TO): the registry cache, with its
 // signing and verification keys; null when no repository is named.
-std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, RegistrySession& sess, const Output& out) {
+std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const std::filesystem::path& cache_dir,
+                                                       RegistrySession& sess, const Output& out) {
   builder::RegistryCacheOptions rc;
+  rc.state_dir = cache_dir / "registry-cache";
   for (const auto& r : flag_or_env(a.cache_from, "PADDLE_IMAGE_CACHE_FROM")) {
     rc.from.push_back(builder::parse_cache_repository(r, "--cache-from"));
   }
@@ -412,7 +414,7 @@ int run_build(const BuildArgs& a) {
   if (key) {
     hook_sbom(a, s, o, at, out);
   }
-  std::shared_ptr<builder::RegistryCache> rcache = registry_cache(a, sess, out);
+  std::shared_ptr<builder::RegistryCache> rcache = registry_cache(a, o.cache_dir, sess, out);
   o.remote_cache = rcache;
   builder::BuildReport rep = builder::build(s, o, ev);
   sess.finish();

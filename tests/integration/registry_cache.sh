@@ -78,6 +78,32 @@ check "a code change: deps and models from the cache, the app layer built and st
   "test \"\$(statuses change.json)\" = 'reused+cache reused+cache rebuilt' &&
    js change.json 'c=j[\"registry_cache\"]; assert c[\"stored\"]==1 and c[\"present\"]==2, c'"
 
+# ---- a no-change rebuild where the cache was written: off the network -----------------
+# c4 settled all three entries at $C (two hits, one store): its markers say so for 24 h.
+# A local output first downloads the two hits' blobs; then every layer is a local hit.
+n_cache() { grep -c '/v2/team/app/cache/' "$REG_LOG" || true; }
+export -f n_cache
+export REG_LOG
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c4 -o oci:lay4:z --cache-from "$C" --cache-to "$C" \
+  -q 2>same.err || { cat same.err; exit 1; }
+before=$(n_cache)
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c4 -o oci:lay4:z --cache-from "$C" --cache-to "$C" \
+  --json >same.json 2>same.err || { cat same.err; exit 1; }
+check "a no-change rebuild with --cache-to where the entries were settled asks the registry nothing" bash -c \
+  "test \"\$(n_cache)\" = '$before' &&
+   js same.json 'c=j[\"registry_cache\"]; assert c[\"present\"]==3 and c[\"stored\"]==0 and c[\"hits\"]==0, c'"
+# A day later the registry is asked again, and an entry deleted meanwhile is written again.
+app_digest=$(js change.json 'print(j["layers"][-1]["digest"])')
+app_tag=$(basename "$(grep -rl "^$app_digest " c4/registry-cache)")
+app_manifest=$(curl -sfI "$REG_URL/v2/team/app/cache/manifests/$app_tag" -H 'Accept: application/vnd.oci.image.manifest.v1+json' |
+  tr -d '\r' | sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: //p')
+curl -sf -X DELETE "$REG_URL/v2/team/app/cache/manifests/$app_manifest" >/dev/null
+find c4/registry-cache -type f -exec touch -d '25 hours ago' {} +
+"$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c4 -o oci:lay4:z --cache-to "$C" \
+  --json >aged.json 2>aged.err || { cat aged.err; exit 1; }
+check "... after 24 h it asks again: the deleted entry is written again, the others are there" bash -c \
+  "test -n '$app_tag' && test -n '$app_manifest' && test \"\$(n_cache)\" -gt '$before' &&
+   js aged.json 'c=j[\"registry_cache\"]; assert c[\"present\"]==2 and c[\"stored\"]==1, c'"
 # ---- signed entries ------------------------------------------------------------------
 export COSIGN_PASSWORD=pw
 "$PI" key generate -o k1 >/dev/null
