@@ -14,6 +14,9 @@
 # Environment:
 #   BENCH_MODELS_MB      size of the random "models" directory, in MiB  (default 200)
 #   BENCH_MODEL_FILES    number of files it is split into                (default 4)
+#   BENCH_BASE           debootstrap (default): the test rootfs as one layer; paddle: the
+#                        Paddle-shaped base of tests/support/make-paddle-base.py (Docker
+#                        media types behind a manifest list, 16 layers, on the same rootfs)
 #   PADDLE_IMAGE         binary to test (default build/cli/paddle-image)
 #   PADDLE_IMAGE_TEST_CACHE  fixtures (default ~/.cache/paddle-image-test): base/ from
 #                        scripts/make-test-base.sh, wheels/ from tests/support/build-wheels.sh
@@ -35,13 +38,16 @@ prepare=0
 for arg in "$@"; do
   case "$arg" in
     --prepare) prepare=1 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "workflow.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
 models_mb=${BENCH_MODELS_MB:-200}
 model_files=${BENCH_MODEL_FILES:-4}
+base_kind=${BENCH_BASE:-debootstrap}
+[[ $base_kind == debootstrap || $base_kind == paddle ]] ||
+  { echo "workflow.sh: BENCH_BASE is debootstrap or paddle, not '$base_kind'" >&2; exit 2; }
 pi=${PADDLE_IMAGE:-$root/build/cli/paddle-image}
 fixtures=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 py=/usr/bin/python3   # the system Python (stdlib only here); a pyenv python3 may be first on PATH
@@ -114,7 +120,8 @@ pi_sum=$(sha256sum "$pi" | cut -c1-12)
 pi_date=$(date -u -r "$pi" '+%Y-%m-%d %H:%M UTC')
 pi=$run/paddle-image
 
-# The Python base both paths build on: the debootstrap rootfs as one layer, then
+# The Python base both paths build on: the debootstrap rootfs as one layer (or, with
+# BENCH_BASE=paddle, the Paddle-shaped base on that rootfs), then
 # pip installed into it from Debian's python3-pip-whl wheel by paddle-image's own
 # wheel installer (the test base has no pip). Written once per run, untimed.
 echo "making the Python base (rootfs + pip $(basename "$pip_whl"))" >&2
@@ -139,8 +146,12 @@ layers:
   - name: pip
     wheels: pip-wheels/
 YAML
-"$pi" build "$run/base/rootfs.yaml" -q -o "oci:$run/base/rootfs-layout:bookworm" \
-  --cache-dir "$run/base/cache" >/dev/null
+if [[ $base_kind == paddle ]]; then
+  "$py" "$root/tests/support/make-paddle-base.py" "$run/base/rootfs-layout" "$rootfs" bookworm >/dev/null
+else
+  "$pi" build "$run/base/rootfs.yaml" -q -o "oci:$run/base/rootfs-layout:bookworm" \
+    --cache-dir "$run/base/cache" >/dev/null
+fi
 "$pi" build "$run/base/pybase.yaml" -q -o "oci:$run/base/pybase:py$pyver" \
   --cache-dir "$run/base/cache" >/dev/null
 rm -rf "$run/base/cache" "$run/base/rootfs-layout"
@@ -630,7 +641,9 @@ report() {
   echo "  registry: $(/usr/bin/docker-registry --version | awk '{print $2, $3}') on 127.0.0.1, one per tool (two for buildah: vfs, overlay), each behind fault_proxy.py in pass-through mode"
   echo "  proxy wait: the proxy never answers a TLS hello; each client's first HTTPS probe waits until it gives up:"
   echo "           paddle-image ${STALL[pi]} s, buildah ${STALL[bah]} s per probe (measured; docker-registry itself answers at once)"
-  echo "  image:   base = debootstrap bookworm rootfs + pip ($(basename "$pip_whl"), installed by paddle-image), python $pyver, $(mb "$base_bytes") MB of blobs"
+  if [[ $base_kind == paddle ]]; then base_desc="Paddle-shaped (make-paddle-base.py: Docker media types, manifest list, 16 layers) on the debootstrap rootfs"
+  else base_desc="debootstrap bookworm rootfs"; fi
+  echo "  image:   base = $base_desc + pip ($(basename "$pip_whl"), installed by paddle-image), python $pyver, $(mb "$base_bytes") MB of blobs"
   echo "           + $(find "$proj/wheels" -name '*.whl' | wc -l) wheels ($(kb "$wheels_bytes") KB) installed (pip --no-index / paddle-image wheels layer)"
   echo "           + models: $model_files files, $(mb "$models_bytes") MB random  + code: $src_files files; rebuild = one line appended to src/ocr/det.py"
   echo "           fresh runner = a second line appended, built from empty local storage; paddle-image's cache $PI_REG/bench/app/cache"
