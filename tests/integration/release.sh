@@ -282,7 +282,8 @@ EOF
   check "... and apt-get remove takes its files away" grep -q "^== removed" deb-chroot.log
   check "the archive's install.sh (default prefix /usr/local): paddle-image in PATH runs" bash -c \
     "grep -qx /usr/local/bin/paddle-image install-run.txt && grep -q '^paddle-image $V ' install-run.txt"
-  check "... man -w paddle-image-build finds its page" grep -qx /usr/local/share/man/man1/paddle-image-build.1 install-man.txt
+  check "... man -w paddle-image-build finds its page (Debian's /usr/local/man is a link to share/man)" \
+    grep -qxE '/usr/local/(share/)?man/man1/paddle-image-build.1' install-man.txt
   check "... bash completes with the installed completion" grep -qx build install-completion.txt
   check "... its uninstall.sh leaves /usr/local as it was, file for file" bash -c \
     "[[ -s usrlocal-before.txt ]] && diff usrlocal-before.txt usrlocal-after.txt"
