@@ -280,8 +280,12 @@ void man_commands(std::ostream& s, const Node& n) {
   s << ".SH COMMANDS\n";
   for (const CLI::App* sub : const_cast<CLI::App*>(n.app)->get_subcommands([](CLI::App*) { return true; })) {
     std::string child = n.path.empty() ? sub->get_name() : n.path + " " + sub->get_name();
+    std::string what = sub->get_description();
+    if (!what.empty() && what.back() != '.') {
+      what += '.'; // a sentence: the descriptions are written without a full stop
+    }
     s << ".TP\n.B " << roff(sub->get_name()) << "\n"
-      << roff(sub->get_description()) << " See \\fB" << roff(page_name(child)) << "\\fR(1).\n";
+      << roff(what) << " See \\fB" << roff(page_name(child)) << "\\fR(1).\n";
   }
 }
 

@@ -67,7 +67,7 @@ Action add_version(CLI::App& app) {
   v->add_flag("--json", *json, "JSON output");
   return [json] {
     Output out = Output::detect(*json, false);
-    out.result(version_info(), version_text());
+    out.result(version_info(), version_text() + "\n"); // --version (CLI11) ends the text the same way
     return 0;
   };
 }

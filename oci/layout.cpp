@@ -218,12 +218,13 @@ OciLayout::DirLock::DirLock(fs::path dir, bool created_dir)
 
 OciLayout::DirLock::~DirLock() {
   std::error_code ec;
-  if (fs::exists(m_dir / "oci-layout", ec)) {
-    return; // a layout: the lock file stays, as every writer expects it
-  }
-  // Still holding the lock: nobody else can be turning this directory into a layout.
+  // Still holding the lock, nothing else writes here: the blob store's temporary
+  // directory goes when empty (a dead writer's temporaries are cleared by the next one),
+  // and so does the lock file (util::FileLock: a waiter that opened it locks a new one).
+  fs::remove(m_dir / ".tmp", ec); // only if empty
+  bool layout = fs::exists(m_dir / "oci-layout", ec);
   fs::remove(m_dir / ".paddle-image.lock", ec);
-  if (m_created_dir) {
+  if (!layout && m_created_dir) {
     fs::remove(m_dir / "blobs" / "sha256", ec); // what an interrupted creation leaves, if empty
     fs::remove(m_dir / "blobs", ec);
     fs::remove(m_dir, ec); // only if empty

@@ -66,9 +66,10 @@ public:
   // Exclusive lock on the layout directory (file ".paddle-image.lock" inside it),
   // creating the directory if needed. Take it before open_or_create so concurrent
   // writers never see a half-created layout.
-  // The lock leaves nothing behind in a directory that did not become a layout (one
-  // the tool refused, or a write that failed first): its lock file goes, and so does
-  // the directory when lock_dir created it and it is still empty.
+  // The lock leaves nothing behind: its lock file and an empty `.tmp/` go when it is
+  // released (util::FileLock keeps removing it safe), and in a directory that did not
+  // become a layout (one the tool refused, or a write that failed first) so does the
+  // directory when lock_dir created it and it is still empty.
   class DirLock {
   public:
     DirLock(fs::path dir, bool created_dir);

@@ -2,16 +2,26 @@
 # Builds paddle-image's self-contained release archive from this tree:
 #   DIST/paddle-image-VERSION-linux-amd64.tar.gz   the binary, the shared libraries it
 #       needs beyond glibc (found through an RPATH relative to the binary), man pages,
-#       shell completions, the docs and the copyright files of every bundled library
+#       shell completions, the docs and the copyright files of every bundled library,
+#       and install.sh (packaging/archive/install.sh: puts it under a prefix where PATH,
+#       man and the shells find it, with an uninstall)
 #   DIST/paddle-image_VERSION-1_ARCH.deb            the Debian package: /usr/bin/paddle-image
 #       on Debian 12's libraries (Depends: from dpkg-shlibdeps), man pages (gzip -9n),
 #       completions, docs, copyright (from COPYRIGHT) and changelog.Debian.gz
-#   DIST/SHA256SUMS                                 sha256sum -c checks it
+#   DIST/SHA256SUMS                                 sha256sum -c checks it (image.digest too)
 #   DIST/*.sig                                      with --key: cosign sign-blob signatures
+#   DIST/paddle-image.pub                           the release's public key
+#       (packaging/release/paddle-image.pub; its fingerprint is in the README, the
+#       anchor a user checks it against: SHA256SUMS does not list it, since a key
+#       vouched for by a file it signs itself proves nothing)
 #   DIST/image (with --image)                       paddle-image's own image, an OCI layout
 #       tagged VERSION, built by paddle-image from packaging/image/spec.yaml on
 #       debian:12-slim (--image-base REF: another base), signed with SLSA provenance and
-#       an SBOM attached when --key is given
+#       an SBOM attached when --key is given; named --image-name NAME, else
+#       $PADDLE_IMAGE_RELEASE_IMAGE, else the placeholder registry.example.com/tools/paddle-image
+#       (the name is in its labels and is the identity its signature is for). It runs as
+#       uid:gid 65532:65532 with HOME=/home/nonroot. Its base is checked to be readable
+#       before anything is written.
 # The archive runs on any x86-64 Linux with glibc at least as new as the one its
 # symbols need; that version is computed from the binary and libraries, written into
 # the archive (share/doc/paddle-image/BUILD-INFO) and checked by bin/paddle-image, which
@@ -19,8 +29,12 @@
 # SOURCE_DATE_EPOCH (default: the commit's time), owners and order are fixed, and gzip
 # stores no name or time, so packaging the same build twice gives the same bytes.
 #
-#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key] [--no-deb] [--image [--image-base REF]]
+#   scripts/release.sh [--out DIST] [--build DIR] [--key cosign.key [--pub FILE]] [--no-deb]
+#                      [--image [--image-base REF] [--image-name NAME]]
 #
+# --key must be the release key: its public half must be packaging/release/paddle-image.pub,
+# or the public key --pub names (a test or a fork signing with its own key; that key is
+# then the one in DIST). The passphrase comes from $COSIGN_PASSWORD, else a prompt.
 # A release is meant to be made from a clean checkout of a commit: from a tree with
 # uncommitted changes it is still made, with a warning, and its version says "dirty".
 set -euo pipefail
@@ -28,18 +42,22 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/dist
 BUILD=$ROOT/build-release
 KEY=
+PUB=$ROOT/packaging/release/paddle-image.pub
 IMAGE=0
 IMAGE_BASE=
+IMAGE_NAME=${PADDLE_IMAGE_RELEASE_IMAGE:-registry.example.com/tools/paddle-image}
 DEB=1
 while [[ $# -gt 0 ]]; do
   case $1 in
   --out) OUT=$2; shift 2 ;;
   --build) BUILD=$2; shift 2 ;;
   --key) KEY=$2; shift 2 ;;
+  --pub) PUB=$2; shift 2 ;;
   --image) IMAGE=1; shift ;;
   --deb) DEB=1; shift ;;
   --no-deb) DEB=0; shift ;;
   --image-base) IMAGE_BASE=$2; shift 2 ;;
+  --image-name) IMAGE_NAME=$2; shift 2 ;;
   -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -59,13 +77,48 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_
 ninja -C "$BUILD" paddle-image pi_share >/dev/null
 BIN=$BUILD/cli/paddle-image
 # The version, and the revision the .deb's changelog names (one line each).
-{ read -r VERSION; read -r REV; } < <("$BIN" version --json | python3 -c 'import json, sys
+{ read -r VERSION; read -r REV; read -r DIRTY; } < <("$BIN" version --json | python3 -c 'import json, sys
 j = json.load(sys.stdin); g = j["git"]
-print(j["version"]); print((g["revision"] or "unknown") + (" (with uncommitted changes)" if g["dirty"] else ""))')
+print(j["version"]); print(g["revision"] or "unknown"); print("dirty" if g["dirty"] else "clean")')
 [[ -n ${VERSION:-} && -n ${REV:-} ]] || { echo "release.sh: $BIN version --json did not say its version" >&2; exit 1; }
 NAME=paddle-image-$VERSION-linux-amd64
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+
+# What can stop the release is checked before anything is written to DIST.
+# The key: its public half must be the release's public key (a signature made with it
+# verifies with that key); this also asks for the passphrase once, up front.
+[[ -s $PUB ]] || { echo "release.sh: the public key $PUB is missing" >&2; exit 2; }
+if [[ -n $KEY ]]; then
+  echo "paddle-image release key check" >"$TMP/key-check"
+  if ! "$BIN" sign-blob "$TMP/key-check" --key "$KEY" --output-signature "$TMP/key-check.sig" >/dev/null 2>"$TMP/key-check.err"; then
+    cat "$TMP/key-check.err" >&2
+    echo "release.sh: cannot sign with $KEY" >&2
+    exit 2
+  fi
+  if ! "$BIN" verify-blob "$TMP/key-check" --key "$PUB" --signature "$TMP/key-check.sig" >/dev/null 2>&1; then
+    echo "release.sh: $KEY is not the release key: its public half is not $PUB." \
+      "Sign with the release key, or name the public key of this one with --pub FILE (it then goes into the release)" >&2
+    exit 2
+  fi
+fi
+# The own image: Debian's CA bundle, and a base that can be read.
+if [[ $IMAGE -eq 1 ]]; then
+  # debian:12-slim has no CA bundle: without one the tool in the image verifies no registry.
+  if [[ ! -s /etc/ssl/certs/ca-certificates.crt ]]; then
+    echo "release.sh: --image needs Debian's CA bundle /etc/ssl/certs/ca-certificates.crt (apt-get install ca-certificates)" >&2
+    exit 1
+  fi
+  BASE=${IMAGE_BASE:-$(sed -n 's/^base: *//p' "$ROOT/packaging/image/spec.yaml" | head -1)}
+  rc=0
+  "$BIN" inspect "$BASE" >/dev/null 2>"$TMP/base.err" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    echo "release.sh: --image: cannot read the base image $BASE: $(grep -v '^$' "$TMP/base.err" | head -1)" >&2
+    echo "release.sh: nothing was written. Make the base readable (an oci: layout must exist; for a registry," \
+      "check the network and log in with paddle-image login), or build on another with --image-base REF" >&2
+    exit "$rc"
+  fi
+fi
 STAGE=$TMP/$NAME
 mkdir -p "$STAGE/bin" "$STAGE/libexec" "$STAGE/lib" "$STAGE/share/doc/paddle-image/licenses"
 install -m 0755 "$BIN" "$STAGE/libexec/paddle-image"
@@ -141,11 +194,13 @@ share_files() {
 }
 share_files "$STAGE/share"
 cp "$ROOT/COPYRIGHT" "$STAGE/share/doc/paddle-image/"
+install -m 0755 "$ROOT/packaging/archive/install.sh" "$STAGE/install.sh"
 {
   "$BIN" version
   echo
   echo "Needs: x86-64 Linux, glibc $GLIBC_MIN or later (the newest GLIBC_ symbol version of the binary and its libraries)."
-  echo "Run: bin/paddle-image (link it into your PATH; it finds libexec/ and lib/ next to itself)."
+  echo "Run: bin/paddle-image (link it into your PATH; it finds libexec/ and lib/ next to itself),"
+  echo "or install it with its man pages and completions: ./install.sh [--prefix DIR] (default /usr/local)."
   echo
   echo "Bundled libraries (soname, Debian package, version; copyright files in licenses/):"
   printf '  %s\n' "${LIBS[@]}"
@@ -182,6 +237,8 @@ if [[ $DEB -eq 1 ]]; then
     gzip -9n -c "$page" >"$D/usr/share/man/man1/$(basename "$page").gz"
   done
   share_files "$D/usr/share"
+  # The one lintian tag this package overrides, with the reason (in the file).
+  install -D -m 0644 "$ROOT/packaging/deb/lintian-overrides" "$D/usr/share/lintian/overrides/paddle-image"
   # copyright: machine-readable (DEP-5); its terms are the tree's COPYRIGHT file, verbatim.
   {
     echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
@@ -198,7 +255,9 @@ if [[ $DEB -eq 1 ]]; then
   {
     echo "paddle-image ($DEBVER) unstable; urgency=medium"
     echo
-    echo "  * Release $VERSION, built from git revision $REV."
+    echo "  * Release $VERSION."
+    echo "    Built from git revision $REV."
+    [[ $DIRTY == clean ]] || echo "    The tree had uncommitted changes."
     echo
     echo " -- $MAINT  $(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")"
   } | gzip -9n >"$DOC/changelog.Debian.gz"
@@ -228,30 +287,18 @@ if [[ $DEB -eq 1 ]]; then
   echo "release.sh: $OUT/$DEBNAME ($(du -h "$OUT/$DEBNAME" | cut -f1); Depends: $DEPENDS)"
 fi
 
-(cd "$OUT" && sha256sum "$NAME.tar.gz" ${DEBNAME:+"$DEBNAME"} >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
-# a run without --key leaves no stale signature
-rm -f "$OUT/$NAME.tar.gz.sig" "$OUT/SHA256SUMS.sig" "$OUT"/paddle-image_*.deb.sig
-if [[ -n $KEY ]]; then
-  for f in "$NAME.tar.gz" ${DEBNAME:+"$DEBNAME"} SHA256SUMS; do
-    "$BIN" sign-blob "$OUT/$f" --key "$KEY" --output-signature "$OUT/$f.sig" >/dev/null
-  done
-fi
-
 # paddle-image's own image: the archive as it unpacks, the CA bundle, built by itself.
 if [[ $IMAGE -eq 1 ]]; then
   CTX=$TMP/image
-  mkdir -p "$CTX/root/opt/paddle-image" "$CTX/root/etc/ssl/certs"
+  mkdir -p "$CTX/root/opt/paddle-image" "$CTX/root/etc/ssl/certs" "$CTX/home"
   tar xzf "$OUT/$NAME.tar.gz" -C "$CTX/root/opt/paddle-image" --strip-components=1
-  # debian:12-slim has no CA bundle: without one the tool in the image verifies no registry.
-  if [[ ! -s /etc/ssl/certs/ca-certificates.crt ]]; then
-    echo "release.sh: --image needs Debian's CA bundle /etc/ssl/certs/ca-certificates.crt (apt-get install ca-certificates)" >&2
-    exit 1
-  fi
+  rm "$CTX/root/opt/paddle-image/install.sh" # the archive's installer, of no use in the image
   install -m 0644 /etc/ssl/certs/ca-certificates.crt "$CTX/root/etc/ssl/certs/ca-certificates.crt"
   cp /usr/share/doc/ca-certificates/copyright "$CTX/root/opt/paddle-image/share/doc/paddle-image/licenses/ca-certificates.copyright"
-  VERSION="$VERSION" IMAGE_BASE="$IMAGE_BASE" python3 - "$ROOT/packaging/image/spec.yaml" >"$CTX/spec.yaml" <<'PY'
+  VERSION="$VERSION" IMAGE_BASE="$IMAGE_BASE" IMAGE_NAME="$IMAGE_NAME" python3 - "$ROOT/packaging/image/spec.yaml" >"$CTX/spec.yaml" <<'PY'
 import os, re, sys
 text = open(sys.argv[1]).read()
+text = re.sub(r"(?m)^  name: .*$", lambda m: "  name: " + os.environ["IMAGE_NAME"], text, count=1)
 text = re.sub(r"(?m)^  version: .*$", lambda m: '  version: "%s"' % os.environ["VERSION"], text, count=1)
 if os.environ["IMAGE_BASE"]:
     text = re.sub(r"(?m)^base: .*$", lambda m: "base: " + os.environ["IMAGE_BASE"], text, count=1)
@@ -264,3 +311,17 @@ PY
   "$BIN" "${args[@]}" >/dev/null
   echo "release.sh: $OUT/image:$VERSION ($(cat "$OUT/image.digest"))${KEY:+, signed, with provenance and SBOM}"
 fi
+
+# SHA256SUMS, after every file it lists (the image's digest too), and the signatures.
+SUMS=("$NAME.tar.gz")
+[[ -z $DEBNAME ]] || SUMS+=("$DEBNAME")
+[[ $IMAGE -eq 0 ]] || SUMS+=(image.digest)
+(cd "$OUT" && sha256sum "${SUMS[@]}" >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
+# a run without --key leaves no stale signature
+rm -f "$OUT/$NAME.tar.gz.sig" "$OUT/SHA256SUMS.sig" "$OUT"/paddle-image_*.deb.sig
+if [[ -n $KEY ]]; then
+  for f in "$NAME.tar.gz" ${DEBNAME:+"$DEBNAME"} SHA256SUMS; do
+    "$BIN" sign-blob "$OUT/$f" --key "$KEY" --output-signature "$OUT/$f.sig" >/dev/null
+  done
+fi
+install -m 0644 "$PUB" "$OUT/paddle-image.pub"

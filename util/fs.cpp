@@ -243,26 +243,44 @@ void link_or_copy(const fs::path& src, const fs::path& dst) {
   tmp.commit();
 }
 
+namespace {
+// Whether path still names the file open on fd: a holder may unlink the lock file
+// while it holds the lock (a layout's lock goes when its writer is done), and a waiter
+// that opened the old file must then lock the new one instead.
+bool names_open_file(const fs::path& path, int fd) {
+  struct stat at_path {};
+  struct stat open {};
+  return ::stat(path.c_str(), &at_path) == 0 && ::fstat(fd, &open) == 0 && at_path.st_dev == open.st_dev &&
+         at_path.st_ino == open.st_ino;
+}
+} // namespace
+
 FileLock::FileLock(const fs::path& lock_file, Mode mode) {
-  m_fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (m_fd < 0) {
-    throw_errno("cannot open lock file " + lock_file.string());
-  }
   int op = (mode == Mode::shared ? LOCK_SH : LOCK_EX) | LOCK_NB;
-  // Polled, not blocking, so a signal stops a run that waits for another's lock.
-  while (::flock(m_fd, op) != 0) {
-    if (errno != EINTR && errno != EWOULDBLOCK) {
-      int err = errno;
-      ::close(m_fd);
-      errno = err;
-      throw_errno("cannot lock " + lock_file.string());
+  for (;;) {
+    m_fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (m_fd < 0) {
+      throw_errno("cannot open lock file " + lock_file.string());
     }
-    try {
-      sleep_interruptible(0.02);
-    } catch (...) {
-      ::close(m_fd);
-      throw;
+    // Polled, not blocking, so a signal stops a run that waits for another's lock.
+    while (::flock(m_fd, op) != 0) {
+      if (errno != EINTR && errno != EWOULDBLOCK) {
+        int err = errno;
+        ::close(m_fd);
+        errno = err;
+        throw_errno("cannot lock " + lock_file.string());
+      }
+      try {
+        sleep_interruptible(0.02);
+      } catch (...) {
+        ::close(m_fd);
+        throw;
+      }
     }
+    if (names_open_file(lock_file, m_fd)) {
+      return;
+    }
+    ::close(m_fd); // the file was removed by the holder before us: lock the one there now
   }
 }
 

@@ -67,7 +67,9 @@ std::function<std::size_t(char* buf, std::size_t len)> file_reader(const fs::pat
 // Hard-links src to dst when on one file system, copies otherwise; atomic at dst.
 void link_or_copy(const fs::path& src, const fs::path& dst);
 
-// flock(2)-based advisory lock on a lock file (created when missing). Blocks.
+// flock(2)-based advisory lock on a lock file (created when missing). Blocks. A holder
+// may remove the lock file while it holds the lock: a waiter that locked the removed
+// file notices (the path names another file, or none) and locks the one there now.
 class FileLock {
 public:
   enum class Mode { shared, exclusive };

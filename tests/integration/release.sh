@@ -4,7 +4,9 @@
 # an overlay, with OpenSSL, libstdc++ and every library the archive carries removed),
 # where it must run, resolve every library from itself and build the bundled example.
 # Then paddle-image's own image (release.sh --image) on a local stand-in for
-# debian:12-slim: reproducible, signed, run with runc and podman.
+# debian:12-slim: reproducible, signed, run with runc and podman. The README's own
+# verification lines are run against the release, and the archive's install.sh is
+# tried in the minimal Debian 12.
 source "$(dirname "$0")/../support/common.sh"
 source "$SUPPORT/container.sh"
 cd "$WORK"
@@ -19,8 +21,8 @@ rm -rf dist dist2 rel.key rel.pub
 # so ccache finds every object that build compiled with the same flags: the test
 # compiles paddle-image once, not again (release.sh's own default directory).
 RB=$ROOT/build-release
-check "release.sh builds the archive, the .deb, SHA256SUMS and signatures" \
-  bash "$ROOT/scripts/release.sh" --out dist --build "$RB" --key rel.key --deb
+check "release.sh builds the archive, the .deb, SHA256SUMS and signatures (a test key: --pub names its public half)" \
+  bash "$ROOT/scripts/release.sh" --out dist --build "$RB" --key rel.key --pub rel.pub --deb
 A=$(ls dist/paddle-image-*-linux-amd64.tar.gz 2>/dev/null | head -1)
 NAME=$(basename "$A" .tar.gz)
 check "it is named paddle-image-VERSION-linux-amd64.tar.gz" \
@@ -29,6 +31,12 @@ check "SHA256SUMS checks" bash -c "cd dist && sha256sum -c --quiet SHA256SUMS"
 check "the archive's signature verifies (verify-blob)" "$PI" verify-blob "$A" --key rel.pub --signature "$A.sig"
 check "... and with the independent verifier" "${CC[@]}" verify-blob --key rel.pub --signature "$A.sig" --in "$A"
 check "SHA256SUMS is signed too" "${CC[@]}" verify-blob --key rel.pub --signature dist/SHA256SUMS.sig --in dist/SHA256SUMS
+check "dist/paddle-image.pub is the public key that signed it (--pub), not listed in SHA256SUMS" bash -c \
+  "cmp dist/paddle-image.pub rel.pub && ! grep -q paddle-image.pub dist/SHA256SUMS"
+expect_fail "a key that is not the release key is refused (no --pub), before anything is written" 2 \
+  "rel.key is not the release key: its public half is not $ROOT/packaging/release/paddle-image.pub" \
+  bash "$ROOT/scripts/release.sh" --out dist-wrongkey --build "$RB" --key rel.key --no-deb
+check "... and dist-wrongkey was not made" test ! -e dist-wrongkey
 V=${NAME#paddle-image-}
 V=${V%-linux-amd64}
 DEB=dist/paddle-image_${V}-1_$(dpkg --print-architecture).deb
@@ -58,9 +66,54 @@ check "two checkouts in different directories give the same archive and .deb, by
    cmp $FIRST/SHA256SUMS ckB-dist/SHA256SUMS"
 rm -rf ckA ckB-elsewhere
 
+# --- the README's verification lines ---------------------------------------------
+# The fingerprint in the README is the committed release key's; the README's lines, as
+# written (only the file names made the test's: its version, its .deb; the key in dist/
+# is the test's), verify this release, and every one fails once the files are changed.
+# cosign is not installable here: tests/support/cosign_check.py stands in for it, by a
+# shim named cosign that passes its verify-blob arguments on.
+check "the README's fingerprint is the committed key's: sha256 of its DER SubjectPublicKeyInfo" bash -c \
+  "want=\$(openssl pkey -pubin -in '$ROOT/packaging/release/paddle-image.pub' -outform DER | sha256sum | cut -d' ' -f1) &&
+   sed -n '/^## Verifying a release/,/^## /p' '$ROOT/README.md' | grep -qx \"    sha256:\$want\""
+check "... the value verify-blob --json reports as the key (the test's key here)" bash -c \
+  "[[ \$('$PI' verify-blob dist/SHA256SUMS --key dist/paddle-image.pub --signature dist/SHA256SUMS.sig --json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)[\"key\"])') == sha256:\$(openssl pkey -pubin -in rel.pub -outform DER | sha256sum | cut -d' ' -f1) ]]"
+rm -rf shim && mkdir shim && ln -s "$PI" shim/paddle-image
+cat >shim/cosign <<EOF
+#!/usr/bin/env bash
+# cosign verify-blob --key K --signature S [--insecure-ignore-tlog=true] FILE, checked by cosign_check.py
+[[ \$1 == verify-blob ]] || { echo "cosign shim: only verify-blob" >&2; exit 2; }
+shift; args=(); file=
+while [[ \$# -gt 0 ]]; do
+  case \$1 in --key | --signature) args+=("\$1" "\$2"); shift 2 ;; --insecure-ignore-tlog=true) shift ;; *) file=\$1; shift ;; esac
+done
+exec python3 "$SUPPORT/cosign_check.py" verify-blob "\${args[@]}" --in "\$file"
+EOF
+chmod +x shim/cosign
+sed -n '/^<!-- verify-release/,/^```$/p' "$ROOT/README.md" | sed '1,2d; $d' |
+  sed -E "s/paddle-image-[0-9][^ ]*-linux-amd64\.tar\.gz/$NAME.tar.gz/g; s/paddle-image_[0-9][^ ]*_amd64\.deb/$(basename "$DEB")/g" >readme-verify.sh
+check "the README's verification block has the openssl, cosign and paddle-image lines" bash -c \
+  "grep -q '^openssl dgst -sha256 -verify paddle-image.pub' readme-verify.sh && grep -q '^cosign verify-blob .*--insecure-ignore-tlog=true' readme-verify.sh &&
+   grep -q '^paddle-image verify-blob' readme-verify.sh && grep -q '^sha256sum -c' readme-verify.sh && [[ \$(grep -vc '^#' readme-verify.sh) -ge 6 ]]"
+check "... and they verify this release, as written" bash -c \
+  "cd dist && PATH='$WORK/shim':\$PATH bash -euo pipefail '$WORK/readme-verify.sh' >'$WORK/readme-verify.out' 2>&1 || { cat '$WORK/readme-verify.out'; exit 1; }"
+rm -rf dist-tampered && cp -r dist dist-tampered
+for f in "$NAME.tar.gz" "$(basename "$DEB")" SHA256SUMS; do printf x >>"dist-tampered/$f"; done
+check "... and each of them fails on changed files" bash -c \
+  "cd dist-tampered && n=0 && while IFS= read -r line; do
+     [[ \$line == '#'* || \$line == 'openssl pkey'* ]] && continue
+     n=\$((n + 1))
+     if PATH='$WORK/shim':\$PATH bash -c \"\$line\" >/dev/null 2>&1; then echo \"passed on changed files: \$line\"; exit 1; fi
+   done <'$WORK/readme-verify.sh' && [[ \$n -ge 5 ]]"
+
 # --- the Debian package -------------------------------------------------------------
-check "lintian --fail-on error passes on the .deb, with no overrides" bash -c \
-  "lintian --fail-on error --no-override '$DEB' && ! dpkg-deb -c '$DEB' | grep -q usr/share/lintian/overrides"
+check "lintian --pedantic says nothing of the .deb (it fails on any warning or pedantic tag)" bash -c \
+  "out=\$(lintian --pedantic --fail-on error,warning,pedantic '$DEB') && [[ -z \$out ]] || { echo \"\$out\"; exit 1; }"
+check "... its one override is initial-upload-closes-no-bugs (the .deb is not uploaded to Debian: no ITP bug), explained" bash -c \
+  "[[ \$(dpkg-deb -c '$DEB' | grep -c usr/share/lintian/overrides/.) -eq 1 ]] &&
+   [[ \$(lintian --pedantic --no-override '$DEB' | sed 's/ \\[.*//') == 'W: paddle-image: initial-upload-closes-no-bugs' ]] &&
+   dpkg-deb --fsys-tarfile '$DEB' | tar xO ./usr/share/lintian/overrides/paddle-image | grep -q '^# .*not uploaded to Debian'"
+check "it recommends ca-certificates" bash -c "[[ \$(dpkg-deb -f '$DEB' Recommends) == ca-certificates ]]"
 dpkg-deb -f "$DEB" Depends >deb-depends.txt
 rm -rf debx && mkdir debx && dpkg-deb -x "$DEB" debx
 mkdir -p shl/debian/paddle-image/usr/bin && cp debx/usr/bin/paddle-image shl/debian/paddle-image/usr/bin/ &&
@@ -95,8 +148,8 @@ need=$(objdump -T "$X/libexec/paddle-image" "$X"/lib/* 2>/dev/null | grep -oE 'G
   sed 's/GLIBC_//' | sort -uV | tail -1)
 check "the glibc it needs ($need) is stated, as computed from the symbols" \
   grep -q "glibc $need or later" "$X/share/doc/paddle-image/BUILD-INFO"
-check "man pages and completions are inside" bash -c \
-  "test -f '$X/share/man/man1/paddle-image-build.1' && test -f '$X/share/bash-completion/completions/paddle-image'"
+check "man pages, completions and install.sh are inside" bash -c \
+  "test -f '$X/share/man/man1/paddle-image-build.1' && test -f '$X/share/bash-completion/completions/paddle-image' && test -x '$X/install.sh'"
 
 # An older glibc, and a C library that is not glibc: a fake getconf first in PATH.
 mkdir -p oldglibc noglibc
@@ -146,6 +199,12 @@ chroot \$R /opt/$NAME/bin/paddle-image --version
 echo "== build"
 chroot \$R sh -c 'cd /srv/example && /opt/$NAME/bin/paddle-image build spec.yaml --output oci:out/ocr-train --revision release-test -q' >$WORK/chroot-built.txt
 chroot \$R sh -c 'cd /srv/example && /opt/$NAME/bin/paddle-image inspect oci:out/ocr-train:v1 --json' >$WORK/chroot-inspect.json
+echo "== install.sh"
+chroot \$R /opt/$NAME/install.sh --prefix /opt/pi >/dev/null
+chroot \$R /opt/pi/bin/paddle-image version
+chroot \$R /opt/pi/lib/paddle-image/uninstall.sh >/dev/null
+test ! -e \$R/opt/pi
+echo "== install.sh done"
 EOF
 check "in a minimal Debian 12 without its libraries, the archive runs and builds the bundled example" \
   bash -c "unshare -m bash '$WORK/inside.sh' >'$WORK/chroot.log' 2>&1"
@@ -153,6 +212,8 @@ check "... every library resolved from the archive or glibc" bash -c \
   "awk '/== libraries/{on=1;next} /== version/{on=0} on && /=>/' '$WORK/chroot.log' >libs.txt && [[ -s libs.txt ]] &&
    ! grep -vE '=> /opt/$NAME/(libexec/\\.\\./)?lib/|lib(c|m|dl|pthread|rt|resolv)\\.so|ld-linux' libs.txt && ! grep -q 'not found' libs.txt"
 check "... said its version" grep -q "^paddle-image " "$WORK/chroot.log"
+check "... install.sh --prefix put it where it runs, and its uninstall.sh took the prefix away" bash -c \
+  "awk '/== install.sh\$/{on=1;next} on' '$WORK/chroot.log' | grep -q '^paddle-image ' && grep -q '^== install.sh done' '$WORK/chroot.log'"
 check "... and the example image has its layers" python3 -c \
   "import json; j = json.load(open('$WORK/chroot-inspect.json')); assert len(j['manifest']['layers']) >= 3, j"
 # (--revision: the copy here may sit inside a git checkout, which would be the default)
@@ -191,6 +252,22 @@ chroot \$R sh -c 'cd /srv/example && paddle-image build spec.yaml --output oci:o
 echo "== remove"
 chroot \$R sh -c "apt-get \$A remove -y paddle-image >/dev/null && ! test -e /usr/bin/paddle-image && ! test -e /usr/share/man/man1/paddle-image-build.1.gz"
 echo "== removed"
+# The archive's install.sh, now that man-db is there and the .deb gone: /usr/local, then a prefix.
+tar xzf $WORK/$A -C \$R/srv
+P="env PATH=/usr/local/bin:/usr/bin:/bin"
+chroot \$R find /usr/local | LC_ALL=C sort >$WORK/usrlocal-before.txt
+chroot \$R \$P /srv/$NAME/install.sh >$WORK/install-out.txt
+chroot \$R \$P sh -c 'command -v paddle-image && paddle-image --version' >$WORK/install-run.txt
+chroot \$R \$P man -w paddle-image-build >$WORK/install-man.txt
+chroot \$R \$P bash -c 'source /usr/local/share/bash-completion/completions/paddle-image; COMP_WORDS=(paddle-image bu); COMP_CWORD=1; _paddle_image; echo "\${COMPREPLY[*]}"' >$WORK/install-completion.txt
+test -f \$R/usr/local/share/zsh/site-functions/_paddle-image && test -f \$R/usr/local/share/fish/vendor_completions.d/paddle-image.fish
+chroot \$R \$P /usr/local/lib/paddle-image/uninstall.sh
+chroot \$R find /usr/local | LC_ALL=C sort >$WORK/usrlocal-after.txt
+chroot \$R \$P /srv/$NAME/install.sh --prefix /opt/pi >/dev/null
+chroot \$R env PATH=/opt/pi/bin:/usr/bin:/bin man -w paddle-image-build >$WORK/install-man-prefix.txt
+chroot \$R \$P /srv/$NAME/install.sh --uninstall --prefix /opt/pi
+test ! -e \$R/opt/pi
+echo "== archive installed and removed"
 EOF
   check "apt-get install ./paddle-image_*.deb on a minimal Debian 12 (no -dev packages, no network) installs it and its Depends" \
     bash -c "unshare -m -n bash '$WORK/deb-inside.sh' >'$WORK/deb-chroot.log' 2>&1 || { tail -15 '$WORK/deb-chroot.log'; exit 1; }"
@@ -203,6 +280,15 @@ EOF
   check "... it builds the bundled example, to the same digest as here" bash -c \
     "[[ -s deb-built.txt ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' deb-built.txt) == \$(grep -o 'sha256:[0-9a-f]*' host-built.txt) ]]"
   check "... and apt-get remove takes its files away" grep -q "^== removed" deb-chroot.log
+  check "the archive's install.sh (default prefix /usr/local): paddle-image in PATH runs" bash -c \
+    "grep -qx /usr/local/bin/paddle-image install-run.txt && grep -q '^paddle-image $V ' install-run.txt"
+  check "... man -w paddle-image-build finds its page (Debian's /usr/local/man is a link to share/man)" \
+    grep -qxE '/usr/local/(share/)?man/man1/paddle-image-build.1' install-man.txt
+  check "... bash completes with the installed completion" grep -qx build install-completion.txt
+  check "... its uninstall.sh leaves /usr/local as it was, file for file" bash -c \
+    "[[ -s usrlocal-before.txt ]] && diff usrlocal-before.txt usrlocal-after.txt"
+  check "... with --prefix /opt/pi, man finds the page through PATH, and --uninstall removes the prefix" bash -c \
+    "grep -qx /opt/pi/share/man/man1/paddle-image-build.1 install-man-prefix.txt && grep -q '^== archive installed and removed' deb-chroot.log"
 else
   fail "the local apt repository $DEBS is missing (scripts/test.sh fetches it: tests/support/fetch-debs.sh)"
 fi
@@ -210,14 +296,28 @@ fi
 # --- paddle-image's own image -------------------------------------------------------
 debian_base_spec "$WORK/debbase.yaml"
 "$PI" build "$WORK/debbase.yaml" -q -o "oci:$WORK/debbase:v1" >/dev/null
-check "release.sh --image builds paddle-image's own image on the stand-in base, signed" \
-  bash "$ROOT/scripts/release.sh" --out dist3 --build "$RB" --no-deb --image --image-base "oci:$WORK/debbase:v1" --key rel.key
-check "... with --no-deb, no .deb and SHA256SUMS lists the archive alone" bash -c \
-  "! ls dist3/*.deb 2>/dev/null && [[ \$(wc -l <dist3/SHA256SUMS) -eq 1 ]]"
-check "... again from the same archive: the same digest" bash -c \
-  "bash '$ROOT/scripts/release.sh' --out dist4 --build '$RB' --image --image-base 'oci:$WORK/debbase:v1' >/dev/null &&
+expect_fail "release.sh --image with a base that is not there: refused, naming it, before anything is written" 3 \
+  "cannot read the base image oci:$WORK/nobase:v1" \
+  bash "$ROOT/scripts/release.sh" --out dist-nobase --build "$RB" --no-deb --image --image-base "oci:$WORK/nobase:v1"
+expect_fail "... and with a registry base that cannot be reached (exit 6, the network's)" 6 \
+  "cannot read the base image 127.0.0.1:9/none/debian:12" \
+  bash "$ROOT/scripts/release.sh" --out dist-nobase --build "$RB" --no-deb --image --image-base "127.0.0.1:9/none/debian:12"
+check "... dist-nobase was not made" test ! -e dist-nobase
+IMGNAME=example.org/release-test/paddle-image
+check "release.sh --image builds paddle-image's own image on the stand-in base, signed, named by --image-name" \
+  bash "$ROOT/scripts/release.sh" --out dist3 --build "$RB" --no-deb --image --image-base "oci:$WORK/debbase:v1" \
+  --key rel.key --pub rel.pub --image-name "$IMGNAME"
+check "... with --no-deb, no .deb and SHA256SUMS lists the archive and image.digest, and checks" bash -c \
+  "! ls dist3/*.deb 2>/dev/null && [[ \$(wc -l <dist3/SHA256SUMS) -eq 2 ]] && grep -q ' image.digest\$' dist3/SHA256SUMS &&
+   (cd dist3 && sha256sum -c --quiet SHA256SUMS)"
+check "... again from the same archive, named by PADDLE_IMAGE_RELEASE_IMAGE: the same digest" bash -c \
+  "PADDLE_IMAGE_RELEASE_IMAGE='$IMGNAME' bash '$ROOT/scripts/release.sh' --out dist4 --build '$RB' --image --image-base 'oci:$WORK/debbase:v1' >/dev/null &&
    [[ -s dist3/image.digest ]] && cmp dist3/image.digest dist4/image.digest"
-check "its signature, provenance and SBOM verify" "$PI" verify "oci:dist3/image:$V" --key rel.pub --identity "registry.example.com/tools/paddle-image:$V" --attestations slsa,spdx
+check "its signature, provenance and SBOM verify, for the name given" "$PI" verify "oci:dist3/image:$V" --key rel.pub --identity "$IMGNAME:$V" --attestations slsa,spdx
+check "its layout keeps no .paddle-image.lock and no .tmp/" bash -c \
+  "[[ \$(ls -A dist3/image | LC_ALL=C sort | tr '\n' ' ') == 'blobs index.json oci-layout ' ]]"
+check "it runs as 65532:65532 with HOME=/home/nonroot, by default" bash -c \
+  "'$PI' inspect 'oci:dist3/image:$V' --json | python3 -c \"import json,sys; c=json.load(sys.stdin)['config']['config']; assert c['User'] == '65532:65532' and 'HOME=/home/nonroot' in c['Env'], c\""
 check "its SBOM lists the Debian base's packages" bash -c \
   "'$PI' sbom 'oci:dist3/image:$V' -q >sbom.json && grep -q '\"name\": \"libc6\"' sbom.json"
 check "paddle-image is its entrypoint" bash -c \
@@ -226,15 +326,24 @@ rm -rf imgbundle
 umoci unpack --image "dist3/image:$V" imgbundle >/dev/null 2>&1
 out=$(run_in_bundle imgbundle /opt/paddle-image/bin/paddle-image --version 2>&1) || true
 check "runc runs it and it prints its version" grep -q "^paddle-image $V " <<<"$out"
+check "... as uid 65532, not root, with its home writable by any uid (1777)" bash -c \
+  "source '$SUPPORT/container.sh'; [[ \$(run_in_bundle imgbundle /usr/bin/id -u) == 65532 ]] &&
+   [[ \$(stat -c '%a %u' imgbundle/rootfs/home/nonroot) == '1777 65532' ]]"
 if podman_isolated pull -q "oci:$WORK/dist3/image:$V" >podman-pull.txt 2>&1; then
   IMG=$(head -1 podman-pull.txt)
   check "podman runs it and it prints its version" bash -c "source '$SUPPORT/container.sh'; export PODMAN_TMP='$PODMAN_TMP';
     podman_run '$IMG' --version | grep -q '^paddle-image $V '"
-  rm -rf podman-example && cp -r "$ROOT/examples/ocr-train" podman-example && rm -rf podman-example/out
-  check "in podman, it builds the bundled example from a mounted directory, to the same digest" bash -c \
+  check "podman runs it as uid 65532 by default" bash -c "source '$SUPPORT/container.sh'; export PODMAN_TMP='$PODMAN_TMP';
+    [[ \$(podman_run --entrypoint /usr/bin/id '$IMG' -u) == 65532 ]]"
+  # A user's directory (uid 1234) mounted at /work, the image run as that user (-u).
+  rm -rf podman-example && cp -r "$ROOT/examples/ocr-train" podman-example && rm -rf podman-example/out &&
+    chown -R 1234:1234 podman-example
+  check "in podman, -u 1234:1234, it builds the bundled example from a mounted directory, to the same digest" bash -c \
     "source '$SUPPORT/container.sh'; export PODMAN_TMP='$PODMAN_TMP';
-     podman_run -v '$WORK/podman-example:/work' '$IMG' build spec.yaml --output oci:out/ocr-train --revision release-test -q >podman-built.txt &&
+     podman_run -u 1234:1234 -v '$WORK/podman-example:/work' '$IMG' build spec.yaml --output oci:out/ocr-train --revision release-test -q >podman-built.txt &&
      [[ \$(grep -o 'sha256:[0-9a-f]*' podman-built.txt) == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') ]]"
+  check "... and every file it wrote there is uid 1234's" bash -c \
+    "[[ -d podman-example/out/ocr-train ]] && [[ -z \$(find podman-example ! -uid 1234) ]]"
 else
   fail "podman pulls the image from its OCI layout: $(tail -3 podman-pull.txt)"
 fi

@@ -94,6 +94,8 @@ TEST_CASE("man pages and completions come from the CLI definition, escaped for r
   sub->add_option("--out,-o", value, "where\n.TH injected");
   auto pages = cli::man_pages(app);
   REQUIRE(pages.size() == 2);
+  // the top page lists each command as a sentence, then its page
+  CHECK(pages[0].second.find("it's quoted. See \\fBpaddle\\-image\\-tool\\fR(1).") != std::string::npos);
   CHECK(pages[1].first == "paddle-image-tool.1");
   const std::string& page = pages[1].second;
   CHECK(page.find("\\&.starts with a dot") != std::string::npos);

@@ -12,12 +12,15 @@
 #include "util/url.hpp"
 
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdint>
 #include <fcntl.h>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <string>
 #include <sys/file.h>
@@ -348,6 +351,26 @@ TEST_SUITE("util") {
       CHECK(can_flock(lock_file, LOCK_SH));
       CHECK_FALSE(can_flock(lock_file, LOCK_EX));
     }
+    CHECK(can_flock(lock_file, LOCK_EX));
+  }
+
+  TEST_CASE("FileLock: a holder may remove the lock file; a waiter then locks the new one") {
+    auto tmp = make_temp();
+    fs::path lock_file = tmp.path() / "x.lock";
+    auto holder = std::make_unique<util::FileLock>(lock_file, util::FileLock::Mode::exclusive);
+    std::atomic<bool> got{false};
+    std::thread waiter([&] {
+      util::FileLock lock(lock_file, util::FileLock::Mode::exclusive); // opens the file the holder removes
+      got = true;
+      CHECK(fs::exists(lock_file)); // it locked a file at the path, not the removed one
+      CHECK_FALSE(can_flock(lock_file, LOCK_EX));
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(got);
+    fs::remove(lock_file);
+    holder.reset();
+    waiter.join();
+    CHECK(got);
     CHECK(can_flock(lock_file, LOCK_EX));
   }
 
