@@ -67,6 +67,23 @@ std::vector<std::pair<std::string, std::string>> layer_origins(const oci::ImageC
   return out;
 }
 
+// Last, the packages of the SPDX documents the image carries (var/lib/db/sbom/, as
+// apko images do and syft reads): software no package manager installed, such as the
+// libraries paddle-image's release archive bundles. A document that is not SPDX JSON
+// adds nothing; the packages come in the document's order.
+void add_embedded_sboms(const layers::BaseView& view, signing::SbomInput& in) {
+  for (const auto& [path, content] : view.contents()) {
+    if (!layers::is_embedded_sbom(path)) {
+      continue;
+    }
+    json doc = json::parse(content, nullptr, false);
+    for (auto& c : signing::spdx_components(doc, path)) {
+      c.layer = view.layer_of(path);
+      in.components.push_back(std::move(c));
+    }
+  }
+}
+
 } // namespace
 
 signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
@@ -226,6 +243,7 @@ signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m,
     c.layer = d.layer;
     in.components.push_back(c);
   }
+  add_embedded_sboms(view, in);
   return in;
 }
 

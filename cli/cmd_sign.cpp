@@ -1,4 +1,5 @@
-// key generate, sign, attest, verify, sbom: cosign-compatible signatures and
+// key generate, sign, attest, verify, sign-blob, verify-blob, attest-blob,
+// verify-blob-attestation, sbom: cosign-compatible signatures and
 // attestations on images in registries and OCI layouts (docs/signing.md).
 #include "builder/supply_chain.hpp"
 #include "cli/commands.hpp"
@@ -6,6 +7,7 @@
 #include "cli/registry_flags.hpp"
 #include "cli/signing_flags.hpp"
 #include "cli/version.hpp"
+#include "signing/blob.hpp"
 #include "signing/envelope.hpp"
 #include "signing/sign.hpp"
 #include "util/encoding.hpp"
@@ -125,18 +127,24 @@ struct AttestArgs {
   RegistryFlags flags;
 };
 
+// attest and attest-blob: the --predicate document, a JSON object.
+nlohmann::json read_predicate(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw Error(ErrorKind::input, "--predicate " + path + " does not exist or is not a file", "check the path");
+  }
+  nlohmann::json predicate = nlohmann::json::parse(util::read_file(path), nullptr, false);
+  if (predicate.is_discarded() || !predicate.is_object()) {
+    throw Error(ErrorKind::input, "--predicate " + path + " is not a JSON object",
+                "pass the predicate document itself (e.g. the output of 'paddle-image sbom')");
+  }
+  return predicate;
+}
+
 int run_attest(const AttestArgs& a) {
   Output out = Output::detect(a.json, false);
   std::string uri = signing::predicate_uri(a.type);
-  std::error_code ec;
-  if (!fs::is_regular_file(a.predicate, ec)) {
-    throw Error(ErrorKind::input, "--predicate " + a.predicate + " does not exist or is not a file", "check the path");
-  }
-  nlohmann::json predicate = nlohmann::json::parse(util::read_file(a.predicate), nullptr, false);
-  if (predicate.is_discarded() || !predicate.is_object()) {
-    throw Error(ErrorKind::input, "--predicate " + a.predicate + " is not a JSON object",
-                "pass the predicate document itself (e.g. the output of 'paddle-image sbom')");
-  }
+  nlohmann::json predicate = read_predicate(a.predicate);
   signing::PrivateKey key = load_private_key(a.key);
   RegistrySession sess(a.flags, out);
   SignTarget t = open_sign_target(a.ref, sess, a.identity, true);
@@ -297,6 +305,112 @@ int run_verify_blob(const VerifyBlobArgs& a) {
   return 0;
 }
 
+// attest-blob / verify-blob-attestation: cosign's blob attestations, an in-toto
+// Statement about files (name and SHA-256) in a DSSE envelope, one envelope per line.
+struct AttestBlobArgs {
+  std::vector<std::string> files;
+  KeyFlags key;
+  std::string type;
+  std::string predicate;
+  std::string output_attestation;
+  bool json = false;
+};
+
+int run_attest_blob(const AttestBlobArgs& a) {
+  Output out = Output::detect(a.json, false);
+  std::string uri = signing::predicate_uri(a.type);
+  nlohmann::json predicate = read_predicate(a.predicate);
+  std::vector<signing::FileSubject> subjects;
+  nlohmann::json listed = nlohmann::json::array();
+  for (const auto& f : a.files) {
+    signing::FileSubject s{fs::path(f).filename().string(), util::hex_encode(file_sha256_raw(f))};
+    for (const auto& other : subjects) {
+      if (other.name == s.name) {
+        throw Error(ErrorKind::usage, "two files named " + s.name + ": the subjects are named by file name",
+                    "attest files with different names (or make one attestation per directory)");
+      }
+    }
+    listed.push_back({{"name", s.name}, {"sha256", s.sha256}});
+    subjects.push_back(std::move(s));
+  }
+  signing::PrivateKey key = load_private_key(a.key);
+  std::string line = signing::attest_files(subjects, uri, predicate, key) + "\n";
+  nlohmann::json j = {
+      {"predicate_type", uri}, {"subjects", listed}, {"key", "sha256:" + key.public_key().fingerprint()}};
+  if (a.output_attestation.empty()) {
+    j["attestation"] = nlohmann::json::parse(line);
+  } else {
+    util::write_file_atomic(a.output_attestation, line);
+    out.info("wrote the attestation (" + uri + ") of " + std::to_string(subjects.size()) + " file(s) to " +
+             a.output_attestation);
+    j["attestation_file"] = a.output_attestation;
+  }
+  // As cosign: the envelope on stdout unless it went to a file.
+  out.result(j, a.output_attestation.empty() ? line : "");
+  return 0;
+}
+
+struct VerifyBlobAttestationArgs {
+  std::string file;
+  std::string key;
+  std::string signature;
+  std::string type;
+  bool json = false;
+};
+
+// The attestation file's text; "" with `failure` set when it is too large to be one.
+std::string read_attestation_file(const std::string& path, std::string& failure) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw Error(ErrorKind::usage, "--signature " + path + ": no such file",
+                "give the file attest-blob --output-attestation (or cosign attest-blob) wrote, e.g. "
+                "paddle-image.intoto.jsonl");
+  }
+  // Envelopes of SBOMs run to megabytes; anything past 64 MiB is refused by its size.
+  constexpr std::uintmax_t k_max_attestation_file = 64ULL << 20;
+  std::uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > k_max_attestation_file) {
+    failure = path + " is " + std::to_string(size) + " bytes: not an attestation file (at most 64 MiB)";
+    return {};
+  }
+  return util::read_file(path);
+}
+
+int run_verify_blob_attestation(const VerifyBlobAttestationArgs& a) {
+  Output out = Output::detect(a.json, false);
+  signing::PublicKey key = load_public_key(a.key);
+  std::string type = a.type.empty() ? std::string() : signing::predicate_uri(a.type);
+  std::string failure;
+  std::string text = read_attestation_file(a.signature, failure);
+  std::string sha256 = util::hex_encode(file_sha256_raw(a.file));
+  nlohmann::json j = {
+      {"file", a.file}, {"sha256", sha256}, {"attestation_file", a.signature}, {"key", "sha256:" + key.fingerprint()}};
+  signing::FileAttestation r;
+  if (failure.empty()) {
+    try {
+      r = signing::verify_file_attestation(signing::read_attestations(text, a.signature), sha256, key, type, a.file,
+                                           a.signature, a.key);
+      failure = r.failure;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::verification) {
+        throw;
+      }
+      failure = std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")");
+    }
+  }
+  j["verified"] = failure.empty();
+  if (!r.predicate_type.empty()) {
+    j["predicate_type"] = r.predicate_type;
+  }
+  if (!failure.empty()) {
+    return verification_failed(j, a.json, failure);
+  }
+  j["subject"] = r.subject;
+  j["predicate"] = r.predicate;
+  out.result(j, "Verified OK: " + a.file + " is a subject of " + r.predicate_type + "\n");
+  return 0;
+}
+
 struct SbomArgs {
   std::string ref;
   std::string format = "spdx";
@@ -338,6 +452,62 @@ int run_sbom(const SbomArgs& a) {
   }
   std::cout << text;
   return 0;
+}
+
+// sign-blob, verify-blob, attest-blob, verify-blob-attestation: files, not images.
+void add_blob_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
+  {
+    auto a = std::make_shared<SignBlobArgs>();
+    CLI::App* c = app.add_subcommand(
+        "sign-blob", "Sign a file as cosign sign-blob does (base64 ECDSA P-256 over its SHA-256): a release archive");
+    c->add_option("file", a->file, "The file to sign")->required();
+    a->key.add(c, "Private key (cosign.key, or a PKCS#8/SEC1 EC PEM)");
+    c->add_option("--output-signature", a->output_signature,
+                  "Write the base64 signature to this file (default: print it)");
+    c->add_flag("--json", a->json, "Print the result as JSON");
+    actions.emplace_back(c, [a] { return run_sign_blob(*a); });
+  }
+  {
+    auto a = std::make_shared<VerifyBlobArgs>();
+    CLI::App* c = app.add_subcommand("verify-blob",
+                                     "Verify a file's signature from sign-blob or cosign sign-blob with a public key");
+    c->add_option("file", a->file, "The file the signature is for")->required();
+    c->add_option("--key", a->key, "Public key (cosign.pub)")->required();
+    c->add_option("--signature", a->signature, "The file holding the base64 signature")->required();
+    c->add_flag("--json", a->json, "Print the verification result as JSON");
+    actions.emplace_back(c, [a] { return run_verify_blob(*a); });
+  }
+  {
+    auto a = std::make_shared<AttestBlobArgs>();
+    CLI::App* c = app.add_subcommand(
+        "attest-blob", "Attest files as cosign attest-blob does: a signed in-toto statement (DSSE) naming each file");
+    c->add_option("file", a->files, "The files the statement is about (its subjects: name and SHA-256)")->required();
+    a->key.add(c, "Private key (cosign.key, or a PKCS#8/SEC1 EC PEM)");
+    c->add_option("--type", a->type,
+                  "The predicate type: slsaprovenance1 (slsa), spdxjson (spdx), cyclonedx or a predicate URI")
+        ->required();
+    c->add_option("--predicate", a->predicate, "The predicate document (JSON)")->required();
+    c->add_option("--output-attestation", a->output_attestation,
+                  "Write the DSSE envelope to this file, one line (default: print it)");
+    c->add_flag("--json", a->json, "Print the result as JSON");
+    actions.emplace_back(c, [a] { return run_attest_blob(*a); });
+  }
+  {
+    auto a = std::make_shared<VerifyBlobAttestationArgs>();
+    CLI::App* c =
+        app.add_subcommand("verify-blob-attestation",
+                           "Verify a file's attestation from attest-blob or cosign attest-blob with a public key");
+    c->add_option("file", a->file, "The file the attestation must name")->required();
+    c->add_option("--key", a->key, "Public key (cosign.pub)")->required();
+    c->add_option("--signature,--bundle", a->signature,
+                  "The attestation file: DSSE envelopes, one per line (.intoto.jsonl), or a cosign bundle")
+        ->required();
+    c->add_option("--type", a->type,
+                  "The predicate type it must have: slsaprovenance1 (slsa), spdxjson (spdx), cyclonedx or a URI "
+                  "(default: any)");
+    c->add_flag("--json", a->json, "Print the verification result (with the predicate) as JSON");
+    actions.emplace_back(c, [a] { return run_verify_blob_attestation(*a); });
+  }
 }
 
 } // namespace
@@ -398,27 +568,7 @@ void add_signing_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action
     a->flags.add(c, false, false);
     actions.emplace_back(c, [a] { return run_verify(*a); });
   }
-  {
-    auto a = std::make_shared<SignBlobArgs>();
-    CLI::App* c = app.add_subcommand(
-        "sign-blob", "Sign a file as cosign sign-blob does (base64 ECDSA P-256 over its SHA-256): a release archive");
-    c->add_option("file", a->file, "The file to sign")->required();
-    a->key.add(c, "Private key (cosign.key, or a PKCS#8/SEC1 EC PEM)");
-    c->add_option("--output-signature", a->output_signature,
-                  "Write the base64 signature to this file (default: print it)");
-    c->add_flag("--json", a->json, "Print the result as JSON");
-    actions.emplace_back(c, [a] { return run_sign_blob(*a); });
-  }
-  {
-    auto a = std::make_shared<VerifyBlobArgs>();
-    CLI::App* c = app.add_subcommand("verify-blob",
-                                     "Verify a file's signature from sign-blob or cosign sign-blob with a public key");
-    c->add_option("file", a->file, "The file the signature is for")->required();
-    c->add_option("--key", a->key, "Public key (cosign.pub)")->required();
-    c->add_option("--signature", a->signature, "The file holding the base64 signature")->required();
-    c->add_flag("--json", a->json, "Print the verification result as JSON");
-    actions.emplace_back(c, [a] { return run_verify_blob(*a); });
-  }
+  add_blob_commands(app, actions);
   {
     auto a = std::make_shared<SbomArgs>();
     CLI::App* c = app.add_subcommand("sbom", "Print an image's SBOM (dpkg and Python packages, data layers)");

@@ -100,7 +100,8 @@ public:
   std::map<std::string, int> missing_link_targets() const;
   void fill_link_target(const std::string& target, const std::string& content);
   // 5: hard links to wanted files carry their target's content (format 4 lost it).
-  static constexpr int k_format = 5;
+  // 6: embedded SPDX documents (var/lib/db/sbom/*.spdx.json) are kept.
+  static constexpr int k_format = 6;
   // The lines compress_view writes, uncompressed; Error(input) for anything else.
   static BaseView from_lines(const std::string& text);
 

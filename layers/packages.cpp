@@ -22,9 +22,11 @@ constexpr std::int64_t k_max_dpkg_status = 16 << 20;  // var/lib/dpkg/status
 constexpr std::int64_t k_max_dpkg_status_d = 1 << 20; // one status.d file
 constexpr std::int64_t k_max_python_metadata = 4 << 20;
 constexpr std::int64_t k_max_os_release = 64 << 10;
+constexpr std::int64_t k_max_embedded_sbom = 16 << 20;
 
 constexpr const char* k_dpkg_status = "var/lib/dpkg/status";
 constexpr const char* k_dpkg_status_d = "var/lib/dpkg/status.d";
+constexpr const char* k_sbom_dir = "var/lib/db/sbom";
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -92,7 +94,7 @@ bool is_packages_dir(const std::string& name) {
   return name == "site-packages" || name == "dist-packages";
 }
 
-enum class Kind { none, dpkg_status, dpkg_status_d, python, os_release };
+enum class Kind { none, dpkg_status, dpkg_status_d, python, os_release, embedded_sbom };
 
 struct Classified {
   Kind kind = Kind::none;
@@ -109,6 +111,9 @@ Classified classify(const std::string& path) {
   }
   if (path == "etc/os-release" || path == "usr/lib/os-release") {
     return {Kind::os_release, path};
+  }
+  if (parent_of(path) == k_sbom_dir && base_of(path).size() > 10 && ends_with(path, ".spdx.json")) {
+    return {Kind::embedded_sbom, path};
   }
   auto c = components(path);
   auto n = c.size();
@@ -133,6 +138,8 @@ std::int64_t cap_for(Kind kind) {
     return k_max_python_metadata;
   case Kind::os_release:
     return k_max_os_release;
+  case Kind::embedded_sbom:
+    return k_max_embedded_sbom;
   case Kind::none:
     break;
   }
@@ -247,6 +254,10 @@ std::string python_dist_location(const std::string& path) {
   return c.kind == Kind::python ? c.location : std::string();
 }
 
+bool is_embedded_sbom(const std::string& path) {
+  return classify(path).kind == Kind::embedded_sbom;
+}
+
 std::int64_t inventory_file_cap(const std::string& path) {
   return cap_for(classify(path).kind);
 }
@@ -278,7 +289,8 @@ Inventory inventory_of(const std::map<std::string, std::string>& files,
       break;
     }
     case Kind::python:
-      break; // python::installed_distributions reads these
+    case Kind::embedded_sbom:
+      break; // python::installed_distributions and builder::image_sbom read these
     case Kind::os_release:
       (path == "etc/os-release" ? etc_os : lib_os) = parse_os_release(content);
       break;

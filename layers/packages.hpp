@@ -32,8 +32,8 @@ struct Inventory {
 // The size cap of a file the inventory reads, by its path in the image ("a/b", no
 // leading '/'): var/lib/dpkg/status, a var/lib/dpkg/status.d/ file (distroless), a
 // .dist-info's METADATA, an .egg-info's PKG-INFO or the .egg-info file itself under a
-// site-packages or dist-packages directory, etc/os-release or usr/lib/os-release. 0 for
-// any other path.
+// site-packages or dist-packages directory, etc/os-release or usr/lib/os-release, an
+// embedded SPDX document (is_embedded_sbom). 0 for any other path.
 std::int64_t inventory_file_cap(const std::string& path);
 
 // The packages of a merged file tree (the layers already applied, whiteouts and all):
@@ -53,6 +53,12 @@ std::string purl(const Package& p, const Inventory& inv);
 // ".../x-1.dist-info/METADATA"; "" for any other path. python::installed_distributions
 // reads the distributions these files name.
 std::string python_dist_location(const std::string& path);
+
+// Whether `path` is an SPDX document the image carries about software that no package
+// manager installed: var/lib/db/sbom/NAME.spdx.json, where apko and Wolfi images keep
+// theirs and syft reads them (paddle-image's own image keeps its release archive's
+// there). builder::image_sbom lists their packages.
+bool is_embedded_sbom(const std::string& path);
 
 // ID and VERSION_ID of an os-release file (shell-style quoting undone).
 struct OsRelease {

@@ -8,8 +8,12 @@
 #   DIST/paddle-image_VERSION-1_ARCH.deb            the Debian package: /usr/bin/paddle-image
 #       on Debian 12's libraries (Depends: from dpkg-shlibdeps), man pages (gzip -9n),
 #       completions, docs, copyright (from COPYRIGHT) and changelog.Debian.gz
-#   DIST/SHA256SUMS                                 sha256sum -c checks it (image.digest too)
+#   DIST/NAME.tar.gz.spdx.json, DIST/DEB.spdx.json  SPDX 2.3 SBOMs: the archive's bundled
+#       libraries (Debian package, version, purl, license, SHA-256), the .deb's Depends
+#   DIST/SHA256SUMS                                 sha256sum -c checks it (the files above; image.digest too)
 #   DIST/*.sig                                      with --key: cosign sign-blob signatures
+#   DIST/paddle-image.intoto.jsonl                  with --key: the SLSA v1 provenance of
+#       the files above, a signed in-toto statement (DSSE), as cosign attest-blob writes
 #   DIST/paddle-image.pub                           the release's public key
 #       (packaging/release/paddle-image.pub; its fingerprint is in the README, the
 #       anchor a user checks it against: SHA256SUMS does not list it, since a key
@@ -133,6 +137,7 @@ is_glibc() {
   return 1
 }
 LIBS=()
+: >"$TMP/libs.tsv" # the same, tab-separated with the architecture, for the SBOM and provenance
 while read -r soname path; do
   is_glibc "$soname" && continue
   real=$(readlink -f "$path")
@@ -142,8 +147,11 @@ while read -r soname path; do
   if [[ -n $pkg ]]; then
     cp "/usr/share/doc/$pkg/copyright" "$STAGE/share/doc/paddle-image/licenses/$pkg.copyright" 2>/dev/null || true
     LIBS+=("$soname $pkg $(dpkg-query -W -f '${Version}' "$pkg")")
+    printf '%s\t%s\t%s\t%s\n' "$soname" "$pkg" "$(dpkg-query -W -f '${Version}' "$pkg")" \
+      "$(dpkg-query -W -f '${Architecture}' "$pkg")" >>"$TMP/libs.tsv"
   else
     LIBS+=("$soname (no Debian package)")
+    printf '%s\t\t\t\n' "$soname" >>"$TMP/libs.tsv"
   fi
 done < <(ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}')
 if ldd "$BIN" | grep -q "not found"; then
@@ -287,6 +295,40 @@ if [[ $DEB -eq 1 ]]; then
   echo "release.sh: $OUT/$DEBNAME ($(du -h "$OUT/$DEBNAME" | cut -f1); Depends: $DEPENDS)"
 fi
 
+# SBOMs (SPDX 2.3 JSON, scripts/release_supply_chain.py): NAME.tar.gz.spdx.json lists
+# paddle-image (version, repository, commit) and every bundled library as the Debian
+# package it came from (version, purl, declared license, the file's SHA-256 as bundled);
+# DEB.spdx.json the .deb and its Depends at the versions installed here. Times from
+# SOURCE_DATE_EPOCH, namespaces from the files' SHA-256: the same release, the same bytes.
+SUPPLY=(python3 "$ROOT/scripts/release_supply_chain.py")
+SOURCE_REPO=$(sed -n 's/^  source: *//p' "$ROOT/packaging/image/spec.yaml" | head -1)
+CMD=(scripts/release.sh)
+[[ -z $KEY ]] || CMD+=(--key "$(basename "$KEY")")
+[[ $DEB -eq 1 ]] || CMD+=(--no-deb)
+[[ $IMAGE -eq 0 ]] || CMD+=(--image)
+[[ -z $IMAGE_BASE ]] || CMD+=(--image-base "$(sed -E 's#^(oci|docker-archive):/.*/#\1:#' <<<"$IMAGE_BASE")")
+"${SUPPLY[@]}" facts --bin "$BIN" --build "$BUILD" --repository "$SOURCE_REPO" --epoch "$SOURCE_DATE_EPOCH" \
+  --glibc-min "$GLIBC_MIN" -o "$TMP/facts.json" -- "${CMD[@]}"
+RELEASE_FILES=("$NAME.tar.gz" ${DEBNAME:+"$DEBNAME"} "$NAME.tar.gz.spdx.json" ${DEBNAME:+"$DEBNAME.spdx.json"})
+"${SUPPLY[@]}" sbom-archive --archive "$OUT/$NAME.tar.gz" --libs "$TMP/libs.tsv" --facts "$TMP/facts.json" \
+  -o "$OUT/$NAME.tar.gz.spdx.json"
+if [[ -n $DEBNAME ]]; then
+  "${SUPPLY[@]}" sbom-deb --deb "$OUT/$DEBNAME" --facts "$TMP/facts.json" -o "$OUT/$DEBNAME.spdx.json"
+else
+  rm -f "$OUT"/paddle-image_*.deb.spdx.json
+fi
+
+# SLSA v1 provenance of the release files, signed (with --key only: unsigned, it would
+# prove nothing): one in-toto statement whose subjects are the files above, in a DSSE
+# envelope on one line, as slsa-github-generator's multiple.intoto.jsonl. Checked by
+# `paddle-image verify-blob-attestation` and `cosign verify-blob-attestation`.
+rm -f "$OUT/paddle-image.intoto.jsonl"
+if [[ -n $KEY ]]; then
+  "${SUPPLY[@]}" provenance --libs "$TMP/libs.tsv" --facts "$TMP/facts.json" -o "$TMP/provenance.json"
+  "$BIN" attest-blob "${RELEASE_FILES[@]/#/$OUT/}" --predicate "$TMP/provenance.json" --type slsaprovenance1 \
+    --key "$KEY" --output-attestation "$OUT/paddle-image.intoto.jsonl" >/dev/null
+fi
+
 # paddle-image's own image: the archive as it unpacks, the CA bundle, built by itself.
 if [[ $IMAGE -eq 1 ]]; then
   CTX=$TMP/image
@@ -294,6 +336,9 @@ if [[ $IMAGE -eq 1 ]]; then
   tar xzf "$OUT/$NAME.tar.gz" -C "$CTX/root/opt/paddle-image" --strip-components=1
   rm "$CTX/root/opt/paddle-image/install.sh" # the archive's installer, of no use in the image
   install -m 0644 /etc/ssl/certs/ca-certificates.crt "$CTX/root/etc/ssl/certs/ca-certificates.crt"
+  # The archive's SBOM where apko images keep theirs and syft reads them: the image's
+  # SBOM (paddle-image sbom, build --sign) lists the bundled libraries from it.
+  install -D -m 0644 "$OUT/$NAME.tar.gz.spdx.json" "$CTX/root/var/lib/db/sbom/paddle-image.spdx.json"
   cp /usr/share/doc/ca-certificates/copyright "$CTX/root/opt/paddle-image/share/doc/paddle-image/licenses/ca-certificates.copyright"
   VERSION="$VERSION" IMAGE_BASE="$IMAGE_BASE" IMAGE_NAME="$IMAGE_NAME" python3 - "$ROOT/packaging/image/spec.yaml" >"$CTX/spec.yaml" <<'PY'
 import os, re, sys
@@ -308,19 +353,21 @@ PY
   args=(build "$CTX/spec.yaml" --output "oci:$OUT/image:$VERSION" --source-date-epoch "$SOURCE_DATE_EPOCH"
     --cache-dir "$BUILD/image-cache" --digest-file "$OUT/image.digest" -q)
   [[ -z $KEY ]] || args+=(--sign --key "$KEY")
+  # the commit, for the image's revision label and its provenance's source
+  args+=(--revision "$(python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))
+print((f["commit"] or "unknown") + ("-dirty" if f["dirty"] else ""))' "$TMP/facts.json")")
   "$BIN" "${args[@]}" >/dev/null
   echo "release.sh: $OUT/image:$VERSION ($(cat "$OUT/image.digest"))${KEY:+, signed, with provenance and SBOM}"
 fi
 
 # SHA256SUMS, after every file it lists (the image's digest too), and the signatures.
-SUMS=("$NAME.tar.gz")
-[[ -z $DEBNAME ]] || SUMS+=("$DEBNAME")
+SUMS=("${RELEASE_FILES[@]}")
 [[ $IMAGE -eq 0 ]] || SUMS+=(image.digest)
 (cd "$OUT" && sha256sum "${SUMS[@]}" >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
 # a run without --key leaves no stale signature
-rm -f "$OUT/$NAME.tar.gz.sig" "$OUT/SHA256SUMS.sig" "$OUT"/paddle-image_*.deb.sig
+rm -f "$OUT/$NAME.tar.gz.sig" "$OUT/SHA256SUMS.sig" "$OUT"/paddle-image_*.deb.sig "$OUT"/*.spdx.json.sig
 if [[ -n $KEY ]]; then
-  for f in "$NAME.tar.gz" ${DEBNAME:+"$DEBNAME"} SHA256SUMS; do
+  for f in "${RELEASE_FILES[@]}" SHA256SUMS; do
     "$BIN" sign-blob "$OUT/$f" --key "$KEY" --output-signature "$OUT/$f.sig" >/dev/null
   done
 fi

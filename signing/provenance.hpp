@@ -41,7 +41,9 @@ struct SbomComponent {
   std::string purl;     // deb and pypi
   std::string location; // where in the image
   std::string layer;    // the layer digest that provides it
-  std::string sha256;   // data: the layer's digest hex
+  std::string sha256;   // data: the layer's digest hex; an embedded SPDX package's own SHA-256
+  std::string license;  // the declared license (an SPDX expression), when known
+  std::string origin;   // what listed it, for the comment ("" : by kind: dpkg, python dist-info, layer)
 };
 
 struct SbomInput {
@@ -54,6 +56,13 @@ struct SbomInput {
 };
 nlohmann::json spdx_document(const SbomInput& in);
 nlohmann::json cyclonedx_bom(const SbomInput& in);
+
+// The packages an SPDX 2.x JSON document lists with a purl (externalRefs
+// PACKAGE-MANAGER purl): name, versionInfo, purl, its SHA256 checksum, a declared
+// license that names no LicenseRef (whose text lives in that document only); kind is
+// the purl's type ("deb", "github", "generic"). `location` is where the document lies.
+// Anything that is not such a document gives none.
+std::vector<SbomComponent> spdx_components(const nlohmann::json& doc, const std::string& location);
 
 // RFC 4122 version 5 UUID (SHA-1, URL namespace) of name.
 std::string uuid_v5(const std::string& name);

@@ -16,7 +16,39 @@ std::string spdx_id(const std::string& prefix, const std::string& text, std::siz
 }
 
 std::string supplier_note(const SbomComponent& c) {
+  if (!c.origin.empty()) {
+    return c.origin;
+  }
   return c.kind == "deb" ? "dpkg" : c.kind == "pypi" ? "python dist-info" : "image layer";
+}
+
+std::string string_at(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+}
+
+std::string purl_of(const nlohmann::json& pkg) {
+  if (!pkg.contains("externalRefs") || !pkg.at("externalRefs").is_array()) {
+    return {};
+  }
+  for (const auto& r : pkg.at("externalRefs")) {
+    if (r.is_object() && string_at(r, "referenceType") == "purl" &&
+        string_at(r, "referenceLocator").rfind("pkg:", 0) == 0) {
+      return string_at(r, "referenceLocator");
+    }
+  }
+  return {};
+}
+
+std::string sha256_of(const nlohmann::json& pkg) {
+  if (!pkg.contains("checksums") || !pkg.at("checksums").is_array()) {
+    return {};
+  }
+  for (const auto& c : pkg.at("checksums")) {
+    if (c.is_object() && string_at(c, "algorithm") == "SHA256") {
+      return string_at(c, "checksumValue");
+    }
+  }
+  return {};
 }
 
 } // namespace
@@ -51,6 +83,9 @@ nlohmann::json spdx_document(const SbomInput& in) {
       p["externalRefs"] = nlohmann::json::array(
           {{{"referenceCategory", "PACKAGE-MANAGER"}, {"referenceType", "purl"}, {"referenceLocator", c.purl}}});
     }
+    if (!c.license.empty()) {
+      p["licenseDeclared"] = c.license;
+    }
     if (!c.sha256.empty()) {
       p["checksums"] = nlohmann::json::array({{{"algorithm", "SHA256"}, {"checksumValue", c.sha256}}});
     }
@@ -75,6 +110,41 @@ nlohmann::json spdx_document(const SbomInput& in) {
           {"creationInfo", {{"created", in.created}, {"creators", {"Tool: paddle-image-" + in.tool_version}}}},
           {"packages", packages},
           {"relationships", relationships}};
+}
+
+std::vector<SbomComponent> spdx_components(const nlohmann::json& doc, const std::string& location) {
+  std::vector<SbomComponent> out;
+  if (!doc.is_object() || string_at(doc, "spdxVersion").rfind("SPDX-2.", 0) != 0 || !doc.contains("packages") ||
+      !doc.at("packages").is_array()) {
+    return out;
+  }
+  for (const auto& pkg : doc.at("packages")) {
+    std::string purl = pkg.is_object() ? purl_of(pkg) : std::string();
+    if (purl.empty() || purl.find_first_of(" \t\r\n") != std::string::npos || string_at(pkg, "name").empty()) {
+      continue;
+    }
+    SbomComponent c;
+    auto slash = purl.find('/');
+    c.kind = slash == std::string::npos ? "generic" : purl.substr(4, slash - 4);
+    c.name = string_at(pkg, "name");
+    c.version = string_at(pkg, "versionInfo");
+    c.purl = purl;
+    c.location = location;
+    // What another tool wrote is taken only where it is well-formed.
+    std::string sha = sha256_of(pkg);
+    if (sha.size() == 64 && sha.find_first_not_of("0123456789abcdef") == std::string::npos) {
+      c.sha256 = sha;
+    }
+    std::string license = string_at(pkg, "licenseDeclared");
+    if (!license.empty() && license.find("LicenseRef-") == std::string::npos &&
+        license.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.+-() ") ==
+            std::string::npos) {
+      c.license = license;
+    }
+    c.origin = "an SPDX document";
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 nlohmann::json cyclonedx_bom(const SbomInput& in) {

@@ -183,8 +183,13 @@ std::string predicate_uri(const std::string& kind) {
   if (kind == "cyclonedx" || kind == k_cyclonedx_bom) {
     return k_cyclonedx_bom;
   }
+  // Any other predicate type by its URI, as cosign's --type takes one.
+  if ((kind.rfind("https://", 0) == 0 || kind.rfind("http://", 0) == 0) && kind.size() > 8 &&
+      kind.find_first_of(" \t\r\n") == std::string::npos) {
+    return kind;
+  }
   throw Error(ErrorKind::usage, "unknown attestation type '" + util::escape_bytes(kind) + "'",
-              "use slsa, spdx or cyclonedx (or their predicate URIs)");
+              "use slsa (slsaprovenance1), spdx (spdxjson), cyclonedx or a predicate type URI (https://...)");
 }
 
 namespace {

@@ -32,7 +32,8 @@ Added attest_image(oci::AttachmentStore& store, const oci::Digest& image, const 
                    const std::string& predicate_type, const nlohmann::json& predicate, const PrivateKey& key,
                    const std::string& name);
 
-// "slsa" | "spdx" | "cyclonedx" (or a predicate URI) -> the URI; usage error otherwise.
+// "slsa" | "spdx" | "cyclonedx" (and cosign's names slsaprovenance1, spdxjson) -> the
+// URI; another http(s) URI is taken as it is; usage error otherwise.
 std::string predicate_uri(const std::string& kind);
 
 struct VerifyOptions {

@@ -79,6 +79,8 @@ sign|sign
 attest|attest
 verify|verify
 sbom|sbom
+attest-blob|attest-blob
+verify-blob-attestation|verify-blob-attestation
 build --sign|build
 EOF
 

@@ -105,6 +105,126 @@ check "... and each of them fails on changed files" bash -c \
      n=\$((n + 1))
      if PATH='$WORK/shim':\$PATH bash -c \"\$line\" >/dev/null 2>&1; then echo \"passed on changed files: \$line\"; exit 1; fi
    done <'$WORK/readme-verify.sh' && [[ \$n -ge 5 ]]"
+# --- SBOMs and provenance of the release files ------------------------------------------
+# Each release file is a subject of the signed SLSA provenance (paddle-image.intoto.jsonl,
+# one DSSE envelope), checked by paddle-image and by the independent verifier; the SBOMs
+# are SPDX 2.3 with every bundled library, signed and in SHA256SUMS like the rest.
+ATT=dist/paddle-image.intoto.jsonl
+RELEASE_FILES=("$A" "$DEB" "$A.spdx.json" "$DEB.spdx.json")
+check "SHA256SUMS lists both SBOMs, and each SBOM is signed" bash -c \
+  "grep -q ' $NAME.tar.gz.spdx.json\$' dist/SHA256SUMS && grep -q ' $(basename "$DEB").spdx.json\$' dist/SHA256SUMS &&
+   ${CC[*]} verify-blob --key rel.pub --signature '$A.spdx.json.sig' --in '$A.spdx.json' >/dev/null &&
+   '$PI' verify-blob '$DEB.spdx.json' --key rel.pub --signature '$DEB.spdx.json.sig' >/dev/null"
+check "the provenance is one DSSE envelope on one line (what cosign verify-blob-attestation --signature reads)" \
+  bash -c "[[ \$(wc -l <'$ATT') -eq 1 ]] && python3 -c 'import json,sys; json.loads(open(sys.argv[1]).read())' '$ATT'"
+for f in "${RELEASE_FILES[@]}"; do
+  check "$(basename "$f"): its provenance verifies with paddle-image and with the independent verifier" bash -c \
+    "'$PI' verify-blob-attestation '$f' --key rel.pub --signature '$ATT' --type slsaprovenance1 >/dev/null &&
+     ${CC[*]} verify-blob-attestation --key rel.pub --signature '$ATT' --in '$f' --type slsaprovenance1 >/dev/null"
+done
+python3 -c 'import base64, json, sys; print(base64.b64decode(json.loads(open(sys.argv[1]).read())["payload"]).decode())' \
+  "$ATT" >statement.json
+python3 -c 'import json; json.dump(json.load(open("statement.json"))["predicate"], open("provenance.json", "w"))'
+check "the provenance is an in-toto Statement v1 with a SLSA v1 predicate (required fields)" bash -c \
+  "${CC[*]} schema --kind intoto statement.json >/dev/null && ${CC[*]} schema --kind slsa provenance.json >/dev/null"
+check "... naming every release file, the repository, the commit, the command, the tools and the bundled packages" \
+  python3 - "$ROOT" "${RELEASE_FILES[@]}" <<'PY'
+import hashlib, json, os, subprocess, sys
+st = json.load(open("statement.json"))
+root, files = sys.argv[1], sys.argv[2:]
+subjects = {s["name"]: s["digest"]["sha256"] for s in st["subject"]}
+for f in files:
+    assert subjects.get(os.path.basename(f)) == hashlib.sha256(open(f, "rb").read()).hexdigest(), f
+p = st["predicate"]
+bd, rd = p["buildDefinition"], p["runDetails"]
+head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+assert bd["externalParameters"]["source"]["commit"] == head, (bd["externalParameters"], head)
+assert bd["externalParameters"]["source"]["repository"].startswith("https://"), bd
+assert bd["externalParameters"]["command"][0] == "scripts/release.sh", bd
+src = [d for d in bd["resolvedDependencies"] if d.get("digest", {}).get("gitCommit")]
+assert src and src[0]["digest"]["gitCommit"] == head and src[0]["uri"].startswith("git+https://"), src
+debs = {d["name"] for d in bd["resolvedDependencies"] if d.get("uri", "").startswith("pkg:deb/debian/")}
+assert {"libcurl4", "libssl3", "libarchive13"} <= debs, debs
+for tool in ("cmake", "ninja", "gcc", "g++", "dpkg", "os", "paddle-image"):
+    assert rd["builder"]["version"].get(tool), (tool, rd["builder"])
+epoch = subprocess.run(["git", "-C", root, "log", "-1", "--format=%ct"], capture_output=True, text=True).stdout.strip()
+assert bd["externalParameters"]["source_date_epoch"] == int(epoch), bd
+assert rd["metadata"]["startedOn"] == rd["metadata"]["finishedOn"], rd
+PY
+cp "$A" tampered.tar.gz && printf 'x' >>tampered.tar.gz
+expect_fail "a changed archive is no subject of the provenance (exit 11, naming the file)" 11 \
+  "tampered.tar.gz \(sha256:[0-9a-f]+\) is not a subject of" \
+  "$PI" verify-blob-attestation tampered.tar.gz --key rel.pub --signature "$ATT" --type slsaprovenance1
+check "... and the independent verifier refuses it too" bash -c \
+  "! ${CC[*]} verify-blob-attestation --key rel.pub --signature '$ATT' --in tampered.tar.gz 2>/dev/null"
+rm -f other.key other.pub && "$PI" key generate -o other >/dev/null 2>&1
+expect_fail "another key's public key: exit 11" 11 "no signature in .* verifies with other.pub" \
+  "$PI" verify-blob-attestation "$A" --key other.pub --signature "$ATT"
+expect_fail "an SBOM is not what the provenance attests as spdxjson (exit 11)" 11 "not https://spdx.dev/Document" \
+  "$PI" verify-blob-attestation "$A" --key rel.pub --signature "$ATT" --type spdxjson
+check "the SBOMs are SPDX 2.3 (the spec's required fields; SPDXIDs and relationships consistent)" bash -c \
+  "${CC[*]} schema --kind spdx '$A.spdx.json' >/dev/null && ${CC[*]} schema --kind spdx '$DEB.spdx.json' >/dev/null"
+rm -rf sbx && mkdir sbx && tar xzf "$A" -C sbx
+check "the archive's SBOM lists every bundled library: its Debian package, version, purl, license and SHA-256 as in lib/" \
+  python3 - "$A" "sbx/$NAME" "$V" <<'PY'
+import hashlib, json, os, subprocess, sys
+archive, x, version = sys.argv[1:]
+doc = json.load(open(archive + ".spdx.json"))
+pkgs = {p["SPDXID"]: p for p in doc["packages"]}
+files = {f["SPDXID"]: f for f in doc["files"]}
+contains = [(r["spdxElementId"], r["relatedSpdxElement"]) for r in doc["relationships"] if r["relationshipType"] == "CONTAINS"]
+main = pkgs[next(r["relatedSpdxElement"] for r in doc["relationships"] if r["relationshipType"] == "DESCRIBES")]
+assert main["name"] == "paddle-image" and main["versionInfo"] == version, main
+assert main["checksums"][0]["checksumValue"] == hashlib.sha256(open(archive, "rb").read()).hexdigest(), main
+assert main["downloadLocation"].startswith("git+https://") and "@" in main["downloadLocation"], main
+info = {}
+for line in open(x + "/share/doc/paddle-image/BUILD-INFO"):
+    w = line.split()
+    if len(w) == 3 and ".so" in w[0]:
+        info[w[0]] = (w[1], w[2])
+libs = sorted(os.listdir(x + "/lib"))
+assert len(libs) > 10 and set(libs) == set(info), (libs, info)
+for soname in libs:
+    sha = hashlib.sha256(open(x + "/lib/" + soname, "rb").read()).hexdigest()
+    fid = [i for i, f in files.items() if f["fileName"] == "./lib/" + soname]
+    assert len(fid) == 1, soname
+    assert {"algorithm": "SHA256", "checksumValue": sha} in files[fid[0]]["checksums"], soname
+    owners = [pkgs[a] for a, b in contains if b == fid[0] and a in pkgs]
+    assert len(owners) == 1, (soname, owners)
+    p = owners[0]
+    pkg, ver = info[soname]
+    assert (p["name"], p["versionInfo"]) == (pkg, ver), (soname, p["name"], p["versionInfo"], pkg, ver)
+    purls = [r["referenceLocator"] for r in p["externalRefs"] if r["referenceType"] == "purl"]
+    assert purls and purls[0].startswith("pkg:deb/debian/") and purls[0].endswith("distro=debian-12"), purls
+    assert p["licenseDeclared"], p
+    assert (main["SPDXID"], p["SPDXID"]) in contains, p["name"]
+curl = [p for p in doc["packages"] if p["name"] == "libcurl4"]
+assert curl and curl[0]["licenseDeclared"] == "curl", curl
+PY
+check "the .deb's SBOM lists each of its Depends (DEPENDS_ON) at the version installed where it was made" \
+  python3 - "$DEB" <<'PY'
+import json, re, subprocess, sys
+deb = sys.argv[1]
+doc = json.load(open(deb + ".spdx.json"))
+pkgs = {p["SPDXID"]: p for p in doc["packages"]}
+main = pkgs[next(r["relatedSpdxElement"] for r in doc["relationships"] if r["relationshipType"] == "DESCRIBES")]
+deps = {pkgs[r["relatedSpdxElement"]]["name"]: pkgs[r["relatedSpdxElement"]] for r in doc["relationships"]
+        if r["relationshipType"] == "DEPENDS_ON" and r["spdxElementId"] == main["SPDXID"]}
+depends = subprocess.run(["dpkg-deb", "-f", deb, "Depends"], capture_output=True, text=True, check=True).stdout
+names = [re.match(r"\s*([a-z0-9][a-z0-9+.-]*)", c.split("|")[0]).group(1) for c in depends.split(",")]
+assert names and set(names) == set(deps), (names, sorted(deps))
+for n in names:
+    have = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", n], capture_output=True, text=True).stdout
+    assert deps[n]["versionInfo"] == have, (n, deps[n]["versionInfo"], have)
+    assert any(r["referenceLocator"].startswith("pkg:deb/debian/" + n.replace("+", "%2B") + "@")
+               for r in deps[n]["externalRefs"]), deps[n]
+assert main["versionInfo"] == subprocess.run(["dpkg-deb", "-f", deb, "Version"], capture_output=True,
+                                             text=True).stdout.strip()
+PY
+check "packaging again gives the same SBOMs, byte for byte; without --key, no provenance" bash -c \
+  "cmp '$A.spdx.json' 'dist2/$NAME.tar.gz.spdx.json' && cmp '$DEB.spdx.json' 'dist2/$(basename "$DEB").spdx.json' &&
+   ! test -e dist2/paddle-image.intoto.jsonl"
+rm -rf sbx
 
 # --- the Debian package -------------------------------------------------------------
 check "lintian --pedantic says nothing of the .deb (it fails on any warning or pedantic tag)" bash -c \
@@ -307,9 +427,10 @@ IMGNAME=example.org/release-test/paddle-image
 check "release.sh --image builds paddle-image's own image on the stand-in base, signed, named by --image-name" \
   bash "$ROOT/scripts/release.sh" --out dist3 --build "$RB" --no-deb --image --image-base "oci:$WORK/debbase:v1" \
   --key rel.key --pub rel.pub --image-name "$IMGNAME"
-check "... with --no-deb, no .deb and SHA256SUMS lists the archive and image.digest, and checks" bash -c \
-  "! ls dist3/*.deb 2>/dev/null && [[ \$(wc -l <dist3/SHA256SUMS) -eq 2 ]] && grep -q ' image.digest\$' dist3/SHA256SUMS &&
-   (cd dist3 && sha256sum -c --quiet SHA256SUMS)"
+check "... with --no-deb, no .deb; SHA256SUMS lists the archive, its SBOM and image.digest, and checks" bash -c \
+  "! ls dist3/*.deb 2>/dev/null && ! grep -q '\.deb' dist3/SHA256SUMS && grep -q ' $NAME.tar.gz\$' dist3/SHA256SUMS &&
+   grep -q ' $NAME.tar.gz.spdx.json\$' dist3/SHA256SUMS && grep -q ' image.digest\$' dist3/SHA256SUMS &&
+   [[ \$(wc -l <dist3/SHA256SUMS) -eq 3 ]] && (cd dist3 && sha256sum -c --quiet SHA256SUMS)"
 check "... again from the same archive, named by PADDLE_IMAGE_RELEASE_IMAGE: the same digest" bash -c \
   "PADDLE_IMAGE_RELEASE_IMAGE='$IMGNAME' bash '$ROOT/scripts/release.sh' --out dist4 --build '$RB' --image --image-base 'oci:$WORK/debbase:v1' >/dev/null &&
    [[ -s dist3/image.digest ]] && cmp dist3/image.digest dist4/image.digest"
@@ -320,6 +441,43 @@ check "it runs as 65532:65532 with HOME=/home/nonroot, by default" bash -c \
   "'$PI' inspect 'oci:dist3/image:$V' --json | python3 -c \"import json,sys; c=json.load(sys.stdin)['config']['config']; assert c['User'] == '65532:65532' and 'HOME=/home/nonroot' in c['Env'], c\""
 check "its SBOM lists the Debian base's packages" bash -c \
   "'$PI' sbom 'oci:dist3/image:$V' -q >sbom.json && grep -q '\"name\": \"libc6\"' sbom.json"
+check "... and the archive's bundled libraries, at their bundled versions (from /var/lib/db/sbom)" \
+  python3 - "$X/share/doc/paddle-image/BUILD-INFO" <<'PY'
+import json, sys
+doc = json.load(open("sbom.json"))
+bundled = {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    if len(w) == 3 and ".so" in w[0]:
+        bundled[w[1]] = w[2]
+listed = {}
+for p in doc["packages"]:
+    if "var/lib/db/sbom/" in p.get("comment", ""):
+        listed[p["name"]] = (p.get("versionInfo"), [r["referenceLocator"] for r in p.get("externalRefs", [])])
+assert {"libcurl4", "libssl3", "libarchive13"} <= set(bundled), bundled
+for pkg, version in bundled.items():
+    assert pkg in listed and listed[pkg][0] == version, (pkg, version, listed.get(pkg))
+    assert listed[pkg][1] and listed[pkg][1][0].startswith("pkg:deb/debian/" + pkg.replace("+", "%2B") + "@"), listed[pkg]
+assert "paddle-image" in listed, sorted(listed)
+PY
+check "its provenance names the source repository and the commit" python3 - dist3/image "$ROOT" <<'PY'
+import base64, json, subprocess, sys
+layout, root = sys.argv[1:]
+head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+digest = open(layout + "/../image.digest").read().strip()
+blob = lambda d: open("%s/blobs/%s" % (layout, d.replace(":", "/")), "rb").read()
+idx = json.loads(blob(next(m["digest"] for m in json.load(open(layout + "/index.json"))["manifests"]
+                          if m.get("annotations", {}).get("org.opencontainers.image.ref.name") ==
+                          digest.replace(":", "-") + ".att")))
+found = False
+for layer in idx["layers"]:
+    st = json.loads(base64.b64decode(json.loads(blob(layer["digest"]))["payload"]))
+    if st["predicateType"] == "https://slsa.dev/provenance/v1":
+        for d in st["predicate"]["buildDefinition"]["resolvedDependencies"]:
+            if d.get("digest", {}).get("gitCommit") == head and d.get("uri", "").startswith("git+https://"):
+                found = True
+assert found, "no source dependency with commit " + head
+PY
 check "paddle-image is its entrypoint" bash -c \
   "'$PI' inspect 'oci:dist3/image:$V' --json | python3 -c \"import json,sys; c=json.load(sys.stdin)['config']['config']; assert c['Entrypoint'] == ['/opt/paddle-image/bin/paddle-image'], c\""
 rm -rf imgbundle

@@ -18,6 +18,12 @@ line on stderr, 2 = usage error, 3 = internal error of this script):
   decrypt   --key FILE
   sign-blob --key FILE --in PAYLOAD
   verify-blob --key PUB.pem --signature SIGFILE --in FILE
+  verify-blob-attestation --key PUB.pem --signature ATT --in FILE [--type T]
+            (cosign verify-blob-attestation: ATT holds DSSE envelopes of in-toto
+            Statements v1, one per line; one must be signed by the key, be of type T
+            (slsaprovenance1, spdxjson, cyclonedx or a URI; any if not given) and
+            name FILE's sha256 among its subjects; SLSA and SPDX predicates are
+            validated against their schemas)
   schema    --kind spdx|cyclonedx|slsa|intoto [--schema-file PATH] FILE
   selftest
 
@@ -1256,6 +1262,84 @@ def cmd_verify_blob(args):
     return 0
 
 
+# cosign's --type names for blob attestations (cosign options/predicate.go).
+BLOB_PREDICATE_TYPES = {
+    "slsaprovenance1": "https://slsa.dev/provenance/v1",
+    "slsa": "https://slsa.dev/provenance/v1",
+    "spdxjson": "https://spdx.dev/Document",
+    "spdx": "https://spdx.dev/Document",
+    "cyclonedx": "https://cyclonedx.org/bom",
+}
+
+
+def _envelope_texts(data, what):
+    """One JSON document (an envelope, possibly pretty-printed) or JSON Lines."""
+    text = data.decode("utf-8", "replace")
+    try:
+        json.loads(text)
+        return [(what, text)]
+    except ValueError:
+        pass
+    return [("%s line %d" % (what, n), line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def check_blob_envelope(text, what, public_key, file_hex, want_type):
+    """Returns (statement, subject name); raises Fail naming what is wrong."""
+    envelope = strict_json(text, what)
+    if not isinstance(envelope, dict):
+        raise Fail("%s: the envelope is not an object" % what)
+    if envelope.get("payloadType") != DSSE_PAYLOAD_TYPE_INTOTO:
+        raise Fail("%s: payloadType %r != %r" % (what, envelope.get("payloadType"), DSSE_PAYLOAD_TYPE_INTOTO))
+    body = b64_std_decode(envelope.get("payload"), what + " payload")
+    signatures = envelope.get("signatures")
+    if not isinstance(signatures, list) or not signatures:
+        raise Fail("%s: signatures must be a non-empty array" % what)
+    signed = pae(DSSE_PAYLOAD_TYPE_INTOTO, body)
+    if not any(isinstance(e, dict) and ecdsa_verify(public_key, b64_std_decode(e.get("sig"), what + " sig"), signed)
+               for e in signatures):
+        raise Fail("%s: no DSSE signature verifies over PAE with the given key" % what)
+    statement = strict_json(body, what + " statement")
+    validate_with(SCHEMA_INTOTO, statement, what + " statement")
+    if want_type and statement["predicateType"] != want_type:
+        raise Fail("%s: predicateType %r != %r" % (what, statement["predicateType"], want_type))
+    names = [s.get("name") for s in statement["subject"] if s.get("digest", {}).get("sha256") == file_hex]
+    if not names:
+        raise Fail("%s: no subject has digest.sha256 == %s" % (what, file_hex))
+    kind = {v: k for k, v in PREDICATE_TYPES.items()}.get(statement["predicateType"])
+    if kind in ("slsa", "spdx", "cyclonedx"):
+        validate_kind(kind, statement["predicate"])
+    return statement, names[0]
+
+
+def cmd_verify_blob_attestation(args):
+    """cosign verify-blob-attestation --key K --signature ATT [--type T] FILE."""
+    public_key = load_public_key(args.key)
+    want = args.type or ""
+    if want and not want.startswith(("https://", "http://")):
+        if want not in BLOB_PREDICATE_TYPES:
+            raise Usage("unknown --type %r (use %s or a URI)" % (want, ", ".join(sorted(BLOB_PREDICATE_TYPES))))
+        want = BLOB_PREDICATE_TYPES[want]
+    try:
+        with open(args.signature, "rb") as fh:
+            data = fh.read()
+        digest = hashlib.sha256()
+        with open(getattr(args, "in"), "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as exc:
+        raise Usage("cannot read: %s" % exc) from None
+    failures = []
+    for what, text in _envelope_texts(data, args.signature):
+        try:
+            statement, name = check_blob_envelope(text, what, public_key, digest.hexdigest(), want)
+        except Fail as exc:
+            failures.append(str(exc))
+            continue
+        print("Verified OK: %s is subject %r of %s" % (getattr(args, "in"), name, statement["predicateType"]))
+        return 0
+    raise Fail("; ".join(failures) if failures else "%s holds no envelope" % args.signature)
+
+
 def cmd_schema(args):
     try:
         with open(args.file, "rb") as fh:
@@ -1459,6 +1543,41 @@ def cmd_selftest(_args):
             assert ecdsa_verify(pub, sig, b"some payload\n")
             assert not ecdsa_verify(pub, sig, b"some payload!\n")
         check("sign-blob + local ECDSA verify", t_sign_blob)
+
+        # --- verify-blob-attestation: a JSON Lines file of DSSE envelopes about files
+        def t_blob_attestation():
+            signer_key = ec.generate_private_key(ec.SECP256R1())
+            pub = os.path.join(tmp, "att.pub")
+            with open(pub, "wb") as fh:
+                fh.write(public_pem(signer_key))
+            blob = os.path.join(tmp, "att-blob")
+            with open(blob, "wb") as fh:
+                fh.write(b"release bytes\n")
+            predicate = {"buildDefinition": {"buildType": "https://example.com/t", "externalParameters": {}},
+                         "runDetails": {"builder": {"id": "https://example.com/b"}}}
+
+            def envelope(statement, key=signer_key):
+                body = json.dumps(statement).encode()
+                sig = ecdsa_sign(key, pae(DSSE_PAYLOAD_TYPE_INTOTO, body))
+                return json.dumps({"payloadType": DSSE_PAYLOAD_TYPE_INTOTO,
+                                   "payload": base64.b64encode(body).decode(),
+                                   "signatures": [{"keyid": "", "sig": base64.b64encode(sig).decode()}]})
+            statement = {"_type": INTOTO_STATEMENT_V1, "predicateType": PREDICATE_TYPES["slsa"],
+                         "subject": [{"name": "other", "digest": {"sha256": "0" * 64}},
+                                     {"name": "att-blob", "digest": {"sha256": hashlib.sha256(
+                                         b"release bytes\n").hexdigest()}}],
+                         "predicate": predicate}
+            att = os.path.join(tmp, "p.intoto.jsonl")
+            with open(att, "w") as fh:
+                fh.write(envelope(statement, ec.generate_private_key(ec.SECP256R1())) + "\n" + envelope(statement) + "\n")
+            base = ["verify-blob-attestation", "--key", pub, "--signature", att, "--in", blob]
+            assert b"'att-blob'" in run(base + ["--type", "slsaprovenance1"]).stdout
+            run(base + ["--type", "spdxjson"], expect=1)
+            run(base + ["--type", "nonsense"], expect=2)
+            with open(blob, "ab") as fh:
+                fh.write(b"tampered")
+            assert b"no subject" in run(base, expect=1).stderr
+        check("verify-blob-attestation: signed JSON Lines, type and subject checked", t_blob_attestation)
 
         # --- a layout with an image, a .sig and a .att, verified and tampered
         layout_dir = os.path.join(tmp, "layout")
@@ -1693,6 +1812,13 @@ def build_parser():
     p.add_argument("--signature", required=True)
     p.add_argument("--in", required=True, metavar="FILE")
     p.set_defaults(func=cmd_verify_blob)
+
+    p = sub.add_parser("verify-blob-attestation", help="verify a DSSE in-toto attestation about a file")
+    p.add_argument("--key", required=True)
+    p.add_argument("--signature", required=True, metavar="ATT")
+    p.add_argument("--in", required=True, metavar="FILE")
+    p.add_argument("--type", help="slsaprovenance1, spdxjson, cyclonedx or a predicate URI (default: any)")
+    p.set_defaults(func=cmd_verify_blob_attestation)
 
     p = sub.add_parser("schema", help="validate a JSON document")
     p.add_argument("--kind", required=True, choices=sorted(SCHEMAS))

@@ -5,13 +5,16 @@
 #include "builder/base.hpp"
 #include "builder/build.hpp"
 #include "builder/sign_build.hpp"
+#include "builder/supply_chain.hpp"
 #include "imageio/copy.hpp"
 #include "imageio/destination.hpp"
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
 #include "oci/layout.hpp"
+#include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
+#include "signing/provenance.hpp"
 #include "spec/spec.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -22,6 +25,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -405,6 +409,64 @@ TEST_SUITE("builder") {
     CHECK(thin.omitted.front().digest == layers.front().digest);
     auto werr = error_of([&] { imageio::open_oci_archive(p.out / "index.json" / "x.tar", cd)->write(*src, {}); });
     CHECK(contains(werr.what(), "writing " + (p.out / "index.json" / "x.tar").string()));
+  }
+
+  TEST_CASE("image_sbom: the packages of an SPDX document under /var/lib/db/sbom join the image's SBOM") {
+    Project p;
+    util::write_file_atomic(p.tmp.path() / "spec.yaml", R"(image:
+  name: example.com/team/tool
+base: scratch
+layers:
+  - name: tool
+    files:
+      - from: sbom
+        to: /var/lib/db/sbom/
+)");
+    fs::create_directories(p.tmp.path() / "sbom");
+    const std::string sha(64, 'a');
+    nlohmann::json doc = {
+        {"spdxVersion", "SPDX-2.3"},
+        {"packages",
+         {{{"SPDXID", "SPDXRef-Package-libcurl4"},
+           {"name", "libcurl4"},
+           {"versionInfo", "7.88.1-10+deb12u12"},
+           {"licenseDeclared", "curl"},
+           {"checksums", {{{"algorithm", "SHA256"}, {"checksumValue", sha}}}},
+           {"externalRefs",
+            {{{"referenceCategory", "PACKAGE-MANAGER"},
+              {"referenceType", "purl"},
+              {"referenceLocator", "pkg:deb/debian/libcurl4@7.88.1-10%2Bdeb12u12?arch=amd64&distro=debian-12"}}}}},
+          {{"SPDXID", "SPDXRef-no-purl"}, {"name", "left-out"}}}}};
+    util::write_file_atomic(p.tmp.path() / "sbom" / "tool.spdx.json", doc.dump());
+    util::write_file_atomic(p.tmp.path() / "sbom" / "notes.json", doc.dump()); // not *.spdx.json: not read
+    auto rep = p.build("oci:" + p.out.string() + ":v1");
+    auto img = oci::open_layout_image(p.out, "v1", "tool");
+    builder::SbomOptions opt;
+    opt.cache_dir = p.tmp.path() / "cache";
+    opt.image_name = "example.com/team/tool";
+    opt.created = "1980-01-01T00:00:00Z";
+    auto in = builder::image_sbom(*img, img->root(), opt);
+    std::vector<signing::SbomComponent> libs;
+    for (const auto& c : in.components) {
+      if (c.kind == "deb") {
+        libs.push_back(c);
+      }
+    }
+    REQUIRE(libs.size() == 1);
+    CHECK(libs[0].name == "libcurl4");
+    CHECK(libs[0].version == "7.88.1-10+deb12u12");
+    CHECK(libs[0].purl == "pkg:deb/debian/libcurl4@7.88.1-10%2Bdeb12u12?arch=amd64&distro=debian-12");
+    CHECK(libs[0].license == "curl");
+    CHECK(libs[0].sha256 == sha);
+    CHECK(libs[0].location == "var/lib/db/sbom/tool.spdx.json");
+    CHECK(libs[0].layer == rep.layers[0].blob.digest.str());
+    auto spdx = signing::spdx_document(in);
+    bool listed = false;
+    for (const auto& pkg : spdx["packages"]) {
+      listed = listed || (pkg["name"] == "libcurl4" && pkg["licenseDeclared"] == "curl" &&
+                          contains(pkg["comment"].get<std::string>(), "an SPDX document"));
+    }
+    CHECK(listed);
   }
 
   TEST_CASE("build --sign: the SBOM's subject and which outputs can carry a signature") {

@@ -355,6 +355,29 @@ TEST_SUITE("packages") {
     CHECK(back.contents() == view.contents());
   }
 
+  TEST_CASE("packages: the view keeps embedded SPDX documents (var/lib/db/sbom/*.spdx.json) and no other file there") {
+    CHECK(layers::is_embedded_sbom("var/lib/db/sbom/paddle-image.spdx.json"));
+    CHECK_FALSE(layers::is_embedded_sbom("var/lib/db/sbom/.spdx.json"));
+    CHECK_FALSE(layers::is_embedded_sbom("var/lib/db/sbom/x.json"));
+    CHECK_FALSE(layers::is_embedded_sbom("var/lib/db/sbom/sub/x.spdx.json"));
+    CHECK_FALSE(layers::is_embedded_sbom("opt/var/lib/db/sbom/x.spdx.json"));
+    CHECK(layers::inventory_file_cap("var/lib/db/sbom/paddle-image.spdx.json") == 16 << 20);
+    std::string tar = make_tar({{"var/lib/db/sbom/a.spdx.json", "{\"spdxVersion\": \"SPDX-2.3\"}"},
+                                {"var/lib/db/sbom/readme.txt", "not kept"},
+                                {"var/lib/dpkg/status", k_status}});
+    layers::BaseView view;
+    view.add_layer(reader_of(tar), k_base);
+    view.finish({});
+    CHECK(view.contents().count("var/lib/db/sbom/a.spdx.json") == 1);
+    CHECK(view.contents().count("var/lib/db/sbom/readme.txt") == 0);
+    // It is not a dpkg package: the inventory is dpkg's alone.
+    auto inv = view.inventory();
+    CHECK(std::all_of(inv.packages.begin(), inv.packages.end(),
+                      [](const Package& p) { return p.location == "var/lib/dpkg/status"; }));
+    auto back = layers::decompress_view(layers::compress_view(view), {});
+    CHECK(back.contents() == view.contents());
+  }
+
   TEST_CASE("packages: purl formatting (epoch, '+', distro, pypi names)") {
     layers::Inventory inv;
     inv.os_id = "ubuntu";

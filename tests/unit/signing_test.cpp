@@ -3,6 +3,7 @@
 #include "oci/attachment.hpp"
 #include "oci/layout.hpp"
 #include "oci/layout_image.hpp"
+#include "signing/blob.hpp"
 #include "signing/envelope.hpp"
 #include "signing/keys.hpp"
 #include "signing/provenance.hpp"
@@ -294,7 +295,7 @@ TEST_CASE("signing: documents derive their ids from the image digest") {
   in.created = "2024-01-01T00:00:00Z";
   in.tool_version = "0.1.0";
   in.components.push_back({"deb", "libc6", "2.36-9", "pkg:deb/debian/libc6@2.36-9?arch=amd64", "var/lib/dpkg/status",
-                           "sha256:" + std::string(64, 'e'), ""});
+                           "sha256:" + std::string(64, 'e'), "", "", ""});
   auto spdx = signing::spdx_document(in);
   CHECK(spdx["spdxVersion"] == "SPDX-2.3");
   CHECK(spdx == signing::spdx_document(in));
@@ -463,4 +464,136 @@ TEST_CASE("signing: a failed verify blames the layer this key signed, not anothe
   REQUIRE(r.signatures.size() == 2);
   CHECK(r.failure.find(r.signatures[1].layer.str()) != std::string::npos);
   CHECK(r.failure.find("docker-reference is 'registry.example.com/team/other:v1'") != std::string::npos);
+}
+
+TEST_CASE("signing: file attestations (attest-blob) verify for each subject, and refuse damage") {
+  auto key = signing::PrivateKey::generate();
+  auto other = signing::PrivateKey::generate();
+  const std::string a = util::sha256_hex("archive bytes");
+  const std::string d = util::sha256_hex("deb bytes");
+  nlohmann::json predicate = {{"buildDefinition", {{"buildType", "https://example.com/t"}}}, {"runDetails", {}}};
+  std::string line = signing::attest_files({{"x.tar.gz", a}, {"x.deb", d}}, signing::k_slsa_provenance, predicate, key);
+  CHECK(line.find('\n') == std::string::npos);
+  auto envs = signing::read_attestations(line + "\n", "p.intoto.jsonl");
+  REQUIRE(envs.size() == 1);
+  CHECK(envs[0].payload_type == signing::k_in_toto_payload_type);
+  auto st = nlohmann::json::parse(envs[0].payload);
+  CHECK(st["_type"] == signing::k_statement_type);
+  CHECK(st["subject"][1] == nlohmann::json{{"name", "x.deb"}, {"digest", {{"sha256", d}}}});
+  auto verify = [&](const std::vector<signing::Envelope>& e, const std::string& sha, const signing::PublicKey& k,
+                    const std::string& type = signing::k_slsa_provenance) {
+    return signing::verify_file_attestation(e, sha, k, type, "FILE", "p.intoto.jsonl", "k.pub");
+  };
+
+  SUBCASE("each subject verifies; the statement's predicate comes back") {
+    auto r = verify(envs, d, key.public_key());
+    CHECK(r.ok);
+    CHECK(r.subject == "x.deb");
+    CHECK(r.predicate == predicate);
+    CHECK(r.predicate_type == signing::k_slsa_provenance);
+    CHECK(verify(envs, a, key.public_key(), "").ok); // any type
+  }
+  SUBCASE("a file that is not among the subjects") {
+    auto r = verify(envs, util::sha256_hex("tampered"), key.public_key());
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("FILE (sha256:") != std::string::npos);
+    CHECK(r.failure.find("is not a subject of p.intoto.jsonl (its subjects: x.tar.gz, x.deb)") != std::string::npos);
+  }
+  SUBCASE("another key") {
+    auto r = verify(envs, a, other.public_key());
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("no signature in p.intoto.jsonl verifies with k.pub") != std::string::npos);
+  }
+  SUBCASE("a tampered payload (another subject digest, same signature)") {
+    auto j = nlohmann::json::parse(line);
+    std::string body = envs[0].payload;
+    body.replace(body.find(a), a.size(), util::sha256_hex("evil"));
+    j["payload"] = util::base64_encode(body);
+    auto tampered = signing::read_attestations(j.dump(), "p.intoto.jsonl");
+    auto r = verify(tampered, util::sha256_hex("evil"), key.public_key());
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("another key signed it, or its payload was altered") != std::string::npos);
+  }
+  SUBCASE("another predicate type") {
+    auto r = verify(envs, a, key.public_key(), signing::k_spdx_document);
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("attests https://slsa.dev/provenance/v1, not https://spdx.dev/Document") != std::string::npos);
+  }
+  SUBCASE("JSON Lines: the envelope that verifies wins; the failure is the one that got furthest") {
+    std::string foreign = signing::attest_files({{"x.tar.gz", a}}, signing::k_slsa_provenance, predicate, other);
+    std::string sbom =
+        signing::attest_files({{"x.tar.gz", a}}, signing::k_spdx_document, {{"spdxVersion", "SPDX-2.3"}}, key);
+    auto three = signing::read_attestations(foreign + "\n\n" + sbom + "\n" + line + "\n", "m.intoto.jsonl");
+    REQUIRE(three.size() == 3);
+    auto r = signing::verify_file_attestation(three, d, key.public_key(), signing::k_slsa_provenance, "FILE",
+                                              "m.intoto.jsonl", "k.pub");
+    CHECK(r.ok);
+    CHECK(r.envelope == 2);
+    auto spdx = signing::verify_file_attestation(three, a, key.public_key(), signing::k_spdx_document, "FILE",
+                                                 "m.intoto.jsonl", "k.pub");
+    CHECK(spdx.ok);
+    CHECK(spdx.envelope == 1);
+    auto none = signing::verify_file_attestation(three, util::sha256_hex("x"), key.public_key(),
+                                                 signing::k_slsa_provenance, "FILE", "m.intoto.jsonl", "k.pub");
+    CHECK_FALSE(none.ok);
+    CHECK(none.failure.find("is not a subject of m.intoto.jsonl (envelope 3)") != std::string::npos);
+  }
+  SUBCASE("a pretty-printed envelope and cosign's bundles hold one envelope") {
+    CHECK(signing::read_attestations(nlohmann::json::parse(line).dump(2), "e.json").size() == 1);
+    nlohmann::json old_bundle = {{"base64Signature", util::base64_encode(line)}, {"cert", ""}};
+    CHECK(verify(signing::read_attestations(old_bundle.dump(), "b.json"), a, key.public_key()).ok);
+    nlohmann::json new_bundle = {{"mediaType", "application/vnd.dev.sigstore.bundle.v0.3+json"},
+                                 {"dsseEnvelope", nlohmann::json::parse(line)}};
+    CHECK(verify(signing::read_attestations(new_bundle.dump(), "b.json"), a, key.public_key()).ok);
+  }
+  SUBCASE("what is no attestation file is refused, naming the file and the line") {
+    CHECK(error_of([&] { signing::read_attestations("", "p.intoto.jsonl"); }).find("p.intoto.jsonl is empty") !=
+          std::string::npos);
+    CHECK(error_of([&] {
+            signing::read_attestations(line + "\nnot json\n", "p.intoto.jsonl");
+          }).find("p.intoto.jsonl line 2") != std::string::npos);
+    CHECK(error_of([&] {
+            signing::read_attestations("{\"payload\": 1}", "p.intoto.jsonl");
+          }).find("p.intoto.jsonl: DSSE envelope") != std::string::npos);
+    signing::Envelope e{"text/plain", "hi", {{"", key.sign(signing::pae("text/plain", "hi"))}}};
+    auto r = verify({e}, a, key.public_key());
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure.find("payloadType 'text/plain'") != std::string::npos);
+  }
+}
+
+TEST_CASE("signing: predicate types by cosign's names or by URI") {
+  CHECK(signing::predicate_uri("slsaprovenance1") == signing::k_slsa_provenance);
+  CHECK(signing::predicate_uri("spdxjson") == signing::k_spdx_document);
+  CHECK(signing::predicate_uri("https://example.com/attestation/v1") == "https://example.com/attestation/v1");
+  util::ErrorKind kind{};
+  CHECK(error_of([] { signing::predicate_uri("bogus"); }, &kind).find("unknown attestation type 'bogus'") !=
+        std::string::npos);
+  CHECK(kind == util::ErrorKind::usage);
+  CHECK_FALSE(error_of([] { signing::predicate_uri("https://x y"); }).empty());
+}
+
+TEST_CASE("signing: spdx_components reads the packages an SPDX document lists with a purl") {
+  nlohmann::json ref = {{"referenceCategory", "PACKAGE-MANAGER"},
+                        {"referenceType", "purl"},
+                        {"referenceLocator", "pkg:github/paddle-image/paddle-image@1.0"}};
+  nlohmann::json doc = {{"spdxVersion", "SPDX-2.3"},
+                        {"packages",
+                         {{{"name", "paddle-image"},
+                           {"versionInfo", "1.0"},
+                           {"licenseDeclared", "LicenseRef-terms"},
+                           {"checksums", {{{"algorithm", "SHA256"}, {"checksumValue", "not-hex"}}}},
+                           {"externalRefs", {ref}}},
+                          {{"name", "no purl"}},
+                          "not an object"}}};
+  auto c = signing::spdx_components(doc, "var/lib/db/sbom/x.spdx.json");
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].kind == "github");
+  CHECK(c[0].name == "paddle-image");
+  CHECK(c[0].version == "1.0");
+  CHECK(c[0].license.empty()); // a LicenseRef's text is in that document only
+  CHECK(c[0].sha256.empty());  // not a SHA-256
+  CHECK(c[0].location == "var/lib/db/sbom/x.spdx.json");
+  CHECK(signing::spdx_components(nlohmann::json::array(), "x").empty());
+  CHECK(signing::spdx_components({{"spdxVersion", "SPDX-3.0"}, {"packages", doc["packages"]}}, "x").empty());
 }
