@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The registry cache's cost and gain, side by side in one run (issue 37): a build with
-# and without --cache-to, a no-change rebuild with and without the registry cache set,
-# and a fresh runner (an empty local cache) with --cache-from against a cold build;
+# The registry cache's cost and gain, side by side in one run (issue 37): a cold build
+# with and without --cache-to (to a local layout, and with --push), a no-change rebuild
+# with and without the registry cache set, and a fresh runner (an empty local cache)
+# with --cache-from against a cold build;
 # each ROUNDS times, interleaved, against a local docker-registry. Prints the median
 # seconds and peak RSS of each and the ratios.
 #
@@ -67,27 +68,37 @@ run() {
   SEC[$name]+="${t% *} "
   RSS[$name]+="$(awk -v k="${t#* }" 'BEGIN { printf "%.1f", k / 1024 }') "
 }
+# Each round writes to repositories of its own, so its cold cases upload everything
+# (distribution links blobs per repository; a repository of an earlier round would
+# answer "already there").
 for ((r = 1; r <= rounds; r++)); do
-  rm -rf "$work"/c-*
+  rm -rf "$work"/c-* "$work"/out
+  C=$REG_HOST/rc/r$r/cache
   run cold "$work/c-plain" -o "oci:$work/out:a"
   run cold_cache_to "$work/c-to" -o "oci:$work/out:b" --cache-to "$C"
   run rebuild "$work/c-plain" -o "oci:$work/out:a"
   run rebuild_cache "$work/c-to" -o "oci:$work/out:b" --cache-from "$C" --cache-to "$C"
-  run fresh_runner_push "$work/c-fresh" --push "$REG_HOST/rc/app:$r" --cache-from "$C"
+  run fresh_runner_push "$work/c-fresh" --push "$REG_HOST/rc/r$r/app:1" --cache-from "$C"
   rm -rf "$work/c-fresh"
-  run cold_push "$work/c-fresh" --push "$REG_HOST/rc/other:$r"
+  run cold_push "$work/c-fresh" --push "$REG_HOST/rc/r$r/other:1"
+  rm -rf "$work/c-fresh"
+  run cold_push_cache_to "$work/c-fresh" --push "$REG_HOST/rc/r$r/third:1" --cache-to "$REG_HOST/rc/r$r/cache2"
   rm -rf "$work/c-fresh"
   run fresh_runner_local "$work/c-fresh" -o "oci:$work/out:c" --cache-from "$C"
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 printf '%-22s %10s %14s\n' case "median s" "median RSS MB"
-for n in cold cold_cache_to rebuild rebuild_cache cold_push fresh_runner_push fresh_runner_local; do
+for n in cold cold_cache_to rebuild rebuild_cache cold_push cold_push_cache_to fresh_runner_push fresh_runner_local; do
   printf '%-22s %10s %14s\n' "$n" "$(median <<<"${SEC[$n]}")" "$(median <<<"${RSS[$n]}")"
 done
 ratio() { awk -v a="$(median <<<"${SEC[$1]}")" -v b="$(median <<<"${SEC[$2]}")" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo
 echo "cold with --cache-to / without:                 $(ratio cold_cache_to cold)x"
 echo "no-change rebuild with the registry cache / without: $(ratio rebuild_cache rebuild)x"
+echo "cold build and push with --cache-to / without:  $(ratio cold_push_cache_to cold_push)x"
 echo "fresh runner, push, / cold build and push:      $(ratio fresh_runner_push cold_push)x"
 echo "fresh runner, local output, / cold build:       $(ratio fresh_runner_local cold)x"
+rss() { awk -v a="$(median <<<"${RSS[$1]}")" -v b="$(median <<<"${RSS[$2]}")" 'BEGIN { printf "%+.1f MB", a - b }'; }
+echo "peak RSS with the registry cache - without: cold $(rss cold_cache_to cold), no-change rebuild $(rss rebuild_cache rebuild),"
+echo "  cold build and push $(rss cold_push_cache_to cold_push), fresh runner push vs cold push $(rss fresh_runner_push cold_push)"
 echo "(machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'))"
