@@ -476,10 +476,10 @@ for kind in github-actions gitlab-ci; do
 done
 kill "$SRV" 2>/dev/null || true
 pinned="registry.example.com/tools/paddle-image@sha256:$(printf '%064d' 1)"
-check "--tool-image: the GitHub job runs in the pinned image" bash -c \
-  "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --tool-image '$pinned' | python3 -c \"import sys, yaml; d = yaml.safe_load(sys.stdin); assert d['jobs']['build']['container'] == '$pinned', d['jobs']['build']\""
-check "--tool-image: the GitLab job runs in it, with its entrypoint cleared" bash -c \
-  "cd '$WORK/ci' && '$PI' render gitlab-ci spec.yaml --tool-image '$pinned' | python3 -c \"import sys, yaml; d = yaml.safe_load(sys.stdin); assert d['build-image']['image'] == {'name': '$pinned', 'entrypoint': ['']}, d['build-image']\""
+check "--tool-image: the GitHub job runs in the pinned image, as root (its default user is 65532)" bash -c \
+  "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --tool-image '$pinned' | python3 -c \"import sys, yaml; d = yaml.safe_load(sys.stdin); assert d['jobs']['build']['container'] == {'image': '$pinned', 'options': '--user 0'}, d['jobs']['build']\""
+check "--tool-image: the GitLab job runs in it, with its entrypoint cleared, as root" bash -c \
+  "cd '$WORK/ci' && '$PI' render gitlab-ci spec.yaml --tool-image '$pinned' | python3 -c \"import sys, yaml; d = yaml.safe_load(sys.stdin); assert d['build-image']['image'] == {'name': '$pinned', 'entrypoint': [''], 'docker': {'user': 'root'}}, d['build-image']\""
 expect_fail "--tool-image must be pinned by digest (exit 2)" 2 "pinned by digest" \
   bash -c "cd '$WORK/ci' && '$PI' render github-actions spec.yaml --tool-image registry.example.com/tools/paddle-image:latest"
 expect_fail "--tool-archive without --tool-sha256 is refused (exit 2)" 2 "needs the other one" \
