@@ -662,8 +662,9 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
   cache.set_remote(o.remote_cache.get());
-  // Stores still under way read the cache's blobs: waited for before the cache goes,
-  // on every way out (an error or an interruption included).
+  // The registry cache's stores read the cache's blobs: written before the cache goes, on
+  // every way out (the layers built before an error are worth a cache entry; an
+  // interruption stops them).
   struct FlushOnExit {
     layers::RemoteCache* remote;
     ~FlushOnExit() {

@@ -327,28 +327,21 @@ void RegistryCache::store(const std::string& kind, const std::string& key, const
     }
   };
   std::lock_guard<std::mutex> g(m_store_mutex);
-  // At most copy.jobs at once: wait for the oldest first.
-  while (m_stores.size() >= static_cast<std::size_t>(std::max(1, m_options.copy.jobs))) {
-    m_stores.front().wait();
-    m_finished.push_back(std::move(m_stores.front()));
-    m_stores.erase(m_stores.begin());
-  }
-  m_stores.push_back(std::async(std::launch::async, job));
+  m_queued.push_back(std::move(job)); // written by flush(), once the layers are built
 }
 
 void RegistryCache::flush() {
-  std::vector<std::future<void>> all;
+  std::vector<std::function<void()>> queued;
   {
     std::lock_guard<std::mutex> g(m_store_mutex);
-    all = std::move(m_finished);
-    m_finished.clear();
-    for (auto& f : m_stores) {
-      all.push_back(std::move(f));
-    }
-    m_stores.clear();
+    queued = std::move(m_queued);
+    m_queued.clear();
   }
+  // At most copy.jobs at once; after an interruption, no new one starts.
+  const std::size_t most = static_cast<std::size_t>(std::max(1, m_options.copy.jobs));
+  std::vector<std::future<void>> running;
   std::exception_ptr first;
-  for (auto& f : all) {
+  auto take = [&](std::future<void>& f) {
     try {
       f.get(); // only an interruption escapes store_to
     } catch (...) {
@@ -356,6 +349,19 @@ void RegistryCache::flush() {
         first = std::current_exception();
       }
     }
+  };
+  for (auto& job : queued) {
+    if (running.size() >= most) {
+      take(running.front());
+      running.erase(running.begin());
+    }
+    if (first) {
+      break;
+    }
+    running.push_back(std::async(std::launch::async, std::move(job)));
+  }
+  for (auto& f : running) {
+    take(f);
   }
   if (first) {
     std::rethrow_exception(first);

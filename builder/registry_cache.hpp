@@ -101,8 +101,9 @@ public:
   bool writes() const override { return !m_options.to.empty(); }
   void store(const std::string& kind, const std::string& key, const layers::BlobInfo& info, const nlohmann::json& extra,
              const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from) override;
-  // Stores run in the background (at most copy.jobs at a time) while later layers build;
-  // flush() waits for them (the build does before its pushes, which then mount the blobs).
+  // Stores wait until flush() (the build calls it once its layers are built, before its
+  // pushes, which then mount the blobs), which writes them, at most copy.jobs at a time:
+  // uploads beside the layers' compression added their buffers to its peak RSS.
   void flush() override;
   RegistryCacheStats stats() const;
   std::optional<std::pair<std::string, std::string>> stored_at(const oci::Digest& d) const override;
@@ -139,9 +140,8 @@ private:
   mutable std::mutex m_mutex;
   RegistryCacheStats m_stats;
   std::map<std::string, std::pair<std::string, std::string>> m_homes; // blob digest -> (registry, repository)
-  std::mutex m_store_mutex;                                           // guards the two lists below
-  std::vector<std::future<void>> m_stores;                            // running
-  std::vector<std::future<void>> m_finished;                          // done, their outcome not yet taken
+  std::mutex m_store_mutex;                                           // guards m_queued
+  std::vector<std::function<void()>> m_queued;                        // stores flush() has yet to write
 };
 
 // `cache ls`: every entry of a repository (tags listed, each read and checked; a tag
