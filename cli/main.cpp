@@ -111,14 +111,6 @@ std::string fs_error_text(const std::filesystem::filesystem_error& e) {
 
 int main(int argc, char** argv) {
   util::install_interrupt_handlers();
-  // One malloc arena for every thread, unless the user chose (MALLOC_ARENA_MAX or
-  // GLIBC_TUNABLES): the compression workers and the registry transfers run side by side,
-  // and glibc's default (an arena per thread, up to 8 per core) kept each thread's freed
-  // buffers apart: 4 MB more peak RSS on a cold build with --cache-to, for no time saved
-  // (bench/registry_cache.sh; bench/README.md).
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr && std::getenv("GLIBC_TUNABLES") == nullptr) {
-    mallopt(M_ARENA_MAX, 1);
-  }
   CLI::App app{"paddle-image: build, ship and check PaddlePaddle GPU images"};
   app.set_version_flag("--version", [] { return cli::version_text(); });
   app.require_subcommand(1);
