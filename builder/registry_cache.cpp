@@ -200,7 +200,9 @@ json RegistryCacheStats::to_json() const {
   return {{"hits", hits}, {"misses", misses}, {"stored", stored}, {"present", present}, {"warnings", warnings}};
 }
 
-RegistryCache::RegistryCache(RegistryCacheOptions options) : m_options(std::move(options)) {}
+RegistryCache::RegistryCache(RegistryCacheOptions options)
+    : m_options(std::move(options)),
+      m_signer(m_options.sign_key ? m_options.sign_key->public_key().fingerprint() : std::string()) {}
 
 RegistryCacheStats RegistryCache::stats() const {
   std::lock_guard<std::mutex> g(m_mutex);
@@ -309,21 +311,26 @@ void RegistryCache::store(const std::string& kind, const std::string& key, const
   std::optional<layers::RemoteHit> hit;
   if (from != nullptr) {
     hit = *from;
-  } else {
-    // A local hit whose entry this machine settled at every repository lately: nothing to
-    // ask, no thread, no connection (a no-change rebuild stays off the network).
-    std::string tag = cache_tag(kind, key, m_options.versions);
-    if (std::all_of(m_options.to.begin(), m_options.to.end(),
-                    [&](const oci::ImageRef& r) { return remembered(r, tag, info); })) {
-      for (const auto& r : m_options.to) {
-        settle(r, tag, info, true, false);
-      }
-      return;
+  }
+  std::string tag = cache_tag(kind, key, m_options.versions);
+  // Where nothing needs asking, settled now: no thread, no connection.
+  std::vector<oci::ImageRef> ask;
+  for (const auto& repo : m_options.to) {
+    if (from != nullptr && from->registry == repo.registry && from->repository == repo.repository &&
+        (!m_options.sign_key || from->verified)) {
+      settle(repo, tag, info, true); // this build's hit came from there, checked
+    } else if (from == nullptr && remembered(repo, tag, info)) {
+      settle(repo, tag, info, true, false); // settled there lately (a no-change rebuild stays off the network)
+    } else {
+      ask.push_back(repo);
     }
   }
-  auto job = [this, kind, key, info, extra, local_file, hit] {
-    for (const auto& repo : m_options.to) {
-      store_to(repo, kind, key, info, extra, local_file, hit ? &*hit : nullptr);
+  if (ask.empty()) {
+    return;
+  }
+  auto job = [this, ask, tag, kind, key, info, extra, local_file, hit] {
+    for (const auto& repo : ask) {
+      store_to(repo, tag, kind, key, info, extra, local_file, hit ? &*hit : nullptr);
     }
   };
   std::lock_guard<std::mutex> g(m_store_mutex);
@@ -428,7 +435,7 @@ void RegistryCache::settle(const oci::ImageRef& repo, const std::string& tag, co
 
 void RegistryCache::ensure_empty_blob(registry::Registry& reg, const oci::ImageRef& repo) {
   std::lock_guard<std::mutex> g(m_empty_mutex);
-  std::string name = repo.registry + "/" + repo.repository;
+  std::string name = repo_name(repo);
   if (m_empty_there.count(name) != 0) {
     return;
   }
@@ -441,12 +448,11 @@ void RegistryCache::ensure_empty_blob(registry::Registry& reg, const oci::ImageR
 }
 
 fs::path RegistryCache::marker(const oci::ImageRef& repo, const std::string& tag) const {
-  return m_options.state_dir / util::sha256_hex(repo.registry + "/" + repo.repository) / tag;
+  return m_options.state_dir / util::sha256_hex(repo_name(repo)) / tag;
 }
 
 std::string RegistryCache::marker_text(const layers::BlobInfo& info) const {
-  std::string signer = m_options.sign_key ? m_options.sign_key->public_key().fingerprint() : std::string();
-  return info.digest.str() + " " + signer + "\n";
+  return info.digest.str() + " " + m_signer + "\n";
 }
 
 bool RegistryCache::remembered(const oci::ImageRef& repo, const std::string& tag, const layers::BlobInfo& info) const {
@@ -477,28 +483,21 @@ std::optional<std::pair<std::string, std::string>> RegistryCache::stored_at(cons
   return it->second;
 }
 
-void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
-                             const layers::BlobInfo& info, const json& extra,
+void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, const std::string& kind,
+                             const std::string& key, const layers::BlobInfo& info, const json& extra,
                              const std::function<fs::path()>& local_file, const layers::RemoteHit* from) {
-  std::string tag = cache_tag(kind, key, m_options.versions);
   std::string where = repo_name(repo) + ":" + tag;
-  if (from != nullptr && from->registry == repo.registry && from->repository == repo.repository &&
-      (!m_options.sign_key || from->verified)) {
-    settle(repo, tag, info, true); // this build's hit came from there, checked: nothing to ask
-    return;
-  }
   std::string record = record_bytes(kind, key, m_options.versions, info, extra);
   oci::Descriptor record_d = descriptor(k_cache_record_type, record);
-  std::string signature, signer;
+  std::string signature;
   if (m_options.sign_key) {
     signature = util::base64_encode(m_options.sign_key->sign(record));
-    signer = m_options.sign_key->public_key().fingerprint();
   }
   bool existed = false;
   try {
     auto reg = m_options.connect(repo.registry);
     There there = entry_there(*reg, repo.repository, tag, info, [&](bool fallback) {
-      std::string bytes = manifest_bytes(kind, key, info, record_d, signature, signer, fallback);
+      std::string bytes = manifest_bytes(kind, key, info, record_d, signature, m_signer, fallback);
       return oci::Digest::sha256(util::sha256_hex(bytes));
     });
     if (there == There::same) {
@@ -522,7 +521,7 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& kind,
   bool retried = false;
   for (int form = 0; form < 2; ++form) {
     const bool fallback = form == 1;
-    std::string bytes = manifest_bytes(kind, key, info, record_d, signature, signer, fallback);
+    std::string bytes = manifest_bytes(kind, key, info, record_d, signature, m_signer, fallback);
     oci::ManifestBlob root{oci::media::k_manifest, bytes, oci::Digest::sha256(util::sha256_hex(bytes))};
     EntryImage image(where, root, record, blob_d, local_file, mount);
     oci::ImageRef dest = repo;

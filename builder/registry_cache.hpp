@@ -127,7 +127,7 @@ private:
   // Whether this machine settled the entry of `tag` (this blob, signed as we sign) at
   // `repo` less than k_stored_marker_ttl_seconds ago.
   bool remembered(const oci::ImageRef& repo, const std::string& tag, const layers::BlobInfo& info) const;
-  void store_to(const oci::ImageRef& repo, const std::string& kind, const std::string& key,
+  void store_to(const oci::ImageRef& repo, const std::string& tag, const std::string& kind, const std::string& key,
                 const layers::BlobInfo& info, const nlohmann::json& extra,
                 const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from);
   // The `{}` config blob every entry names: uploaded once per repository, before the
@@ -135,6 +135,7 @@ private:
   // of one blob with DIGEST_INVALID, and the manifest naming it with MANIFEST_BLOB_UNKNOWN).
   void ensure_empty_blob(registry::Registry& reg, const oci::ImageRef& repo);
   RegistryCacheOptions m_options;
+  std::string m_signer; // the sign key's fingerprint ("": entries are not signed)
   std::mutex m_empty_mutex;
   std::set<std::string> m_empty_there; // registry/repository where `{}` is known to be
   mutable std::mutex m_mutex;
