@@ -22,15 +22,20 @@
 #                    pushed with gzip: what most teams ship today
 #   pi.gzip          paddle-image's default (gzip level 6)
 #   pi.zstd          paddle-image, compression: zstd (level 3)
-#   pi.node          paddle-image's recommended GPU-node settings (docs/spec.md
-#                    "Settings for GPU nodes"): compression: gpu-node (zstd level 12),
-#                    or {format: zstd, level: NODE_LEVEL} when NODE_LEVEL is set
+#   pi.node          compression: gpu-node (zstd level 12), or {format: zstd, level:
+#                    NODE_LEVEL} when NODE_LEVEL is set
+#   pi.split         paddle-image's recommended GPU-node settings (docs/spec.md
+#                    "Settings for GPU nodes"): pi.node's compression and `split:
+#                    NODE_SPLIT` (128Mi), each big layer shipped as parts
 #   import           `warm export` of pi.node to an archive, then `ctr images import`
 # each gzip variant twice: with unpigz (containerd 1.6 runs it when it is on PATH) and
 # without (CONTAINERD_DISABLE_PIGZ=1, Go's own gzip).
 #
-# Measured per run: seconds until `ctr images pull` (or import) returns with the image
-# unpacked, bytes read from the registry (its access log) or the archive, containerd's
+# A pull goes through containerd's CRI image service, as kubelet pulls (PullImage over
+# gRPC, sent by curl; containerd unpacks each layer once it is fetched); NODE_PULL=ctr
+# uses `ctr images pull` instead, which fetches every layer before it unpacks any.
+# Measured per run: seconds until the pull (or `ctr images import`) returns with the
+# image unpacked, bytes read from the registry (its access log) or the archive, containerd's
 # CPU seconds (its own and its children's, unpigz included). Printed: the median, min
 # and max of each, and the ratio buildah.gzip seconds / variant seconds (> 1 = faster
 # than buildah's image) per pass.
@@ -38,7 +43,8 @@
 # Environment:
 #   NODE_FRAMEWORK_MB (1024; smoke 48)   NODE_CUDA_MB (160; smoke 12)
 #   NODE_MODELS_MB (200; smoke 16)       NODE_CODE_FILES (2000; smoke 200)
-#   NODE_LEVEL (zstd level of pi.node instead of compression: gpu-node)
+#   NODE_LEVEL (zstd level of pi.node and pi.split instead of compression: gpu-node)
+#   NODE_SPLIT (pi.split's part size, 128Mi; smoke 16Mi)   NODE_PULL (cri or ctr; cri)
 #   ROUNDS (3; smoke 1)   NODE_RATE_MB (rate-limited pass in MB/s, 50; 0 skips it)
 #   PADDLE_IMAGE (default build/cli/paddle-image)   BENCH_WORK (default bench/work/node)
 # Needs root (network namespace, tc, containerd, buildah), and Debian's containerd,
@@ -51,7 +57,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h | --help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "node_pull.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -79,6 +85,9 @@ else
   code_files=${NODE_CODE_FILES:-2000} rounds=${ROUNDS:-3}
 fi
 level=${NODE_LEVEL:-}
+split=${NODE_SPLIT:-$([[ $smoke == 1 ]] && echo 16Mi || echo 128Mi)}
+pull_via=${NODE_PULL:-cri}
+[[ $pull_via == cri || $pull_via == ctr ]] || { echo "node_pull.sh: NODE_PULL is cri or ctr, not '$pull_via'" >&2; exit 2; }
 rate=${NODE_RATE_MB:-50}
 pi=${PADDLE_IMAGE:-$root/build/cli/paddle-image}
 work=${BENCH_WORK:-$here/work/node}
@@ -195,11 +204,13 @@ YAML
 node_setting="gpu-node"
 [[ -z $level ]] || node_setting="{format: zstd, level: $level}"
 sed 's/^layers:/compression: '"$node_setting"'\nlayers:/' "$data/spec.yaml" >"$data/spec-node.yaml"
+sed 's/^layers:/split: '"$split"'\nlayers:/' "$data/spec-node.yaml" >"$data/spec-split.yaml"
 echo "building and pushing paddle-image's images ..." >&2
 "$pi" build "$data/spec.yaml" -q -o "oci:$run/lay:gzip" --cache-dir "$run/cache"
 "$pi" build "$data/spec.yaml" -q --compression zstd -o "oci:$run/lay:zstd" --cache-dir "$run/cache"
 "$pi" build "$data/spec-node.yaml" -q -o "oci:$run/lay:node" --cache-dir "$run/cache"
-for v in gzip zstd node; do
+"$pi" build "$data/spec-split.yaml" -q -o "oci:$run/lay:split" --cache-dir "$run/cache"
+for v in gzip zstd node split; do
   "$pi" push "oci:$run/lay:$v" "$R/node/pi-$v:v1" --insecure -q
 done
 
@@ -238,7 +249,7 @@ export_secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}'
 
 # What each image ships (compressed layer bytes, from its manifest in the registry).
 declare -A SHIPPED
-for repo in buildah pi-gzip pi-zstd pi-node; do
+for repo in buildah pi-gzip pi-zstd pi-node pi-split; do
   SHIPPED[$repo]=$(curl -s --noproxy '*' -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
     -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' "http://$R/v2/node/$repo/manifests/v1" |
     python3 -c 'import json,sys; print(sum(l["size"] for l in json.load(sys.stdin)["layers"]))')
@@ -250,17 +261,49 @@ done
 declare -A SECS CPU MOVED
 hz=$(getconf CLK_TCK)
 cpu_of() { awk -v hz="$hz" '{printf "%.2f", ($14 + $15 + $16 + $17) / hz}' "/proc/$1/stat"; }
+# cri_pull SOCKET REF: the CRI image service's PullImage, as kubelet calls it: gRPC over
+# HTTP/2 on containerd's socket, the request (PullImageRequest{image: {image: REF}})
+# encoded here; returns when containerd has the image unpacked.
+cri_pull() {
+  local sock=$1 ref=$2 req=$run/cri.req hdr=$run/cri.hdr
+  python3 - "$ref" >"$req" <<'PY'
+import struct, sys
+ref = sys.argv[1].encode()
+assert len(ref) < 124
+spec = b"\x0a" + bytes([len(ref)]) + ref  # ImageSpec.image = 1
+msg = b"\x0a" + bytes([len(spec)]) + spec  # PullImageRequest.image = 1
+sys.stdout.buffer.write(b"\x00" + struct.pack(">I", len(msg)) + msg)
+PY
+  curl -sS --http2-prior-knowledge --unix-socket "$sock" -H 'content-type: application/grpc' -H 'te: trailers' \
+    --data-binary @"$req" -D "$hdr" -o /dev/null http://localhost/runtime.v1.ImageService/PullImage &&
+    grep -qi '^grpc-status: 0' "$hdr" ||
+    { echo "node_pull.sh: CRI pull of $ref failed: $(grep -i '^grpc-' "$hdr" | tr -d '\r' | tr '\n' ' ')" >&2; return 1; }
+}
 blob_bytes() { # bytes of blob bodies the registry sent
   awk '$6 == "\"GET" && $7 ~ /\/blobs\/sha256:/ && $9 == 200 { n += $10 } END { printf "%.0f\n", n }' "$NODE_LOG"
 }
 
 one_run() { # PASS VARIANT
-  local pass=$1 v=$2 dir=$run/ctd repo before after t0 t1 c0 c1 pid
+  local pass=$1 v=$2 dir=$run/ctd repo before after t0 t1 c0 c1 pid ns=bench cri=0 conf=""
   rm -rf "$dir"
+  if [[ $pull_via == cri && $v != import ]]; then
+    # The CRI plugin on, pulling plain HTTP from the bench's registry into overlayfs.
+    ns=k8s.io cri=1
+    mkdir -p "$dir/cni/bin" "$dir/cni/conf"
+    conf="[plugins.\"io.containerd.grpc.v1.cri\"]
+  sandbox_image = \"registry.k8s.io/pause:3.6\"
+  [plugins.\"io.containerd.grpc.v1.cri\".containerd]
+    snapshotter = \"overlayfs\"
+  [plugins.\"io.containerd.grpc.v1.cri\".cni]
+    bin_dir = \"$dir/cni/bin\"
+    conf_dir = \"$dir/cni/conf\"
+  [plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.\"$R\"]
+    endpoint = [\"http://$R\"]"
+  fi
   if [[ $v == *.nopigz ]]; then
-    CONTAINERD_DISABLE_PIGZ=1 containerd_start "$dir" overlayfs >/dev/null
+    CONTAINERD_CRI=$cri CONTAINERD_DISABLE_PIGZ=1 containerd_start "$dir" overlayfs "$conf" >/dev/null
   else
-    containerd_start "$dir" overlayfs >/dev/null
+    CONTAINERD_CRI=$cri containerd_start "$dir" overlayfs "$conf" >/dev/null
   fi
   pid=$_REG_LAST_PID
   sync
@@ -276,15 +319,19 @@ one_run() { # PASS VARIANT
       repo=${repo%.pigz}
       repo=${repo/buildah.gzip/buildah}
       repo=${repo/pi./pi-}
-      ctr -n bench images pull --plain-http --platform linux/amd64 "$R/node/$repo:v1" >"$run/ctr.out" 2>&1 ||
-        { echo "node_pull.sh: ctr pull $repo failed: $(tail -3 "$run/ctr.out")" >&2; exit 1; } ;;
+      if ((cri)); then
+        cri_pull "$dir/containerd.sock" "$R/node/$repo:v1" || exit 1
+      else
+        ctr -n bench images pull --plain-http --platform linux/amd64 "$R/node/$repo:v1" >"$run/ctr.out" 2>&1 ||
+          { echo "node_pull.sh: ctr pull $repo failed: $(tail -3 "$run/ctr.out")" >&2; exit 1; }
+      fi ;;
   esac
   t1=$(date +%s.%N)
   c1=$(cpu_of "$pid")
   after=$(blob_bytes)
   # The image is unpacked: its snapshot chain is there.
   local committed
-  committed=$(ctr -n bench snapshots --snapshotter overlayfs ls | awk '$NF == "Committed"' | wc -l)
+  committed=$(ctr -n "$ns" snapshots --snapshotter overlayfs ls | awk '$NF == "Committed"' | wc -l)
   ((committed >= 5)) || { echo "node_pull.sh: $v: $committed committed snapshots after the pull, not 5" >&2; exit 1; }
   local key=$pass.$v
   SECS[$key]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}') "
@@ -298,7 +345,7 @@ one_run() { # PASS VARIANT
   rm -rf "$dir"
 }
 
-variants=(buildah.gzip.pigz buildah.gzip.nopigz pi.gzip.pigz pi.gzip.nopigz pi.zstd pi.node import)
+variants=(buildah.gzip.pigz buildah.gzip.nopigz pi.gzip.pigz pi.gzip.nopigz pi.zstd pi.node pi.split import)
 passes=(loopback)
 ((rate > 0)) && passes+=(rate)
 for pass in "${passes[@]}"; do
@@ -330,10 +377,11 @@ report() {
   echo "paddle-image node start-up benchmark ($([[ $smoke == 1 ]] && echo smoke || echo full)): pull to an unpacked image"
   echo "  host:       $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GB RAM, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo "  containerd: $(containerd --version | awk '{print $3}'), overlayfs snapshotter, fresh root per run; $(ctr --version)"
+  echo "  pulled by:  $([[ $pull_via == cri ]] && echo "the CRI image service (PullImage, as kubelet)" || echo "ctr images pull")"
   echo "  buildah:    $(buildah --version | awk '{print $3}') (build --layers, push --compression-format gzip)"
   echo "  paddle-image: $("$pi" --version | head -1)"
   echo "  content:    $(mb "$total_bytes") MB: cuda-a + cuda-b $cuda_mb MB each, framework $fw_mb MB (gzip -6 ratio $fw_ratio), models $models_mb MB random, app $code_files files"
-  echo "  shipped:    buildah gzip $(mb "${SHIPPED[buildah]}") MB, pi gzip $(mb "${SHIPPED[pi-gzip]}") MB, pi zstd $(mb "${SHIPPED[pi-zstd]}") MB, pi node ($node_setting) $(mb "${SHIPPED[pi-node]}") MB"
+  echo "  shipped:    buildah gzip $(mb "${SHIPPED[buildah]}") MB, pi gzip $(mb "${SHIPPED[pi-gzip]}") MB, pi zstd $(mb "${SHIPPED[pi-zstd]}") MB, pi node ($node_setting) $(mb "${SHIPPED[pi-node]}") MB, pi split (split: $split) $(mb "${SHIPPED[pi-split]}") MB"
   echo "  warm export of pi.node: $export_secs s, archive $(mb "$(stat -c %s "$run/node.tar")") MB (not part of the import's time)"
   echo "  rounds:     $rounds, variants interleaved, a different one first each round"
   local pass v base
@@ -351,7 +399,7 @@ report() {
       read -r cpu _ _ <<<"$(stat3 <<<"${CPU[$pass.$v]}")"
       read -r base _ _ <<<"$(stat3 <<<"${SECS[$pass.buildah.gzip.nopigz]}")"
       local same=buildah.gzip.nopigz
-      [[ $v == *.pigz || $v == pi.zstd || $v == pi.node || $v == import ]] && same=buildah.gzip.pigz
+      [[ $v == *.pigz || $v == pi.zstd || $v == pi.node || $v == pi.split || $v == import ]] && same=buildah.gzip.pigz
       local sbase
       read -r sbase _ _ <<<"$(stat3 <<<"${SECS[$pass.$same]}")"
       printf '%-22s %8.2f %8.2f %8.2f %10s %10.2f %13.2fx %13.2fx\n' "$v" "$med" "$lo" "$hi" "$(mb "${MOVED[$pass.$v]}")" "$cpu" \
@@ -362,4 +410,4 @@ report() {
   echo "vs buildah.gz: buildah's gzip image pulled by containerd without unpigz, / this; vs same pigz: against buildah's"
   echo "image under the same unpigz setting (zstd and import against buildah with unpigz, containerd's default when installed)."
 }
-report | tee "$work/last-results-$([[ $smoke == 1 ]] && echo smoke || echo full).txt"
+report | tee "$work/last-results-$([[ $smoke == 1 ]] && echo smoke || echo full)-$pull_via.txt"

@@ -105,10 +105,74 @@ std::string landing_id(const LayerContext& cx) {
   return id.finish();
 }
 
+// The key of part `i` of a layer split into parts of `split` bytes: the parts follow
+// from the whole layer's entries and the part size, so the whole layer's key and those
+// two name each part (the same for the registry cache's portable key).
+std::string part_key(const std::string& layer_key, std::uint64_t split, std::size_t i) {
+  KeyHasher key;
+  key.add({{"split", split}, {"split-format", 1}, {"part", i}, {"layer", layer_key}});
+  return key.finish();
+}
+
+// Builds or reuses the parts of a split layer (spec `split`), each a layer of its own
+// in the cache and the image. Part 1's record says how many there are, so a build
+// whose parts are all cached needs no walk. `walk_of` walks the layer when needed.
+std::vector<LayerReport> build_parts(const spec::LayerSpec& l, const LayerContext& cx, const std::string& layer_key,
+                                     const std::function<CopyWalk&()>& walk_of,
+                                     const std::function<std::string()>& portable, LayerReport proto) {
+  std::optional<std::vector<std::map<std::string, layers::Entry>>> parts;
+  std::optional<std::string> portable_key;
+  std::vector<LayerReport> out;
+  for (std::size_t i = 0, n = 1; i < n; ++i) {
+    double t0 = cx.options.clock();
+    layers::LayerRecord record;
+    layers::Found found = layers::Found::built;
+    LayerReport r = proto;
+    r.blob = cx.cache.get_or_build(
+        part_key(layer_key, l.split, i),
+        [&] {
+          if (!portable_key) {
+            portable_key = portable();
+          }
+          return part_key(*portable_key, l.split, i);
+        },
+        [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
+          if (!parts) {
+            parts = layers::split_entries(walk_of().set.entries(), l.split, spec::k_max_split_parts);
+          }
+          if (i >= parts->size()) { // the cache said more parts than the entries give: never for one key
+            throw Error(ErrorKind::internal, "layer '" + l.name + "': part " + std::to_string(i + 1) + " of " +
+                                                 std::to_string(parts->size()));
+          }
+          rec.parts = parts->size();
+          rec.entries = (*parts)[i].size();
+          layers::EntrySet set;
+          set.replace_entries(std::move((*parts)[i]));
+          layers::BlobInfo blob = write_layer(
+              set, cx.compress, cx.options.source_date_epoch, tmp,
+              l.name + " (part " + std::to_string(i + 1) + "/" + std::to_string(parts->size()) + ")", cx.events);
+          (*parts)[i] = set.take_entries();
+          return blob;
+        },
+        found, record);
+    if (i == 0) {
+      n = std::clamp<std::size_t>(record.parts.value_or(1), 1, spec::k_max_split_parts);
+    }
+    note_found(cx, found, r.blob, r);
+    r.entries = record.entries.value_or(0);
+    r.part = i + 1;
+    r.parts = n;
+    r.seconds = cx.options.clock() - t0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 // A files or data layer: the copy rules' entries, keyed by their stat data. When the
 // walk memo's paths all stat as they did, its key is the walk's, so a reused layer
-// needs no walk; a layer that has to be written walks anyway.
-layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& cx, LayerReport& r) {
+// needs no walk; a layer that has to be written walks anyway. A split layer gives
+// one report per part.
+std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerContext& cx, LayerReport r) {
   std::filesystem::path memo_file = walk_memo_file(l, cx);
   std::string landing = landing_id(cx);
   std::optional<layers::WalkMemo> memo = layers::read_walk_memo(memo_file);
@@ -122,36 +186,42 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
     cx.events.debug("walk memo: layer '" + l.name + "': no path changed; not walking");
   }
   std::unique_ptr<CopyWalk> walk;
-  if (!memo) {
-    walk = walk_copy_layer(l, cx, landing);
-  }
-  const layers::WalkMemo& m = memo ? *memo : walk->memo;
-  tell_links(m.links, cx.events);
-  layers::LayerRecord record;
-  // The registry cache's key: the file contents in place of their stat data.
-  auto portable = [&] {
+  auto walk_of = [&]() -> CopyWalk& {
     if (!walk) {
       walk = walk_copy_layer(l, cx, landing);
     }
+    return *walk;
+  };
+  if (!memo) {
+    walk_of();
+  }
+  const layers::WalkMemo& m = memo ? *memo : walk->memo;
+  tell_links(m.links, cx.events);
+  // The registry cache's key: the file contents in place of their stat data.
+  auto portable = [&] {
     KeyHasher key;
     start_layer_key(key, cx.compress, cx.options);
     key.add({{"kind", "copy-content"}});
-    add_entry_contents_to_key(key, walk->set, cx.options.threads);
+    add_entry_contents_to_key(key, walk_of().set, cx.options.threads);
     return key.finish();
   };
-  layers::Found found = layers::Found::built;
-  layers::BlobInfo blob = cx.cache.get_or_build(
-      m.key, portable,
-      [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-        if (!walk) {
-          walk = walk_copy_layer(l, cx, landing);
-        }
-        rec.entries = walk->set.entries().size();
-        return write_layer(walk->set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
-      },
-      found, record);
-  note_found(cx, found, blob, r);
-  r.entries = record.entries.value_or(0);
+  std::vector<LayerReport> out;
+  if (l.split > 0) {
+    out = build_parts(l, cx, m.key, walk_of, portable, r);
+  } else {
+    layers::LayerRecord record;
+    layers::Found found = layers::Found::built;
+    r.blob = cx.cache.get_or_build(
+        m.key, portable,
+        [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
+          rec.entries = walk_of().set.entries().size();
+          return write_layer(walk->set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+        },
+        found, record);
+    note_found(cx, found, r.blob, r);
+    r.entries = record.entries.value_or(0);
+    out.push_back(std::move(r));
+  }
   cx.tree_out = m.tree;
   if (walk) {
     (void)walk->set.take_entries(); // the entries' memory goes before the memo's text is made
@@ -165,13 +235,14 @@ layers::BlobInfo build_copy_layer(const spec::LayerSpec& l, const LayerContext& 
       cx.events.debug("walk memo: not written: " + std::string(e.what()));
     }
   }
-  return blob;
+  return out;
 }
 
-LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
-                        layers::LayerCache& cache, const Base& base, const layers::BaseView& landing,
-                        const std::optional<python::PythonTarget>& py, const Events& ev,
-                        std::vector<LayerWheel>& wheels_out, nlohmann::json& tree) {
+// The layer's reports: one, or one per part of a split layer.
+std::vector<LayerReport> build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
+                                     layers::LayerCache& cache, const Base& base, const layers::BaseView& landing,
+                                     const std::optional<python::PythonTarget>& py, const Events& ev,
+                                     std::vector<LayerWheel>& wheels_out, nlohmann::json& tree) {
   LayerReport r;
   r.name = l.name;
   double t0 = o.clock();
@@ -179,12 +250,15 @@ LayerReport build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, cons
   if (l.kind == spec::LayerSpec::Kind::wheels) {
     r.kind = "wheels";
     r.blob = build_wheels_layer(l, *py, cx, r, wheels_out);
-  } else {
-    r.kind = l.kind == spec::LayerSpec::Kind::files ? "files" : "data";
-    r.blob = build_copy_layer(l, cx, r);
+    r.seconds = o.clock() - t0;
+    return {r};
   }
-  r.seconds = o.clock() - t0;
-  return r;
+  r.kind = l.kind == spec::LayerSpec::Kind::files ? "files" : "data";
+  std::vector<LayerReport> out = build_copy_layer(l, cx, r);
+  if (out.size() == 1) {
+    out[0].seconds = o.clock() - t0;
+  }
+  return out;
 }
 
 // Layouts and archives named by -o (or the default oci:out/<name>).
@@ -275,8 +349,12 @@ Assembly start_from_base(const spec::BuildSpec& s, const Base& base, std::int64_
 void append_layer(Assembly& a, const LayerReport& lr) {
   a.layers.push_back(oci::Descriptor{lr.blob.media_type, lr.blob.digest, lr.blob.size, {}, {}});
   a.config.diff_ids.push_back(lr.blob.diff_id);
-  a.config.history.push_back(oci::HistoryEntry{a.created, "paddle-image build: " + lr.kind + " layer '" + lr.name + "'",
-                                               std::to_string(lr.entries) + " entries", false});
+  std::string comment = std::to_string(lr.entries) + " entries";
+  if (lr.parts > 1) {
+    comment += ", part " + std::to_string(lr.part) + " of " + std::to_string(lr.parts);
+  }
+  a.config.history.push_back(
+      oci::HistoryEntry{a.created, "paddle-image build: " + lr.kind + " layer '" + lr.name + "'", comment, false});
 }
 
 // Builds or reuses each spec layer, in order.
@@ -291,18 +369,21 @@ void build_spec_layers(const spec::BuildSpec& s, const BuildOptions& o, layers::
     const auto& l = s.layers[i];
     ev.info("[" + std::to_string(i + 1) + "/" + std::to_string(s.layers.size()) + "] layer '" + l.name + "'");
     nlohmann::json tree = nlohmann::json::array();
-    LayerReport lr = build_layer(s, l, o, cache, base, *landing, py, ev, rep.wheels, tree);
+    std::vector<LayerReport> parts = build_layer(s, l, o, cache, base, *landing, py, ev, rep.wheels, tree);
     if (i + 1 < s.layers.size() && !tree.empty()) {
       if (!with_earlier) {
         with_earlier = *landing;
       }
-      layers::add_tree_layer(*with_earlier, tree, lr.blob.digest.str());
+      layers::add_tree_layer(*with_earlier, tree, parts.back().blob.digest.str());
       landing = &*with_earlier;
     }
-    ev.info("  " + std::string(lr.rebuilt ? "built " : "reused ") + lr.blob.digest.str() + " (" +
-            std::to_string(lr.blob.size) + " bytes, " + std::to_string(lr.entries) + " entries)");
-    append_layer(a, lr);
-    rep.layers.push_back(lr);
+    for (auto& lr : parts) {
+      ev.info("  " + std::string(lr.rebuilt ? "built " : "reused ") + lr.blob.digest.str() + " (" +
+              std::to_string(lr.blob.size) + " bytes, " + std::to_string(lr.entries) + " entries" +
+              (lr.parts > 1 ? ", part " + std::to_string(lr.part) + " of " + std::to_string(lr.parts) : "") + ")");
+      append_layer(a, lr);
+      rep.layers.push_back(std::move(lr));
+    }
   }
 }
 
@@ -581,6 +662,10 @@ json BuildReport::to_json() const {
                                               : "reused"},
                   {"seconds", l.seconds},
                   {"entries", l.entries}});
+    if (l.parts > 1) {
+      ls.back()["part"] = l.part;
+      ls.back()["parts"] = l.parts;
+    }
     if (!l.cache_repository.empty()) {
       ls.back()["cache"] = {{"repository", l.cache_repository}, {"verified", l.cache_verified}};
     }

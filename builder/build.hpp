@@ -67,6 +67,9 @@ struct LayerReport {
   bool rebuilt = false;
   double seconds = 0;
   std::size_t entries = 0;
+  // A layer the spec splits (`split`): this is part `part` (from 1) of `parts`.
+  std::size_t part = 1;
+  std::size_t parts = 1;
   // A wheels layer: what it did to the distributions installed below it.
   std::vector<python::Replacement> replacements;
   // Reused from a registry cache (--cache-from): the repository, and whether the entry

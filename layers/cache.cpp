@@ -68,6 +68,9 @@ json to_json(const LayerRecord& record) {
   if (record.wheels) {
     j["wheels"] = *record.wheels;
   }
+  if (record.parts) {
+    j["parts"] = *record.parts;
+  }
   if (record.tree) {
     j["tree"] = *record.tree;
   }
@@ -82,6 +85,9 @@ LayerRecord layer_record_from_json(const json& j) {
   if (j.contains("wheels")) {
     // A list (its entries are the build's to read): anything else is a damaged record.
     r.wheels = nlohmann::json(j.at("wheels").get<std::vector<nlohmann::json>>());
+  }
+  if (j.contains("parts")) {
+    r.parts = j.at("parts").get<std::size_t>();
   }
   if (j.contains("tree")) {
     r.tree = j.at("tree");

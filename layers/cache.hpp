@@ -35,6 +35,8 @@ struct LayerRecord {
   // The layer's directories and symlinks ([[path, type, mode, uid, gid, uname, gname,
   // target], ...]), so a later layer of the build lands on them when this one is reused.
   std::optional<nlohmann::json> tree;
+  // Part 1 of a split layer (spec `split`): how many parts the layer has.
+  std::optional<std::size_t> parts;
 };
 nlohmann::json to_json(const LayerRecord& record);
 // A blob's info as the key files and the registry cache's records hold it: {digest,

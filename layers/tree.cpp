@@ -459,4 +459,77 @@ std::int64_t EntrySet::total_size() const {
   return total;
 }
 
+namespace {
+
+// Adds e to part, after the directories above it that part lacks.
+void add_with_parents(std::map<std::string, Entry>& part, const std::map<std::string, Entry>& all, const Entry& e) {
+  std::vector<std::string> missing;
+  std::string dir = e.path;
+  for (auto slash = dir.rfind('/'); slash != std::string::npos && slash > 0; slash = dir.rfind('/')) {
+    dir.resize(slash);
+    if (part.count(dir) != 0) {
+      break;
+    }
+    missing.push_back(dir);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (auto found = all.find(*it); found != all.end()) {
+      part.emplace(found->first, found->second);
+    }
+  }
+  part.emplace(e.path, e);
+}
+
+} // namespace
+
+std::vector<std::map<std::string, Entry>> split_entries(const std::map<std::string, Entry>& entries,
+                                                        std::uint64_t part_bytes, std::size_t max_parts) {
+  std::uint64_t total = 0;
+  for (const auto& [path, e] : entries) {
+    if (e.type == Entry::Type::file) {
+      total += static_cast<std::uint64_t>(e.size);
+    }
+  }
+  const std::uint64_t wanted = part_bytes == 0 ? 1 : total / part_bytes + (total % part_bytes != 0 ? 1 : 0);
+  const std::size_t n = static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(wanted, 1, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(max_parts))));
+  std::vector<std::map<std::string, Entry>> parts(n);
+  if (n == 1) {
+    parts[0] = entries;
+    return parts;
+  }
+  // Fixed boundaries where the files allow: a file changed in one part moves no
+  // other part's boundary unless its size crosses one (an even share of the total
+  // would move every boundary with every size). Past max_parts, an even share.
+  const std::uint64_t target = wanted <= n ? part_bytes : (total + n - 1) / n;
+  std::size_t cur = 0;
+  std::uint64_t filled = 0;
+  std::map<std::string_view, std::size_t> file_part; // where each file went: its hard links follow it
+  for (const auto& [path, e] : entries) {
+    std::size_t k = cur;
+    if (e.type == Entry::Type::file) {
+      if (filled >= target && cur + 1 < n) {
+        ++cur;
+        filled = 0;
+      }
+      k = cur;
+      filled += static_cast<std::uint64_t>(e.size);
+      file_part.emplace(path, k);
+    } else if (e.type == Entry::Type::hardlink) {
+      std::string_view target_path = e.link_target;
+      if (!target_path.empty() && target_path.front() == '/') {
+        target_path.remove_prefix(1);
+      }
+      if (auto f = file_part.find(target_path); f != file_part.end()) {
+        k = f->second;
+      }
+    }
+    add_with_parents(parts[k], entries, e);
+  }
+  while (parts.size() > 1 && parts.back().empty()) {
+    parts.pop_back();
+  }
+  return parts;
+}
+
 } // namespace layers

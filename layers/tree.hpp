@@ -121,6 +121,16 @@ private:
   std::map<std::string, Entry> m_entries;
 };
 
+// A layer's entries cut into parts of about part_bytes of file content each (a part
+// ends with the file that reaches part_bytes; the last holds the rest; past max_parts,
+// max_parts even shares), in path order, so a node can
+// unpack the first parts while the rest still downloads. Each part carries the
+// directories above its entries (the same entries again, so every part lands them the
+// same way), and a hard link goes into its target's part. One part holding every entry
+// when the files add up to part_bytes or less (or part_bytes is 0).
+std::vector<std::map<std::string, Entry>> split_entries(const std::map<std::string, Entry>& entries,
+                                                        std::uint64_t part_bytes, std::size_t max_parts);
+
 // Normalises an absolute image path ("/a/./b/") to "a/b"; rejects ".." that leaves
 // the root. An empty result means the root itself.
 std::string normalize_image_path(const std::string& path, const std::string& origin);

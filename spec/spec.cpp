@@ -363,9 +363,27 @@ std::vector<std::string> url_list(const Ctx& c, const YAML::Node& n, const std::
   return out;
 }
 
+// `split: 256Mi` (a byte quantity, at least 1Mi) or `split: none` / 0.
+std::uint64_t split_size(const Ctx& c, const YAML::Node& n, const std::string& field) {
+  std::string text = c.str(n, field);
+  if (text == "none" || text == "0") {
+    return 0;
+  }
+  auto bytes = util::parse_byte_quantity(text);
+  if (!bytes) {
+    c.fail(n, field, "'" + util::escape_bytes(text) + "' is not a size",
+           "write bytes with a suffix, e.g. 256Mi (or none for one layer)");
+  }
+  if (*bytes < k_min_split_bytes) {
+    c.fail(n, field, "'" + util::escape_bytes(text) + "' is below 1Mi",
+           "parts of 128Mi-512Mi suit GPU nodes (docs/spec.md, Settings for GPU nodes)");
+  }
+  return *bytes;
+}
+
 LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
-                const CompressionSpec& top, const std::vector<std::string>& ignore) {
-  c.check_keys(n, field, {"name", "wheels", "files", "data", "compression", "owner"});
+                const CompressionSpec& top, std::uint64_t top_split, const std::vector<std::string>& ignore) {
+  c.check_keys(n, field, {"name", "wheels", "files", "data", "compression", "owner", "split"});
   LayerSpec l;
   l.origin = c.where(n);
   if (!n["name"]) {
@@ -430,6 +448,15 @@ LayerSpec layer(const Ctx& c, const YAML::Node& n, const std::string& field, con
   }
   if (n["owner"]) {
     l.owner = c.owner(n["owner"], field + ".owner");
+  }
+  if (n["split"]) {
+    if (l.kind == LayerSpec::Kind::wheels) {
+      c.fail(n["split"], field + ".split", "a wheels layer is not split",
+             "split applies to files and data layers; drop it here");
+    }
+    l.split = split_size(c, n["split"], field + ".split");
+  } else if (l.kind != LayerSpec::Kind::wheels) {
+    l.split = top_split;
   }
   return l;
 }
@@ -820,7 +847,7 @@ std::vector<LayerSpec> parse_layers(const Ctx& c, const YAML::Node& ls, const Bu
   std::set<std::string> names;
   for (std::size_t i = 0; i < ls.size(); ++i) {
     std::string f = "layers[" + std::to_string(i) + "]";
-    LayerSpec l = layer(c, ls[i], f, s.dir, s.compression, s.ignore);
+    LayerSpec l = layer(c, ls[i], f, s.dir, s.compression, s.split, s.ignore);
     if (!names.insert(l.name).second) {
       c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice", "give each layer its own name");
     }
@@ -833,8 +860,8 @@ std::vector<LayerSpec> parse_layers(const Ctx& c, const YAML::Node& ls, const Bu
 void parse_sections(const Ctx& c, const YAML::Node& root, BuildSpec& s) {
   check_duplicate_keys(c, root, "");
   c.check_keys(root, "",
-               {"image", "base", "platform", "python", "requires", "resolve", "layers", "compression", "config",
-                "source_date_epoch"});
+               {"image", "base", "platform", "python", "requires", "resolve", "layers", "compression", "split",
+                "config", "source_date_epoch"});
   if (auto img = root["image"]) {
     parse_image(c, img, s);
   }
@@ -855,6 +882,9 @@ void parse_sections(const Ctx& c, const YAML::Node& root, BuildSpec& s) {
   }
   if (auto cm = root["compression"]) {
     s.compression = compression(c, cm, "compression");
+  }
+  if (auto sp = root["split"]) {
+    s.split = split_size(c, sp, "split");
   }
   if (auto e = root["source_date_epoch"]) {
     s.source_date_epoch = parse_epoch(c, e);

@@ -41,6 +41,11 @@ struct CopySpec {
 // "Settings for GPU nodes"): zstd at this level. Fixed, so a spec that names it keeps its
 // digests from release to release.
 inline constexpr int k_gpu_node_zstd_level = 12;
+// `split`: the most parts one layer becomes (a node's overlay mount names every layer
+// in one option string of a page: dozens of layers in all, not hundreds), and the
+// smallest part size accepted.
+inline constexpr std::size_t k_max_split_parts = 16;
+inline constexpr std::uint64_t k_min_split_bytes = std::uint64_t{1} << 20;
 
 struct CompressionSpec {
   oci::Compression format = oci::Compression::gzip;
@@ -67,6 +72,9 @@ struct LayerSpec {
   bool allow_conflicts = false;
   std::optional<CompressionSpec> compression;
   std::optional<OwnerSpec> owner;
+  // `split` (the layer's, else the top level's; files and data layers): ship the layer
+  // as parts of about this many bytes of file content; 0: one layer.
+  std::uint64_t split = 0;
   std::string origin;
 };
 
@@ -139,6 +147,7 @@ struct BuildSpec {
   RequiresSpec requires_;
   std::vector<LayerSpec> layers;
   CompressionSpec compression;
+  std::uint64_t split = 0; // the top-level `split` (0: none)
   ConfigSpec config;
   std::optional<std::int64_t> source_date_epoch;
   // .paddleimageignore of the spec's directory, with the implicit leading ".git"

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -262,6 +263,85 @@ TEST_SUITE("builder") {
     CHECK(layout.resolve("v2").digest == second.manifest.digest);
     auto m2 = layout.read_manifest(layout.resolve("v2"));
     CHECK(layer_files(layout, m2.layers[0]).at("app/main.py") == "print('version two')\n");
+  }
+
+  TEST_CASE("split: a big layer ships as parts that together are the layer; reused without a walk") {
+    Project p;
+    fs::path big = p.tmp.path() / "big";
+    std::mt19937 rng(35);
+    auto random_file = [&](const fs::path& f, std::size_t n) {
+      std::string bytes(n, '\0');
+      for (auto& c : bytes) {
+        c = static_cast<char>(rng());
+      }
+      fs::create_directories(f.parent_path());
+      util::write_file_atomic(f, bytes);
+    };
+    for (int i = 0; i < 3; ++i) {
+      random_file(big / "lib" / ("part" + std::to_string(i) + ".so"), 700000);
+    }
+    auto write_spec = [&](const std::string& split) {
+      util::write_file_atomic(p.tmp.path() / "spec.yaml", "base: scratch\n" + split +
+                                                              "layers:\n"
+                                                              "  - name: fw\n"
+                                                              "    files: [{from: big, to: /opt/fw/}]\n"
+                                                              "  - name: conf\n"
+                                                              "    files: [{from: conf, to: /etc/tiny/}]\n");
+    };
+    Strings debug;
+    builder::Events ev;
+    ev.debug = [&](const std::string& line) { debug.push_back(line); };
+    auto build = [&](const std::string& tag) {
+      debug.clear();
+      return builder::build(spec::load(p.tmp.path() / "spec.yaml"), p.options("oci:" + p.out.string() + ":" + tag), ev);
+    };
+    write_spec("");
+    auto whole = build("whole");
+    write_spec("split: 1Mi\n");
+    auto split = build("split");
+
+    // 2.1 MB in parts of 1 MiB: the file that reaches 1 MiB ends part 1; then conf.
+    REQUIRE(split.layers.size() == 3);
+    for (std::size_t i = 0; i < 2; ++i) {
+      CAPTURE(i);
+      CHECK(split.layers[i].name == "fw");
+      CHECK(split.layers[i].part == i + 1);
+      CHECK(split.layers[i].parts == 2);
+      CHECK(split.to_json()["layers"][i]["parts"] == 2);
+    }
+    CHECK(split.layers[2].parts == 1);
+    CHECK_FALSE(split.to_json()["layers"][2].contains("parts"));
+    CHECK(split.layers[2].blob.digest == whole.layers[1].blob.digest); // what lands on it is the same
+
+    // The parts hold the whole layer's files, each once, with their directories.
+    auto layout = oci::OciLayout::open_existing(p.out);
+    auto m = layout.read_manifest(layout.resolve("split"));
+    auto first_part = layer_files(layout, m.layers[0]);
+    auto joined = layer_files(layout, m.layers[1]);
+    CHECK(first_part.size() == 2);
+    CHECK(joined.size() == 1);
+    joined.insert(first_part.begin(), first_part.end());
+    auto whole_manifest = layout.read_manifest(layout.resolve("whole"));
+    CHECK(joined == layer_files(layout, whole_manifest.layers[0]));
+    auto history = layout.read_config(m).history;
+    REQUIRE(history.size() == 3);
+    CHECK(history[1].created_by == "paddle-image build: files layer 'fw'");
+    CHECK(contains(history[1].comment, "part 2 of 2"));
+
+    // Again: every part reused, no walk, the same image.
+    auto again = build("split");
+    CHECK(again.manifest.digest == split.manifest.digest);
+    CHECK(std::none_of(again.layers.begin(), again.layers.end(), [](const auto& l) { return l.rebuilt; }));
+    CHECK(std::any_of(debug.begin(), debug.end(),
+                      [](const std::string& l) { return contains(l, "layer 'fw': no path changed; not walking"); }));
+
+    // The last file changed: the parts are written again, and only its part differs.
+    random_file(big / "lib" / "part2.so", 700001);
+    auto changed = build("split");
+    REQUIRE(changed.layers.size() == 3);
+    CHECK(changed.layers[0].rebuilt);
+    CHECK(changed.layers[0].blob.digest == split.layers[0].blob.digest);
+    CHECK(changed.layers[1].blob.digest != split.layers[1].blob.digest);
   }
 
   TEST_CASE("the walk memo: a no-change rebuild does not walk, and every kind of change is still seen") {

@@ -315,6 +315,57 @@ TEST_SUITE("layers") {
     CHECK(set.entries().at("opt/renamed").mode == 0755);
   }
 
+  TEST_CASE("split_entries: parts in path order, their directories with them, hard links beside their file") {
+    std::map<std::string, Entry> all;
+    auto add = [&](const std::string& path, Entry::Type type, std::int64_t size = 0, const std::string& target = {}) {
+      Entry e;
+      e.path = path;
+      e.type = type;
+      e.size = size;
+      e.link_target = target;
+      e.mode = type == Entry::Type::dir ? 0750 : 0644;
+      all[path] = e;
+    };
+    add("a", Entry::Type::dir);
+    add("a/b", Entry::Type::dir);
+    add("a/b/f1", Entry::Type::file, 100);
+    add("a/b/f2", Entry::Type::file, 100);
+    add("a/b/s", Entry::Type::symlink, 0, "f1");
+    add("a/c", Entry::Type::file, 100);
+    add("a/h", Entry::Type::hardlink, 0, "a/b/f1");
+    add("z", Entry::Type::file, 100);
+    auto names = [](const std::map<std::string, Entry>& part) {
+      std::vector<std::string> out;
+      for (const auto& [path, e] : part) {
+        out.push_back(path);
+      }
+      return out;
+    };
+
+    // 400 bytes in parts of 150: a part ends with the file that reaches 150.
+    auto parts = layers::split_entries(all, 150, 16);
+    REQUIRE(parts.size() == 2);
+    CHECK(names(parts[0]) == std::vector<std::string>{"a", "a/b", "a/b/f1", "a/b/f2", "a/b/s", "a/h"});
+    CHECK(names(parts[1]) == std::vector<std::string>{"a", "a/c", "z"});
+    CHECK(parts[1].at("a").mode == 0750); // the directory again, as it is
+    // Every entry is in some part, as it was.
+    std::map<std::string, Entry> joined;
+    for (const auto& part : parts) {
+      joined.insert(part.begin(), part.end());
+    }
+    CHECK(names(joined) == names(all));
+
+    // One byte a part: one file a part, up to max_parts.
+    CHECK(layers::split_entries(all, 1, 16).size() == 4);
+    CHECK(layers::split_entries(all, 1, 2).size() == 2);
+    CHECK(layers::split_entries(all, 1, 3).size() <= 3);
+    // No split when the files fit in one part, or none asked.
+    CHECK(names(layers::split_entries(all, 400, 16).at(0)) == names(all));
+    CHECK(layers::split_entries(all, 400, 16).size() == 1);
+    CHECK(layers::split_entries(all, 0, 16).size() == 1);
+    CHECK(layers::split_entries({}, 150, 16).size() == 1);
+  }
+
   TEST_CASE("EntrySet: excludes by basename and by path") {
     auto tmp = make_temp();
     fs::path src = tmp.path() / "src";

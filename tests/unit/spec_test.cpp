@@ -371,6 +371,28 @@ TEST_SUITE("spec") {
     CHECK(contains(e.hint(), "gpu-node"));
   }
 
+  TEST_CASE("split: a size for every files and data layer, or one layer's own; none, 0 and errors") {
+    Project p;
+    auto s = p.parse("split: 128Mi\n" + files_spec("        to: /app/\n"));
+    CHECK(s.split == (std::uint64_t{128} << 20));
+    CHECK(s.layers[0].split == (std::uint64_t{128} << 20));
+    CHECK(p.parse(files_spec("        to: /app/\n")).layers[0].split == 0);
+    // A layer's own wins over the top level's, `none` included.
+    CHECK(p.parse("split: 128Mi\n" + files_spec("        to: /app/\n    split: 64M\n")).layers[0].split == 64000000);
+    CHECK(p.parse("split: 128Mi\n" + files_spec("        to: /app/\n    split: none\n")).layers[0].split == 0);
+    CHECK(p.parse("split: 0\n" + files_spec("        to: /app/\n")).layers[0].split == 0);
+    auto bad = p.error("split: lots\n" + files_spec("        to: /app/\n"));
+    CHECK(contains(bad.what(), "spec.yaml:1:8: split: 'lots' is not a size"));
+    CHECK(contains(bad.hint(), "256Mi"));
+    auto small = p.error(files_spec("        to: /app/\n    split: 100Ki\n"));
+    CHECK(contains(small.what(), "layers[0].split: '100Ki' is below 1Mi"));
+    // Wheels layers are never split: the top level's passes them by, their own is refused.
+    auto wheels = p.parse("split: 128Mi\nlayers:\n  - name: deps\n    wheels: {dir: wheels}\n");
+    CHECK(wheels.layers[0].split == 0);
+    auto refused = p.error("layers:\n  - name: deps\n    wheels: {dir: wheels}\n    split: 128Mi\n");
+    CHECK(contains(refused.what(), "layers[0].split: a wheels layer is not split"));
+  }
+
   TEST_CASE("allow_absolute_symlinks must be a boolean") {
     Project p;
     auto e = p.error(files_spec("        to: /app/\n        allow_absolute_symlinks: maybe\n"));

@@ -358,16 +358,19 @@ registry_start() { # NAME MODE DIR [TOKEN_SERVER_ARGS...]
 # SNAPSHOTTER (native or overlayfs) on and the other snapshotters off, in a mount
 # namespace of its own (its mounts never reach the machine's). EXTRA_TOML is appended to
 # the config. Exports CONTAINERD_ADDRESS; stopped by registry_stop_all.
+# CONTAINERD_CRI=1 keeps the CRI plugin on (bench/node_pull.sh pulls through it, as
+# kubelet does); EXTRA_TOML then configures it.
 containerd_start() {
   local dir=$1 snap=$2 extra=${3:-} off i
   mkdir -p "$dir"
   off='"io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"'
+  [[ ${CONTAINERD_CRI:-0} == 1 ]] || off='"io.containerd.grpc.v1.cri", '$off
   [[ $snap == native ]] && off+=', "io.containerd.snapshotter.v1.overlayfs"'
   cat >"$dir/config.toml" <<CONF
 version = 2
 root = "$dir/root"
 state = "$dir/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", $off]
+disabled_plugins = [$off]
 [grpc]
   address = "$dir/containerd.sock"
 [ttrpc]
