@@ -223,6 +223,21 @@ assert len(base)>=16 and all(how[d]==\"mounted from paddlepaddle/paddle\" for d 
 check "... under 1 MiB downloaded in all (config, view, records)" js pfresh.json \
   'r=j["registry"]; assert r["bytes_downloaded"] < 1048576, r["bytes_downloaded"]; print(r["bytes_downloaded"])'
 
+# ---- a split layer (spec split): each part an entry; a fresh runner gets every part ---
+mkdir -p sp/models
+python3 -c 'import random,sys; r=random.Random(5); [open(f"{sys.argv[1]}/w{i}.bin","wb").write(r.randbytes(600000)) for i in range(4)]' sp/models
+printf 'split: 1Mi\nlayers:\n  - name: models\n    data: [{from: models/, to: /models/}]\n' >sp/spec.yaml
+"$PI" build sp/spec.yaml --revision r --cache-dir cs1 -o oci:sp-lay:a --cache-to "$REG_HOST/team/split/cache" \
+  --json >sp-cold.json 2>sp-cold.err || { cat sp-cold.err; exit 1; }
+check "split: two parts built and stored, one entry each" js sp-cold.json \
+  'assert [(l["part"], l["parts"], l["status"]) for l in j["layers"]]==[(1,2,"rebuilt"),(2,2,"rebuilt")], j["layers"]; assert j["registry_cache"]["stored"]==2, j["registry_cache"]'
+cp -r sp sp2
+"$PI" build sp2/spec.yaml --revision r --cache-dir cs2 -o oci:sp-lay:b --cache-from "$REG_HOST/team/split/cache" \
+  --json >sp-fresh.json 2>sp-fresh.err || { cat sp-fresh.err; exit 1; }
+check "split: a fresh runner takes both parts from the cache, same image" bash -c \
+  "test \"\$(statuses sp-fresh.json)\" = 'reused+cache reused+cache' &&
+   test \"\$(js sp-fresh.json 'print(j[\"digest\"])')\" = \"\$(js sp-cold.json 'print(j[\"digest\"])')\""
+
 # ---- cache ls / prune ------------------------------------------------------------------
 check "cache ls lists the entries (kind, blob, size)" bash -c \
   "'$PI' cache ls $C --json >ls.json && js ls.json 'assert len(j[\"entries\"])>=4, j'"
