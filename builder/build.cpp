@@ -156,7 +156,14 @@ std::vector<LayerReport> build_parts(const spec::LayerSpec& l, const LayerContex
         },
         found, record);
     if (i == 0) {
-      n = std::clamp<std::size_t>(record.parts.value_or(1), 1, spec::k_max_split_parts);
+      // Written beside every part 1 (here and in a registry cache's record): without it
+      // the image would silently lack the other parts.
+      if (!record.parts || *record.parts < 1 || *record.parts > spec::k_max_split_parts) {
+        throw Error(ErrorKind::input,
+                    "layer '" + l.name + "': the cache's record of part 1 does not say how many parts there are",
+                    "drop the layer cache (paddle-image cache prune --all) and build again");
+      }
+      n = *record.parts;
     }
     note_found(cx, found, r.blob, r);
     r.entries = record.entries.value_or(0);
