@@ -221,8 +221,9 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
     r.blob = cx.cache.get_or_build(
         m.key, portable,
         [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-          rec.entries = walk_of().set.entries().size();
-          return write_layer(walk->set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+          const layers::EntrySet& set = walk_of().set;
+          rec.entries = set.entries().size();
+          return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
         },
         found, record);
     note_found(cx, found, r.blob, r);

@@ -5,10 +5,8 @@
 #include "util/interrupt.hpp"
 #include "util/url.hpp"
 
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <malloc.h>
 #include <nlohmann/json.hpp>
 
 namespace {

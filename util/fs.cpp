@@ -93,7 +93,7 @@ void AtomicFile::write(const void* data, std::size_t size) {
   // otherwise sit in the page cache until the fsync). Advisory: a file system that
   // does not support it (ESPIPE, EINVAL) loses nothing.
   m_unflushed += size;
-  if (m_unflushed >= kWritebackEvery) {
+  if (m_unflushed >= k_writeback_every) {
     m_unflushed = 0;
     ::sync_file_range(m_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   }

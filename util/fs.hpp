@@ -37,7 +37,7 @@ public:
 private:
   fs::path m_final;
   fs::path m_temp;
-  static constexpr std::size_t kWritebackEvery = std::size_t{8} << 20;
+  static constexpr std::size_t k_writeback_every = std::size_t{8} << 20;
   int m_fd = -1;
   bool m_done = false;
   std::size_t m_unflushed = 0; // bytes written since write-back was last started
