@@ -48,12 +48,17 @@ layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::La
 struct CopyWalk {
   layers::EntrySet set;
   layers::WalkMemo memo; // the key, the tree, the links and what was stat'ed
+  // Racily clean paths (layers::racily_clean against the walk's start): with any, the
+  // memo is not kept; the files among them are checked by content on a later hit.
+  bool racy = false;
+  layers::ContentChecks checks;
 };
 
 // `landing`: landing_id, recorded in the memo.
 std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerContext& cx,
                                           const std::string& landing) {
   auto w = std::make_unique<CopyWalk>();
+  const std::int64_t start_ns = layers::wall_clock_ns();
   w->set.set_threads(cx.options.threads);
   w->set.set_walk_log(&w->memo.log);
   for (const auto& c : l.copies) {
@@ -61,6 +66,10 @@ std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerC
   }
   w->set.set_walk_log(nullptr);
   w->set.finalize(layers::Owner{});
+  w->racy = layers::log_has_racy_paths(w->memo.log, start_ns);
+  if (w->racy) {
+    w->checks = content_checks(w->set, start_ns, cx.options.threads);
+  }
   w->memo.links = land_on_base(w->set, cx, l);
   w->memo.tree = layers::entry_tree(w->set);
   w->memo.landing = landing;
@@ -75,12 +84,13 @@ std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerC
   return w;
 }
 
-// Where the walk memo of a files or data layer lives: named by everything its key is
-// made from but the file system and what the layer lands on (the rules, the key's
-// start), so a layer has one memo, whichever earlier layers it lands on.
+// Where the walk memo of a files or data layer lives: named by the layer and by
+// everything its key is made from but the file system and what the layer lands on
+// (the rules, the key's start), so a layer has one memo, whichever earlier layers it
+// lands on, and two layers of the same rules have one each.
 std::filesystem::path walk_memo_file(const spec::LayerSpec& l, const LayerContext& cx) {
   KeyHasher id;
-  id.add({{"walk-memo", 1}});
+  id.add({{"walk-memo", 2}, {"layer", l.name}});
   start_layer_key(id, cx.compress, cx.options);
   for (const auto& c : l.copies) {
     layers::CopyRule r = copy_rule(c, l);
@@ -119,7 +129,8 @@ std::string part_key(const std::string& layer_key, std::uint64_t split, std::siz
 // whose parts are all cached needs no walk. `walk_of` walks the layer when needed.
 std::vector<LayerReport> build_parts(const spec::LayerSpec& l, const LayerContext& cx, const std::string& layer_key,
                                      const std::function<CopyWalk&()>& walk_of,
-                                     const std::function<std::string()>& portable, LayerReport proto) {
+                                     const std::function<std::string()>& portable, LayerReport proto,
+                                     const layers::ContentChecks& checks) {
   std::optional<std::vector<std::map<std::string, layers::Entry>>> parts;
   std::optional<std::string> portable_key;
   std::vector<LayerReport> out;
@@ -154,7 +165,7 @@ std::vector<LayerReport> build_parts(const spec::LayerSpec& l, const LayerContex
           (*parts)[i] = set.take_entries();
           return blob;
         },
-        found, record);
+        found, record, &checks);
     if (i == 0) {
       // Written beside every part 1 (here and in a registry cache's record): without it
       // the image would silently lack the other parts.
@@ -193,9 +204,11 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
     cx.events.debug("walk memo: layer '" + l.name + "': no path changed; not walking");
   }
   std::unique_ptr<CopyWalk> walk;
+  layers::ContentChecks checks; // the walk's, once there is one (none with a memo: nothing was racy)
   auto walk_of = [&]() -> CopyWalk& {
     if (!walk) {
       walk = walk_copy_layer(l, cx, landing);
+      checks = walk->checks;
     }
     return *walk;
   };
@@ -214,7 +227,7 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
   };
   std::vector<LayerReport> out;
   if (l.split > 0) {
-    out = build_parts(l, cx, m.key, walk_of, portable, r);
+    out = build_parts(l, cx, m.key, walk_of, portable, r, checks);
   } else {
     layers::LayerRecord record;
     layers::Found found = layers::Found::built;
@@ -225,13 +238,19 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
           rec.entries = set.entries().size();
           return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
         },
-        found, record);
+        found, record, &checks);
     note_found(cx, found, r.blob, r);
     r.entries = record.entries.value_or(0);
     out.push_back(std::move(r));
   }
   cx.tree_out = m.tree;
-  if (walk) {
+  if (walk && walk->racy) {
+    // Paths changed within the timestamp granularity of the walk: their stat data may
+    // not show a change made now, so no memo vouches for them (the next build walks).
+    cx.events.debug("walk memo: layer '" + l.name + "': racily clean paths; not kept");
+    std::error_code ec;
+    std::filesystem::remove(memo_file, ec);
+  } else if (walk) {
     (void)walk->set.take_entries(); // the entries' memory goes before the memo's text is made
     // Best effort: without the memo the next build walks, as it did before.
     try {
@@ -675,7 +694,9 @@ json BuildReport::to_json() const {
       ls.back()["parts"] = l.parts;
     }
     if (!l.cache_repository.empty()) {
-      ls.back()["cache"] = {{"repository", l.cache_repository}, {"verified", l.cache_verified}};
+      // origin "local": a copy an earlier build took from that registry entry
+      ls.back()["cache"] = {
+          {"repository", l.cache_repository}, {"verified", l.cache_verified}, {"origin", l.cache_origin}};
     }
     if (l.kind == "wheels") {
       json reps = json::array();
@@ -755,6 +776,7 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();
   cache.set_remote(o.remote_cache.get());
+  cache.set_only_verified(o.only_verified_cache, ev.info);
   // The registry cache's stores read the cache's blobs: written before the cache goes, on
   // every way out (the layers built before an error are worth a cache entry; an
   // interruption stops them).

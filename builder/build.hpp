@@ -58,6 +58,9 @@ struct BuildOptions {
   // The registry cache (--cache-from/--cache-to; builder/registry_cache), looked at on a
   // local miss of a layer or the base's view; null: none.
   std::shared_ptr<layers::RemoteCache> remote_cache;
+  // Set for a build that verifies registry cache entries or signs its image: a local
+  // copy of an unverified registry entry is not used, the layer is built again.
+  bool only_verified_cache = false;
 };
 
 struct LayerReport {
@@ -75,8 +78,12 @@ struct LayerReport {
   // Reused from a registry cache (--cache-from): the repository, and whether the entry
   // was signed by the --cache-verify-key (else the image holds a layer whose bytes only
   // the cache's writers vouch for).
+  // (Also for a local copy of such an entry, taken by an earlier build.)
   std::string cache_repository;
   bool cache_verified = false;
+  // Where a reused layer came from: "local" (this machine's layer cache), "registry"
+  // (a registry cache entry, this build); "" when built.
+  std::string cache_origin;
 };
 
 // A wheel installed by one of the build's wheels layers.

@@ -75,13 +75,10 @@ void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set) {
   k.raw(buf);
 }
 
-void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int threads) {
-  std::vector<const layers::Entry*> files;
-  for (const auto& [path, e] : set.entries()) {
-    if (e.type == layers::Entry::Type::file) {
-      files.push_back(&e);
-    }
-  }
+namespace {
+
+// The SHA-256 of each file, on `threads` threads (the first failure is rethrown).
+std::vector<std::string> hash_files(const std::vector<const std::string*>& files, int threads) {
   std::vector<std::string> sums(files.size());
   std::atomic<std::size_t> next{0};
   std::exception_ptr failed;
@@ -89,7 +86,7 @@ void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int th
   auto work = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++) {
       try {
-        sums[i] = util::sha256_file_hex(files[i]->source);
+        sums[i] = util::sha256_file_hex(*files[i]);
       } catch (...) {
         std::lock_guard<std::mutex> g(failed_mutex);
         failed = std::current_exception();
@@ -98,7 +95,7 @@ void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int th
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < std::max(1, threads); ++t) {
+  for (int t = 1; t < std::min<int>(std::max(1, threads), static_cast<int>(files.size())); ++t) {
     pool.emplace_back(work);
   }
   work();
@@ -108,6 +105,35 @@ void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int th
   if (failed) {
     std::rethrow_exception(failed);
   }
+  return sums;
+}
+
+} // namespace
+
+layers::ContentChecks content_checks(const layers::EntrySet& set, std::int64_t walk_start_ns, int threads) {
+  std::vector<const std::string*> files;
+  for (const auto& [path, e] : set.entries()) {
+    if (e.type == layers::Entry::Type::file && layers::racily_clean(e.mtime_ns, e.ctime_ns, walk_start_ns)) {
+      files.push_back(&e.source);
+    }
+  }
+  std::vector<std::string> sums = hash_files(files, threads);
+  layers::ContentChecks out;
+  out.reserve(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    out.push_back(layers::ContentCheck{*files[i], std::move(sums[i])});
+  }
+  return out;
+}
+
+void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int threads) {
+  std::vector<const std::string*> files;
+  for (const auto& [path, e] : set.entries()) {
+    if (e.type == layers::Entry::Type::file) {
+      files.push_back(&e.source);
+    }
+  }
+  std::vector<std::string> sums = hash_files(files, threads);
   std::size_t file = 0;
   for (const auto& [path, e] : set.entries()) {
     nlohmann::json xattrs = nlohmann::json::object();
@@ -155,13 +181,17 @@ std::vector<std::string> land_on_base(layers::EntrySet& set, const LayerContext&
 
 void note_found(const LayerContext& cx, layers::Found found, const layers::BlobInfo& blob, LayerReport& r) {
   r.rebuilt = found == layers::Found::built;
-  if (found != layers::Found::remote) {
+  if (found == layers::Found::built) {
     return;
   }
+  r.cache_origin = found == layers::Found::remote ? "registry" : "local";
   if (auto hit = cx.cache.remote_origin(blob.digest)) {
     r.cache_repository = hit->registry + "/" + hit->repository;
     r.cache_verified = hit->verified;
-    cx.events.info("  from the registry cache " + r.cache_repository + (hit->verified ? " (signature verified)" : ""));
+    if (found == layers::Found::remote) {
+      cx.events.info("  from the registry cache " + r.cache_repository +
+                     (hit->verified ? " (signature verified)" : ""));
+    }
   }
 }
 

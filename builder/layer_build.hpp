@@ -50,6 +50,11 @@ void add_entries_to_key(KeyHasher& k, const layers::EntrySet& set);
 // never holds those). Files are hashed on `threads` threads.
 void add_entry_contents_to_key(KeyHasher& k, const layers::EntrySet& set, int threads);
 
+// The racily clean regular files of `set` (layers::racily_clean against the walk's
+// start), each with its SHA-256 (hashed on `threads` threads): what a stat-keyed
+// layer's key file must check on a later hit (layers::ContentChecks).
+layers::ContentChecks content_checks(const layers::EntrySet& set, std::int64_t walk_start_ns, int threads);
+
 // The start of every layer key: format version, compression and epoch.
 void start_layer_key(KeyHasher& key, const layers::CompressOptions& co, const BuildOptions& o);
 

@@ -202,7 +202,13 @@ json RegistryCacheStats::to_json() const {
 
 RegistryCache::RegistryCache(RegistryCacheOptions options)
     : m_options(std::move(options)),
-      m_signer(m_options.sign_key ? m_options.sign_key->public_key().fingerprint() : std::string()) {}
+      m_signer(m_options.sign_key ? m_options.sign_key->public_key().fingerprint() : std::string()),
+      m_verify_flag("--cache-verify-key") {
+  if (m_options.sign_key && !m_options.verify_key) {
+    m_options.verify_key = m_options.sign_key->public_key();
+    m_verify_flag = "--cache-sign-key's public key (a signing writer uses only entries it can verify)";
+  }
+}
 
 RegistryCacheStats RegistryCache::stats() const {
   std::lock_guard<std::mutex> g(m_mutex);
@@ -251,13 +257,12 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
     bool verified = false;
     if (m_options.verify_key) {
       if (!e.is_signed()) {
-        warn("registry cache " + where + ": the entry is not signed; ignored (--cache-verify-key is set)");
+        warn("registry cache " + where + ": the entry is not signed; ignored (verified with " + m_verify_flag + ")");
         return std::nullopt;
       }
       if (!signature_verifies(e, *m_options.verify_key)) {
-        warn("registry cache " + where +
-             ": the entry's signature does not verify with the --cache-verify-key; "
-             "ignored");
+        warn("registry cache " + where + ": the entry's signature does not verify with the " + m_verify_flag +
+             "; ignored");
         return std::nullopt;
       }
       verified = true;
@@ -316,10 +321,20 @@ void RegistryCache::store(const std::string& kind, const std::string& key, const
   // Where nothing needs asking, settled now: no thread, no connection.
   std::vector<oci::ImageRef> ask;
   for (const auto& repo : m_options.to) {
-    if (from != nullptr && from->registry == repo.registry && from->repository == repo.repository &&
-        (!m_options.sign_key || from->verified)) {
+    const bool from_here = from != nullptr && from->registry == repo.registry && from->repository == repo.repository;
+    if (from != nullptr && !from->verified) {
+      // Nobody checked these bytes against their inputs, and no key vouched for them: an
+      // unverified entry is never stored again, nor signed (that would launder it).
+      if (from_here) {
+        settle(repo, tag, info, true, false); // it is there: where it came from
+      } else {
+        m_options.debug("registry cache " + repo_name(repo) + ":" + tag +
+                        ": not stored; the layer came from an unverified entry at " + from->registry + "/" +
+                        from->repository);
+      }
+    } else if (from_here) {
       settle(repo, tag, info, true); // this build's hit came from there, checked
-    } else if (from == nullptr && remembered(repo, tag, info)) {
+    } else if (remembered(repo, tag, info)) {
       settle(repo, tag, info, true, false); // settled there lately (a no-change rebuild stays off the network)
     } else {
       ask.push_back(repo);

@@ -53,8 +53,11 @@ struct RegistryCacheOptions {
   imageio::Connect connect;
   oci::CopyOptions copy; // jobs and progress of the entries' pushes
   std::optional<signing::PrivateKey> sign_key;
-  std::optional<signing::PublicKey> verify_key; // set: unsigned or wrongly signed entries are ignored
-  nlohmann::json versions;                      // cache_versions()
+  // Set: unsigned or wrongly signed entries are ignored. A writer with a sign key and no
+  // verify key verifies with the sign key's public half: it signs only what it built
+  // or verified (RegistryCache's constructor sets it).
+  std::optional<signing::PublicKey> verify_key;
+  nlohmann::json versions; // cache_versions()
   // Where this machine remembers the entries it wrote or found at a --cache-to repository
   // (the local cache's registry-cache/): a local hit whose entry was settled there less
   // than k_stored_marker_ttl ago is not asked about again. Empty: always asked.
@@ -106,6 +109,8 @@ public:
   // uploads beside the layers' compression added their buffers to its peak RSS.
   void flush() override;
   RegistryCacheStats stats() const;
+  // Whether hits are verified (a verify key, or the sign key's public half).
+  bool verifies() const { return m_options.verify_key.has_value(); }
   std::optional<std::pair<std::string, std::string>> stored_at(const oci::Digest& d) const override;
   ~RegistryCache() override;
 
@@ -135,7 +140,8 @@ private:
   // of one blob with DIGEST_INVALID, and the manifest naming it with MANIFEST_BLOB_UNKNOWN).
   void ensure_empty_blob(registry::Registry& reg, const oci::ImageRef& repo);
   RegistryCacheOptions m_options;
-  std::string m_signer; // the sign key's fingerprint ("": entries are not signed)
+  std::string m_signer;      // the sign key's fingerprint ("": entries are not signed)
+  std::string m_verify_flag; // the flag the verify key came from, for messages
   std::mutex m_empty_mutex;
   std::set<std::string> m_empty_there; // registry/repository where `{}` is known to be
   mutable std::mutex m_mutex;

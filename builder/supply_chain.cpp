@@ -162,9 +162,14 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
   }
   for (const auto& l : rep.layers) {
     nlohmann::json ann = {{"kind", l.kind}};
+    if (!l.cache_origin.empty()) {
+      // Not built by this build: reused from the local layer cache or a registry cache.
+      ann["cacheOrigin"] = l.cache_origin;
+    }
     if (!l.cache_repository.empty()) {
-      // Not built here: taken from a registry cache, whose writers vouch for its bytes
-      // (verified: its entry was signed by the --cache-verify-key).
+      // Taken from a registry cache (by this build, or by an earlier one into the local
+      // cache), whose writers vouch for its bytes (verified: its entry was signed by the
+      // --cache-verify-key).
       ann["cacheRepository"] = l.cache_repository;
       ann["cacheVerified"] = l.cache_verified;
     }

@@ -113,10 +113,12 @@ nlohmann::json owner_key(const spec::LayerSpec& l) {
 }
 
 // A wheels layer's inputs: the Python target, the owner, the lock file and the stat
-// data of each .whl.
+// data of each .whl (`checks` receives the racily clean wheels, whose stat data cannot
+// vouch for their bytes), or with `portable` their contents.
 std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, const std::vector<fs::path>& wheels,
                        const layers::CompressOptions& co, const BuildOptions& o, const nlohmann::json& base_roots,
-                       const python::InstallPlan& plan, bool portable = false) {
+                       const python::InstallPlan& plan, bool portable, layers::ContentChecks* checks) {
+  const std::int64_t start_ns = layers::wall_clock_ns();
   KeyHasher key;
   start_layer_key(key, co, o);
   key.add({{"kind", "wheels"},
@@ -136,6 +138,9 @@ std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, 
     add_entry_contents_to_key(key, stat_set, o.threads);
   } else {
     add_entries_to_key(key, stat_set);
+  }
+  if (checks != nullptr) {
+    *checks = content_checks(stat_set, start_ns, o.threads);
   }
   return key.finish();
 }
@@ -459,16 +464,17 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::Pyth
   }
   python::InstallPlan plan = plan_wheels(l, base_target_facts(cx.base, t), cx, incoming, wheels_out, r);
   nlohmann::json roots = base_roots_key(cx.landing, t, l);
-  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, roots, plan);
+  layers::ContentChecks checks;
+  std::string key = wheels_key(l, t, wheels, cx.compress, cx.options, roots, plan, false, &checks);
   layers::LayerRecord record;
   layers::Found found = layers::Found::built;
   layers::BlobInfo blob = cx.cache.get_or_build(
-      key, [&] { return wheels_key(l, t, wheels, cx.compress, cx.options, roots, plan, true); },
+      key, [&] { return wheels_key(l, t, wheels, cx.compress, cx.options, roots, plan, true, nullptr); },
       [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
         return stage_wheels(l, t, cx, wheels, plan, tmp, rec,
                             [&](const python::WheelInventory& inventory) { check_lock(l, inventory); });
       },
-      found, record);
+      found, record, &checks);
   note_found(cx, found, blob, r);
   report_wheels(l, record, r, wheels_out);
   cx.tree_out = record.tree.value_or(nlohmann::json::array());

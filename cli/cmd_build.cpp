@@ -220,7 +220,7 @@ void one_malloc_arena() {
 // --cache-from/--cache-to (or PADDLE_IMAGE_CACHE_FROM/_TO): the registry cache, with its
 // signing and verification keys; null when no repository is named.
 std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const std::filesystem::path& cache_dir,
-                                                       RegistrySession& sess, const Output& out) {
+                                                       RegistrySession& sess, const Output& out, bool signs) {
   builder::RegistryCacheOptions rc;
   rc.state_dir = cache_dir / "registry-cache";
   for (const auto& r : flag_or_env(a.cache_from, "PADDLE_IMAGE_CACHE_FROM")) {
@@ -239,10 +239,17 @@ std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const
     return nullptr;
   }
   if (!sign.empty()) {
-    rc.sign_key = load_private_key(KeyFlags{sign, a.key.passphrase_file});
+    rc.sign_key = load_private_key(KeyFlags{sign, a.key.passphrase_file}, "--cache-sign-key");
   }
   if (!verify.empty()) {
-    rc.verify_key = load_public_key(verify);
+    rc.verify_key = load_public_key(verify, "--cache-verify-key");
+  }
+  if (signs && !rc.from.empty() && !rc.verify_key && !rc.sign_key) {
+    // A signature vouches for every layer: none may come from an entry nobody verified.
+    out.info("warning: --sign without --cache-verify-key: the registry cache is not read (" +
+             util::join(flag_or_env(a.cache_from, "PADDLE_IMAGE_CACHE_FROM"), ", ") +
+             "); pass --cache-verify-key PUB to use entries signed by that key");
+    rc.from.clear();
   }
   if (!rc.to.empty()) {
     one_malloc_arena();
@@ -429,8 +436,9 @@ int run_build(const BuildArgs& a) {
   if (key) {
     hook_sbom(a, s, o, at, out);
   }
-  std::shared_ptr<builder::RegistryCache> rcache = registry_cache(a, o.cache_dir, sess, out);
+  std::shared_ptr<builder::RegistryCache> rcache = registry_cache(a, o.cache_dir, sess, out, key.has_value());
   o.remote_cache = rcache;
+  o.only_verified_cache = key.has_value() || (rcache && rcache->verifies());
   builder::BuildReport rep = builder::build(s, o, ev);
   sess.finish();
   nlohmann::json signatures = key ? sign_built(a, s, o, rep, *key, at, sess, out) : nlohmann::json();

@@ -86,8 +86,8 @@ std::string read_passphrase(const std::string& passphrase_file, bool confirm, bo
   return p;
 }
 
-signing::PrivateKey load_private_key(const KeyFlags& f) {
-  std::string text = read_text(f.key, "--key");
+signing::PrivateKey load_private_key(const KeyFlags& f, const std::string& flag) {
+  std::string text = read_text(f.key, flag);
   // An unencrypted key's text is key material: wiped however the read ends.
   struct Wipe {
     std::string& s;
@@ -96,8 +96,8 @@ signing::PrivateKey load_private_key(const KeyFlags& f) {
   return signing::PrivateKey::from_pem(text, f.key, [&] { return read_passphrase(f.passphrase_file, false); });
 }
 
-signing::PublicKey load_public_key(const std::string& path) {
-  return signing::PublicKey::from_pem(read_text(path, "--key"), path);
+signing::PublicKey load_public_key(const std::string& path, const std::string& flag) {
+  return signing::PublicKey::from_pem(read_text(path, flag), path);
 }
 
 SignTarget open_sign_target(const std::string& text, RegistrySession& sess, const std::string& identity_flag,

@@ -23,8 +23,9 @@ struct KeyFlags {
 // COSIGN_PASSWORD (set but empty is an explicit empty passphrase), else a prompt on a
 // terminal (twice when `confirm`); none of them is a usage error.
 std::string read_passphrase(const std::string& passphrase_file, bool confirm, bool* explicit_empty = nullptr);
-signing::PrivateKey load_private_key(const KeyFlags& f);
-signing::PublicKey load_public_key(const std::string& path);
+signing::PrivateKey load_private_key(const KeyFlags& f, const std::string& flag = "--key");
+// `flag` names the option the file came from in errors (a missing or unreadable file).
+signing::PublicKey load_public_key(const std::string& path, const std::string& flag = "--key");
 
 using imageio::SignTarget;
 // `identity_flag` overrides the identity; a layout image without a title needs it.

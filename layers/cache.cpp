@@ -3,6 +3,7 @@
 #include "layers/walk_memo.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 
 #include <algorithm>
 #include <fcntl.h>
@@ -38,14 +39,32 @@ namespace {
 // portable key (for the registry cache) to `portable_key`.
 std::optional<BlobInfo> from_json_file(const fs::path& p, const DebugLog& debug,
                                        const std::function<void(const json&)>& read_extra = {},
-                                       std::string* portable_key = nullptr) {
+                                       std::string* portable_key = nullptr, ContentChecks* checks = nullptr,
+                                       std::optional<RemoteHit>* origin = nullptr) {
   try {
     json j = json::parse(util::read_file(p));
+    if (origin != nullptr) {
+      origin->reset();
+      if (j.contains("origin")) {
+        const json& o = j.at("origin");
+        RemoteHit h;
+        h.registry = o.at("registry").get<std::string>();
+        h.repository = o.at("repository").get<std::string>();
+        h.verified = o.at("verified").get<bool>();
+        *origin = h;
+      }
+    }
     if (read_extra) {
       read_extra(j.value("extra", json::object()));
     }
     if (portable_key != nullptr) {
       *portable_key = j.value("portable_key", std::string());
+    }
+    if (checks != nullptr) {
+      checks->clear();
+      for (const auto& c : j.value("checks", json::array())) {
+        checks->push_back(ContentCheck{c.at(0).get<std::string>(), c.at(1).get<std::string>()});
+      }
     }
     return blob_info_from_json(j);
   } catch (const std::exception& e) {
@@ -126,19 +145,42 @@ std::optional<BlobInfo> LayerCache::lookup(const std::string& key, json* extra) 
   });
 }
 
-std::optional<BlobInfo> LayerCache::find(const std::string& key, const ExtraReader& read, std::string* portable_key) {
+std::optional<BlobInfo> LayerCache::find(const std::string& key, const ExtraReader& read, std::string* portable_key,
+                                         ContentChecks* stored_checks, std::optional<RemoteHit>* origin) {
   fs::path kp = key_path(key);
   std::error_code ec;
   if (!fs::exists(kp, ec)) {
     return std::nullopt;
   }
-  auto info = from_json_file(kp, m_debug, read, portable_key);
+  ContentChecks checks;
+  auto info = from_json_file(kp, m_debug, read, portable_key, &checks, origin);
   if (!info) {
     return std::nullopt;
   }
   auto size = fs::file_size(m_blobs.blob_path(info->digest), ec);
   if (ec || static_cast<std::int64_t>(size) != info->size) {
     return std::nullopt;
+  }
+  // Racily clean files when the key was written: their stat data cannot say that
+  // their bytes are the same, so the bytes are compared.
+  for (const auto& c : checks) {
+    std::string now;
+    try {
+      now = util::sha256_file_hex(c.path);
+    } catch (const std::exception&) {
+      now.clear(); // gone or unreadable: not the bytes the layer was made of
+    }
+    if (now != c.sha256) {
+      if (m_debug) {
+        m_debug("cache: " + c.path +
+                " changed since the layer was cached, its stat data did not (racily clean); "
+                "rebuilding");
+      }
+      return std::nullopt;
+    }
+  }
+  if (stored_checks != nullptr) {
+    *stored_checks = std::move(checks);
   }
   ::utimensat(AT_FDCWD, kp.c_str(), nullptr, 0); // LRU: mark as used now
   return info;
@@ -155,7 +197,7 @@ BlobInfo LayerCache::get_or_build(const std::string& key,
 
 BlobInfo LayerCache::get_or_build(const std::string& key, const std::function<std::string()>& portable,
                                   const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce,
-                                  Found& found, LayerRecord& record) {
+                                  Found& found, LayerRecord& record, const ContentChecks* checks) {
   json extra;
   return get_or_build_locked(
       key, portable,
@@ -165,7 +207,7 @@ BlobInfo LayerCache::get_or_build(const std::string& key, const std::function<st
         ex = to_json(record);
         return info;
       },
-      found, extra, [&](const json& stored) { record = layer_record_from_json(stored); });
+      found, extra, [&](const json& stored) { record = layer_record_from_json(stored); }, checks);
 }
 
 BlobInfo LayerCache::get_or_build(const std::string& key,
@@ -178,17 +220,28 @@ BlobInfo LayerCache::get_or_build(const std::string& key,
 }
 
 void LayerCache::write_key(const std::string& key, const BlobInfo& info, const json& extra,
-                           const std::string& portable_key) {
+                           const std::string& portable_key, const ContentChecks& checks, const RemoteHit* origin) {
   json entry = to_json(info);
   entry["extra"] = extra;
   if (!portable_key.empty()) {
     entry["portable_key"] = portable_key;
   }
+  if (!checks.empty()) {
+    json c = json::array();
+    for (const auto& check : checks) {
+      c.push_back({check.path, check.sha256});
+    }
+    entry["checks"] = std::move(c);
+  }
+  if (origin != nullptr) {
+    entry["origin"] = {
+        {"registry", origin->registry}, {"repository", origin->repository}, {"verified", origin->verified}};
+  }
   util::write_file_atomic(key_path(key), entry.dump());
 }
 
 std::optional<BlobInfo> LayerCache::take_remote(const std::string& key, const std::string& portable_key,
-                                                const ExtraReader& read) {
+                                                const ExtraReader& read, const ContentChecks& checks) {
   std::optional<RemoteHit> hit = m_remote->fetch("layer", portable_key);
   if (!hit) {
     return std::nullopt;
@@ -207,9 +260,9 @@ std::optional<BlobInfo> LayerCache::take_remote(const std::string& key, const st
   std::lock_guard<std::mutex> g(m_pending_mutex);
   m_hits[hit->info.digest.hex] = *hit;
   if (m_blobs.has(hit->info.digest)) {
-    write_key(key, hit->info, hit->extra, portable_key); // the bytes are here already (another key made them)
+    write_key(key, hit->info, hit->extra, portable_key, checks, &*hit); // the bytes are here already
   } else {
-    m_pending[hit->info.digest.hex] = Pending{key, portable_key};
+    m_pending[hit->info.digest.hex] = Pending{key, portable_key, checks};
   }
   return hit->info;
 }
@@ -222,7 +275,8 @@ void LayerCache::store_remote(const std::string& portable_key, const BlobInfo& i
 }
 
 BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::function<std::string()>& portable,
-                                         const Producer& produce, Found& found, json& extra, const ExtraReader& read) {
+                                         const Producer& produce, Found& found, json& extra, const ExtraReader& read,
+                                         const ContentChecks* checks) {
   util::FileLock lock(m_dir / "locks" / (key + ".lock"), util::FileLock::Mode::exclusive);
   const bool remote = m_remote != nullptr && portable;
   std::string portable_key;
@@ -232,24 +286,46 @@ BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::func
     }
     extra = stored;
   };
-  auto hit = find(key, take, &portable_key);
+  static const ContentChecks k_none;
+  const ContentChecks& now_checks = checks != nullptr ? *checks : k_none;
+  ContentChecks stored_checks;
+  std::optional<RemoteHit> origin;
+  auto hit = find(key, take, &portable_key, &stored_checks, &origin);
+  if (hit && origin && !origin->verified && m_only_verified) {
+    if (m_notice) {
+      m_notice("  its cached copy came from an unverified registry cache entry (" + origin->registry + "/" +
+               origin->repository + "); built again, since this build verifies cache entries or signs its image");
+    }
+    hit.reset();
+  }
   if (hit) {
     found = Found::local;
+    bool rewrite = checks != nullptr && stored_checks != *checks; // files aged out of raciness: dropped
+    if (remote && m_remote->writes() && portable_key.empty()) {
+      portable_key = portable(); // made before a registry cache was set: its key once, then kept
+      rewrite = true;
+    }
+    if (rewrite) {
+      write_key(key, *hit, extra, portable_key, checks != nullptr ? *checks : stored_checks,
+                origin ? &*origin : nullptr);
+    }
+    if (origin) {
+      origin->info = *hit;
+      origin->extra = extra;
+      std::lock_guard<std::mutex> g(m_pending_mutex);
+      m_hits.emplace(hit->digest.hex, *origin); // remote_origin() names it; never pending
+    }
     if (remote && m_remote->writes()) {
-      if (portable_key.empty()) { // made before a registry cache was set: its key once, then kept
-        portable_key = portable();
-        write_key(key, *hit, extra, portable_key);
-      }
-      store_remote(portable_key, *hit, extra, nullptr);
+      store_remote(portable_key, *hit, extra, origin ? &*origin : nullptr);
     }
     return *hit;
   }
   if (remote) {
     portable_key = portable();
-    if (auto got = take_remote(key, portable_key, take)) {
+    if (auto got = take_remote(key, portable_key, take, now_checks)) {
       found = Found::remote;
       if (m_remote->writes()) {
-        std::optional<RemoteHit> from = remote_hit(got->digest);
+        std::optional<RemoteHit> from = remote_origin(got->digest); // its trust goes with it
         store_remote(portable_key, *got, extra, from ? &*from : nullptr);
       }
       return *got;
@@ -263,7 +339,7 @@ BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::func
   } else {
     m_blobs.commit(*tmp, info.digest);
   }
-  write_key(key, info, extra, portable_key);
+  write_key(key, info, extra, portable_key, now_checks); // read now: produce() may have set them
   found = Found::built;
   if (remote && m_remote->writes()) {
     store_remote(portable_key, info, extra, nullptr);
@@ -301,7 +377,7 @@ fs::path LayerCache::local_blob(const oci::Digest& d) {
     m_remote->download(hit, *tmp);
     m_blobs.commit(*tmp, d);
   }
-  write_key(it->second.key, hit.info, hit.extra, it->second.portable_key);
+  write_key(it->second.key, hit.info, hit.extra, it->second.portable_key, it->second.checks, &hit);
   m_pending.erase(it);
   return path;
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace layers {
 
@@ -89,6 +90,18 @@ public:
 // How get_or_build found a layer.
 enum class Found { built, local, remote };
 
+// The files of a stat-keyed layer whose stat data cannot vouch for their content
+// (racily clean: layers::racily_clean), each with the SHA-256 of its bytes as the
+// walk found them. A key file keeps the checks of the build that wrote it; a later hit
+// on that key holds only when every such file still has those bytes, and its key file
+// then takes the checks of the hit's own walk (files that have aged out are dropped).
+struct ContentCheck {
+  std::string path;
+  std::string sha256;
+  bool operator==(const ContentCheck&) const = default;
+};
+using ContentChecks = std::vector<ContentCheck>;
+
 class LayerCache {
 public:
   explicit LayerCache(fs::path dir, DebugLog debug = {});
@@ -109,15 +122,27 @@ public:
   // portable key (called only when the remote is used; the key file keeps it, so a
   // local hit does not compute it again). A remote hit's blob stays in the registry
   // until local_blob() needs it. `found` says where the layer came from.
+  // `checks` (when not null) are the racily clean files of the layer's walk, read when
+  // the key file is written (after produce(), which may set them).
   BlobInfo get_or_build(const std::string& key, const std::function<std::string()>& portable,
                         const std::function<BlobInfo(util::AtomicFile&, LayerRecord& record)>& produce, Found& found,
-                        LayerRecord& record);
+                        LayerRecord& record, const ContentChecks* checks = nullptr);
   // The registry cache looked at on a local miss (null: none). Not owned.
   void set_remote(RemoteCache* remote) { m_remote = remote; }
+  // A layer taken from a registry entry keeps its origin in its key file (the
+  // repository, and whether the entry's signature was verified). With `only_verified`
+  // (a build that verifies cache entries or signs its image), a local copy of an
+  // unverified entry is not used: the layer is built again, `notice` says so. A local
+  // copy of an unverified entry is never stored to a registry cache.
+  void set_only_verified(bool only_verified, DebugLog notice) {
+    m_only_verified = only_verified;
+    m_notice = std::move(notice);
+  }
   RemoteCache* remote() const { return m_remote; }
   // The remote entry a layer of this build came from, when its blob is not local yet.
   std::optional<RemoteHit> remote_hit(const oci::Digest& d);
-  // Where a layer this build took from the registry came from (downloaded since or not).
+  // Where a layer this build took from the registry came from (downloaded since or not,
+  // or a local copy of a registry entry that an earlier build took).
   std::optional<RemoteHit> remote_origin(const oci::Digest& d);
   // A local file with the blob: the cache's, downloaded once from its remote entry
   // (and its key file written) when it came from the registry. Thread-safe.
@@ -135,24 +160,33 @@ private:
   struct Pending {   // a remote hit (m_hits) whose blob is not here yet
     std::string key; // the local key, written once the blob is here
     std::string portable_key;
+    ContentChecks checks;
   };
   // A remote hit: its record read (which may throw: then a miss), kept as pending.
-  std::optional<BlobInfo> take_remote(const std::string& key, const std::string& portable_key, const ExtraReader& read);
+  std::optional<BlobInfo> take_remote(const std::string& key, const std::string& portable_key, const ExtraReader& read,
+                                      const ContentChecks& checks);
   void store_remote(const std::string& portable_key, const BlobInfo& info, const nlohmann::json& extra,
                     const RemoteHit* from);
   void write_key(const std::string& key, const BlobInfo& info, const nlohmann::json& extra,
-                 const std::string& portable_key);
+                 const std::string& portable_key, const ContentChecks& checks = {}, const RemoteHit* origin = nullptr);
   using Producer = std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>;
   fs::path key_path(const std::string& key) const;
   // The blob for key, its stored extra handed to read (which may throw: then a miss).
   // `portable_key` (when not null) receives the portable key stored with it ("" if none).
-  std::optional<BlobInfo> find(const std::string& key, const ExtraReader& read, std::string* portable_key = nullptr);
+  // `stored_checks` (when not null) receives the key file's content checks; a hit holds
+  // only when every file they name still has its recorded bytes.
+  // `origin` (when not null) receives the registry entry the blob came from, if it did.
+  std::optional<BlobInfo> find(const std::string& key, const ExtraReader& read, std::string* portable_key = nullptr,
+                               ContentChecks* stored_checks = nullptr, std::optional<RemoteHit>* origin = nullptr);
   BlobInfo get_or_build_locked(const std::string& key, const std::function<std::string()>& portable,
-                               const Producer& produce, Found& found, nlohmann::json& extra, const ExtraReader& read);
+                               const Producer& produce, Found& found, nlohmann::json& extra, const ExtraReader& read,
+                               const ContentChecks* checks = nullptr);
   fs::path m_dir;
   oci::BlobStore m_blobs;
   DebugLog m_debug;
   RemoteCache* m_remote = nullptr;
+  bool m_only_verified = false;
+  DebugLog m_notice;
   std::mutex m_pending_mutex;
   std::map<std::string, Pending> m_pending; // digest -> a remote hit not yet downloaded
   std::map<std::string, RemoteHit> m_hits;  // digest -> every remote hit of this build

@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <ctime>
 #include <fstream>
 #include <string_view>
 
@@ -159,6 +161,40 @@ StatSig stat_sig(const struct stat& st) {
   return StatSig{static_cast<std::uint64_t>(st.st_dev),  static_cast<std::uint64_t>(st.st_ino),
                  static_cast<std::uint32_t>(st.st_mode), static_cast<std::int64_t>(st.st_size),
                  util::timespec_ns(st.st_mtim),          util::timespec_ns(st.st_ctim)};
+}
+
+std::int64_t timestamp_granularity_ns(std::int64_t mtime_ns, std::int64_t ctime_ns) {
+  constexpr std::int64_t k_second = 1'000'000'000;
+  if (mtime_ns % k_second == 0 && ctime_ns % k_second == 0) {
+    return 2 * k_second;
+  }
+  // File times come from the coarse clock, up to a tick behind the real one.
+  static const std::int64_t tick = [] {
+    struct timespec res {};
+    std::int64_t t = ::clock_getres(CLOCK_REALTIME_COARSE, &res) == 0 ? util::timespec_ns(res) : 0;
+    return std::max<std::int64_t>(2 * t, 10'000'000);
+  }();
+  return tick;
+}
+
+bool racily_clean(std::int64_t mtime_ns, std::int64_t ctime_ns, std::int64_t start_ns) {
+  const std::int64_t limit = start_ns - timestamp_granularity_ns(mtime_ns, ctime_ns);
+  return mtime_ns >= limit || ctime_ns >= limit;
+}
+
+std::int64_t wall_clock_ns() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return util::timespec_ns(now);
+}
+
+bool log_has_racy_paths(const WalkLog& log, std::int64_t start_ns) {
+  auto racy = [&](const StatSig& s) { return racily_clean(s.mtime_ns, s.ctime_ns, start_ns); };
+  return std::any_of(log.roots.begin(), log.roots.end(), [&](const auto& r) { return racy(r.second); }) ||
+         std::any_of(log.dirs.begin(), log.dirs.end(), [&](const WalkLog::Dir& d) {
+           return std::any_of(d.children.begin(), d.children.end(),
+                              [&](const WalkLog::Child& c) { return racy(c.sig); });
+         });
 }
 
 bool walk_unchanged(const WalkLog& log, int threads) {

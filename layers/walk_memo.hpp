@@ -34,6 +34,21 @@ struct StatSig {
 };
 StatSig stat_sig(const struct stat& st);
 
+// Racily clean paths (git's rule): a file changed within the file system's timestamp
+// granularity of a walk can change again without a change of its stat data (a
+// same-size edit in the same second on a file system of 1-second timestamps), so stat
+// data vouches for a path only when its mtime and ctime are older than the walk's start
+// by more than that granularity. Content decides for the rest (layers::ContentChecks).
+//
+// The granularity of a path's timestamps: 2 s when both have no sub-second part (file
+// systems of 1- or 2-second timestamps: ext4 with 128-byte inodes, FAT, some NFS and
+// overlay set-ups), else the kernel's coarse clock tick with a margin (10 ms at least).
+std::int64_t timestamp_granularity_ns(std::int64_t mtime_ns, std::int64_t ctime_ns);
+// Whether a path with these times is racily clean relative to a walk started at `start_ns`.
+bool racily_clean(std::int64_t mtime_ns, std::int64_t ctime_ns, std::int64_t start_ns);
+// The wall clock now (CLOCK_REALTIME, the clock file times come from), in ns.
+std::int64_t wall_clock_ns();
+
 // Every lstat of a walk: each rule's source, then each directory read, with what the
 // walk kept of it (names it excluded or ignored are not stat'ed; a new one still
 // changes the directory's mtime).
@@ -54,6 +69,10 @@ struct WalkLog {
 // checked by `threads` threads of util::parallel_for; after the first difference the
 // rest are skipped). Throws Error(interrupted) on a signal, as parallel_for does.
 bool walk_unchanged(const WalkLog& log, int threads);
+// Whether any path of the log is racily clean relative to `start_ns`: then the log
+// cannot vouch for the walk (an entry added to a directory in the same second leaves
+// its mtime as it was) and is not kept as a memo.
+bool log_has_racy_paths(const WalkLog& log, std::int64_t start_ns);
 
 // A walk's log with what the build made of it: the layer key, the layer's tree
 // (layers::entry_tree) and the base's symlinks its destinations went through, which

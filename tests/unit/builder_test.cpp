@@ -11,6 +11,7 @@
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
+#include "layers/walk_memo.hpp"
 #include "oci/layout.hpp"
 #include "oci/layout_image.hpp"
 #include "oci/reference.hpp"
@@ -21,6 +22,7 @@
 #include "util/sha256.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -28,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -344,6 +347,67 @@ TEST_SUITE("builder") {
     CHECK(changed.layers[1].blob.digest != split.layers[1].blob.digest);
   }
 
+  TEST_CASE("racily clean files: no memo for the walk, their bytes checked by the key file until they age") {
+    Project p;
+    Strings debug;
+    builder::Events ev;
+    ev.debug = [&](const std::string& line) { debug.push_back(line); };
+    auto build = [&] {
+      debug.clear();
+      return builder::build(spec::load(p.tmp.path() / "spec.yaml"), p.options("oci:" + p.out.string() + ":v"), ev);
+    };
+    auto said = [&](const std::string& text) {
+      return std::any_of(debug.begin(), debug.end(), [&](const std::string& l) { return contains(l, text); });
+    };
+    auto checks_kept = [&] {
+      std::size_t n = 0;
+      for (const auto& k : fs::directory_iterator(p.tmp.path() / "cache" / "keys")) {
+        n += nlohmann::json::parse(util::read_file(k.path())).value("checks", nlohmann::json::array()).size();
+      }
+      return n;
+    };
+    auto first = build(); // the files were written just now: every one is racily clean
+    CHECK(said("layer 'app': racily clean paths; not kept"));
+    const bool memos = fs::exists(p.tmp.path() / "cache" / "walks") && !fs::is_empty(p.tmp.path() / "cache" / "walks");
+    CHECK_FALSE(memos);
+    CHECK(checks_kept() == 4); // main.py, lib/util.py, run.sh, conf/tiny.toml
+
+    // A key file's check fails when the bytes changed, though the stat key matched: here
+    // the key file is made to record other bytes, as a same-second edit would leave it.
+    for (const auto& k : fs::directory_iterator(p.tmp.path() / "cache" / "keys")) {
+      auto j = nlohmann::json::parse(util::read_file(k.path()));
+      if (j.contains("checks")) {
+        for (auto& c : j["checks"]) {
+          c[1] = std::string(64, '0');
+        }
+        util::write_file_atomic(k.path(), j.dump());
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30)); // past the granularity: nothing racy now
+    auto second = build();
+    CHECK(said("changed since the layer was cached, its stat data did not (racily clean); rebuilding"));
+    CHECK(second.layers[0].rebuilt);
+    CHECK(second.manifest.digest == first.manifest.digest); // the same bytes, built again
+    CHECK(checks_kept() == 0);                              // aged: written without checks
+    auto third = build();
+    CHECK(said("layer 'app': no path changed; not walking"));
+    CHECK_FALSE(third.layers[0].rebuilt);
+    CHECK(third.manifest.digest == first.manifest.digest);
+  }
+
+  TEST_CASE("racily_clean: times within the granularity of the walk's start") {
+    const std::int64_t s = 1'000'000'000;
+    const std::int64_t start = 1700000000 * s + 500'000'000; // half past a second
+    CHECK(layers::timestamp_granularity_ns(1700000000 * s, 1700000000 * s) == 2 * s);
+    CHECK(layers::timestamp_granularity_ns(1700000000 * s + 1, 1700000000 * s) >= 10'000'000);
+    CHECK(layers::racily_clean(start - 1'000'000, start - 5 * s, start));           // mtime 1 ms before
+    CHECK(layers::racily_clean(start - 5 * s, start + 1'000'000, start));           // ctime after the start
+    CHECK_FALSE(layers::racily_clean(start - 5 * s + 7, start - 5 * s + 7, start)); // long before
+    CHECK(layers::racily_clean(1700000000 * s, 1700000000 * s, start));             // whole seconds: 2 s
+    CHECK(layers::racily_clean((1700000000 - 1) * s, (1700000000 - 1) * s, start));
+    CHECK_FALSE(layers::racily_clean((1700000000 - 3) * s, (1700000000 - 3) * s, start));
+  }
+
   TEST_CASE("the walk memo: a no-change rebuild does not walk, and every kind of change is still seen") {
     Project p;
     Strings debug;
@@ -354,6 +418,9 @@ TEST_SUITE("builder") {
       opts.cache_dir = cache;
       opts.threads = threads;
       debug.clear();
+      // Past the timestamp granularity of the changes just made: a walk of racily clean
+      // paths keeps no memo (the next test case), and this one is about the memo.
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
       return builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
     };
     auto said = [&](const std::string& text) {
