@@ -62,6 +62,23 @@ case $here/ in
   ;;
 esac
 
+# quote_for SHELL STRING: prints STRING as one single-quoted word for SHELL's command
+# line, nothing in it expanded. sh (bash and zsh alike): each ' becomes '\''. fish: \ and
+# ' get a backslash (the only escapes inside fish's single quotes).
+quote_for() {
+  q_rest=$2 q_out=
+  while [ -n "$q_rest" ]; do
+    q_c=${q_rest%"${q_rest#?}"}
+    q_rest=${q_rest#?}
+    case $1:$q_c in
+    sh:\') q_out="$q_out'\\''" ;;
+    fish:\' | fish:\\) q_out="$q_out\\$q_c" ;;
+    *) q_out=$q_out$q_c ;;
+    esac
+  done
+  printf "'%s'" "$q_out"
+}
+
 # What goes outside lib/paddle-image: "target source" pairs, relative to the prefix and
 # to this tree. The command is a link (bin/paddle-image finds libexec/ and lib/ through
 # it); the rest are copies.
@@ -165,18 +182,25 @@ outside | while read -r target source; do
   record f "$target"
 done
 
-echo "install.sh: installed paddle-image under $root (uninstall: $prefix/lib/paddle-image/uninstall.sh)"
+# The lines below are for pasting into a shell, so the prefix goes in quoted for that
+# shell (whatever it holds: spaces, $(...), quotes), and out through printf (dash's echo
+# would eat its backslashes).
+printf '%s\n' "install.sh: installed paddle-image under $root (uninstall: $(quote_for sh "$prefix/lib/paddle-image/uninstall.sh"))"
 case :$PATH: in
 *:"$prefix/bin":*) ;;
-*) echo "  PATH: add $prefix/bin (export PATH=\"$prefix/bin:\$PATH\")" ;;
+*) printf '%s\n' "  PATH: add $prefix/bin:" "    export PATH=$(quote_for sh "$prefix/bin"):\"\$PATH\"" ;;
 esac
 case $prefix in
 /usr | /usr/local) ;;
 *)
-  echo "  man: man-db finds $prefix/share/man once $prefix/bin is in PATH; else export MANPATH=\"$prefix/share/man:\""
-  echo "  bash: bash-completion loads $prefix/share/bash-completion/completions/paddle-image once $prefix/bin is in PATH;" \
-    "without bash-completion, add to ~/.bashrc: source $prefix/share/bash-completion/completions/paddle-image"
-  echo "  zsh: fpath=($prefix/share/zsh/site-functions \$fpath) before compinit;" \
-    "fish: set -p fish_complete_path $prefix/share/fish/vendor_completions.d"
+  printf '%s\n' \
+    "  man: man-db finds $prefix/share/man once $prefix/bin is in PATH; else:" \
+    "    export MANPATH=$(quote_for sh "$prefix/share/man:")" \
+    "  bash: bash-completion loads its completion once $prefix/bin is in PATH; without bash-completion, add to ~/.bashrc:" \
+    "    source $(quote_for sh "$prefix/share/bash-completion/completions/paddle-image")" \
+    "  zsh: before compinit:" \
+    "    fpath=($(quote_for sh "$prefix/share/zsh/site-functions") \$fpath)" \
+    "  fish:" \
+    "    set -p fish_complete_path $(quote_for fish "$prefix/share/fish/vendor_completions.d")"
   ;;
 esac

@@ -61,4 +61,34 @@ check "zsh's completion function offers the subcommands and options (compadd rec
   words=(paddle-image cache ''); CURRENT=3; PREFIX=''; _paddle-image
   words=(paddle-image build --cache); CURRENT=3; PREFIX=--cache; _paddle-image
   grep -q -- 'prune' zsh.out && grep -q -- '--cache-dir' zsh.out"
+# The archive's install.sh (packaging/archive/install.sh), on an archive-like tree made of
+# what cmake --install put in the prefix, under a prefix holding spaces, $(...), backticks,
+# a quote and a backslash: the lines it prints for pasting work in their shells, with the
+# prefix taken literally, and nothing in it runs.
+A=$WORK/archive
+ODD="$WORK/pre fix \$(touch pwned) \`touch pwned\` 'q\\z"
+rm -rf "$A" && mkdir -p "$A/bin" "$A/libexec" "$A/lib" "$WORK/paste"
+cp "$P/bin/paddle-image" "$A/bin/" && cp -r "$P/share" "$A/" && cp "$ROOT/packaging/archive/install.sh" "$A/"
+check "the archive's install.sh installs under a prefix with spaces, \$(...), \`...\`, ' and \\" \
+  env PATH=/usr/bin:/bin sh -c '"$1/install.sh" --prefix "$2" >"$3"' _ "$A" "$ODD" "$WORK/odd-install.txt"
+hint() { sed -n "s/^    \\($1.*\\)/\\1/p" "$WORK/odd-install.txt"; }
+check "... bash runs its PATH, MANPATH and source lines, taking the prefix literally" bash -c '
+  cd "$1" && PATH=/usr/bin:/bin && eval "$2" && eval "$3" && eval "$4" &&
+  [[ $PATH == "$5/bin:/usr/bin:/bin" && $MANPATH == "$5/share/man:" ]] && declare -F _paddle_image' \
+  _ "$WORK/paste" "$(hint 'export PATH=')" "$(hint 'export MANPATH=')" "$(hint 'source ')" "$ODD"
+check "... and sh its export lines" sh -c '
+  cd "$1" && eval "$2" && [ "$MANPATH" = "$3/share/man:" ]' _ "$WORK/paste" "$(hint 'export MANPATH=')" "$ODD"
+check "... zsh's fpath line puts the prefix's site-functions first in fpath" zsh -f -c '
+  cd "$1" && eval "$2" && [[ $fpath[1] == "$3/share/zsh/site-functions" && -f $fpath[1]/_paddle-image ]] &&
+  (( ${#fpath} > 1 ))' _ "$WORK/paste" "$(hint 'fpath=(')" "$ODD"
+check "... fish's line puts the prefix's completions first in fish_complete_path, and fish completes from there" \
+  fish -c 'cd $argv[1]; and eval $argv[2]; and test "$fish_complete_path[1]" = "$argv[3]/share/fish/vendor_completions.d"
+  and test -f $fish_complete_path[1]/paddle-image.fish; and set -p PATH $argv[3]/bin # (fish loads completions of commands it finds)
+  and complete -C "paddle-image bu" | string match -q -r "^build\t"' \
+  "$WORK/paste" "$(hint 'set -p fish_complete_path ')" "$ODD"
+check "... and nothing in the prefix ran (no file pwned anywhere)" bash -c \
+  '[[ -z $(find "$1" -name pwned) ]] && [[ -d $2/lib/paddle-image ]]' _ "$WORK" "$ODD"
+check "... its uninstall.sh, run by the line it printed, removes the prefix" bash -c '
+  cd "$1" && line=$(sed -n "s/^install\.sh: installed .* (uninstall: \(.*\))\$/\1/p" "$2") && [[ -n $line ]] &&
+  eval "$line" >/dev/null && [[ ! -e $3 ]] && [[ -z $(find "$1" -name pwned) ]]' _ "$WORK/paste" "$WORK/odd-install.txt" "$ODD"
 finish

@@ -20,9 +20,22 @@ order and the first one that matches and is not used up decides:
 
   {"method": "PATCH",          optional, "*" or absent = any method
    "path": "regex",            optional, re.search on path+query; absent = any
+   "body_has": "text",         optional, the request body must contain this
+                               (UTF-8, a plain substring); absent = any body
    "action": "...",            see below
    "times": 1,                 how many matching requests to affect; -1 = forever
    "skip": 0}                  let this many matching requests pass first
+
+A request matches a rule when all its conditions hold; "times" and "skip"
+count matching requests only.  To look for "body_has" the body is spooled
+(memory, then a temporary file) before any rule decides, as for max_body's
+chunked bodies (an `Expect: 100-continue` is then answered by the proxy
+itself); a request no rule takes is forwarded with that body, unchanged.
+E.g. refusing OCI 1.1 artifact manifests while accepting the others (a
+"body" with a MANIFEST_INVALID errors document, "headers" with its
+Content-Type, make the answer look like a registry's):
+  {"method": "PUT", "path": "/manifests/", "body_has": "artifactType",
+   "action": "status", "code": 400, "times": -1}
 
 Actions:
   status        answer with "code" (default 503), optional "headers" {..} and
@@ -51,6 +64,13 @@ Actions:
   drip          answer 200 with "Content-Length" "length" (default 1000000)
                 and send one byte every "interval" seconds (default 0.5): a
                 peer that never stalls and never finishes.
+  hang          never answer: read the request (body included, no interim 100
+                sent either) and then keep the connection open, sending
+                nothing, until the client hangs up or the proxy stops (a
+                server that accepted the request and went silent).  Its log
+                line is written as soon as the request's head is in, before
+                the body is read (so in= is 0 unless body_has spooled it): a
+                test can wait for it while the client waits for an answer.
   (status: with "echo_auth": true the body repeats the request's Authorization
    header, as a misconfigured server's error page might.)
   max_body      a request whose body is larger than "limit" bytes gets "code"
@@ -256,31 +276,44 @@ class Rules:
                 if not isinstance(rule, dict) or "action" not in rule:
                     raise ValueError("a rule is an object with an action")
                 rule["_re"] = re.compile(rule.get("path") or "")
+                if "body_has" in rule and not (isinstance(rule["body_has"], str) and rule["body_has"]):
+                    raise ValueError("body_has is a non-empty string")
             except (ValueError, re.error) as e:
                 self.log("rules: ignoring line %d: %s" % (n, e))
                 continue
             rule["_key"] = (n, text)
             self.rules.append(rule)
 
-    def pick(self, method, target, body_size):
+    def pick(self, method, target, body_size, body_has):
         """First rule that matches and is not used up, or None.
 
-        `body_size()` is called (at most once) only when a max_body rule needs
-        the size of the request body.
+        `body_size()` and `body_has(text)` are called only when a max_body
+        rule needs the size of the request body or a body_has rule its
+        content; they may read the body off the socket, so the lock is let go
+        meanwhile (other connections keep being served).
         """
+        def unlocked(fn, *args):
+            self.lock.release()
+            try:
+                return fn(*args)
+            finally:
+                self.lock.acquire()
+
         with self.lock:
             self._reload()
             size = None
-            for rule in self.rules:
+            for rule in self.rules[:]:
                 m = rule.get("method") or "*"
                 if m != "*" and m.upper() != method.upper():
                     continue
                 if not rule["_re"].search(target):
                     continue
+                if "body_has" in rule and not unlocked(body_has, rule["body_has"]):
+                    continue
                 action = rule["action"]
                 if action == "max_body":
                     if size is None:
-                        size = body_size()
+                        size = unlocked(body_size)
                     if size <= int(rule.get("limit", 0)):
                         continue
                 default_times = -1 if action == "max_body" else 1
@@ -411,23 +444,52 @@ class ClientHandler(socketserver.BaseRequestHandler):
         stats = {"in": 0, "out": 0, "up": "-", "code": "-", "action": "pass", "note": ""}
         spool = None
 
+        def spool_body():
+            """The whole request body, read into `spool` (once)."""
+            nonlocal spool, expect, headers
+            if spool is None:
+                if expect:
+                    self.send_client(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    expect = False
+                    headers = without(headers, "Expect")
+                spool = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)
+                for data in body_pieces(self.rfile, kind, length):
+                    spool.write(data)
+            return spool
+
         def body_size():
             # Only a max_body rule asks; a chunked body must be read to know.
-            nonlocal spool, expect, headers
+            if spool is not None:
+                return spool.seek(0, os.SEEK_END)
             if kind == "length":
                 return length
             if kind == "none":
                 return 0
-            if expect:
-                self.send_client(b"HTTP/1.1 100 Continue\r\n\r\n")
-                expect = False
-                headers = without(headers, "Expect")
-            spool = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)
-            for data in body_pieces(self.rfile, kind, length):
-                spool.write(data)
-            return spool.tell()
+            return spool_body().seek(0, os.SEEK_END)
 
-        rule = self.server.rules.pick(method, target, body_size) if self.server.rules else None
+        found = {}
+
+        def body_has(text):
+            # Only a body_has rule asks: the body is read whole, then searched
+            # piece by piece (a match may straddle two pieces).
+            if kind == "none":
+                return False
+            if text not in found:
+                needle, f, tail = text.encode(), spool_body(), b""
+                f.seek(0)
+                found[text] = False
+                while True:
+                    data = f.read(PIECE)
+                    if not data:
+                        break
+                    data = tail + data
+                    if needle in data:
+                        found[text] = True
+                        break
+                    tail = data[max(0, len(data) - len(needle) + 1):]
+            return found[text]
+
+        rule = self.server.rules.pick(method, target, body_size, body_has) if self.server.rules else None
         action = rule["action"] if rule else "pass"
         stats["action"] = action
 
@@ -474,6 +536,25 @@ class ClientHandler(socketserver.BaseRequestHandler):
                             self.cid, method, redact(target), moved["in"] + moved["out"]))
 
         # ---- answered here, never forwarded -----------------------------
+        if action == "hang":
+            if spool is not None:
+                stats["in"] = spool.seek(0, os.SEEK_END)
+            stats["note"] = "hanging until the client hangs up"
+            log()
+            try:
+                for data in request_body():
+                    pass
+                # Anything more the client sends is read and dropped; only its
+                # hang-up (EOF or an error) ends the wait.
+                while True:
+                    ready, _, _ = select.select([self.sock], [], [], 60)
+                    if ready and not self.sock.recv(PIECE):
+                        break
+            except (PeerClosed, OSError, ValueError):
+                pass
+            self.close_client()
+            return False
+
         if action in ("endless", "drip"):
             for data in request_body():
                 stats["in"] += len(data)

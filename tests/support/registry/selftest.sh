@@ -277,6 +277,49 @@ c -D "$W/h" -o /dev/null -X PATCH -H 'Content-Type: application/octet-stream' \
 same "proxy: second chunked PATCH" "0-99999" "$(hdr range <"$W/h")"
 same "proxy: finish the chunked upload" 201 "$(c -o /dev/null -w '%{http_code}' -X PUT \
   "$(hdr location <"$W/h")&digest=$(head -c 100000 "$W/big" | sha)")"
+# body_has: OCI 1.1 artifact manifests (an artifactType) refused, the others passed through.
+sed 's/^{"schemaVersion":2,/{"schemaVersion":2,"artifactType":"application\/vnd.example.thing",/' \
+  "$W/manifest.json" >"$W/artifact.json"
+mput() { # FILE TAG: PUTs the manifest through the proxy as t/app:TAG, prints the status
+  c -D "$W/h" -o "$W/body" -w '%{http_code}' -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
+    --data-binary @"$1" "$PX_URL/v2/t/app/manifests/$2"
+}
+proxy_rules px '{"method": "PUT", "path": "/manifests/", "body_has": "artifactType", "action": "status", "code": 400, "body": "{\"errors\":[{\"code\":\"MANIFEST_INVALID\",\"message\":\"artifactType not supported\"}]}", "headers": {"Content-Type": "application/json"}, "times": -1}'
+same "proxy body_has: a manifest PUT with the text gets the rule's answer" "400 application/json" \
+  "$(mput "$W/artifact.json" art) $(hdr content-type <"$W/h")"
+has "... and its body" '"code":"MANIFEST_INVALID","message":"artifactType not supported"' "$(cat "$W/body")"
+same "... chunked, with Expect: 100-continue, too (times -1)" 400 \
+  "$(c -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
+    -H 'Transfer-Encoding: chunked' -H 'Expect: 100-continue' -T - "$PX_URL/v2/t/app/manifests/art" <"$W/artifact.json")"
+same "... one without it passes to the registry (201)" 201 "$(mput "$W/manifest.json" v2)"
+same "... its body unchanged (same digest by tag)" "$MANIFEST" "$(c -o /dev/null -D - \
+  -H 'Accept: application/vnd.oci.image.manifest.v1+json' "$PX_URL/v2/t/app/manifests/v2" | hdr docker-content-digest)"
+same "... chunked too" 201 "$(c -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
+  -H 'Transfer-Encoding: chunked' -T - "$PX_URL/v2/t/app/manifests/v3" <"$W/manifest.json")"
+same "... and the refused ones never reached the registry" "0 2" \
+  "$(registry_access_count "$OPEN_LOG" PUT '/v2/t/app/manifests/art') $(registry_access_count "$OPEN_LOG" PUT '/v2/t/app/manifests/v[23]' 201)"
+proxy_rules px '{"method": "PUT", "path": "/manifests/", "body_has": "artifactType", "action": "status", "code": 418, "skip": 1, "times": 1}'
+CODES=""
+for f in manifest artifact manifest artifact manifest artifact; do CODES+="$(mput "$W/$f.json" "c-$f") "; done
+same "proxy body_has: skip/times count matching requests only (plain, skip, plain, 418, plain, used up)" \
+  "201 201 201 418 201 201 " "$CODES"
+
+# hang: the request is taken, no answer ever comes; its log line is there while the client waits.
+proxy_rules px '{"method": "GET", "path": "/v2/t/hang/", "action": "hang"}'
+c -m 3 -o /dev/null -w '%{http_code} %{size_download}' "$PX_URL/v2/t/hang/blobs/$BIG" >"$W/hang.out" 2>&1 &
+HANG=$!
+for _ in $(seq 20); do grep -q "GET /v2/t/hang/blobs/$BIG .*action=hang" "$PX_PLOG" && break; sleep 0.1; done
+same "proxy hang: the log line is written as the request arrives, the client still waiting" "1 yes" \
+  "$(grep -c "GET /v2/t/hang/blobs/$BIG .*action=hang" "$PX_PLOG") $(kill -0 "$HANG" 2>/dev/null && echo yes)"
+R=0
+wait "$HANG" || R=$?
+same "... and curl --max-time 3 times out (28) with no byte of an answer" "28 000 0" "$R $(cat "$W/hang.out")"
+proxy_rules px '{"method": "PATCH", "action": "hang", "times": -1}'
+LOC=$(c -i -X POST "$PX_URL/v2/t/hang/blobs/uploads/" | hdr location)
+same "proxy hang: a PATCH with a body gets no answer either (28)" 28 "$(rc c -m 3 -X PATCH \
+  -H 'Content-Type: application/octet-stream' --data-binary @"$W/big" "$LOC")"
+same "... its log line too" 1 "$(grep -c 'PATCH /v2/t/hang/blobs/uploads/.* action=hang' "$PX_PLOG")"
+same "... and the proxy answers the next request" 200 "$(c -o /dev/null -w '%{http_code}' "$PX_URL/v2/")"
 proxy_rules px ''
 LOC=$(c -i -X POST "$PX_URL/v2/t/mb/blobs/uploads/" | hdr location)
 same "proxy: rules cleared, big PATCH passes" 202 "$(c -o /dev/null -w '%{http_code}' -X PATCH \
