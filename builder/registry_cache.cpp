@@ -197,7 +197,8 @@ oci::ImageRef parse_cache_repository(const std::string& text, const std::string&
 }
 
 json RegistryCacheStats::to_json() const {
-  return {{"hits", hits}, {"misses", misses}, {"stored", stored}, {"present", present}, {"warnings", warnings}};
+  return {{"hits", hits},       {"misses", misses},   {"stored", stored},
+          {"present", present}, {"skipped", skipped}, {"warnings", warnings}};
 }
 
 RegistryCache::RegistryCache(RegistryCacheOptions options)
@@ -223,6 +224,39 @@ void RegistryCache::warn(const std::string& line) {
   m_options.warn("warning: " + line);
 }
 
+std::shared_ptr<registry::Registry> RegistryCache::quick(const std::string& host) {
+  return m_options.lookup_connect ? m_options.lookup_connect(host) : m_options.connect(host);
+}
+
+bool RegistryCache::is_down(const oci::ImageRef& repo) {
+  std::lock_guard<std::mutex> g(m_mutex);
+  if (m_down.count(repo.registry) == 0 && m_down.count(repo_name(repo)) == 0) {
+    return false;
+  }
+  ++m_stats.skipped;
+  return true;
+}
+
+bool RegistryCache::mark_down(const oci::ImageRef& repo, const Error& e, const std::string& doing) {
+  std::string what;
+  const auto* re = dynamic_cast<const registry::RegistryError*>(&e);
+  if (e.kind() == ErrorKind::network) {
+    what = repo.registry; // no answer at all: the host
+  } else if (re != nullptr && (re->status() >= 500 || re->status() == 429 || e.kind() == ErrorKind::auth)) {
+    what = repo_name(repo);
+  } else {
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> g(m_mutex);
+    if (!m_down.insert(what).second) {
+      return true; // another thread's failure said it already
+    }
+  }
+  warn("registry cache " + what + ": " + doing + " failed (" + e.what() + "); not asked again in this build");
+  return true;
+}
+
 namespace {
 
 // The entry whose manifest a HEAD of `tag` found: GET by its digest, then checked.
@@ -245,7 +279,7 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
                                                            const std::string& key, const std::string& tag) {
   std::string where = repo_name(repo) + ":" + tag;
   try {
-    auto reg = m_options.connect(repo.registry);
+    auto reg = quick(repo.registry);
     std::optional<CacheEntry> found = read_cache_entry(*reg, repo.repository, tag);
     if (!found) {
       return std::nullopt;
@@ -285,7 +319,9 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
     if (e.kind() == ErrorKind::interrupted) {
       throw;
     }
-    warn("registry cache " + where + ": cannot read the entry (" + e.what() + "); the layer is built");
+    if (!mark_down(repo, e, "looking up " + tag)) {
+      warn("registry cache " + where + ": cannot read the entry (" + e.what() + "); the layer is built");
+    }
     return std::nullopt;
   }
 }
@@ -293,6 +329,9 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
 std::optional<layers::RemoteHit> RegistryCache::fetch(const std::string& kind, const std::string& key) {
   std::string tag = cache_tag(kind, key, m_options.versions);
   for (const auto& repo : m_options.from) {
+    if (is_down(repo)) {
+      continue;
+    }
     if (auto hit = fetch_from(repo, kind, key, tag)) {
       std::lock_guard<std::mutex> g(m_mutex);
       ++m_stats.hits;
@@ -321,6 +360,9 @@ void RegistryCache::store(const std::string& kind, const std::string& key, const
   // Where nothing needs asking, settled now: no thread, no connection.
   std::vector<oci::ImageRef> ask;
   for (const auto& repo : m_options.to) {
+    if (is_down(repo)) {
+      continue;
+    }
     const bool from_here = from != nullptr && from->registry == repo.registry && from->repository == repo.repository;
     if (from != nullptr && !from->verified) {
       // Nobody checked these bytes against their inputs, and no key vouched for them: an
@@ -501,6 +543,9 @@ std::optional<std::pair<std::string, std::string>> RegistryCache::stored_at(cons
 void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, const std::string& kind,
                              const std::string& key, const layers::BlobInfo& info, const json& extra,
                              const std::function<fs::path()>& local_file, const layers::RemoteHit* from) {
+  if (is_down(repo)) {
+    return;
+  }
   std::string where = repo_name(repo) + ":" + tag;
   std::string record = record_bytes(kind, key, m_options.versions, info, extra);
   oci::Descriptor record_d = descriptor(k_cache_record_type, record);
@@ -510,7 +555,7 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, 
   }
   bool existed = false;
   try {
-    auto reg = m_options.connect(repo.registry);
+    auto reg = quick(repo.registry);
     There there = entry_there(*reg, repo.repository, tag, info, [&](bool fallback) {
       std::string bytes = manifest_bytes(kind, key, info, record_d, signature, m_signer, fallback);
       return oci::Digest::sha256(util::sha256_hex(bytes));
@@ -523,6 +568,9 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, 
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::interrupted) {
       throw;
+    }
+    if (mark_down(repo, e, "checking " + tag)) {
+      return;
     }
     existed = true; // damaged or unreadable: written again below
     m_options.debug("registry cache " + where + ": the entry there is not usable (" + e.what() + "); writing it");
@@ -556,7 +604,14 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, 
         --form;
         continue;
       }
-      if (existed && (e.status() == 400 || e.status() == 409) && !fallback) {
+      if (!fallback && (e.status() == 415 || (e.status() == 400 && (e.has_code("MANIFEST_INVALID") ||
+                                                                     e.has_code("UNSUPPORTED"))))) {
+        // A registry without OCI 1.1 artifacts (an artifactType, the empty config type).
+        m_options.debug("registry cache " + where + ": the registry refused the artifact manifest (" + e.what() +
+                        "); writing the fallback form");
+        continue;
+      }
+      if (existed && (e.status() == 400 || e.status() == 409)) {
         // An immutable tag the registry will not overwrite: another writer got there first
         // (what it wrote is not known: not remembered).
         settle(repo, tag, info, true, false);
@@ -568,19 +623,17 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, 
              "--repository-name " + repo.repository + "`), or name another --cache-to");
         return;
       }
-      if (!fallback && (e.status() == 400 || e.status() == 415) &&
-          (e.has_code("MANIFEST_INVALID") || e.has_code("UNSUPPORTED") || e.status() == 415)) {
-        m_options.debug("registry cache " + where + ": the registry refused the artifact manifest (" + e.what() +
-                        "); writing the fallback form");
-        continue;
+      if (!mark_down(repo, e, "writing " + tag)) {
+        warn("registry cache " + where + ": not written (" + e.what() + ")");
       }
-      warn("registry cache " + where + ": not written (" + e.what() + ")");
       return;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::interrupted) {
         throw;
       }
-      warn("registry cache " + where + ": not written (" + e.what() + ")");
+      if (!mark_down(repo, e, "writing " + tag)) {
+        warn("registry cache " + where + ": not written (" + e.what() + ")");
+      }
       return;
     }
   }

@@ -47,10 +47,17 @@ std::string cache_tag(const std::string& kind, const std::string& key, const nlo
 // Throws Error(usage) naming `flag` otherwise.
 oci::ImageRef parse_cache_repository(const std::string& text, const std::string& flag);
 
+// The deadline of each request of a cache lookup (and of the check before a store): a
+// cache that does not answer within it is a miss, and its repository is not asked again
+// in the build (RegistryCache marks it down).
+inline constexpr long k_cache_lookup_deadline_s = 10;
+
 struct RegistryCacheOptions {
   std::vector<oci::ImageRef> from; // looked at in order on a local miss
   std::vector<oci::ImageRef> to;   // written after a build or a hit
   imageio::Connect connect;
+  // For lookups: one attempt, k_cache_lookup_deadline_s a request (empty: `connect`).
+  imageio::Connect lookup_connect;
   oci::CopyOptions copy; // jobs and progress of the entries' pushes
   std::optional<signing::PrivateKey> sign_key;
   // Set: unsigned or wrongly signed entries are ignored. A writer with a sign key and no
@@ -72,7 +79,9 @@ struct RegistryCacheOptions {
 inline constexpr std::int64_t k_stored_marker_ttl_seconds = 24 * 3600;
 
 struct RegistryCacheStats {
-  std::size_t hits = 0, misses = 0, stored = 0, present = 0;
+  // skipped: lookups and stores not made, their repository down (stalled, refused the
+  // connection, answered 5xx or 429, or refused the credentials) since its first failure.
+  std::size_t hits = 0, misses = 0, stored = 0, present = 0, skipped = 0;
   std::vector<std::string> warnings;
   nlohmann::json to_json() const;
 };
@@ -116,6 +125,12 @@ public:
 
 private:
   void warn(const std::string& line);
+  // A repository (or its whole host, when the connection itself failed) that failed
+  // once is not asked again in this build: true when `e` is such a failure (the
+  // repository is then marked, with one warning saying what `doing` met).
+  bool mark_down(const oci::ImageRef& repo, const util::Error& e, const std::string& doing);
+  bool is_down(const oci::ImageRef& repo);
+  std::shared_ptr<registry::Registry> quick(const std::string& host);
   std::optional<layers::RemoteHit> fetch_from(const oci::ImageRef& repo, const std::string& kind,
                                               const std::string& key, const std::string& tag);
   // What the tag of an entry being stored holds already: nothing, this entry (the same
@@ -146,6 +161,7 @@ private:
   std::set<std::string> m_empty_there; // registry/repository where `{}` is known to be
   mutable std::mutex m_mutex;
   RegistryCacheStats m_stats;
+  std::set<std::string> m_down; // "HOST" or "HOST/REPO", guarded by m_mutex
   std::map<std::string, std::pair<std::string, std::string>> m_homes; // blob digest -> (registry, repository)
   std::mutex m_store_mutex;                                           // guards m_queued
   std::vector<std::function<void()>> m_queued;                        // stores flush() has yet to write

@@ -255,6 +255,9 @@ std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const
     one_malloc_arena();
   }
   rc.connect = [&sess](const std::string& host) { return sess.connect(host); };
+  rc.lookup_connect = [&sess](const std::string& host) {
+    return sess.connect_quick(host, builder::k_cache_lookup_deadline_s);
+  };
   rc.copy = sess.transfer_options();
   rc.versions = builder::cache_versions(k_tool_version);
   rc.warn = [&out](const std::string& line) { out.info(line); };

@@ -274,6 +274,7 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
   if (m_level >= 3) {
     ho.log = m_client.log;
   }
+  m_http_options = ho;
   m_http = std::make_shared<registry::Http>(ho);
   if (!flags.username.empty() || flags.password_stdin) {
     if (flags.username.empty() || !flags.password_stdin) {
@@ -346,6 +347,31 @@ std::shared_ptr<registry::Registry> RegistrySession::connect(const std::string& 
   }
   auto reg = std::make_shared<registry::Registry>(host, m_http, opt, cred, m_stats);
   m_registries[host] = reg;
+  return reg;
+}
+
+std::shared_ptr<registry::Registry> RegistrySession::connect_quick(const std::string& host, long deadline_s) {
+  std::lock_guard<std::mutex> g(m_mutex);
+  auto it = m_quick_registries.find(host);
+  if (it != m_quick_registries.end()) {
+    return it->second;
+  }
+  if (!m_quick_http) {
+    registry::HttpOptions ho = m_http_options;
+    ho.connect_timeout_s = std::min<long>(ho.connect_timeout_s, 5);
+    ho.stall_timeout_s = std::min(ho.stall_timeout_s, deadline_s);
+    ho.document_deadline_s = std::min(ho.document_deadline_s, deadline_s);
+    ho.rate_window_s = std::min(ho.rate_window_s, deadline_s);
+    m_quick_http = std::make_shared<registry::Http>(ho);
+  }
+  registry::ClientOptions opt = m_client;
+  opt.max_attempts = 1;
+  opt.stall_timeout_s = std::min(opt.stall_timeout_s, deadline_s);
+  if (m_flags.insecure) {
+    opt.insecure.insert(host);
+  }
+  auto reg = std::make_shared<registry::Registry>(host, m_quick_http, opt, m_creds.lookup(host), m_stats);
+  m_quick_registries[host] = reg;
   return reg;
 }
 

@@ -72,6 +72,10 @@ public:
   // the first registry the command connects to (the image's) receives them.
   RegistrySession(const RegistryFlags& flags, const Output& out, const std::string& explicit_host = {});
   std::shared_ptr<registry::Registry> connect(const std::string& host);
+  // The same host for quick questions that may go unanswered (registry cache lookups):
+  // one attempt, a connect timeout of at most 5 s, and a deadline of `deadline_s` for
+  // each request (or --timeout's, if shorter). Same credentials and TLS settings.
+  std::shared_ptr<registry::Registry> connect_quick(const std::string& host, long deadline_s);
   registry::TransferOptions transfer_options();
   // The counters, and "blobs": what became of each blob pushed ({registry, repository,
   // digest, size, how: uploaded | mounted from REPO | already there}).
@@ -92,9 +96,12 @@ private:
   registry::ClientOptions m_client;
   registry::CredentialStore m_creds;
   std::optional<registry::Credential> m_pending_explicit;
+  registry::HttpOptions m_http_options;
   std::shared_ptr<registry::Http> m_http;
+  std::shared_ptr<registry::Http> m_quick_http; // connect_quick's, made on first use
   std::mutex m_mutex;
   std::map<std::string, std::shared_ptr<registry::Registry>> m_registries;
+  std::map<std::string, std::shared_ptr<registry::Registry>> m_quick_registries;
   ProgressView m_progress;
 };
 

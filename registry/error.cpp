@@ -65,6 +65,10 @@ RegistryError::RegistryError(long status, std::vector<std::string> error_codes, 
     : util::Error(error_kind(status, error_codes), message, std::move(hint)), m_status(status),
       m_codes(std::move(error_codes)) {}
 
+std::exception_ptr RegistryError::in_context(const std::string& context) const {
+  return std::make_exception_ptr(RegistryError(m_status, m_codes, context + ": " + what(), hint()));
+}
+
 bool RegistryError::has_code(std::string_view code) const {
   return std::find(m_codes.begin(), m_codes.end(), code) != m_codes.end();
 }

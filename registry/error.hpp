@@ -49,6 +49,7 @@ public:
   long status() const { return m_status; }
   const std::vector<std::string>& codes() const { return m_codes; }
   bool has_code(std::string_view code) const;
+  std::exception_ptr in_context(const std::string& context) const override;
 
 private:
   long m_status;

@@ -79,6 +79,10 @@ Error Error::with_context(const std::string& context) const {
   return Error(m_kind, context + ": " + what(), m_hint);
 }
 
+std::exception_ptr Error::in_context(const std::string& context) const {
+  return std::make_exception_ptr(with_context(context));
+}
+
 void throw_errno(const std::string& what) {
   int err = errno;
   throw Error(ErrorKind::io, what + ": " + std::strerror(err));

@@ -1,6 +1,7 @@
 #pragma once
 // One project error type. Every failure carries a category that maps to a
 // documented exit code (README, "Exit codes"); context is prepended on the way up.
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -31,8 +32,15 @@ public:
   Error(ErrorKind kind, const std::string& message, std::string hint = {});
   ErrorKind kind() const { return m_kind; }
   const std::string& hint() const { return m_hint; }
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+  ~Error() override = default;
   // A copy with "context: " prepended to the message.
   Error with_context(const std::string& context) const;
+  // The same, of this error's own type (a registry::RegistryError stays one, with its
+  // status and codes), ready to rethrow: what with_context(context, f) throws, so whoever
+  // catches the error above the context still sees what it is.
+  virtual std::exception_ptr in_context(const std::string& context) const;
 
 private:
   ErrorKind m_kind;
@@ -47,7 +55,7 @@ template <typename F> decltype(auto) with_context(const std::string& context, F&
   try {
     return f();
   } catch (const Error& e) {
-    throw e.with_context(context);
+    std::rethrow_exception(e.in_context(context));
   }
 }
 

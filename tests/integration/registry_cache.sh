@@ -8,8 +8,12 @@
 #   digest; a same-registry push mounts the layers from the cache repository;
 # - a code change rebuilds only its layer; the env variables work like the flags;
 # - signed entries: --cache-verify-key ignores unsigned, forged and re-tagged entries;
+# - the forged-entry chain: nothing unverified is signed, stored again or reused by a
+#   build that verifies or signs; provenance names each reused layer's cache origin;
 # - a missing blob, an unreachable cache and a read-only registry are warnings,
-#   counted in --json, and the build goes on; Ctrl-C during a background store exits
+#   counted in --json, and the build goes on; a cache that hangs or answers 5xx is
+#   skipped after its first failure (lookups have a deadline of their own); a registry
+#   without artifacts gets the fallback form; Ctrl-C during a background store exits
 #   130 and leaves nothing half-written;
 # - the Paddle-shaped base: a push-only build on an empty runner reads the base's view
 #   from the cache and downloads under 1 MiB from the base's registry, mounting every
@@ -247,9 +251,69 @@ curl -sf -X DELETE "$REG_URL/v2/team/app/cache/blobs/$blob" -o /dev/null
 check "an entry whose blob is missing is ignored with a warning and the layer is built" bash -c \
   "grep -q 'is missing; ignored' noblob.err && js noblob.json 'assert [l[\"status\"] for l in j[\"layers\"]][1]==\"rebuilt\"'"
 "$PI" build p/spec.yaml --revision r --cache-dir c12 -o oci:down --cache-from 127.0.0.1:9/x/cache \
-  --cache-to 127.0.0.1:9/x/cache --retries 0 --json >down.json 2>down.err
-check "an unreachable cache: the build succeeds, the warnings are counted" bash -c \
-  "js down.json 'c=j[\"registry_cache\"]; assert c[\"hits\"]==0 and len(c[\"warnings\"])>=6, c'"
+  --cache-to 127.0.0.1:9/x/cache --json >down.json 2>down.err
+check "a cache that refuses connections: the build succeeds, one warning, the host not asked again" bash -c \
+  "js down.json 'c=j[\"registry_cache\"]; assert c[\"hits\"]==0 and len(c[\"warnings\"])==1 and c[\"skipped\"]==5, c' &&
+   grep -q 'not asked again in this build' down.err"
+
+# A cache registry that hangs (accepts, never answers) or answers 5xx: its first lookup
+# fails within the lookup deadline (10 s), it is skipped for the rest of the build, and
+# the build takes a cold build's time plus at most 30 s, with the cold digest.
+proxy_start hp "$REG_HOST" "$WORK/srv"
+proxy_rules hp '{"path": "^/v2/", "action": "hang", "times": -1}'
+mkdir -p hang && cp -r p hang/p && printf 'import purepkg\nprint(purepkg.hello(), "hang")\n' >hang/p/src/train.py
+t0=$SECONDS
+"$PI" build hang/p/spec.yaml --revision r --cache-dir h0 -o oci:hang-cold -q --json >hang-cold.json
+cold_s=$((SECONDS - t0))
+t0=$SECONDS
+"$PI" build hang/p/spec.yaml --revision r --cache-dir h1 -o oci:hang-out --cache-from "$HP_HOST/team/app/cache" \
+  --cache-to "$HP_HOST/team/app/cache" --insecure-registry "$HP_HOST" --json >hang.json 2>hang.err ||
+  { cat hang.err; exit 1; }
+hang_s=$((SECONDS - t0))
+check "a hung cache registry: the build finishes within a cold build's time + 30 s (${hang_s} s, cold ${cold_s} s)" bash -c \
+  "test $hang_s -le $((cold_s + 30)) && test \"\$(js hang.json 'print(j[\"digest\"])')\" = \"\$(js hang-cold.json 'print(j[\"digest\"])')\" &&
+   js hang.json 'c=j[\"registry_cache\"]; assert len(c[\"warnings\"])==1 and c[\"skipped\"]>=5 and c[\"stored\"]==0, c' &&
+   grep -q 'not asked again in this build' hang.err && grep -q 'hang' '$HP_PLOG'"
+proxy_rules hp '{"path": "^/v2/team/app/cache/", "action": "status", "code": 503, "times": -1}'
+t0=$SECONDS
+"$PI" build hang/p/spec.yaml --revision r --cache-dir h2 -o oci:h503 --cache-from "$HP_HOST/team/app/cache" \
+  --cache-to "$HP_HOST/team/app/cache" --insecure-registry "$HP_HOST" --json >h503.json 2>h503.err ||
+  { cat h503.err; exit 1; }
+h503_s=$((SECONDS - t0))
+check "a cache repository answering 503: one warning, skipped after its first failure (${h503_s} s)" bash -c \
+  "test $h503_s -le $((cold_s + 30)) && js h503.json 'c=j[\"registry_cache\"]; assert len(c[\"warnings\"])==1 and c[\"skipped\"]>=5, c' &&
+   test \$(grep -c ' 503 ' '$HP_PLOG') -le 2"
+proxy_rules hp ''
+
+# A registry without OCI 1.1 artifacts refuses the artifact form (400 MANIFEST_INVALID,
+# or 415): the fallback form is written, and read back by a fresh runner.
+proxy_start ap "$REG_HOST" "$WORK/srv"
+proxy_rules ap '{"method": "PUT", "path": "/manifests/", "body_has": "artifactType", "action": "status", "code": 400, "body": "{\"errors\":[{\"code\":\"MANIFEST_INVALID\",\"message\":\"artifactType is not supported\"}]}", "headers": {"Content-Type": "application/json"}, "times": -1}'
+FB=$AP_HOST/team/fallback/cache
+"$PI" build p/spec.yaml --revision r --cache-dir f1 -o oci:fb1 --cache-to "$FB" --insecure-registry "$AP_HOST" \
+  --json >fb1.json 2>fb1.err || { cat fb1.err; exit 1; }
+check "a registry refusing artifact manifests (400 MANIFEST_INVALID) gets the fallback form of every entry" bash -c \
+  "js fb1.json 'c=j[\"registry_cache\"]; assert c[\"stored\"]==3 and c[\"warnings\"]==[], c' &&
+   test \$(grep -c 'PUT /v2/team/fallback/cache/manifests/.* status=400' '$AP_PLOG') = 3 &&
+   test \$(grep -c 'PUT /v2/team/fallback/cache/manifests/.* status=201' '$AP_PLOG') = 3"
+check "... an entry without artifactType, its config of the fallback type" bash -c "
+  tag=\$(skopeo list-tags --tls-verify=false docker://$REG_HOST/team/fallback/cache | /usr/bin/python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)[\"Tags\"])[0])')
+  skopeo inspect --raw --tls-verify=false docker://$REG_HOST/team/fallback/cache:\$tag | /usr/bin/python3 -c '
+import json,sys; m=json.load(sys.stdin)
+assert \"artifactType\" not in m and m[\"config\"][\"mediaType\"]==\"application/vnd.paddle-image.cache.config.v1+json\", m'"
+cp -r p elsewhere/fb
+"$PI" build elsewhere/fb/spec.yaml --revision r --cache-dir f2 -o oci:fb2 --cache-from "$FB" --insecure-registry "$AP_HOST" \
+  --json >fb2.json 2>fb2.err || { cat fb2.err; exit 1; }
+check "... which a fresh runner reads back: every layer a hit, the cold digest" bash -c \
+  "test \"\$(statuses fb2.json)\" = 'reused+cache reused+cache reused+cache' &&
+   test \"\$(js fb2.json 'print(j[\"digest\"])')\" = \"\$(js fb1.json 'print(j[\"digest\"])')\""
+proxy_rules ap '{"method": "PUT", "path": "/manifests/", "body_has": "artifactType", "action": "status", "code": 415, "times": -1}'
+"$PI" build p/spec.yaml --revision r --cache-dir f3 -o oci:fb3 --cache-to "$AP_HOST/team/fallback415/cache" \
+  --insecure-registry "$AP_HOST" --json >fb3.json 2>fb3.err || { cat fb3.err; exit 1; }
+check "... and one answering 415 too" bash -c \
+  "js fb3.json 'c=j[\"registry_cache\"]; assert c[\"stored\"]==3 and c[\"warnings\"]==[], c' &&
+   test \$(grep -c 'PUT /v2/team/fallback415/cache/manifests/.* status=201' '$AP_PLOG') = 3"
+proxy_rules ap ''
 check "a tag or digest in --cache-from is a usage error naming the flag" bash -c \
   "! '$PI' build p/spec.yaml --cache-from $C:tag -o oci:u 2>u.err; grep -q -- '--cache-from' u.err"
 
