@@ -777,6 +777,12 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   auto cache_use = cache.use();
   cache.set_remote(o.remote_cache.get());
   cache.set_only_verified(o.only_verified_cache, ev.info);
+  // Local outputs and a signed build's SBOM read every layer: a registry hit's blob is
+  // downloaded (and checked) as it is found, so a damaged one is still built instead.
+  cache.set_download_hits(o.on_image != nullptr ||
+                          std::any_of(o.outputs.begin(), o.outputs.end(),
+                                      [](const oci::ImageRef& r) { return r.kind != oci::ImageRef::Kind::registry; }) ||
+                          o.outputs.empty());
   // The registry cache's stores read the cache's blobs: written before the cache goes, on
   // every way out (the layers built before an error are worth a cache entry; an
   // interruption stops them).

@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::int64_t k_max_record = 64 << 20; // a wheels layer's tree of 100,000 directories fits
+constexpr std::size_t k_head_bytes = 64 << 10;  // of a hit's blob, for the check of its format
 const std::string k_empty_bytes = "{}";
 
 oci::Descriptor descriptor(const std::string& media_type, const std::string& bytes) {
@@ -308,6 +309,16 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
            "; ignored, the layer is built");
       return std::nullopt;
     }
+    if (kind == "layer") { // a view's blob is a file tree of its own format, read when it is used
+      // The start of the blob, against the record's media type: the wrong format would
+      // give an image that no runtime unpacks (the rest is checked when downloaded).
+      std::string head = reg->read_blob_head(repo.repository, e.blob.digest, k_head_bytes);
+      if (std::string why = layers::blob_head_mismatch(head, e.blob.media_type); !why.empty()) {
+        warn("registry cache " + where + ": its blob " + e.blob.digest.str() + " does not match its record: " + why +
+             "; ignored, the layer is built");
+        return std::nullopt;
+      }
+    }
     layers::RemoteHit hit;
     hit.info = e.blob;
     hit.extra = e.record;
@@ -347,6 +358,16 @@ void RegistryCache::download(const layers::RemoteHit& hit, util::AtomicFile& tmp
   auto reg = m_options.connect(hit.registry);
   oci::Descriptor d{hit.info.media_type, hit.info.digest, hit.info.size, {}, {}};
   reg->download_into(hit.repository, d, tmp, m_options.copy.progress);
+}
+
+std::string RegistryCache::check(const layers::RemoteHit& hit) {
+  auto reg = m_options.connect(hit.registry);
+  oci::Descriptor d{hit.info.media_type, hit.info.digest, hit.info.size, {}, {}};
+  auto check = std::make_unique<layers::BlobCheck>(hit.info);
+  reg->fetch_blob(
+      hit.repository, d, 0, [&](const char* p, std::size_t n) { check->write(p, n); },
+      [&] { check = std::make_unique<layers::BlobCheck>(hit.info); }, m_options.copy.progress);
+  return check->finish();
 }
 
 void RegistryCache::store(const std::string& kind, const std::string& key, const layers::BlobInfo& info,
@@ -604,8 +625,8 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, 
         --form;
         continue;
       }
-      if (!fallback && (e.status() == 415 || (e.status() == 400 && (e.has_code("MANIFEST_INVALID") ||
-                                                                     e.has_code("UNSUPPORTED"))))) {
+      if (!fallback &&
+          (e.status() == 415 || (e.status() == 400 && (e.has_code("MANIFEST_INVALID") || e.has_code("UNSUPPORTED"))))) {
         // A registry without OCI 1.1 artifacts (an artifactType, the empty config type).
         m_options.debug("registry cache " + where + ": the registry refused the artifact manifest (" + e.what() +
                         "); writing the fallback form");

@@ -110,6 +110,7 @@ public:
   explicit RegistryCache(RegistryCacheOptions options);
   std::optional<layers::RemoteHit> fetch(const std::string& kind, const std::string& key) override;
   void download(const layers::RemoteHit& hit, util::AtomicFile& tmp) override;
+  std::string check(const layers::RemoteHit& hit) override;
   bool writes() const override { return !m_options.to.empty(); }
   void store(const std::string& kind, const std::string& key, const layers::BlobInfo& info, const nlohmann::json& extra,
              const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from) override;
@@ -161,7 +162,7 @@ private:
   std::set<std::string> m_empty_there; // registry/repository where `{}` is known to be
   mutable std::mutex m_mutex;
   RegistryCacheStats m_stats;
-  std::set<std::string> m_down; // "HOST" or "HOST/REPO", guarded by m_mutex
+  std::set<std::string> m_down;                                       // "HOST" or "HOST/REPO", guarded by m_mutex
   std::map<std::string, std::pair<std::string, std::string>> m_homes; // blob digest -> (registry, repository)
   std::mutex m_store_mutex;                                           // guards m_queued
   std::vector<std::function<void()>> m_queued;                        // stores flush() has yet to write

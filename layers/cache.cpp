@@ -257,6 +257,19 @@ std::optional<BlobInfo> LayerCache::take_remote(const std::string& key, const st
     }
     return std::nullopt;
   }
+  if (!m_blobs.has(hit->info.digest) && (m_download_hits || !hit->verified)) {
+    // Bytes nobody vouched for are read before they are used: downloaded when the build
+    // needs them here, else streamed through the check (a signed entry's writer built or
+    // verified its bytes, and its record, signed, names them).
+    std::string why = m_download_hits ? download_checked(*hit) : m_remote->check(*hit);
+    if (!why.empty()) {
+      if (m_notice) {
+        m_notice("  the registry cache entry at " + hit->registry + "/" + hit->repository + " is damaged: its blob " +
+                 hit->info.digest.str() + " " + why + "; built instead");
+      }
+      return std::nullopt;
+    }
+  }
   std::lock_guard<std::mutex> g(m_pending_mutex);
   m_hits[hit->info.digest.hex] = *hit;
   if (m_blobs.has(hit->info.digest)) {
@@ -373,13 +386,26 @@ fs::path LayerCache::local_blob(const oci::Digest& d) {
   }
   const RemoteHit& hit = m_hits.at(d.hex);
   if (!m_blobs.has(d)) {
-    auto tmp = m_blobs.begin_write();
-    m_remote->download(hit, *tmp);
-    m_blobs.commit(*tmp, d);
+    if (std::string why = download_checked(hit); !why.empty()) {
+      throw util::Error(util::ErrorKind::integrity,
+                        "the registry cache entry at " + hit.registry + "/" + hit.repository +
+                            " is damaged: its blob " + d.str() + " " + why,
+                        "delete the entry (paddle-image cache prune, or a new --cache-to) and build again");
+    }
   }
   write_key(it->second.key, hit.info, hit.extra, it->second.portable_key, it->second.checks, &hit);
   m_pending.erase(it);
   return path;
+}
+
+std::string LayerCache::download_checked(const RemoteHit& hit) {
+  auto tmp = m_blobs.begin_write();
+  m_remote->download(hit, *tmp);
+  std::string why = blob_mismatch(tmp->temp_path(), hit.info);
+  if (why.empty()) {
+    m_blobs.commit(*tmp, hit.info.digest);
+  }
+  return why;
 }
 
 std::int64_t LayerCache::size_bytes() const {

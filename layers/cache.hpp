@@ -72,6 +72,9 @@ public:
   virtual std::optional<RemoteHit> fetch(const std::string& kind, const std::string& key) = 0;
   // The hit's blob, downloaded into tmp and checked against its digest and size.
   virtual void download(const RemoteHit& hit, util::AtomicFile& tmp) = 0;
+  // The hit's blob streamed through a layers::BlobCheck and not kept: what is wrong with
+  // it against its record ("" nothing). For an unverified hit whose blob stays remote.
+  virtual std::string check(const RemoteHit& hit) = 0;
   // Whether store() writes anywhere (--cache-to).
   virtual bool writes() const = 0;
   // Writes the entry for `key`: the blob mounted from `from` (a hit of this build, on
@@ -138,6 +141,13 @@ public:
     m_only_verified = only_verified;
     m_notice = std::move(notice);
   }
+  // With `now` (a build whose outputs need the blobs here: a local output, a signed
+  // build's SBOM), a registry hit's blob is downloaded when it is found and checked
+  // against its record (layers::blob_mismatch): a damaged entry is then a miss, with a
+  // notice, and the layer is built. Else it stays in the registry (a push mounts it) and
+  // local_blob() downloads and checks it if it is needed after all (a mismatch is then
+  // an Error(integrity)).
+  void set_download_hits(bool now) { m_download_hits = now; }
   RemoteCache* remote() const { return m_remote; }
   // The remote entry a layer of this build came from, when its blob is not local yet.
   std::optional<RemoteHit> remote_hit(const oci::Digest& d);
@@ -167,6 +177,9 @@ private:
                                       const ContentChecks& checks);
   void store_remote(const std::string& portable_key, const BlobInfo& info, const nlohmann::json& extra,
                     const RemoteHit* from);
+  // Downloads a hit's blob into the blob store, checked against its record; the
+  // mismatch ("" none), the blob not kept then.
+  std::string download_checked(const RemoteHit& hit);
   void write_key(const std::string& key, const BlobInfo& info, const nlohmann::json& extra,
                  const std::string& portable_key, const ContentChecks& checks = {}, const RemoteHit* origin = nullptr);
   using Producer = std::function<BlobInfo(util::AtomicFile&, nlohmann::json& extra)>;
@@ -186,6 +199,7 @@ private:
   DebugLog m_debug;
   RemoteCache* m_remote = nullptr;
   bool m_only_verified = false;
+  bool m_download_hits = false;
   DebugLog m_notice;
   std::mutex m_pending_mutex;
   std::map<std::string, Pending> m_pending; // digest -> a remote hit not yet downloaded

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <archive.h>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <string_view>
 #include <vector>
 #include <zlib.h>
 #include <zstd.h>
@@ -421,6 +423,169 @@ void decompress_file(const std::filesystem::path& blob, const std::string& media
   Decompressor d(media_type, sink, blob.string());
   util::read_file_chunks(blob, [&](const char* p, std::size_t n) { d.write(p, n); });
   d.finish();
+}
+
+namespace {
+
+std::string format_mismatch(std::string_view start, const std::string& media_type) {
+  Compression c = compression_from_media_type(media_type);
+  auto starts = [&](std::string_view magic) { return start.substr(0, magic.size()) == magic; };
+  if (c == Compression::gzip && !starts("\x1f\x8b")) {
+    return "is not gzip, as its media type " + media_type + " says";
+  }
+  if (c == Compression::zstd && !starts("\x28\xb5\x2f\xfd")) {
+    return "is not zstd, as its media type " + media_type + " says";
+  }
+  if (c == Compression::none && (starts("\x1f\x8b") || starts("\x28\xb5\x2f\xfd"))) {
+    return "is compressed, and its media type " + media_type + " says a plain tar";
+  }
+  return {};
+}
+
+// A tar stream's first block: a header whose checksum holds, or the end of an empty archive.
+bool tar_start(std::string_view b) {
+  if (b.size() < 512) {
+    return false;
+  }
+  if (b.find_first_not_of('\0', 0) >= 512) {
+    return true;
+  }
+  unsigned long sum = 0;
+  for (std::size_t i = 0; i < 512; ++i) {
+    sum += (i >= 148 && i < 156) ? ' ' : static_cast<unsigned char>(b[i]);
+  }
+  std::string field(b.substr(148, 8));
+  return std::strtoul(field.c_str(), nullptr, 8) == sum;
+}
+
+} // namespace
+
+struct BlobCheck::Impl {
+  BlobInfo info;
+  util::Sha256 digest, diff;
+  std::int64_t size = 0, uncompressed = 0;
+  std::string head; // the first bytes, for the format
+  std::string failed;
+  std::unique_ptr<Decompressor> dec;
+};
+
+BlobCheck::BlobCheck(BlobInfo info) : m_impl(std::make_unique<Impl>()) {
+  m_impl->info = std::move(info);
+}
+
+BlobCheck::~BlobCheck() = default;
+
+void BlobCheck::write(const char* data, std::size_t len) {
+  Impl& m = *m_impl;
+  m.digest.update(data, len);
+  m.size += static_cast<std::int64_t>(len);
+  if (!m.failed.empty()) {
+    return;
+  }
+  if (!m.dec) {
+    const std::size_t before = m.head.size(); // the bytes of earlier pieces
+    m.head.append(data, std::min<std::size_t>(len, 4 - std::min<std::size_t>(4, m.head.size())));
+    if (m.head.size() < 4) {
+      return; // not enough to tell the format yet (the rest of this piece waits too)
+    }
+    m.failed = format_mismatch(m.head, m.info.media_type);
+    if (!m.failed.empty()) {
+      return;
+    }
+    m.dec = std::make_unique<Decompressor>(
+        m.info.media_type,
+        [&m](const char* p, std::size_t n) {
+          m.diff.update(p, n);
+          m.uncompressed += static_cast<std::int64_t>(n);
+        },
+        m.info.digest.str());
+    m.dec->write(m.head.data(), before); // this piece follows whole, below
+  }
+  try {
+    m.dec->write(data, len);
+  } catch (const util::Error& e) {
+    if (e.kind() == util::ErrorKind::interrupted) {
+      throw;
+    }
+    m.failed = std::string("does not decompress (") + e.what() + ")";
+  }
+}
+
+std::string BlobCheck::finish() {
+  Impl& m = *m_impl;
+  if (m.failed.empty() && !m.dec) {
+    m.failed = format_mismatch(m.head, m.info.media_type);
+    if (m.failed.empty()) {
+      m.dec = std::make_unique<Decompressor>(
+          m.info.media_type,
+          [&m](const char* p, std::size_t n) {
+            m.diff.update(p, n);
+            m.uncompressed += static_cast<std::int64_t>(n);
+          },
+          m.info.digest.str());
+      m.dec->write(m.head.data(), m.head.size());
+    }
+  }
+  if (m.failed.empty()) {
+    try {
+      m.dec->finish();
+    } catch (const util::Error& e) {
+      if (e.kind() == util::ErrorKind::interrupted) {
+        throw;
+      }
+      m.failed = std::string("does not decompress (") + e.what() + ")";
+    }
+  }
+  oci::Digest got = oci::Digest::sha256(m.digest.finish_hex());
+  if (got != m.info.digest || m.size != m.info.size) {
+    return "is " + got.str() + " (" + std::to_string(m.size) + " bytes), its record names " + m.info.digest.str() +
+           " (" + std::to_string(m.info.size) + " bytes)";
+  }
+  if (!m.failed.empty()) {
+    return m.failed;
+  }
+  oci::Digest diff = oci::Digest::sha256(m.diff.finish_hex());
+  if (diff != m.info.diff_id) {
+    return "has content of digest " + diff.str() + ", its record's diff_id is " + m.info.diff_id.str();
+  }
+  if (m.uncompressed != m.info.uncompressed_size) {
+    return "has " + std::to_string(m.uncompressed) + " bytes of content, its record says " +
+           std::to_string(m.info.uncompressed_size);
+  }
+  return {};
+}
+
+std::string blob_mismatch(const std::filesystem::path& blob, const BlobInfo& info) {
+  BlobCheck check(info);
+  util::read_file_chunks(blob, [&](const char* p, std::size_t n) { check.write(p, n); });
+  return check.finish();
+}
+
+std::string blob_head_mismatch(const std::string& head, const std::string& media_type) {
+  if (std::string why = format_mismatch(head, media_type); !why.empty()) {
+    return why;
+  }
+  std::string out;
+  try {
+    Decompressor d(
+        media_type,
+        [&](const char* p, std::size_t n) {
+          if (out.size() < 1024) {
+            out.append(p, std::min<std::size_t>(n, 1024 - out.size()));
+          }
+        },
+        "the blob's start");
+    d.write(head.data(), head.size()); // no finish(): only the start is here
+  } catch (const util::Error& e) {
+    if (e.kind() == util::ErrorKind::interrupted) {
+      throw;
+    }
+    return std::string("does not decompress (") + e.what() + ")";
+  }
+  if (out.size() >= 512 && !tar_start(out)) {
+    return "does not start with a tar header";
+  }
+  return {};
 }
 
 std::string libarchive_version() {

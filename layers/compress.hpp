@@ -77,6 +77,28 @@ private:
 void decompress_file(const std::filesystem::path& blob, const std::string& media_type,
                      const std::function<void(const char*, std::size_t)>& sink);
 
+// Checks a layer blob, streamed through write(), against the info its cache record
+// gives: finish() says what is wrong ("" when nothing): its bytes are not of the media
+// type's format, or it or its uncompressed content has another digest or size.
+class BlobCheck {
+public:
+  explicit BlobCheck(BlobInfo info);
+  ~BlobCheck();
+  BlobCheck(const BlobCheck&) = delete;
+  BlobCheck& operator=(const BlobCheck&) = delete;
+  void write(const char* data, std::size_t len);
+  std::string finish();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+// The same for a blob in a file.
+std::string blob_mismatch(const std::filesystem::path& blob, const BlobInfo& info);
+// The same for the first bytes of a blob (`head`, at most the whole blob): its magic is
+// the media type's compression and what it starts with decompresses to a tar header.
+std::string blob_head_mismatch(const std::string& head, const std::string& media_type);
+
 // The versions of libarchive and zstd linked in, as they report themselves at run time.
 std::string libarchive_version();
 std::string zstd_version();

@@ -5,6 +5,7 @@
 #include "util/sha256.hpp"
 #include "util/url.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -87,6 +88,33 @@ void Registry::fetch_blob(const std::string& repo, const oci::Descriptor& d, std
   if (pos == d.size) {
     ++stats().blobs_downloaded;
   }
+}
+
+std::string Registry::read_blob_head(const std::string& repo, const oci::Digest& d, std::size_t max_bytes) {
+  struct Enough {}; // thrown out of the sink once max_bytes are here: the transfer stops
+  std::string out;
+  try {
+    m_session.send(
+        [&] {
+          out.clear();
+          Request q;
+          q.url = repo_url(repo) + "/blobs/" + d.str();
+          q.headers.push_back("Range: bytes=0-" + std::to_string(max_bytes - 1));
+          q.sink = [&](const char* data, std::size_t len) {
+            std::size_t take = std::min(len, max_bytes - out.size());
+            out.append(data, take);
+            stats().bytes_downloaded += static_cast<std::int64_t>(take);
+            if (out.size() >= max_bytes) {
+              throw Enough{};
+            }
+            return true;
+          };
+          return q;
+        },
+        pull_scope(repo), "reading the start of " + d.str() + " from " + repo, {200, 206});
+  } catch (const Enough&) { // NOLINT(bugprone-empty-catch): the bytes asked for are here
+  }
+  return out;
 }
 
 void Registry::download_blob(const std::string& repo, const oci::Descriptor& d, oci::BlobStore& store,

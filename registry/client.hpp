@@ -62,6 +62,9 @@ public:
   // The same into a temporary file the caller commits (e.g. the layer cache).
   void download_into(const std::string& repo, const oci::Descriptor& d, util::AtomicFile& tmp,
                      const Progress& progress = {});
+  // The first `max_bytes` bytes of a blob (a Range request; a registry that ignores the
+  // range is cut off there), unverified: what a check of its format reads.
+  std::string read_blob_head(const std::string& repo, const oci::Digest& d, std::size_t max_bytes);
   // A small blob (a config) read whole and verified.
   std::string read_blob(const std::string& repo, const oci::Descriptor& d, std::int64_t max_size = 16 << 20);
   // Cross-repository mount; true when the registry mounted it.

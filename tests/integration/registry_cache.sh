@@ -224,7 +224,7 @@ check "chain: --sign without a verify key reads no registry cache and builds its
    test \"\$(statuses s4.json)\" = 'rebuilt rebuilt rebuilt'"
 "$PI" build chain/far/v/spec.yaml --revision r --cache-dir v1 -o oci:c-vs --cache-from "$B" --cache-verify-key k1.pub \
   --sign --key k1.key --json >vs.json 2>vs.err || { cat vs.err; exit 1; }
-/usr/bin/python3 - c-vs "$(js vs.json 'print(j["digest"])')" "$B" <<'PY' >vs-prov.txt
+/usr/bin/python3 - c-vs "$(js vs.json 'print(j["digest"])')" "$B" <<'PY' >vs-prov.txt || true
 import base64, json, sys
 lay, d, repo = sys.argv[1:]
 idx = json.load(open(lay + "/index.json"))
@@ -242,6 +242,53 @@ for l in man["layers"]:
         print("ok")
 PY
 check "chain: the provenance of a signed build names each reused layer's cache origin" grep -qx ok vs-prov.txt
+
+# ---- damaged unverified entries: checked against their record before use ------------
+# A record whose media type says zstd for a gzip blob, or whose diff_id is wrong: the
+# hit is refused with a warning and the layer built, locally and push-only alike, so the
+# image is the cold build's (umoci reads it).
+D=$REG_HOST/team/damaged/cache
+"$PI" build p/spec.yaml --revision r --cache-dir d0 -o oci:dmg0:x --cache-to "$D" --json -q >dmg0.json
+tamper() { # LAYER_NAME FIELD VALUE: rewrites that layer's entry's record in $D (unsigned)
+  /usr/bin/python3 - "$REG_URL" team/damaged/cache "$(js dmg0.json "print([l['digest'] for l in j['layers'] if l['name']=='$1'][0])")" "$2" "$3" <<'PY'
+import hashlib, json, sys, urllib.request
+url, repo, digest, field, value = sys.argv[1:]
+acc = "application/vnd.oci.image.manifest.v1+json"
+def get(path, accept=acc):
+    return urllib.request.urlopen(urllib.request.Request(url + path, headers={"Accept": accept})).read()
+for t in json.loads(get(f"/v2/{repo}/tags/list"))["tags"]:
+    m = json.loads(get(f"/v2/{repo}/manifests/{t}"))
+    rec = json.loads(get(f"/v2/{repo}/blobs/{m['layers'][1]['digest']}", "*/*"))
+    if rec["blob"]["digest"] != digest:
+        continue
+    rec["blob"][field] = value
+    if field == "media_type":
+        m["layers"][0]["mediaType"] = value
+    body = json.dumps(rec, sort_keys=True, separators=(",", ":")).encode()
+    d = "sha256:" + hashlib.sha256(body).hexdigest()
+    loc = urllib.request.urlopen(urllib.request.Request(f"{url}/v2/{repo}/blobs/uploads/", method="POST")).headers["Location"]
+    loc = (loc if loc.startswith("http") else url + loc) + ("&" if "?" in loc else "?") + "digest=" + d
+    urllib.request.urlopen(urllib.request.Request(loc, data=body, method="PUT", headers={"Content-Type": "application/octet-stream"}))
+    m["layers"][1] = {"mediaType": m["layers"][1]["mediaType"], "digest": d, "size": len(body)}
+    urllib.request.urlopen(urllib.request.Request(f"{url}/v2/{repo}/manifests/{t}", data=json.dumps(m).encode(), method="PUT", headers={"Content-Type": acc}))
+    print(t)
+PY
+}
+tamper models media_type application/vnd.oci.image.layer.v1.tar+zstd >/dev/null
+tamper app diff_id "sha256:$(printf x | sha256sum | cut -d' ' -f1)" >/dev/null
+mkdir -p elsewhere && cp -r p elsewhere/dmg
+"$PI" build elsewhere/dmg/spec.yaml --revision r --cache-dir d1 --push "$REG_HOST/team/dmg:1" --cache-from "$D" \
+  --json >dmg1.json 2>dmg1.err || { cat dmg1.err; exit 1; }
+check "damaged entries, push-only: the wrong media type and the wrong diff_id are refused, those layers built" bash -c \
+  "grep -q 'does not match its record: is not zstd' dmg1.err && grep -q 'is damaged: its blob .* its record.s diff_id' dmg1.err &&
+   test \"\$(statuses dmg1.json)\" = 'reused+cache rebuilt rebuilt' &&
+   test \"\$(js dmg1.json 'print(j[\"digest\"])')\" = \"\$(js dmg0.json 'print(j[\"digest\"])')\""
+"$PI" build elsewhere/dmg/spec.yaml --revision r --cache-dir d2 -o oci:dmg2:x --cache-from "$D" \
+  --json >dmg2.json 2>dmg2.err || { cat dmg2.err; exit 1; }
+check "damaged entries, a local output: the same, and umoci unpacks the image" bash -c \
+  "test \"\$(statuses dmg2.json)\" = 'reused+cache rebuilt rebuilt' &&
+   test \"\$(js dmg2.json 'print(j[\"digest\"])')\" = \"\$(js dmg0.json 'print(j[\"digest\"])')\" &&
+   umoci unpack --rootless --image dmg2:x dmg2-rootfs >/dev/null && test -f dmg2-rootfs/rootfs/app/train.py"
 
 # ---- failures are warnings ------------------------------------------------------------
 blob=$(js cold.json 'print([l["digest"] for l in j["layers"] if l["name"]=="models"][0])')

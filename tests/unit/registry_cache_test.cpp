@@ -40,6 +40,10 @@ public:
     std::string bytes = util::read_file(m_dir / hit.info.digest.hex);
     tmp.write(bytes);
   }
+  std::string check(const layers::RemoteHit& hit) override {
+    ++checks;
+    return layers::blob_mismatch(m_dir / hit.info.digest.hex, hit.info);
+  }
   bool writes() const override { return m_writes; }
   void store(const std::string& kind, const std::string& key, const layers::BlobInfo& info, const nlohmann::json& extra,
              const std::function<fs::path()>& local_file, const layers::RemoteHit* from) override {
@@ -57,7 +61,7 @@ public:
   }
   std::map<std::string, layers::RemoteHit> entries;
   std::vector<std::string> stored_keys;
-  int fetches = 0, downloads = 0, stores = 0;
+  int fetches = 0, downloads = 0, stores = 0, checks = 0;
 
 private:
   fs::path m_dir;
