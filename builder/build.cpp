@@ -471,31 +471,11 @@ oci::Annotations oci_keys_for(const spec::BuildSpec& s, const BuildOptions& o, c
   return keys;
 }
 
-// Labels (docs/labels.md): the base's own OCI keys (source, revision, version,
-// title...) describe the base, not this image, and are dropped; io.paddle-image.*
-// requirements are inherited. Then the spec's labels, this image's OCI keys, and the
-// requirement labels: the facts of a base chosen by `base: auto` first, the spec's
-// requires: over them.
-void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::string, BaseFact>& facts,
-                const std::optional<python::PythonTarget>& py, const oci::Annotations& oci_keys, const Events& ev,
-                std::map<std::string, std::string>& labels) {
-  for (auto it = labels.begin(); it != labels.end();) {
-    it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? labels.erase(it) : std::next(it);
-  }
-  for (const auto& [k, v] : s.config.labels) {
-    labels[k] = v;
-  }
-  for (const auto& [k, v] : oci_keys) {
-    labels[k] = v;
-  }
-  // The facts, from the matrix's row for the base, then what the base states, then
-  // requires:, as one compat::ImageFacts: the type doctor --image and render read back.
+// The base's facts, from the matrix's row for it (a base chosen by `base: auto`, or a
+// published Paddle image the matrix knows), then what the base itself states, which
+// wins: the build says where each came from, and when the two disagree.
+compat::ImageFacts base_image_facts(const Base& base, const std::map<std::string, BaseFact>& facts, const Events& ev) {
   compat::ImageFacts f;
-  auto over = [](std::string& field, const std::string& v) {
-    if (!v.empty()) {
-      field = v;
-    }
-  };
   const ResolvedBase* row = base.resolved ? &*base.resolved : base.published ? &*base.published : nullptr;
   if (base.published) {
     ev.info("  " + base.published->reference + " is a published Paddle image the compatibility matrix knows (" +
@@ -511,8 +491,6 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
     f.driver_min_compat = row->driver_minor;
     f.archs = row->archs;
   }
-  // What the base itself states wins over the matrix's row for its tag; the build says
-  // where each came from, and when the two disagree.
   const std::map<std::string, std::string*> stated = {{"cuda.version", &f.cuda},
                                                       {"cudnn.version", &f.cudnn},
                                                       {"paddle.version", &f.paddle},
@@ -530,9 +508,15 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
     ev.info("  io.paddle-image." + key + " = " + fact.value + " (from the base: " + fact.source + ")");
     *field->second = fact.value;
   }
-  // The driver floor follows the CUDA the image has: the one the base states (else its
-  // NVIDIA_REQUIRE_CUDA, "cuda>=12.0 brand=tesla,..."), through the matrix's driver for
-  // that CUDA.
+  return f;
+}
+
+// The driver floor follows the CUDA the image has: the one the base states (else its
+// NVIDIA_REQUIRE_CUDA, "cuda>=12.0 brand=tesla,..."), through the matrix's driver for
+// that CUDA. True when the matrix knows that CUDA (its minor-compat floor is then the
+// matrix's, none included).
+bool set_driver_from_cuda(const Base& base, const std::map<std::string, BaseFact>& facts, const Events& ev,
+                          compat::ImageFacts& f) {
   std::string cuda, cuda_from;
   if (auto it = facts.find("cuda.version"); it != facts.end()) {
     cuda = it->second.value;
@@ -545,17 +529,26 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
       cuda_from = "ENV NVIDIA_REQUIRE_CUDA";
     }
   }
-  bool compat_known = false;
   const compat::CudaRow* c = cuda.empty() || !base.matrix ? nullptr : base.matrix->find_cuda(cuda);
-  if (c != nullptr && c->released) {
-    if (f.driver_min != c->driver_full) {
-      ev.info("  io.paddle-image.driver.min = " + c->driver_full + " (the compatibility matrix's driver for CUDA " +
-              c->version + ", " + c->origin + "; the CUDA from the base: " + cuda_from + ")");
-    }
-    f.driver_min = c->driver_full;
-    f.driver_min_compat = c->driver_minor;
-    compat_known = true;
+  if (c == nullptr || !c->released) {
+    return false;
   }
+  if (f.driver_min != c->driver_full) {
+    ev.info("  io.paddle-image.driver.min = " + c->driver_full + " (the compatibility matrix's driver for CUDA " +
+            c->version + ", " + c->origin + "; the CUDA from the base: " + cuda_from + ")");
+  }
+  f.driver_min = c->driver_full;
+  f.driver_min_compat = c->driver_minor;
+  return true;
+}
+
+// The spec's requires: over the facts, and the Python of the wheels' target.
+void apply_requires(const spec::BuildSpec& s, const std::optional<python::PythonTarget>& py, compat::ImageFacts& f) {
+  auto over = [](std::string& field, const std::string& v) {
+    if (!v.empty()) {
+      field = v;
+    }
+  };
   const auto& req = s.requires_;
   over(f.cuda, req.cuda);
   over(f.cudnn, req.cudnn);
@@ -570,14 +563,11 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
   if (py) {
     f.python = "3." + std::to_string(py->minor);
   }
-  for (const auto& [k, v] : f.labels()) {
-    labels[k] = v;
-  }
-  if (compat_known && f.driver_min_compat.empty()) {
-    labels.erase("io.paddle-image.driver.min-compat"); // that CUDA has none (an inherited one would be wrong)
-  }
-  // Each io.paddle-image.* label as its readers parse it (compat::ImageFacts): one the
-  // spec gives must parse; one inherited from the base that does not is dropped.
+}
+
+// Each io.paddle-image.* label as its readers parse it (compat::ImageFacts): one the
+// spec gives must parse; one inherited from the base that does not is dropped.
+void drop_unparsable_labels(const spec::BuildSpec& s, const Events& ev, std::map<std::string, std::string>& labels) {
   for (auto it = labels.begin(); it != labels.end();) {
     if (it->first.rfind(compat::k_label_prefix, 0) != 0) {
       ++it;
@@ -595,6 +585,36 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
       it = labels.erase(it);
     }
   }
+}
+
+// Labels (docs/labels.md): the base's own OCI keys (source, revision, version,
+// title...) describe the base, not this image, and are dropped; io.paddle-image.*
+// requirements are inherited. Then the spec's labels, this image's OCI keys, and the
+// requirement labels: the facts of a base chosen by `base: auto` first, the spec's
+// requires: over them, as one compat::ImageFacts (the type doctor --image and render
+// read back).
+void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::string, BaseFact>& facts,
+                const std::optional<python::PythonTarget>& py, const oci::Annotations& oci_keys, const Events& ev,
+                std::map<std::string, std::string>& labels) {
+  for (auto it = labels.begin(); it != labels.end();) {
+    it = it->first.rfind("org.opencontainers.image.", 0) == 0 ? labels.erase(it) : std::next(it);
+  }
+  for (const auto& [k, v] : s.config.labels) {
+    labels[k] = v;
+  }
+  for (const auto& [k, v] : oci_keys) {
+    labels[k] = v;
+  }
+  compat::ImageFacts f = base_image_facts(base, facts, ev);
+  const bool compat_known = set_driver_from_cuda(base, facts, ev, f);
+  apply_requires(s, py, f);
+  for (const auto& [k, v] : f.labels()) {
+    labels[k] = v;
+  }
+  if (compat_known && f.driver_min_compat.empty()) {
+    labels.erase("io.paddle-image.driver.min-compat"); // that CUDA has none (an inherited one would be wrong)
+  }
+  drop_unparsable_labels(s, ev, labels);
 }
 
 // Config and manifest, serialised canonically, and their descriptors.

@@ -217,6 +217,26 @@ void one_malloc_arena() {
   }
 }
 
+// The registry cache's keys (--cache-sign-key, --cache-verify-key or their variables).
+// A signed build (--sign) with neither reads no cache: a signature vouches for every
+// layer, and none may come from an entry nobody verified.
+void set_cache_keys(const BuildArgs& a, const Output& out, bool signs, builder::RegistryCacheOptions& rc) {
+  std::string sign = flag_or_env(a.cache_sign_key, "PADDLE_IMAGE_CACHE_SIGN_KEY");
+  std::string verify = flag_or_env(a.cache_verify_key, "PADDLE_IMAGE_CACHE_VERIFY_KEY");
+  if (!sign.empty()) {
+    rc.sign_key = load_private_key(KeyFlags{sign, a.key.passphrase_file}, "--cache-sign-key");
+  }
+  if (!verify.empty()) {
+    rc.verify_key = load_public_key(verify, "--cache-verify-key");
+  }
+  if (signs && !rc.from.empty() && !rc.verify_key && !rc.sign_key) {
+    out.info("warning: --sign without --cache-verify-key: the registry cache is not read (" +
+             util::join(flag_or_env(a.cache_from, "PADDLE_IMAGE_CACHE_FROM"), ", ") +
+             "); pass --cache-verify-key PUB to use entries signed by that key");
+    rc.from.clear();
+  }
+}
+
 // --cache-from/--cache-to (or PADDLE_IMAGE_CACHE_FROM/_TO): the registry cache, with its
 // signing and verification keys; null when no repository is named.
 std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const std::filesystem::path& cache_dir,
@@ -229,8 +249,6 @@ std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const
   for (const auto& r : flag_or_env(a.cache_to, "PADDLE_IMAGE_CACHE_TO")) {
     rc.to.push_back(builder::parse_cache_repository(r, "--cache-to"));
   }
-  std::string sign = flag_or_env(a.cache_sign_key, "PADDLE_IMAGE_CACHE_SIGN_KEY");
-  std::string verify = flag_or_env(a.cache_verify_key, "PADDLE_IMAGE_CACHE_VERIFY_KEY");
   if (rc.from.empty() && rc.to.empty()) {
     if (!a.cache_sign_key.empty() || !a.cache_verify_key.empty()) {
       throw Error(ErrorKind::usage, "--cache-sign-key and --cache-verify-key need a registry cache",
@@ -238,19 +256,7 @@ std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const
     }
     return nullptr;
   }
-  if (!sign.empty()) {
-    rc.sign_key = load_private_key(KeyFlags{sign, a.key.passphrase_file}, "--cache-sign-key");
-  }
-  if (!verify.empty()) {
-    rc.verify_key = load_public_key(verify, "--cache-verify-key");
-  }
-  if (signs && !rc.from.empty() && !rc.verify_key && !rc.sign_key) {
-    // A signature vouches for every layer: none may come from an entry nobody verified.
-    out.info("warning: --sign without --cache-verify-key: the registry cache is not read (" +
-             util::join(flag_or_env(a.cache_from, "PADDLE_IMAGE_CACHE_FROM"), ", ") +
-             "); pass --cache-verify-key PUB to use entries signed by that key");
-    rc.from.clear();
-  }
+  set_cache_keys(a, out, signs, rc);
   if (!rc.to.empty()) {
     one_malloc_arena();
   }

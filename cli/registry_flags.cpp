@@ -267,15 +267,13 @@ RegistrySession::RegistrySession(const RegistryFlags& flags, const Output& out, 
   if (m_level >= 1) {
     m_client.log = [this](int level, const std::string& line) { log(level, line); };
   }
-  registry::HttpOptions ho;
-  ho.set_timeout(flags.timeout);
+  m_http_options.set_timeout(flags.timeout);
   registry::set_credential_helper_timeout(flags.timeout);
-  ho.trust = system_trust_from_env();
+  m_http_options.trust = system_trust_from_env();
   if (m_level >= 3) {
-    ho.log = m_client.log;
+    m_http_options.log = m_client.log;
   }
-  m_http_options = ho;
-  m_http = std::make_shared<registry::Http>(ho);
+  m_http = std::make_shared<registry::Http>(m_http_options);
   if (!flags.username.empty() || flags.password_stdin) {
     if (flags.username.empty() || !flags.password_stdin) {
       throw util::Error(util::ErrorKind::usage, "--username and --password-stdin go together",

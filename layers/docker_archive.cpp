@@ -2,6 +2,8 @@
 
 #include "layers/compress.hpp"
 #include "layers/tar.hpp"
+#include "oci/reference.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -393,6 +395,25 @@ struct ArchiveManifest {
   std::vector<std::string> repo_tags;
 };
 
+// A RepoTags entry must be a reference with a tag ("team/app:v1", "host:5000/app:v1"),
+// nothing else: it becomes a layout's ref name or a registry tag as it is.
+void check_repo_tag(const std::string& t, const std::string& name) {
+  bool ok = true;
+  try {
+    oci::ImageRef r = oci::ImageRef::parse(t);
+    ok = r.kind == oci::ImageRef::Kind::registry && r.digest.empty() && !r.tag_defaulted;
+  } catch (const Error&) {
+    ok = false;
+  }
+  if (!ok) {
+    throw Error(ErrorKind::input,
+                name + ": manifest.json RepoTags entry '" + util::escape_bytes(t) +
+                    "' is not a repository and a tag (REPOSITORY:TAG)",
+                "the archive is damaged or was made by a tool that wrote a bad tag: make it again, or name the "
+                "destination's tags yourself");
+  }
+}
+
 // Reads manifest.json; malformed JSON or a wrong shape is an input error in our words.
 ArchiveManifest parse_archive_manifest(const ArchiveMembers& members, const std::string& name) {
   ArchiveManifest am;
@@ -407,6 +428,9 @@ ArchiveManifest parse_archive_manifest(const ArchiveMembers& members, const std:
     }
     for (const auto& l : first.at("Layers")) {
       am.layers.push_back(clean_member(l.get<std::string>()));
+    }
+    for (const auto& t : am.repo_tags) {
+      check_repo_tag(t, name);
     }
   } catch (const nlohmann::json::parse_error& e) {
     // Our own words, not nlohmann's (which quote the bytes it stopped at).

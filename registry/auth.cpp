@@ -121,11 +121,17 @@ std::optional<Credential> from_auths(const nlohmann::json& cfg, const std::strin
   return std::nullopt;
 }
 
-std::optional<Credential> from_helper(const std::string& helper, const std::string& host, const std::string& what) {
+std::optional<Credential> from_helper(const std::string& helper, const std::string& host, const std::string& what,
+                                      std::string& failure) {
   int status = 0;
   std::string out = run_credential_helper(helper, "get", config_key(host), &status);
   if (status != 0) {
-    // Helpers say "credentials not found in native keychain" and exit 1 for unknown hosts.
+    // Helpers say "credentials not found in native keychain" and exit 1 for unknown hosts;
+    // anything else is a failure (a locked keychain, a broken helper), said if it matters.
+    if (out.find("credentials not found") == std::string::npos && failure.empty()) {
+      failure = "docker-credential-" + helper + " get (" + what + ") failed for " + host + " (exit " +
+                std::to_string(status) + ")";
+    }
     return std::nullopt;
   }
   return parse_helper_output(out, helper, what);
@@ -219,6 +225,7 @@ Credential CredentialStore::lookup(const std::string& host) const {
   if (auto it = m_explicit.find(host); it != m_explicit.end()) {
     return it->second;
   }
+  std::string failure;
   if (auto j = read_json_file(m_files.registry_auth_file)) {
     if (auto c = from_auths(*j, host, m_files.registry_auth_file.string() + " ($REGISTRY_AUTH_FILE)")) {
       return *c;
@@ -229,7 +236,7 @@ Credential CredentialStore::lookup(const std::string& host) const {
     if (j->contains("credHelpers") && (*j)["credHelpers"].is_object()) {
       for (const auto& [key, helper] : (*j)["credHelpers"].items()) {
         if (key_matches(key, host) && helper.is_string()) {
-          if (auto c = from_helper(helper.get<std::string>(), host, docker.string() + " credHelpers")) {
+          if (auto c = from_helper(helper.get<std::string>(), host, docker.string() + " credHelpers", failure)) {
             return *c;
           }
         }
@@ -239,7 +246,7 @@ Credential CredentialStore::lookup(const std::string& host) const {
       return *c;
     }
     if (j->contains("credsStore") && (*j)["credsStore"].is_string()) {
-      if (auto c = from_helper((*j)["credsStore"].get<std::string>(), host, docker.string() + " credsStore")) {
+      if (auto c = from_helper((*j)["credsStore"].get<std::string>(), host, docker.string() + " credsStore", failure)) {
         return *c;
       }
     }
@@ -249,7 +256,9 @@ Credential CredentialStore::lookup(const std::string& host) const {
       return *c;
     }
   }
-  return Credential{};
+  Credential none;
+  none.failure = failure;
+  return none;
 }
 
 std::string CredentialStore::store(const std::string& host, const std::string& username,

@@ -20,6 +20,10 @@ struct Credential {
   std::string registry_token; // a bearer token used as is ("registrytoken")
   std::string source;         // e.g. "/root/.docker/config.json (auths)"; "" = anonymous
   bool anonymous() const { return username.empty() && identity_token.empty() && registry_token.empty(); }
+  // Anonymous because a credential helper failed (exited non-zero with anything but the
+  // protocol's "credentials not found" answer): which one, for the error a refusal
+  // gives ("" when nothing failed). Never holds what the helper printed.
+  std::string failure;
 };
 
 // Paths the CLI takes from the environment ($DOCKER_CONFIG, $REGISTRY_AUTH_FILE,

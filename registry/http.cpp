@@ -380,7 +380,8 @@ std::string failure_message(CURLcode rc, const Transfer& t, const char* errbuf, 
                             const TlsPolicy& tls) {
   std::string message = t.stalled    ? "stalled: no data moved for " + std::to_string(t.stall_timeout_s) + " s"
                         : t.too_long ? "no complete answer within " + std::to_string(t.deadline_s) +
-                                           " s (the deadline for a manifest, token or index page: twice --timeout)"
+                                           " s (the deadline for a whole answer: a manifest, a tag list, a token or an "
+                                           "index page: twice --timeout)"
                         : t.too_slow ? "too slow: fewer than " + std::to_string(t.min_rate_bps) +
                                            " bytes a second over " + std::to_string(t.rate_window_s) + " s (--timeout)"
                         : errbuf[0] ? std::string(errbuf)

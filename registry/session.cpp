@@ -125,6 +125,11 @@ void Session::fail_status(const Response& r, const std::string& what, const std:
                     (body.summary.empty() ? "" : " (" + body.summary + ")");
   switch (error_kind(r.status, body.codes)) {
   case ErrorKind::auth:
+    if (m_cred.anonymous() && !m_cred.failure.empty()) {
+      throw RegistryError(r.status, body.codes, msg + "; no credentials were sent: " + m_cred.failure,
+                          "check the credential helper (run it by hand: echo " + m_host +
+                              " | docker-credential-NAME get), or run `paddle-image login " + m_host + "`");
+    }
     if (m_cred.anonymous()) {
       throw RegistryError(r.status, body.codes, msg + "; no credentials were found for " + m_host,
                           "run `paddle-image login " + m_host + "` or pass --username with --password-stdin");

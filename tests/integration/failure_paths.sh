@@ -43,6 +43,11 @@ proxy_rules fp '{"method": "GET", "path": "/manifests/", "action": "drip", "inte
 check "a dripping manifest fails at the deadline (2 x --timeout) with exit 6, within 8 s" \
   within 8 bash -c "'$PI' inspect '$FP_HOST/fp/img:v1' --insecure --retries 0 --timeout 2 2>'$WORK/drip.err'; test \$? -eq 6"
 check "... naming the deadline" grep -q "no complete answer within 4 s" drip.err
+proxy_rules fp '{"method": "GET", "path": "/tags/list", "action": "drip", "interval": 0.3, "times": -1}'
+check "a dripping tag list fails at the same deadline, said as a tag list's (not a manifest's), within 8 s" \
+  within 8 bash -c "'$PI' cache ls '$FP_HOST/fp/cache' --insecure --retries 0 --timeout 2 2>'$WORK/drip-tags.err'; test \$? -eq 6 &&
+    grep -q 'listing tags of fp/cache: .*no complete answer within 4 s (the deadline for a whole answer' '$WORK/drip-tags.err' &&
+    ! grep -q 'deadline for a manifest' '$WORK/drip-tags.err'"
 proxy_rules fp '{"method": "GET", "path": "/blobs/", "action": "drip", "interval": 0.3, "times": -1}'
 check "a dripping blob fails below the minimum rate with exit 6, within 10 s" \
   within 10 bash -c "'$PI' pull '$FP_HOST/fp/img:v1' -o oci:pulled '${FAST[0]}' --retries 0 --timeout 2 -q 2>'$WORK/blob.err'; test \$? -eq 6"

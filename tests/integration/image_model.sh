@@ -84,6 +84,27 @@ PY
 check "an archive with compressed, linked members copies to a layout" "$PI" copy docker-archive:old.tar oci:fromold -q
 check "... its layers keep their (gzip) digests" test "$(layer_digests fromold x)" = "$(layer_digests lay v1)"
 check "... the tag comes from its RepoTags" bash -c "grep -q '\"x\"' fromold/index.json"
+# RepoTags entries that are not REPOSITORY:TAG (an option smuggled in, no tag, a digest)
+# are refused, naming the archive, before anything is written.
+for bad in 'x/y:v1 --label evil=1' 'x/y' 'x/y@sha256:0000000000000000000000000000000000000000000000000000000000000000'; do
+  python3 - "$bad" <<'PY'
+import json, sys, tarfile
+with tarfile.open("old.tar") as src, tarfile.open("badtag.tar", "w", format=tarfile.USTAR_FORMAT) as dst:
+    for m in src.getmembers():
+        data = src.extractfile(m) if m.isfile() else None
+        if m.name == "manifest.json":
+            j = json.load(data)
+            j[0]["RepoTags"] = [sys.argv[1]]
+            body = json.dumps(j).encode()
+            m.size = len(body)
+            import io
+            data = io.BytesIO(body)
+        dst.addfile(m, data)
+PY
+  expect_fail "a docker-archive whose RepoTags has '$bad' is refused (exit 3), nothing written" 3 \
+    "badtag.tar: manifest.json RepoTags entry .* is not a repository and a tag" "$PI" copy docker-archive:badtag.tar oci:badtag-out
+  check "... no layout was made" test ! -e badtag-out
+done
 
 # A flipped byte inside an uncompressed layer member: caught, nothing stored.
 python3 - <<'PY'

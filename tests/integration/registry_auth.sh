@@ -117,6 +117,19 @@ check "login with a credsStore stores through the helper" bash -c "printf '%s' '
 printf '{"credHelpers":{"%s":"missing-helper"}}' "$B" >"$DOCKER_CONFIG/config.json"
 expect_fail "a credential helper that is not installed is named (exit 5)" 5 "docker-credential-missing-helper" \
   "$PI" push oci:img:v1 "$B/team/img:c6" --insecure -q
+cat >bin/docker-credential-broken <<'SH'
+#!/bin/sh
+# A helper that fails (a locked keychain): not the protocol's "not found" answer.
+echo "error: the keychain is locked; secret=hunter2" >&2
+echo "keychain locked"
+exit 3
+SH
+chmod +x bin/docker-credential-broken
+printf '{"credHelpers":{"%s":"broken"}}' "$B" >"$DOCKER_CONFIG/config.json"
+expect_fail "a credential helper that fails is named, not 'no credentials were found' (exit 5)" 5 \
+  "no credentials were sent: docker-credential-broken get .* failed for $B \(exit 3\)" \
+  "$PI" push oci:img:v1 "$B/team/img:c6b" --insecure -q
+check "... and what it printed is not repeated" bash -c "! grep -q 'hunter2\|keychain locked' '$WORK/err.txt'"
 printf '{"auths": {' >"$DOCKER_CONFIG/config.json"
 expect_fail "a malformed docker config names the file (exit 3)" 3 "$DOCKER_CONFIG/config.json: not valid JSON" \
   "$PI" push oci:img:v1 "$B/team/img:c7" --insecure -q

@@ -442,6 +442,62 @@ check "split: a fresh runner takes both parts from the cache, same image" bash -
   "test \"\$(statuses sp-fresh.json)\" = 'reused+cache reused+cache' &&
    test \"\$(js sp-fresh.json 'print(j[\"digest\"])')\" = \"\$(js sp-cold.json 'print(j[\"digest\"])')\""
 
+# ---- the content key holds what the tar records: xattrs ------------------------------
+# A layer's tar records the xattrs of the base directories it lands on (not those of the
+# source files: they are not copied). Two bases that differ only in an xattr of /app
+# give the app layer other keys; a source file's xattr changes neither key nor bytes.
+mkbase() { # DIR VALUE: an OCI layout whose one layer has /app with xattr user.tag=VALUE
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import gzip, hashlib, io, json, os, sys, tarfile
+out, value = sys.argv[1], sys.argv[2]
+os.makedirs(out + "/blobs/sha256", exist_ok=True)
+def blob(data):
+    d = hashlib.sha256(data).hexdigest()
+    open(f"{out}/blobs/sha256/{d}", "wb").write(data)
+    return {"digest": "sha256:" + d, "size": len(data)}
+raw = io.BytesIO()
+with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+    ti = tarfile.TarInfo("app"); ti.type = tarfile.DIRTYPE; ti.mode = 0o755; ti.mtime = 0
+    ti.pax_headers = {"SCHILY.xattr.user.tag": value}
+    t.addfile(ti)
+tar = raw.getvalue()
+gz = gzip.compress(tar, mtime=0)
+layer = blob(gz); layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
+cfg = blob(json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+  "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(tar).hexdigest()]}}).encode())
+cfg["mediaType"] = "application/vnd.oci.image.config.v1+json"
+man = blob(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "config": cfg, "layers": [layer]}).encode())
+man["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+man["annotations"] = {"org.opencontainers.image.ref.name": "v1"}
+json.dump({"schemaVersion": 2, "manifests": [man]}, open(out + "/index.json", "w"))
+open(out + "/oci-layout", "w").write('{"imageLayoutVersion": "1.0.0"}')
+PY
+}
+mkbase xb-one one
+mkbase xb-two two
+mkdir -p xa/src && printf 'print(1)\n' >xa/src/main.py
+printf 'image: {name: example.com/team/x, tags: [v1]}\nbase: oci:../xb-one:v1\nlayers:\n  - name: app\n    files: [{from: src/, to: /app/}]\n' >xa/spec.yaml
+X=$REG_HOST/team/xattr/cache
+"$PI" build xa/spec.yaml --revision r --cache-dir xc1 -o oci:xo1 --cache-to "$X" --json >x1.json 2>x1.err || { cat x1.err; exit 1; }
+mkdir -p elsewhere && cp -r xa elsewhere/xb && sed -i 's|xb-one|xb-two|' elsewhere/xb/spec.yaml && cp -r xb-two elsewhere/xb-two
+"$PI" build elsewhere/xb/spec.yaml --revision r --cache-dir xc2 -o oci:xo2 --cache-from "$X" --json >x2.json 2>x2.err ||
+  { cat x2.err; exit 1; }
+"$PI" build elsewhere/xb/spec.yaml --revision r --cache-dir xc3 -o oci:xo3 --json >x3.json 2>x3.err || { cat x3.err; exit 1; }
+app_x() { js "$1" 'print([l["digest"] for l in j["layers"] if l["name"]=="app"][0])'; }
+export -f app_x
+check "a fresh runner whose base differs only in an xattr of /app: a miss, and the cold build's layer" bash -c \
+  "test \"\$(js x2.json 'print([l[\"status\"] for l in j[\"layers\"] if l[\"name\"]==\"app\"][0])')\" = rebuilt &&
+   test \"\$(app_x x2.json)\" = \"\$(app_x x3.json)\" && test \"\$(app_x x2.json)\" != \"\$(app_x x1.json)\" &&
+   zcat xo2/blobs/sha256/\$(app_x x2.json | cut -c8-) | grep -qa 'SCHILY.xattr.user.tag=two'"
+mkdir -p elsewhere/xc && cp -r xa/src xa/spec.yaml elsewhere/xc/ && sed -i 's|\.\./xb-one|../../xb-one|' elsewhere/xc/spec.yaml
+/usr/bin/python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.note", b"only here")' elsewhere/xc/src/main.py
+"$PI" build elsewhere/xc/spec.yaml --revision r --cache-dir xc4 -o oci:xo4 --cache-from "$X" --json >x4.json 2>x4.err ||
+  { cat x4.err; exit 1; }
+"$PI" build elsewhere/xc/spec.yaml --revision r --cache-dir xc5 -o oci:xo5 --json >x5.json 2>x5.err || { cat x5.err; exit 1; }
+check "a source file's xattr (not copied into the tar): still a hit, and the cold build's layer" bash -c \
+  "test \"\$(statuses x4.json)\" = 'reused+cache' && test \"\$(app_x x4.json)\" = \"\$(app_x x5.json)\" &&
+   test \"\$(app_x x4.json)\" = \"\$(app_x x1.json)\""
+
 # ---- cache ls / prune ------------------------------------------------------------------
 check "cache ls lists the entries (kind, blob, size)" bash -c \
   "'$PI' cache ls $C --json >ls.json && js ls.json 'assert len(j[\"entries\"])>=4, j'"

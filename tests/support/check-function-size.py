@@ -32,7 +32,13 @@ def limit_for(path, name):
     if path.startswith("cli/") and not name.split("::")[-1].startswith("add_"):
         return CLI_LIMIT
     return LIMIT
-SKIP_DIRS = ("tests/", "third_party/", "build", "bench/", "shared/")
+# Prefixes of paths that are not product code (build trees are "build/" and "build-*/",
+# never a prefix of a module's name such as builder/).
+SKIP_DIRS = ("tests/", "third_party/", "build/", "build-", "bench/", "shared/")
+
+
+def is_product(path):
+    return not path.startswith(SKIP_DIRS)
 CONTROL = re.compile(r"\b(if|for|while|switch|catch|do|else|try|return)\b\s*(\(|$)")
 SCOPE = re.compile(r"\b(namespace|struct|class|union|enum)\b[^()]*$")
 
@@ -133,7 +139,7 @@ def functions(text):
 def product_files(root):
     out = subprocess.run(["git", "-C", root, "ls-files", "*.cpp", "*.hpp"], capture_output=True, text=True,
                          check=True).stdout.split()
-    return [f for f in out if not f.startswith(SKIP_DIRS)]
+    return [f for f in out if is_product(f)]
 
 
 def over_limit(root):
@@ -195,6 +201,11 @@ std::string raw() {
     limits = (limit_for("cli/cmd_x.cpp", "run_x"), limit_for("cli/cmd_x.cpp", "add_x"), limit_for("oci/x.cpp", "f"))
     if limits != (CLI_LIMIT, LIMIT, LIMIT):
         print(f"self-test: limits {limits}")
+        return 1
+    paths = ("builder/build.cpp", "builder/x.hpp", "build/cli/x.cpp", "build-asan/x.cpp", "tests/unit/x.cpp", "cli/c.cpp")
+    kept = [p for p in paths if is_product(p)]
+    if kept != ["builder/build.cpp", "builder/x.hpp", "cli/c.cpp"]:
+        print(f"self-test: product files {kept}")
         return 1
     print("check-function-size self-test: ok")
     return 0
