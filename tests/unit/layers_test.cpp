@@ -4,6 +4,7 @@
 
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
+#include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
 #include "layers/walk_memo.hpp"
@@ -709,6 +710,80 @@ TEST_SUITE("layers") {
       util::write_file_atomic(tmp.path() / "cut", c.bytes.substr(0, c.bytes.size() - 10));
       auto e = error_of([&] { decompress(tmp.path() / "cut", c.info.media_type); });
       CHECK(e.kind() == util::ErrorKind::integrity);
+    }
+  }
+
+  TEST_CASE("BlobCheck: a layer blob against its record, in any piece sizes") {
+    auto tmp = make_temp();
+    std::string tar;
+    {
+      layers::TarBuilder tb(0, [&](const char* d, std::size_t n) { tar.append(d, n); });
+      tb.add_bytes("app/train.py", text_bytes(200000));
+      tb.finish();
+    }
+    for (auto kind : {oci::Compression::gzip, oci::Compression::zstd, oci::Compression::none}) {
+      CAPTURE(static_cast<int>(kind));
+      layers::CompressOptions opts;
+      opts.kind = kind;
+      auto c = compress(tar, opts, tmp.path() / "blob");
+      CHECK(layers::blob_mismatch(c.path, c.info).empty());
+      for (std::size_t piece : {1, 3, 5, 4096}) {
+        CAPTURE(piece);
+        layers::BlobCheck check(c.info);
+        for (std::size_t i = 0; i < c.bytes.size(); i += piece) {
+          check.write(c.bytes.data() + i, std::min(piece, c.bytes.size() - i));
+        }
+        CHECK(check.finish().empty());
+      }
+      CHECK(layers::blob_head_mismatch(c.bytes.substr(0, 65536), c.info.media_type).empty());
+
+      layers::BlobInfo wrong = c.info;
+      wrong.diff_id = oci::Digest::sha256(util::sha256_hex("x"));
+      CHECK(contains(layers::blob_mismatch(c.path, wrong), "its record's diff_id is"));
+      wrong = c.info;
+      wrong.uncompressed_size += 1;
+      CHECK(contains(layers::blob_mismatch(c.path, wrong), "bytes of content, its record says"));
+      wrong = c.info;
+      wrong.digest = oci::Digest::sha256(util::sha256_hex("y"));
+      CHECK(contains(layers::blob_mismatch(c.path, wrong), "its record names"));
+    }
+    // A gzip blob whose record says zstd (or the other way), and a gzip of something
+    // that is not a tar.
+    auto gz = compress(tar, layers::CompressOptions{}, tmp.path() / "gz");
+    layers::BlobInfo as_zstd = gz.info;
+    as_zstd.media_type = layers::media_type_for(oci::Compression::zstd);
+    CHECK(contains(layers::blob_mismatch(gz.path, as_zstd), "is not zstd"));
+    CHECK(contains(layers::blob_head_mismatch(gz.bytes.substr(0, 100), as_zstd.media_type), "is not zstd"));
+    auto text = compress(text_bytes(100000), layers::CompressOptions{}, tmp.path() / "text");
+    CHECK(contains(layers::blob_head_mismatch(text.bytes, text.info.media_type), "tar header"));
+    CHECK(layers::blob_mismatch(text.path, text.info).empty()); // the whole check does not ask for a tar
+  }
+
+  TEST_CASE("a docker-archive's RepoTags must each be REPOSITORY:TAG") {
+    auto tmp = make_temp();
+    auto archive = [&](const std::string& repo_tag) {
+      std::string tar;
+      layers::TarBuilder tb(0, [&](const char* d, std::size_t n) { tar.append(d, n); });
+      tb.add_bytes("config.json", R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})");
+      tb.add_bytes("manifest.json",
+                   nlohmann::json::array(
+                       {{{"Config", "config.json"}, {"RepoTags", {repo_tag}}, {"Layers", nlohmann::json::array()}}})
+                       .dump());
+      tb.finish();
+      fs::path f = tmp.path() / "a.tar";
+      util::write_file_atomic(f, tar);
+      return f;
+    };
+    CHECK(layers::ArchiveImage(archive("team/app:v1"), "a").repo_tags() == std::vector<std::string>{"team/app:v1"});
+    CHECK(layers::ArchiveImage(archive("ubuntu:22.04"), "a").repo_tags().size() == 1);
+    for (const char* bad : {"x/y:v1 --label evil=1", "x/y",
+                            "x/y@sha256:"
+                            "0000000000000000000000000000000000000000000000000000000000000000",
+                            ""}) {
+      CAPTURE(bad);
+      auto e = error_of([&] { layers::ArchiveImage(archive(bad), "a"); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "RepoTags entry"));
     }
   }
 
