@@ -81,9 +81,9 @@ CC=clang CXX=clang++ "$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_
 stage "tests: unit (ASan+UBSan)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 budget asan.unit "$ROOT/build-asan/tests/unit_tests"
-stage "tests: bad-input, repro, registry x3, registry cache, failure injection (ASan+UBSan)"
+stage "tests: bad-input, repro, registry x3, registry cache, racy clean, failure injection (ASan+UBSan)"
 # The registry client's threads, retries and error paths under the sanitizers.
-for t in bad_input repro registry registry_auth registry_faults registry_cache inject; do
+for t in bad_input repro registry registry_auth registry_faults registry_cache racy_clean inject; do
   PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/$t" \
     budget "asan.integration.$t" bash "$ROOT/tests/integration/$t.sh"
 done
