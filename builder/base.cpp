@@ -485,6 +485,33 @@ std::string view_media_type() {
   return "application/vnd.paddle-image.base-view.v" + std::to_string(layers::BaseView::k_format) + "+zstd";
 }
 
+// Beside a base view taken from an unverified registry cache entry: that repository's
+// name. Such a view is never stored to a registry cache again, and a build that
+// verifies cache entries or signs its image makes the view again from the base's layers.
+fs::path unverified_marker(const fs::path& view_file) {
+  fs::path m = view_file;
+  m += ".unverified";
+  return m;
+}
+
+// A build that verifies or signs: the local view of an unverified entry goes (the view
+// is then taken from a verified entry, or made from the layers).
+void drop_unverified_view(const Base& base, const BuildOptions& o, const Events& ev) {
+  if (!o.only_verified_cache || !base.digest || base.manifest.layers.empty()) {
+    return;
+  }
+  fs::path file = layers::view_cache_path(o.cache_dir, base.manifest.layers);
+  std::error_code ec;
+  if (!fs::exists(unverified_marker(file), ec)) {
+    return;
+  }
+  ev.info("the cached file tree of base " + base.name +
+          " came from an unverified registry cache entry: made again, since this build verifies cache entries or "
+          "signs its image");
+  fs::remove(file, ec);
+  fs::remove(unverified_marker(file), ec);
+}
+
 // On a local miss of the base's view: the view from the registry cache, so the build
 // reads no base layer (a push mounts them; only a local output needs their bytes).
 void view_from_registry_cache(const Base& base, const BuildOptions& o, const Events& ev) {
@@ -502,6 +529,11 @@ void view_from_registry_cache(const Base& base, const BuildOptions& o, const Eve
     return;
   }
   fs::create_directories(file.parent_path(), ec);
+  if (!hit->verified) { // written first: a view without its marker would pass for a trusted one
+    util::write_file_atomic(unverified_marker(file), hit->registry + "/" + hit->repository + "\n");
+  } else {
+    fs::remove(unverified_marker(file), ec);
+  }
   util::AtomicFile tmp(file);
   o.remote_cache->download(*hit, tmp);
   tmp.commit();
@@ -518,6 +550,9 @@ void view_to_registry_cache(const Base& base, const BuildOptions& o) {
   std::error_code ec;
   if (!fs::exists(file, ec)) {
     return; // the view came from a shorter cached prefix and was not stored: nothing to share
+  }
+  if (fs::exists(unverified_marker(file), ec)) {
+    return; // an unverified entry's: never stored again (nor signed)
   }
   layers::BlobInfo info;
   info.digest = oci::Digest::sha256(util::sha256_file_hex(file));
@@ -544,8 +579,16 @@ Base open_build_base(const spec::BuildSpec& s, const BuildOptions& o, layers::La
   if (base.image) {
     pull_base_layers_on_demand(base, cache, o, ev);
   }
+  drop_unverified_view(base, o, ev);
   view_from_registry_cache(base, o, ev);
+  std::error_code ec;
+  const fs::path view =
+      base.manifest.layers.empty() ? fs::path() : layers::view_cache_path(o.cache_dir, base.manifest.layers);
+  const bool made_here = !view.empty() && !fs::exists(view, ec); // from the layers, by load_base_view
   load_base_view(base, o.cache_dir, ev.debug, ev.info);
+  if (made_here) {
+    fs::remove(unverified_marker(view), ec);
+  }
   view_to_registry_cache(base, o);
   return base;
 }

@@ -426,6 +426,17 @@ how={b[\"digest\"]: b[\"how\"] for b in j[\"registry\"][\"blobs\"]}
 assert len(base)>=16 and all(how[d]==\"mounted from paddlepaddle/paddle\" for d in base), how'"
 check "... under 1 MiB downloaded in all (config, view, records)" js pfresh.json \
   'r=j["registry"]; assert r["bytes_downloaded"] < 1048576, r["bytes_downloaded"]; print(r["bytes_downloaded"])'
+# That runner's view came from an unverified entry: a signing writer on its cache makes
+# the view again from the base's layers (and stores that one, signed), never the copy.
+check "... the view taken from an unverified entry is marked so" bash -c "ls d2/base-view/*.unverified >/dev/null"
+"$PI" build elsewhere/pad/spec.yaml --revision r --cache-dir d2 --push "$REG_HOST/team/ocr3:1" --cache-from "$P" \
+  --cache-to "$REG_HOST/team/ocr/signed-cache" --cache-sign-key k1.key --json >psigned.json 2>psigned.err ||
+  { cat psigned.err; exit 1; }
+check "... a signing writer on that cache makes the view again and stores its own, signed (and the layer)" bash -c \
+  "grep -q 'came from an unverified registry cache entry: made again' psigned.err &&
+   ! ls d2/base-view/*.unverified >/dev/null 2>&1 &&
+   js psigned.json 'c=j[\"registry_cache\"]; assert c[\"stored\"]==2, c' &&
+   test \"\$(js psigned.json 'print(j[\"digest\"])')\" = \"\$(js pcold.json 'print(j[\"digest\"])')\""
 
 # ---- a split layer (spec split): each part an entry; a fresh runner gets every part ---
 mkdir -p sp/models
