@@ -467,6 +467,34 @@ struct BlobCheck::Impl {
   std::string head; // the first bytes, for the format
   std::string failed;
   std::unique_ptr<Decompressor> dec;
+
+  // Runs a step of the decompressor; what it refuses is the blob's failure.
+  void guard(const std::function<void()>& step) {
+    try {
+      step();
+    } catch (const util::Error& e) {
+      if (e.kind() == util::ErrorKind::interrupted) {
+        throw;
+      }
+      failed = std::string("does not decompress (") + e.what() + ")";
+    }
+  }
+  // Once the format is known (or the blob ended): the decompressor, fed the first
+  // `held` bytes of the head.
+  void start(std::size_t held) {
+    failed = format_mismatch(head, info.media_type);
+    if (!failed.empty()) {
+      return;
+    }
+    dec = std::make_unique<Decompressor>(
+        info.media_type,
+        [this](const char* p, std::size_t n) {
+          diff.update(p, n);
+          uncompressed += static_cast<std::int64_t>(n);
+        },
+        info.digest.str());
+    guard([&] { dec->write(head.data(), held); });
+  }
 };
 
 BlobCheck::BlobCheck(BlobInfo info) : m_impl(std::make_unique<Impl>()) {
@@ -488,53 +516,21 @@ void BlobCheck::write(const char* data, std::size_t len) {
     if (m.head.size() < 4) {
       return; // not enough to tell the format yet (the rest of this piece waits too)
     }
-    m.failed = format_mismatch(m.head, m.info.media_type);
+    m.start(before); // this piece follows whole, below
     if (!m.failed.empty()) {
       return;
     }
-    m.dec = std::make_unique<Decompressor>(
-        m.info.media_type,
-        [&m](const char* p, std::size_t n) {
-          m.diff.update(p, n);
-          m.uncompressed += static_cast<std::int64_t>(n);
-        },
-        m.info.digest.str());
-    m.dec->write(m.head.data(), before); // this piece follows whole, below
   }
-  try {
-    m.dec->write(data, len);
-  } catch (const util::Error& e) {
-    if (e.kind() == util::ErrorKind::interrupted) {
-      throw;
-    }
-    m.failed = std::string("does not decompress (") + e.what() + ")";
-  }
+  m.guard([&] { m.dec->write(data, len); });
 }
 
 std::string BlobCheck::finish() {
   Impl& m = *m_impl;
   if (m.failed.empty() && !m.dec) {
-    m.failed = format_mismatch(m.head, m.info.media_type);
-    if (m.failed.empty()) {
-      m.dec = std::make_unique<Decompressor>(
-          m.info.media_type,
-          [&m](const char* p, std::size_t n) {
-            m.diff.update(p, n);
-            m.uncompressed += static_cast<std::int64_t>(n);
-          },
-          m.info.digest.str());
-      m.dec->write(m.head.data(), m.head.size());
-    }
+    m.start(m.head.size()); // a blob of under 4 bytes
   }
   if (m.failed.empty()) {
-    try {
-      m.dec->finish();
-    } catch (const util::Error& e) {
-      if (e.kind() == util::ErrorKind::interrupted) {
-        throw;
-      }
-      m.failed = std::string("does not decompress (") + e.what() + ")";
-    }
+    m.guard([&] { m.dec->finish(); });
   }
   oci::Digest got = oci::Digest::sha256(m.digest.finish_hex());
   if (got != m.info.digest || m.size != m.info.size) {

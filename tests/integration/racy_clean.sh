@@ -17,6 +17,12 @@ mount -o loop fs.img "$MNT"
 js() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $2" "$1"; }
 digest() { js "$1" 'print(j["digest"])'; }
 export -f js digest
+pib() { # NAME CACHE_DIR [FLAGS...]: a build into oci:lay:NAME, its --json in NAME.json
+  local name=$1 cache=$2
+  shift 2
+  "$PI" build "$P/spec.yaml" --revision r --cache-dir "$cache" -o "oci:lay:$name" -q --json "$@" >"$name.json" \
+    2>"$name.err" || { cat "$name.err"; exit 1; }
+}
 
 P=$MNT/p
 mkdir -p "$P/src" "$P/w" "$P/conf"
@@ -49,8 +55,7 @@ for try in 1 2 3 4 5 6 7 8; do
   printf 'print(1)\n' >"$P/src/train.py"
   printf 'a = 1\n' >"$P/conf/a.toml"
   written=$(stat -c %Y "$P/src/train.py")
-  "$PI" build "$P/spec.yaml" --revision r --cache-dir cache -o oci:lay:first -q --json >first.json 2>first.err ||
-    { cat first.err; exit 1; }
+  pib first cache
   printf 'print(2)\n' >"$P/src/train.py" # the same size, its mtime in the same second
   printf 'b = 2\n' >"$P/conf/b.toml"     # a new entry: the directory's mtime stays in that second too
   if [[ $(stat -c %Y "$P/src/train.py") == "$written" && $(stat -c %Y "$P/conf") == "$written" ]]; then
@@ -60,10 +65,8 @@ for try in 1 2 3 4 5 6 7 8; do
 done
 check "a build and an edit fell in one second (try $try)" test "$same_second" = 1
 
-"$PI" build "$P/spec.yaml" --revision r --cache-dir cold -o oci:lay:cold -q --json >cold.json 2>cold.err ||
-  { cat cold.err; exit 1; }
-"$PI" build "$P/spec.yaml" --revision r --cache-dir cache -o oci:lay:next -q --json -vv >next.json 2>next.err ||
-  { cat next.err; exit 1; }
+pib cold cold
+pib next cache -vv
 check "the next build gives the digest of a build on an empty cache" bash -c \
   "test \"\$(digest next.json)\" = \"\$(digest cold.json)\" && test \"\$(digest next.json)\" != \"\$(digest first.json)\""
 check "... it rebuilt the layer of src/ (the other of the same rules has its bytes) and the one of conf/" js next.json \
@@ -73,13 +76,11 @@ check "... each layer the cold build's (the edited file's layer and the new entr
 check "... the first build kept no walk memo for the racily clean walk" bash -c \
   "! grep -q 'no path changed; not walking' next.err"
 sleep 2.2
-"$PI" build "$P/spec.yaml" --revision r --cache-dir cache -o oci:lay:later -q --json -vv >later.json 2>later.err ||
-  { cat later.err; exit 1; }
+pib later cache -vv
 check "a build seconds later: the same digest, every layer reused" bash -c \
   "test \"\$(digest later.json)\" = \"\$(digest cold.json)\" &&
    js later.json 'assert [l[\"status\"] for l in j[\"layers\"]] == [\"reused\"] * 4, j[\"layers\"]'"
-"$PI" build "$P/spec.yaml" --revision r --cache-dir cache -o oci:lay:again -q --json -vv >again.json 2>again.err ||
-  { cat again.err; exit 1; }
+pib again cache -vv
 check "... and the one after it reuses the walk memos (nothing racy any more), one per layer of the same rules" bash -c \
   "test \"\$(digest again.json)\" = \"\$(digest cold.json)\" && test \$(grep -c 'no path changed; not walking' again.err) = 3"
 
@@ -93,8 +94,7 @@ for try in 1 2 3 4 5 6 7 8; do
   python3 -c 'import time; time.sleep(1.02 - time.time() % 1)'
   cp whl.orig "$W"
   wr=$(stat -c %Y "$W")
-  "$PI" build "$P/spec.yaml" --revision r --cache-dir cache -o oci:lay:w1 -q --json >w1.json 2>w1.err ||
-    { cat w1.err; exit 1; }
+  pib w1 cache
   python3 - "$W" <<'PY'
 import sys
 with open(sys.argv[1], "r+b") as f:
@@ -110,8 +110,7 @@ PY
   fi
 done
 check "a build and a wheel's edit fell in one second (try $try)" test "$wheel_same_second" = 1
-"$PI" build "$P/spec.yaml" --revision r --cache-dir cache -o oci:lay:w2 -q --json >w2.json 2>w2.err ||
-  { cat w2.err; exit 1; }
+pib w2 cache
 check "a same-second, same-size change of a wheel rebuilds the wheels layer" js w2.json \
   'assert j["layers"][0]["status"] == "rebuilt", j["layers"]'
 finish
