@@ -322,7 +322,7 @@ int run_hosts(HostsArgs a) {
 
 // --- verify ------------------------------------------------------------------------
 
-struct VerifyArgs {
+struct WarmVerifyArgs {
   std::string image;
   std::string registry;
   std::string content_dir;
@@ -333,7 +333,7 @@ struct VerifyArgs {
 
 // --content-dir: the blobs of the image, pinned by digest, in a node's content store
 // or a layout.
-warm::VerifyReport check_content_dir(const VerifyArgs& a, const Output& out) {
+warm::VerifyReport check_content_dir(const WarmVerifyArgs& a, const Output& out) {
   oci::Digest digest = warm::content_dir_digest(a.image);
   RegistrySession sess(a.flags, out);
   oci::CopyOptions opt = sess.transfer_options();
@@ -344,7 +344,7 @@ warm::VerifyReport check_content_dir(const VerifyArgs& a, const Output& out) {
 
 // --registry: the image on a mirror or a cache; a tag checked on a registry other than
 // the image's own is resolved there first.
-warm::VerifyReport check_registry(const VerifyArgs& a, const Output& out) {
+warm::VerifyReport check_registry(const WarmVerifyArgs& a, const Output& out) {
   oci::ImageRef ref = parse_registry_image(a.image, "IMAGE");
   warm::RegistryTarget target = warm::parse_target(a.registry, "--registry");
   RegistrySession sess(with_target(a.flags, target), out, target.host);
@@ -377,7 +377,7 @@ std::string verify_text(const warm::VerifyReport& rep) {
 
 // A check that failed: the report on stdout (the JSON with the error in it, or the
 // table), the error on stderr, and the exit status of the failure's kind.
-int verify_failed(const VerifyArgs& a, const warm::VerifyReport& rep, nlohmann::json j, const std::string& text) {
+int verify_failed(const WarmVerifyArgs& a, const warm::VerifyReport& rep, nlohmann::json j, const std::string& text) {
   ErrorKind kind = rep.failure_kind();
   std::string msg = warm::failure_message(rep, a.image);
   std::string hint = warm::failure_hint(kind);
@@ -394,7 +394,7 @@ int verify_failed(const VerifyArgs& a, const warm::VerifyReport& rep, nlohmann::
   return util::exit_code(kind);
 }
 
-int run_verify(const VerifyArgs& a) {
+int run_warm_verify(const WarmVerifyArgs& a) {
   Output out = Output::detect(a.json, a.quiet);
   warm::check_one_store(a.registry, a.content_dir);
   warm::VerifyReport rep = a.content_dir.empty() ? check_registry(a, out) : check_content_dir(a, out);
@@ -582,7 +582,7 @@ void add_warm_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>&
   man->flags.add(c, false);
   actions.emplace_back(c, [man] { return run_manifests(*man); });
 
-  auto ver = std::make_shared<VerifyArgs>();
+  auto ver = std::make_shared<WarmVerifyArgs>();
   c = w->add_subcommand("verify", "Check a mirror or a content store holds every blob of an image (read and hashed)");
   c->add_option("image", ver->image, "REGISTRY/REPO[:TAG][@DIGEST] (--content-dir: pinned by digest)")->required();
   c->add_option("--registry", ver->registry, "The registry to check: HOST[:PORT] (http:// allows plain HTTP)");
@@ -596,7 +596,7 @@ void add_warm_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>&
   c->add_flag("--no-signatures", ver->flags.no_signatures,
               "Do not check the signatures and attestations the registry holds for the image");
   ver->flags.add(c, false);
-  actions.emplace_back(c, [ver] { return run_verify(*ver); });
+  actions.emplace_back(c, [ver] { return run_warm_verify(*ver); });
 }
 
 } // namespace cli

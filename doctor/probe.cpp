@@ -59,7 +59,7 @@ struct NvmlDeviceFns {
   nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned);
   nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned);
   nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t*);
-  nvmlReturn_t (*minor)(nvmlDevice_t, unsigned*);
+  nvmlReturn_t (*minor_number)(nvmlDevice_t, unsigned*);
   nvmlReturn_t (*cc)(nvmlDevice_t, int*, int*);
   nvmlReturn_t (*mem)(nvmlDevice_t, nvmlMemory_t*);
   nvmlReturn_t (*mig)(nvmlDevice_t, unsigned*, unsigned*);
@@ -77,7 +77,7 @@ NvmlDeviceFns nvml_device_fns(void* lib) {
   f.name = sym<decltype(f.name)>(lib, {"nvmlDeviceGetName"});
   f.uuid = sym<decltype(f.uuid)>(lib, {"nvmlDeviceGetUUID"});
   f.pci = sym<decltype(f.pci)>(lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
-  f.minor = sym<decltype(f.minor)>(lib, {"nvmlDeviceGetMinorNumber"});
+  f.minor_number = sym<decltype(f.minor_number)>(lib, {"nvmlDeviceGetMinorNumber"});
   f.cc = sym<decltype(f.cc)>(lib, {"nvmlDeviceGetCudaComputeCapability"});
   f.mem = sym<decltype(f.mem)>(lib, {"nvmlDeviceGetMemoryInfo"});
   f.mig = sym<decltype(f.mig)>(lib, {"nvmlDeviceGetMigMode"});
@@ -128,7 +128,7 @@ json nvml_device(const NvmlDeviceFns& f, unsigned i, nvmlDevice_t d) {
     g["pci"] = std::string(p.busId, strnlen(p.busId, sizeof p.busId));
   }
   unsigned m = 0;
-  if (f.minor && f.minor(d, &m) == 0) {
+  if (f.minor_number && f.minor_number(d, &m) == 0) {
     g["minor"] = m;
   }
   int major_cc = 0;

@@ -226,10 +226,6 @@ std::optional<std::string> incompatibility(const WheelName& wheel, const PythonT
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string archive_error(struct archive* a) {
   return archive_error_string(a) != nullptr ? archive_error_string(a) : "?";
 }
@@ -320,7 +316,7 @@ std::optional<Destination> member_destination(const std::string& member, const W
   const std::string& site = target.site_packages;
   std::string first = member.substr(0, member.find('/'));
   Destination d;
-  if (ends_with(first, ".data") && member.find('/') != std::string::npos) {
+  if (first.ends_with(".data") && member.find('/') != std::string::npos) {
     std::string rest = member.substr(first.size() + 1);
     std::string key = rest.substr(0, rest.find('/'));
     std::string tail = rest.find('/') == std::string::npos ? "" : rest.substr(rest.find('/') + 1);
@@ -411,8 +407,8 @@ std::string with_target_shebang(const std::string& script, const PythonTarget& t
 void install_member(struct archive* a, archive_entry* e, const std::string& member, const Destination& dest,
                     const fs::path& wheel, const PythonTarget& target, Staging& staging, Unpacked& u,
                     std::vector<char>& buf) {
-  bool keep_in_memory = dest.is_script || ends_with(member, ".dist-info/RECORD") ||
-                        ends_with(member, ".dist-info/entry_points.txt") || ends_with(member, ".dist-info/WHEEL");
+  bool keep_in_memory = dest.is_script || member.ends_with(".dist-info/RECORD") ||
+                        member.ends_with(".dist-info/entry_points.txt") || member.ends_with(".dist-info/WHEEL");
   std::unique_ptr<util::AtomicFile> out;
   fs::path staged = staging.path_of(dest.image_path);
   if (!keep_in_memory) {
@@ -423,14 +419,14 @@ void install_member(struct archive* a, archive_entry* e, const std::string& memb
   MemberDigest digest = read_member(a, wheel, member, out.get(), content, buf);
   std::string hash_b64 = util::base64url_nopad(digest.sha256);
   u.member_hashes[member] = "sha256=" + hash_b64;
-  if (ends_with(member, ".dist-info/RECORD")) {
+  if (member.ends_with(".dist-info/RECORD")) {
     u.wheel_record = content;
     return; // regenerated at the end
   }
-  if (ends_with(member, ".dist-info/entry_points.txt")) {
+  if (member.ends_with(".dist-info/entry_points.txt")) {
     u.entry_points = content;
   }
-  if (ends_with(member, ".dist-info/WHEEL")) {
+  if (member.ends_with(".dist-info/WHEEL")) {
     u.wheel_meta = content;
   }
   std::uint32_t mode = (archive_entry_perm(e) & 0111) != 0 ? 0755 : 0644;
@@ -467,7 +463,7 @@ Unpacked unpack_members(struct archive* a, const fs::path& wheel, const WheelNam
     if (!dest) {
       continue;
     }
-    if (std::string first = member.substr(0, member.find('/')); ends_with(first, ".dist-info")) {
+    if (std::string first = member.substr(0, member.find('/')); first.ends_with(".dist-info")) {
       u.dist_info = first;
     }
     install_member(a, e, member, *dest, wheel, target, staging, u, buf);

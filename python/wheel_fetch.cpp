@@ -23,20 +23,16 @@ namespace {
 
 constexpr const char* k_pypi = "https://pypi.org/simple";
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool is_sdist(const std::string& filename) {
-  return ends_with(filename, ".tar.gz") || ends_with(filename, ".zip") || ends_with(filename, ".tar.bz2") ||
-         ends_with(filename, ".tgz");
+  return filename.ends_with(".tar.gz") || filename.ends_with(".zip") || filename.ends_with(".tar.bz2") ||
+         filename.ends_with(".tgz");
 }
 
 // The version part of an sdist's file name ("" when it cannot be told).
 std::string sdist_version(const std::string& filename) {
   std::string stem = filename;
   for (const char* ext : {".tar.gz", ".tar.bz2", ".tgz", ".zip"}) {
-    if (ends_with(stem, ext)) {
+    if (stem.ends_with(ext)) {
       stem.resize(stem.size() - std::string(ext).size());
       break;
     }
@@ -598,7 +594,7 @@ std::vector<python::IndexFile> hashed_files(const python::RequirementLine& line,
                                             bool all_platforms, bool applies) {
   std::vector<python::IndexFile> hashed;
   for (const auto& f : page) {
-    if (!ends_with(f.filename, ".whl")) {
+    if (!f.filename.ends_with(".whl")) {
       continue;
     }
     python::WheelName w;

@@ -26,10 +26,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string with_query(const std::string& url, const std::string& kv) {
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
-}
-
 // A token realm's scheme and host[:port], through the one URL parser ("" for text that
 // is not an absolute URL).
 std::string scheme_of(const std::string& url) {
@@ -271,7 +267,7 @@ std::string Session::fetch_token(const std::string& scope) {
       req.body = query + "&grant_type=refresh_token&client_id=paddle-image&refresh_token=" +
                  util::percent_encode(m_cred.identity_token);
     } else {
-      req.url = with_query(realm, query);
+      req.url = util::with_query(realm, query);
       if (!m_cred.username.empty()) {
         req.headers.push_back("Authorization: Basic " + util::base64_encode(m_cred.username + ":" + m_cred.password));
       }

@@ -16,10 +16,6 @@ using util::ErrorKind;
 
 namespace {
 
-std::string with_query(const std::string& url, const std::string& kv) {
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
-}
-
 // "0-1234" -> 1235 (bytes the registry holds), -1 when absent or malformed.
 // Distribution writes "0-0" for an empty upload, so that reads as 0.
 std::int64_t range_end(const std::string& range) {
@@ -221,7 +217,7 @@ std::optional<Response> Upload::send_noting(const Request& q) {
 Upload::Put Upload::put_whole() {
   Request q;
   q.method = "PUT";
-  q.url = with_query(m_location, "digest=" + util::percent_encode(m_blob.digest.str()));
+  q.url = util::with_query(m_location, "digest=" + util::percent_encode(m_blob.digest.str()));
   q.headers.push_back("Content-Type: application/octet-stream");
   q.reader = verifying(m_open(0), m_blob, 0, -1, m_session.stats(), m_progress, m_session.host());
   q.body_size = m_blob.size;
@@ -330,7 +326,7 @@ bool Upload::resync() {
 bool Upload::commit() {
   Request q;
   q.method = "PUT";
-  q.url = with_query(m_location, "digest=" + util::percent_encode(m_blob.digest.str()));
+  q.url = util::with_query(m_location, "digest=" + util::percent_encode(m_blob.digest.str()));
   q.headers.push_back("Content-Type: application/octet-stream");
   q.body_size = 0;
   try {

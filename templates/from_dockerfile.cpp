@@ -142,7 +142,7 @@ std::string join_path(const std::string& dir, const std::string& p) {
   return d + (p == "." ? "" : p.rfind("./", 0) == 0 ? p.substr(2) : p);
 }
 
-bool is_url(const std::string& s) {
+bool is_remote_source(const std::string& s) {
   return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || s.rfind("git@", 0) == 0;
 }
 
@@ -386,7 +386,7 @@ private:
       dest += '/';
     }
     for (const auto& src : w) {
-      if (is_url(src)) {
+      if (is_remote_source(src)) {
         skip("ADD of a URL: download it into the project and copy the file");
         return;
       }

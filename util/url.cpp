@@ -434,4 +434,8 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
+std::string with_query(const std::string& url, const std::string& kv) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
+}
+
 } // namespace util

@@ -30,6 +30,10 @@ struct Url {
 // host other than file:///path's, an unclosed '[', a port that is not digits).
 std::optional<Url> parse_url(std::string_view text);
 
+// The URL with one more query parameter `kv` ("name=value", already encoded): after
+// '?' when it has no query yet, else after '&'.
+std::string with_query(const std::string& url, const std::string& kv);
+
 // A loopback origin, judged from the literal authority ("host[:port]") alone, never
 // from DNS: `localhost`, an IPv4 literal in 127.0.0.0/8, `[::1]`. pip counts these as
 // secure origins, and Docker and go-containerregistry allow plain HTTP to them.
