@@ -16,6 +16,8 @@
 #include <tuple>
 #include <vector>
 
+namespace unit_base_view_test {
+
 namespace fs = std::filesystem;
 using test_support::error_of;
 
@@ -439,3 +441,5 @@ TEST_CASE("hard-linked METADATA and dpkg status are read, from the same layer or
     CHECK(n->target == "opt/blob-b"); // "./" stripped, as the member paths are
   }
 }
+
+} // namespace unit_base_view_test

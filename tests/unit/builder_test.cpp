@@ -33,6 +33,8 @@
 #include <thread>
 #include <vector>
 
+namespace unit_builder_test {
+
 namespace fs = std::filesystem;
 using test_support::contains;
 using test_support::error_of;
@@ -366,7 +368,17 @@ TEST_SUITE("builder") {
       }
       return n;
     };
-    auto first = build(); // the files were written just now: every one is racily clean
+    // Every source file's mtime a second ahead: racily clean however late the build
+    // starts on a loaded machine (the suite runs tests side by side).
+    const auto ahead = fs::file_time_type::clock::now() + std::chrono::seconds(1);
+    for (const char* dir : {"src", "conf"}) {
+      for (const auto& f : fs::recursive_directory_iterator(p.tmp.path() / dir)) {
+        if (f.is_regular_file()) {
+          fs::last_write_time(f.path(), ahead);
+        }
+      }
+    }
+    auto first = build(); // every file is racily clean
     CHECK(said("layer 'app': racily clean paths; not kept"));
     const bool memos = fs::exists(p.tmp.path() / "cache" / "walks") && !fs::is_empty(p.tmp.path() / "cache" / "walks");
     CHECK_FALSE(memos);
@@ -383,7 +395,9 @@ TEST_SUITE("builder") {
         util::write_file_atomic(k.path(), j.dump());
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(30)); // past the granularity: nothing racy now
+    while (fs::file_time_type::clock::now() < ahead + std::chrono::milliseconds(50)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10)); // past the granularity: nothing racy now
+    }
     auto second = build();
     CHECK(said("changed since the layer was cached, its stat data did not (racily clean); rebuilding"));
     CHECK(second.layers[0].rebuilt);
@@ -738,3 +752,5 @@ TEST_CASE("published_base: a tag the matrix lists, on a repository it lists (any
   CHECK_FALSE(builder::published_base(m, oci::ImageRef::parse("docker.io/paddlepaddle/paddle:2.6.1-gpu-custom")));
   CHECK_FALSE(builder::published_base(m, oci::ImageRef::parse("oci:bases/paddle")));
 }
+
+} // namespace unit_builder_test

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_cli_test {
+
 namespace {
 
 // Every subcommand under `app`, with the words that reach it.
@@ -110,3 +112,5 @@ TEST_CASE("man pages and completions come from the CLI definition, escaped for r
   CHECK(fish.find("-d '\\'quoted\\' help'") != std::string::npos);
   CHECK_THROWS_AS(cli::completion_script(app, "tcsh"), util::Error);
 }
+
+} // namespace unit_cli_test

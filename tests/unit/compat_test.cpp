@@ -20,6 +20,8 @@
 // defaults on purpose, which GCC 12 reports under -Wextra.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+namespace unit_compat_test {
+
 using compat::Constraints;
 using compat::DriverLevel;
 using compat::Resolution;
@@ -1003,3 +1005,5 @@ TEST_CASE("the matrix finds a stated Paddle version's release and its published 
   two.images = {run, dev};
   CHECK(compat::find_published(two, "12.0")->tag == "run");
 }
+
+} // namespace unit_compat_test

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+namespace unit_doctor_fleet_test {
+
 using nlohmann::json;
 using test_support::contains;
 using test_support::error_of;
@@ -170,3 +172,5 @@ TEST_SUITE("doctor fleet") {
     CHECK(back.gpu_memory_mib == 40960);
   }
 }
+
+} // namespace unit_doctor_fleet_test

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 
+namespace unit_doctor_test {
+
 namespace fs = std::filesystem;
 
 TEST_CASE("doctor parse: the three forms of /proc/driver/nvidia/version and two-part versions") {
@@ -257,3 +259,5 @@ TEST_CASE("doctor image checks: GPU memory against io.paddle-image.gpu.memory-mi
                           {"nvml", {{"gpus", {{{"name", "NVIDIA H200"}, {"cc", "9.0"}, {"memory_mib", 143771}}}}}}};
   CHECK(doctor::host_probes_from_facts(facts).gpus.at(0).memory_mib == 143771);
 }
+
+} // namespace unit_doctor_test

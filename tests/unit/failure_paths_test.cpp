@@ -20,6 +20,8 @@
 #include <thread>
 #include <unistd.h>
 
+namespace unit_failure_paths_test {
+
 using namespace test_support;
 namespace fs = std::filesystem;
 
@@ -351,3 +353,5 @@ TEST_SUITE("failure paths") {
     CHECK(got == 40960);
   }
 }
+
+} // namespace unit_failure_paths_test

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+namespace unit_from_spec_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -205,3 +207,5 @@ TEST_CASE("ci_input: the lock check is for the one wheels layer from an index wi
         "--requirements: the spec has no wheels layer with a lock from an index | the lock check is for `wheels: "
         "{lock: FILE, index: URL}` layers (docs/wheels.md)");
 }
+
+} // namespace unit_from_spec_test

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_fuzz_regressions_test {
+
 namespace fs = std::filesystem;
 
 #define PI_FUZZ_TARGET(name) extern "C" int pi_##name(const std::uint8_t* data, std::size_t size);
@@ -105,3 +107,5 @@ TEST_SUITE("fuzz") {
     }
   }
 }
+
+} // namespace unit_fuzz_regressions_test

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_index_test {
+
 using namespace test_support;
 using python::IndexFile;
 using registry::Request;
@@ -877,3 +879,5 @@ TEST_CASE("PackageIndex: a loopback index is a secure origin, judged from the li
     CHECK(error_of([&] { ix.index->files("pkg"); }).kind() == util::ErrorKind::input);
   }
 }
+
+} // namespace unit_index_test

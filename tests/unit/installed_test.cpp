@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+namespace unit_installed_test {
+
 namespace {
 
 const std::string k_site = "usr/local/lib/python3.10/dist-packages/";
@@ -86,3 +88,5 @@ TEST_SUITE("installed") {
     CHECK(dists[1].name == "b");
   }
 }
+
+} // namespace unit_installed_test

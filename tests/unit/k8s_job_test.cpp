@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_k8s_job_test {
+
 using templates::k8s::JobRequest;
 using templates::k8s::JobSources;
 using templates::k8s::RenderedJob;
@@ -425,3 +427,5 @@ TEST_CASE("render_job: a refused flag value is quoted with its control bytes esc
   r.name = "9" + esc;
   CHECK(refused(r).rfind("--name '9", 0) == 0);
 }
+
+} // namespace unit_k8s_job_test

@@ -9,6 +9,8 @@
 #include <functional>
 #include <string>
 
+namespace unit_k8s_test {
+
 using templates::k8s::Object;
 
 namespace {
@@ -174,3 +176,5 @@ TEST_CASE("GfdKeys, tolerations and selectors: usage errors with the fix") {
         std::string::npos);
   CHECK(templates::k8s::parse_selector("nvidia.com/gpu.present=true", "--node-selector").second == "true");
 }
+
+} // namespace unit_k8s_test

@@ -27,6 +27,8 @@
 #include <vector>
 #include <zstd.h>
 
+namespace unit_layers_test {
+
 namespace fs = std::filesystem;
 using layers::Entry;
 using test_support::contains;
@@ -1189,3 +1191,5 @@ TEST_CASE("add_missing_parents creates every missing ancestor once, siblings or 
   CHECK(dirs == std::vector<std::string>{"a", "a/b", "a/b/c", "a/b/c/d", "a/b2", "x", "x/q", "x/y", "x/y/z"});
   CHECK(set.entries().size() == 9 + 8);
 }
+
+} // namespace unit_layers_test

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_lock_request_test {
+
 using test_support::contains;
 using test_support::error_of;
 
@@ -60,3 +62,5 @@ TEST_CASE("lock report: the lock text on stdout, the output path otherwise, cred
   CHECK_FALSE(file.contains("lock"));
   CHECK(file["all_platforms"] == true);
 }
+
+} // namespace unit_lock_request_test

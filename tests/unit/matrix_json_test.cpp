@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+namespace unit_matrix_json_test {
+
 namespace {
 
 std::set<std::string> keys(const nlohmann::json& j) {
@@ -55,3 +57,5 @@ TEST_CASE("matrix show --json: each table's keys, every row with its source and 
   CHECK(all["paddle"][0]["images"][0]["tag"] == m.paddle[0].images[0].tag);
   CHECK(all["paddle"][0]["images"][0]["archs"] == m.paddle[0].images[0].archs);
 }
+
+} // namespace unit_matrix_json_test

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_metadata_test {
+
 TEST_SUITE("metadata") {
   TEST_CASE("METADATA: first Name and Version win, folded lines join, keys any case, the body is not read") {
     auto m = python::parse_metadata("Metadata-Version: 2.1\r\nname:  Zope.Interface \r\nVersion: 6.0\r\n"
@@ -70,3 +72,5 @@ TEST_SUITE("metadata") {
     CHECK(python::normalize_version("1.0") != python::normalize_version("1.0.1"));
   }
 }
+
+} // namespace unit_metadata_test

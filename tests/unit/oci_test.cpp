@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_oci_test {
+
 namespace fs = std::filesystem;
 using test_support::contains;
 using test_support::error_of;
@@ -606,3 +608,5 @@ TEST_CASE("login_host: the host login and logout take, from a host, a URL or a r
     CHECK(std::string(e.hint()) == "e.g. registry.example.com or 127.0.0.1:5000");
   }
 }
+
+} // namespace unit_oci_test

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+namespace unit_packages_test {
+
 namespace fs = std::filesystem;
 using layers::Package;
 using test_support::contains;
@@ -403,3 +405,5 @@ TEST_SUITE("packages") {
     CHECK(python::purl(plain) == "pkg:pypi/requests@2.32.3");
   }
 }
+
+} // namespace unit_packages_test

@@ -8,6 +8,8 @@
 
 #include <string>
 
+namespace unit_pep440_test {
+
 using python::pep440::Specifier;
 using python::pep440::SpecifierSet;
 using python::pep440::Version;
@@ -272,3 +274,5 @@ TEST_SUITE("pep440") {
     CHECK(contains(invalid([] { Specifier{">=", "x"}.contains(v("1.0")); }), "not a PEP 440 version"));
   }
 }
+
+} // namespace unit_pep440_test

@@ -5,6 +5,8 @@
 #include "python/pip_conf.hpp"
 #include "util/fs.hpp"
 
+namespace unit_pip_conf_test {
+
 namespace fs = std::filesystem;
 
 TEST_SUITE("pip_conf") {
@@ -69,3 +71,5 @@ TEST_SUITE("pip_conf") {
     CHECK(d.find_links.empty());
   }
 }
+
+} // namespace unit_pip_conf_test

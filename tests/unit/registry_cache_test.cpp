@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_registry_cache_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -213,3 +215,5 @@ TEST_SUITE("registry cache") {
     CHECK(keys("two").first != one.first);
   }
 }
+
+} // namespace unit_registry_cache_test

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <thread>
 
+namespace unit_registry_test {
+
 using test_support::contains;
 using test_support::error_of;
 using test_support::make_temp;
@@ -287,3 +289,5 @@ TEST_CASE("file_reader reads from an offset") {
   CHECK(std::string(buf, n) == "456789");
   CHECK(r(buf, sizeof buf) == 0);
 }
+
+} // namespace unit_registry_test

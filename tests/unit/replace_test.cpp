@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_replace_test {
+
 using python::Incoming;
 using python::Replacement;
 using test_support::contains;
@@ -290,3 +292,5 @@ TEST_SUITE("python target environment") {
     CHECK(bounded.removals.empty());
   }
 }
+
+} // namespace unit_replace_test

@@ -11,6 +11,8 @@
 #include <set>
 #include <string>
 
+namespace unit_requirement_test {
+
 using python::Marker;
 using python::Requirement;
 using test_support::contains;
@@ -210,3 +212,5 @@ TEST_SUITE("requirement") {
     CHECK(env.count("extra") == 0);
   }
 }
+
+} // namespace unit_requirement_test

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_requirements_test {
+
 namespace fs = std::filesystem;
 using python::RequirementsMode;
 using namespace test_support;
@@ -393,3 +395,5 @@ TEST_CASE("an include that cannot be a requirements file is an input error namin
   CHECK(e.kind() == util::ErrorKind::input);
   CHECK(contains(e.what(), "requirements.txt:2: -r: /dev/zero is not a regular file"));
 }
+
+} // namespace unit_requirements_test

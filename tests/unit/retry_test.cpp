@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_retry_test {
+
 using namespace test_support;
 using registry::Attempt;
 using registry::Call;
@@ -191,3 +193,5 @@ TEST_SUITE("retry") {
     CHECK(l.t->retry([](int attempt) { return attempt < 2 ? Attempt::retry("once") : Attempt::finish(); }));
   }
 }
+
+} // namespace unit_retry_test

@@ -15,6 +15,8 @@
 
 #include <doctest/doctest.h>
 
+namespace unit_signing_test {
+
 namespace {
 
 const char* k_ed25519 = "-----BEGIN PRIVATE KEY-----\n"
@@ -597,3 +599,5 @@ TEST_CASE("signing: spdx_components reads the packages an SPDX document lists wi
   CHECK(signing::spdx_components(nlohmann::json::array(), "x").empty());
   CHECK(signing::spdx_components({{"spdxVersion", "SPDX-3.0"}, {"packages", doc["packages"]}}, "x").empty());
 }
+
+} // namespace unit_signing_test

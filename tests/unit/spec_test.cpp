@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_spec_test {
+
 namespace fs = std::filesystem;
 using test_support::contains;
 using test_support::error_of;
@@ -623,3 +625,5 @@ TEST_SUITE("spec") {
   }
 
 } // TEST_SUITE
+
+} // namespace unit_spec_test

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_tags_test {
+
 using python::WheelName;
 using test_support::contains;
 using test_support::target;
@@ -171,3 +173,5 @@ TEST_SUITE("tags") {
     }
   }
 }
+
+} // namespace unit_tags_test

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_templates_test {
+
 using templates::Escape;
 using templates::Template;
 
@@ -532,3 +534,5 @@ TEST_CASE("templates: init --from-dockerfile reads several heredocs of one instr
   REQUIRE(r.unmapped.size() == 1);
   CHECK(r.unmapped[0].line == 2);
 }
+
+} // namespace unit_templates_test

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_transport_test {
+
 using namespace test_support;
 using registry::Request;
 using registry::Response;
@@ -563,3 +565,5 @@ TEST_CASE("given a blob download that fails mid-way, then the pipe's reader reth
   CHECK(e.kind() == util::ErrorKind::io);
   CHECK(contains(e.what(), "No space left on device"));
 }
+
+} // namespace unit_transport_test

@@ -29,6 +29,8 @@
 #include <unistd.h>
 #include <vector>
 
+namespace unit_util_test {
+
 namespace fs = std::filesystem;
 using test_support::contains;
 using test_support::error_of;
@@ -622,3 +624,5 @@ TEST_CASE("util::percent_encode keeps RFC 3986's unreserved characters; percent_
   }
   CHECK(util::percent_decode(util::percent_encode(all)) == all);
 }
+
+} // namespace unit_util_test

@@ -14,6 +14,8 @@
 
 #include <doctest/doctest.h>
 
+namespace unit_warm_commands_test {
+
 using nlohmann::json;
 using test_support::contains;
 using test_support::error_of;
@@ -330,3 +332,5 @@ TEST_SUITE("warm commands") {
                      {"file", "out.yaml"}}));
   }
 }
+
+} // namespace unit_warm_commands_test

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <map>
 
+namespace unit_warm_test {
+
 using test_support::contains;
 using test_support::error_of;
 namespace fs = std::filesystem;
@@ -423,3 +425,5 @@ TEST_SUITE("warm") {
     CHECK(contains(error_of([&] { warm::render_manifests(in); }).what(), "--name"));
   }
 }
+
+} // namespace unit_warm_test

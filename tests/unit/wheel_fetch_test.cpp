@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_wheel_fetch_test {
+
 using python::ClosureInput;
 using python::IndexFile;
 using python::TargetFacts;
@@ -421,3 +423,5 @@ TEST_CASE("check_closure follows nested extras") {
     CHECK_NOTHROW(python::check_closure(locked, facts(), "requirements.lock"));
   }
 }
+
+} // namespace unit_wheel_fetch_test

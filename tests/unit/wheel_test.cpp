@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <vector>
 
+namespace unit_wheel_test {
+
 namespace fs = std::filesystem;
 using python::WheelName;
 using test_support::contains;
@@ -544,3 +546,5 @@ TEST_SUITE("wheel") {
   }
 
 } // TEST_SUITE
+
+} // namespace unit_wheel_test
