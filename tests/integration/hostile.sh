@@ -9,14 +9,24 @@
 # tomllib, and buildah (Dockerfiles, built from scratch, configs compared), keep the
 # benign render's structure with the value exactly where the benign one was, validate
 # as Kubernetes objects, and plant nothing when its CI steps run under bash.
+#   hostile.sh [FAMILY]   one family of slots (ci, dockerfile, k8s, warm, init; CTest runs
+#                         each as integration.hostile.FAMILY), or every slot
+FAMILY=${1:-}
 source "$(dirname "$0")/../support/common.sh"
 # shellcheck source=../support/registry/registry.sh
 source "$SUPPORT/registry/registry.sh"
 trap registry_stop_all EXIT
 cd "$WORK"
-registry_start reg open "$WORK/srv"
-args=(--pi "$PI" --work "$WORK/runs" --registry "$REG_HOST")
-if command -v buildah >/dev/null && [[ $(id -u) -eq 0 ]]; then
+args=(--pi "$PI" --work "$WORK/runs")
+[[ -z $FAMILY ]] || args+=(--family "$FAMILY")
+# Only warm manifests push to a registry.
+if [[ -z $FAMILY || $FAMILY == warm ]]; then
+  registry_start reg open "$WORK/srv"
+  args+=(--registry "$REG_HOST")
+fi
+if [[ -n $FAMILY && $FAMILY != dockerfile ]]; then
+  : # only the Dockerfile slots are built
+elif command -v buildah >/dev/null && [[ $(id -u) -eq 0 ]]; then
   args+=(--buildah)
 else
   echo "note: without buildah and root the rendered Dockerfiles are parsed, not built"

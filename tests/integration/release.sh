@@ -14,17 +14,41 @@ export PODMAN_TMP=$WORK/podman
 trap 'podman_cleanup 2>/dev/null || true' EXIT
 CC=(python3 "$SUPPORT/cosign_check.py")
 export COSIGN_PASSWORD=release-test
-rm -rf dist dist2 rel.key rel.pub
-"$PI" key generate -o rel >/dev/null 2>&1
-
+# The test runs in parts, each its own CTest test (integration.release.PART), side by
+# side once the first has packaged the release:
+#   release.sh [PART]   dist (package, sign, package again), repro (two checkouts),
+#                       checks (README lines, SBOMs, provenance, .deb, archive),
+#                       chroot (the archive and the .deb on a minimal Debian 12),
+#                       image (paddle-image's own image); no PART: all, in order
+# The parts after dist read its release from RELEASE_DIST (the dist part's work
+# directory; by default ../release-dist beside this one).
+PART=${1:-all}
+case $PART in all | dist | repro | checks | chroot | image) ;; *) echo "release.sh: unknown part '$PART'" >&2; exit 2 ;; esac
+part() { [[ $PART == all || $PART == "$1" ]]; }
 # The release build sits beside the suite's Release build (build/), at the same depth,
 # so ccache finds every object that build compiled with the same flags: the test
 # compiles paddle-image once, not again (release.sh's own default directory).
 RB=$ROOT/build-release
+if part dist; then
+rm -rf dist dist2 rel.key rel.pub
+"$PI" key generate -o rel >/dev/null 2>&1
 check "release.sh builds the archive, the .deb, SHA256SUMS and signatures (a test key: --pub names its public half)" \
   bash "$ROOT/scripts/release.sh" --out dist --build "$RB" --key rel.key --pub rel.pub --deb
+else
+  # The dist part's release and key, copied (a part may change its copy: tampering).
+  RELEASE_DIST=${RELEASE_DIST:-$(dirname "$WORK")/release-dist}
+  if [[ ! -s $RELEASE_DIST/rel.pub || ! -d $RELEASE_DIST/dist ]]; then
+    fail "no release in $RELEASE_DIST (integration.release.dist makes it)"
+    finish || exit 1
+  fi
+  rm -rf dist dist2 && cp -a "$RELEASE_DIST/dist" "$RELEASE_DIST/dist2" "$RELEASE_DIST/rel.key" "$RELEASE_DIST/rel.pub" .
+fi
 A=$(ls dist/paddle-image-*-linux-amd64.tar.gz 2>/dev/null | head -1)
 NAME=$(basename "$A" .tar.gz)
+V=${NAME#paddle-image-}
+V=${V%-linux-amd64}
+DEB=dist/paddle-image_${V}-1_$(dpkg --print-architecture).deb
+if part dist; then
 check "it is named paddle-image-VERSION-linux-amd64.tar.gz" \
   bash -c "[[ '$NAME' == paddle-image-$("$PI" version --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')-linux-amd64 ]]"
 check "SHA256SUMS checks" bash -c "cd dist && sha256sum -c --quiet SHA256SUMS"
@@ -37,9 +61,6 @@ expect_fail "a key that is not the release key is refused (no --pub), before any
   "rel.key is not the release key: its public half is not $ROOT/packaging/release/paddle-image.pub" \
   bash "$ROOT/scripts/release.sh" --out dist-wrongkey --build "$RB" --key rel.key --no-deb
 check "... and dist-wrongkey was not made" test ! -e dist-wrongkey
-V=${NAME#paddle-image-}
-V=${V%-linux-amd64}
-DEB=dist/paddle-image_${V}-1_$(dpkg --print-architecture).deb
 check "the .deb is named paddle-image_VERSION-1_ARCH.deb and listed in SHA256SUMS" grep -q " $(basename "$DEB")\$" dist/SHA256SUMS
 check "the .deb's signature verifies, with verify-blob and the independent verifier" bash -c \
   "'$PI' verify-blob '$DEB' --key rel.pub --signature '$DEB.sig' && ${CC[*]} verify-blob --key rel.pub --signature '$DEB.sig' --in '$DEB'"
@@ -47,6 +68,9 @@ check "packaging the same build again gives the same bytes (archive and .deb)" b
   "bash '$ROOT/scripts/release.sh' --out dist2 --build '$RB' --deb >/dev/null && cmp '$A' 'dist2/$NAME.tar.gz' &&
    cmp '$DEB' dist2/$(basename "$DEB")"
 
+fi
+
+if part repro; then
 # From two checkouts of the commit in different directories, built separately: the
 # same archive, byte for byte (SOURCE_DATE_EPOCH from the commit; nothing in the
 # binary names the directory it was built in). When this tree is the clean commit (as
@@ -66,6 +90,14 @@ check "two checkouts in different directories give the same archive and .deb, by
    cmp $FIRST/SHA256SUMS ckB-dist/SHA256SUMS"
 rm -rf ckA ckB-elsewhere
 
+fi
+
+# unpack_archive: the archive unpacked into x/; X is its top directory.
+unpack_archive() {
+  rm -rf x && mkdir x && tar xzf "$A" -C x
+  X=$WORK/x/$NAME
+}
+if part checks; then
 # --- the README's verification lines ---------------------------------------------
 # The fingerprint in the README is the committed release key's; the README's lines, as
 # written (only the file names made the test's: its version, its .deb; the key in dist/
@@ -258,8 +290,7 @@ check "copyright (DEP-5, from COPYRIGHT) and changelog.Debian.gz naming the vers
    zcat debx/usr/share/doc/paddle-image/changelog.Debian.gz | grep -qF \"git revision \$(debx/usr/bin/paddle-image version --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"git\"][\"revision\"])')\" &&
    dpkg-deb -f '$DEB' Maintainer | grep -qE '<[^@ ]+@[^@ ]+>'"
 
-rm -rf x && mkdir x && tar xzf "$A" -C x
-X=$WORK/x/$NAME
+unpack_archive
 check "the binary finds its libraries through \$ORIGIN/../lib (DT_RPATH, no empty entry)" bash -c \
   "readelf -d '$X/libexec/paddle-image' | grep -F '(RPATH)' | grep -qF '[\$ORIGIN/../lib]'"
 check "every library it carries has its copyright file" bash -c \
@@ -283,6 +314,15 @@ expect_fail "on another C library it says so (exit 126)" 126 "not glibc" \
 ln -sf "$X/bin/paddle-image" linked-paddle-image
 check "it runs through a symlink in PATH" bash -c "'$WORK/linked-paddle-image' version | grep -q '^paddle-image '"
 
+fi
+
+# host_build: the bundled example built here with the test's binary, its digest in
+# host-built.txt (what the archive, the .deb and the image must give too).
+host_build() {
+  rm -rf host-example && cp -r "$ROOT/examples/ocr-train" host-example && rm -rf host-example/out
+  (cd host-example && "$PI" build spec.yaml --output oci:out/ocr-train --revision release-test -q >"$WORK/host-built.txt")
+}
+if part chroot; then
 # A minimal Debian 12 without the libraries: the suite's debootstrap rootfs (no -dev
 # package, no libcurl, libarchive, yaml-cpp, sodium, toml++: checked) through an overlay,
 # with the OpenSSL and libstdc++ it has removed as well.
@@ -337,10 +377,9 @@ check "... install.sh --prefix put it where it runs, and its uninstall.sh took t
 check "... and the example image has its layers" python3 -c \
   "import json; j = json.load(open('$WORK/chroot-inspect.json')); assert len(j['manifest']['layers']) >= 3, j"
 # (--revision: the copy here may sit inside a git checkout, which would be the default)
-rm -rf host-example && cp -r "$ROOT/examples/ocr-train" host-example && rm -rf host-example/out
+host_build || true
 check "... the same digest as the test build makes of it here" bash -c \
-  "cd host-example && '$PI' build spec.yaml --output oci:out/ocr-train --revision release-test -q >'$WORK/host-built.txt' &&
-   [[ -s '$WORK/chroot-built.txt' ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/chroot-built.txt') ]]"
+  "[[ -s '$WORK/host-built.txt' && -s '$WORK/chroot-built.txt' ]] && [[ \$(grep -o 'sha256:[0-9a-f]*' '$WORK/host-built.txt') == \$(grep -o 'sha256:[0-9a-f]*' '$WORK/chroot-built.txt') ]]"
 # --- the .deb on a minimal Debian 12 ----------------------------------------------------
 # A copy (overlay) of the suite's debootstrap rootfs, which has no -dev package; apt's
 # only source is a local repository of the packages the .deb and man-db need
@@ -413,6 +452,11 @@ else
   fail "the local apt repository $DEBS is missing (scripts/test.sh fetches it: tests/support/fetch-debs.sh)"
 fi
 
+fi
+
+if part image; then
+part checks || unpack_archive
+part chroot || host_build
 # --- paddle-image's own image -------------------------------------------------------
 debian_base_spec "$WORK/debbase.yaml"
 "$PI" build "$WORK/debbase.yaml" -q -o "oci:$WORK/debbase:v1" >/dev/null
@@ -504,5 +548,6 @@ if podman_isolated pull -q "oci:$WORK/dist3/image:$V" >podman-pull.txt 2>&1; the
     "[[ -d podman-example/out/ocr-train ]] && [[ -z \$(find podman-example ! -uid 1234) ]]"
 else
   fail "podman pulls the image from its OCI layout: $(tail -3 podman-pull.txt)"
+fi
 fi
 finish

@@ -435,10 +435,17 @@ printf '#!/bin/sh\necho "paddle-image 9.9.9 (from the release archive)"\n' >"$T/
 chmod +x "$T/paddle-image-9.9.9-linux-amd64/bin/paddle-image"
 tar czf "$T/pi.tar.gz" -C "$T" paddle-image-9.9.9-linux-amd64
 SUM=$(sha256sum "$T/pi.tar.gz" | cut -d' ' -f1)
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server --bind 127.0.0.1 "$PORT" --directory "$T" >"$WORK/toolsrv.log" 2>&1 &
+# On a port the kernel picks (port 0), read back from the server's own first line, so a
+# test running beside this one can neither take the port first nor answer instead.
+python3 -u -m http.server --bind 127.0.0.1 0 --directory "$T" >"$WORK/toolsrv.log" 2>&1 &
 SRV=$!
-for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
+PORT=
+for _ in $(seq 100); do
+  PORT=$(sed -n 's/^Serving HTTP on .* port \([0-9]*\) .*/\1/p' "$WORK/toolsrv.log")
+  [[ -n $PORT ]] && break
+  sleep 0.1
+done
+[[ -n $PORT ]] || { echo "templates.sh: the tool server did not start: $(cat "$WORK/toolsrv.log")"; exit 1; }
 step_of() { # KIND FILE OUT: the step's env as exports, then its script
   python3 - "$1" "$2" >"$3" <<'PY'
 import shlex, sys, yaml

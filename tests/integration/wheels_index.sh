@@ -70,7 +70,7 @@ start_server yank small --yank alpha-1.1-py3-none-any.whl=broken
 start_server auth small --auth user:s3cret
 start_server flaky small --fail-first 2 --cut-first 1
 start_server mini mini
-DEAD_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+DEAD_PORT=9 # no listener (discard); never a port another test may take meanwhile
 
 # ---- helpers -----------------------------------------------------------------------
 # run TAG CMD...: stdout and stderr kept in logs/TAG.out and logs/TAG.err, exit code in RC.

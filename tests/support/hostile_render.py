@@ -2,7 +2,13 @@
 """Property test: hostile values in every variable of every file paddle-image renders.
 
     hostile_render.py --pi PADDLE_IMAGE --work DIR [--registry HOST:PORT] [--buildah]
-                      [--only SLOT_SUBSTRING] [--values NAME,NAME]
+                      [--family ci|dockerfile|k8s|warm|init] [--only SLOT_SUBSTRING]
+                      [--values NAME,NAME]
+
+--family runs one family of slots (CTest runs each family as its own test, side by
+side): ci (GitHub Actions, GitLab CI), dockerfile (render dockerfile), k8s (k8s-job,
+paddle-distributed), warm (warm manifests and hosts; manifests need --registry), init
+(init and init --from-dockerfile).
 
 Each *slot* is one way a value reaches a rendered file: a spec field, a flag, a file
 name, a Dockerfile instruction for `init --from-dockerfile`. Each slot is run once with
@@ -638,6 +644,15 @@ def buildah_config(ctx, d, tag):
     return {k: cfg.get(k) for k in ("Env", "Labels", "Entrypoint", "Cmd", "WorkingDir", "User")}
 
 
+# The families of slots, each one test (--family).
+FAMILIES = {
+    "ci": (ci_slots,),
+    "dockerfile": (dockerfile_slots,),
+    "k8s": (k8s_slots,),
+    "warm": (warm_slots, hosts_slots),
+    "init": (init_slots,),
+}
+
 # ---------------------------------------------------------------------------------------
 
 
@@ -647,6 +662,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--registry", help="HOST:PORT of an open registry for warm manifests")
     ap.add_argument("--buildah", action="store_true", help="build the rendered Dockerfiles")
+    ap.add_argument("--family", choices=sorted(FAMILIES), help="run one family of slots")
     ap.add_argument("--only", help="run the slots whose name contains this")
     ap.add_argument("--values", help="comma-separated hostile value names")
     args = ap.parse_args()
@@ -670,7 +686,8 @@ def main():
                        check=True, capture_output=True)
         ctx.image_ref = ctx.registry + "/team/app@" + digest
 
-    slots = ci_slots() + dockerfile_slots() + k8s_slots() + warm_slots() + hosts_slots() + init_slots()
+    families = [args.family] if args.family else list(FAMILIES)
+    slots = [slot for f in families for make in FAMILIES[f] for slot in make()]
     if args.only:
         slots = [s for s in slots if args.only in s.name]
     values = HOSTILE
