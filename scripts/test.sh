@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Quick start, part 2: install dependencies (including the test tools), build
-# paddle-image twice (Release with -Werror, and ASan+UBSan), prepare the cached test fixtures
-# (a Debian base rootfs via debootstrap, offline-built wheels), and run every test.
-# Both builds go through ccache (a second run, even from a clone in another folder,
-# compiles nothing that did not change); every test runs under a time budget
+# paddle-image twice (Release with -Werror, in scripts/example.sh's configuration, and
+# ASan+UBSan), prepare the cached test fixtures (a Debian base rootfs via debootstrap,
+# offline-built wheels), and run every test: one CTest schedule, side by side
+# (PADDLE_IMAGE_TEST_JOBS at a time, default twice the cores), for the Release build's
+# integration tests, the sanitizer build's unit and integration tests and every fuzz
+# target. Both builds go through ccache (a second run, even from a clone in another
+# folder, compiles nothing that did not change); every test runs under a time budget
 # (PADDLE_IMAGE_TEST_BUDGET, default 600 s, tests/support/budget.sh); the wall time of
-# each stage and the slowest tests are printed at the end, pass or fail
-# (docs/testing.md has the figures).
+# each stage, each build's compile seconds and ccache hits, and the slowest tests are
+# printed at the end, pass or fail (docs/testing.md has the figures).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -15,13 +18,35 @@ STAGE=""
 STAGE_START=$SECONDS
 export PADDLE_IMAGE_TEST_TIMES
 PADDLE_IMAGE_TEST_TIMES=$(mktemp "${TMPDIR:-/tmp}/paddle-image-test-times.XXXXXX")
+STAGE_NOTE=""
 stage() { # stage NAME: ends the stage before, starts this one
   if [[ -n $STAGE ]]; then
-    STAGE_LINES+=("$(printf '%-58s %6ds' "$STAGE" $((SECONDS - STAGE_START)))")
+    STAGE_LINES+=("$(printf '%-58s %6ds%s' "$STAGE" $((SECONDS - STAGE_START)) "$STAGE_NOTE")")
   fi
   STAGE=$1
+  STAGE_NOTE=""
   STAGE_START=$SECONDS
   [[ -z $STAGE ]] || echo "== $STAGE"
+}
+ccache_counts() { # "HITS MISSES" so far
+  ccache --print-stats 2>/dev/null | awk -F'\t' '$1=="direct_cache_hit"{d=$2} $1=="preprocessed_cache_hit"{p=$2}
+    $1=="cache_miss"{m=$2} END{printf "%d %d\n", d+p, m}'
+}
+build_tree() { # build_tree DIR [ENV=VALUE...] -- BUILD_ARGS...: scripts/build.sh, then its compile figures
+  local dir=$1 log_lines=0 before after
+  shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  [[ -f $dir/.ninja_log ]] && log_lines=$(wc -l <"$dir/.ninja_log")
+  before=$(ccache_counts || echo "0 0")
+  env "${envs[@]}" "$ROOT/scripts/build.sh" "$dir" "$@"
+  after=$(ccache_counts || echo "0 0")
+  # Compile seconds: the sum of this run's compile jobs (.ninja_log: start and end in ms).
+  STAGE_NOTE=$(tail -n +"$((log_lines + 1))" "$dir/.ninja_log" | awk -v b="$before" -v a="$after" '
+    !/^#/ && $4 ~ /\.o$/ {n++; ms+=$2-$1}
+    END{split(b,x," "); split(a,y," ");
+      printf "  (%d objects, %.0f compile s; ccache %d hits, %d misses)", n, ms/1000, y[1]-x[1], y[2]-x[2]}')
 }
 summary() {
   local rc=$?
@@ -65,9 +90,12 @@ python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/ind
   echo "test.sh: the official CycloneDX schema could not be fetched; CycloneDX documents are checked for the required fields only"
 
 # The main test build is Release (-O3), warnings as errors, so it stays warning-clean
-# where users and packagers build; the second build adds the sanitizers.
+# where users and packagers build; it is scripts/example.sh's configuration, so after
+# the quick start only the test helpers are left to compile. The unit tests are compiled
+# once, in the sanitizer build, and run there; this tree's CTest runs that build's
+# tests too (PADDLE_IMAGE_SANITIZER_BUILD).
 stage "build: Release, -Werror"
-"$ROOT/scripts/build.sh" "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_WERROR=ON
+build_tree "$ROOT/build" -- -DPADDLE_IMAGE_UNIT_TESTS=OFF "-DPADDLE_IMAGE_SANITIZER_BUILD=$ROOT/build-asan"
 # The sanitizer build is clang's, instrumented for libFuzzer too: the fuzz targets link
 # its module libraries, so they cost a few links, not a third build.
 stage "build: ASan+UBSan (clang, libFuzzer-instrumented), -Werror"
@@ -75,21 +103,17 @@ stage "build: ASan+UBSan (clang, libFuzzer-instrumented), -Werror"
 if [[ -f $ROOT/build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$ROOT/build-asan/CMakeCache.txt"; then
   rm -rf "$ROOT/build-asan"
 fi
-CC=clang CXX=clang++ "$ROOT/scripts/build.sh" "$ROOT/build-asan" -DPADDLE_IMAGE_SANITIZE=ON \
-  -DPADDLE_IMAGE_FUZZ=ON -DPADDLE_IMAGE_WERROR=ON
+build_tree "$ROOT/build-asan" CC=clang CXX=clang++ -- -DPADDLE_IMAGE_SANITIZE=ON -DPADDLE_IMAGE_FUZZ=ON
 
-stage "tests: unit (ASan+UBSan)"
+# Every test in one schedule: the Release build's integration tests, the sanitizer
+# build's unit tests, integration tests (bad input, repro, the registry client's threads,
+# retries and error paths, the registry cache's hung, refusing, damaged and forged
+# caches, racy clean files, failure injection) and fuzz targets (FUZZ_SECONDS each,
+# default 25), self-tests and lints. Tests whose checks measure time hold CTest's
+# `timing` lock (tests/CMakeLists.txt).
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-budget asan.unit "$ROOT/build-asan/tests/unit_tests"
-stage "tests: bad-input, repro, registry x3, registry cache, racy clean, failure injection (ASan+UBSan)"
-# The registry client's threads, retries and error paths under the sanitizers.
-for t in bad_input repro registry registry_auth registry_faults registry_cache racy_clean inject; do
-  PI="$ROOT/build-asan/cli/paddle-image" TEST_WORK="$ROOT/build-asan/test-work/$t" \
-    budget "asan.integration.$t" bash "$ROOT/tests/integration/$t.sh"
-done
-stage "tests: fuzz, every target ${FUZZ_SECONDS:-25} s (ASan+UBSan)"
-budget fuzz "$ROOT/tests/fuzz/run.sh" "$ROOT/build-asan" --seconds "${FUZZ_SECONDS:-25}"
-stage "tests: all (CTest, Release build)"
+JOBS=${PADDLE_IMAGE_TEST_JOBS:-$(($(nproc) * 2))}
+stage "tests: all, $JOBS at a time (CTest: Release, ASan+UBSan, fuzz)"
 cd "$ROOT/build"
-ctest --output-on-failure
+ctest --output-on-failure -j "$JOBS"
 stage ""
