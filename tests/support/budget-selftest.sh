@@ -17,14 +17,20 @@ rc=$?
 grep -q "test 'slow.test' ran past its budget of 1s" "$times.err" && ok "the message names the test and the budget" ||
   bad "message: $(cat "$times.err")"
 ((SECONDS - start < 10)) && ok "it is stopped, not waited for" || bad "took $((SECONDS - start))s"
-grep -q '^slow.test [0-9]* 124$' "$times" && ok "its time is recorded" || bad "times: $(cat "$times")"
+grep -q '^slow.test [0-9]* 124 [0-9]*$' "$times" && ok "its time and CPU seconds are recorded" || bad "times: $(cat "$times")"
 
 PADDLE_IMAGE_TEST_BUDGET=60 PADDLE_IMAGE_TEST_TIMES=$times "$B" quick.test bash -c 'exit 3' 2>"$times.err"
 rc=$?
 [[ $rc -eq 3 ]] && ok "a quick test's own exit status passes through" || bad "exit $rc, wanted 3"
 [[ ! -s $times.err ]] && ok "no budget message for a quick test" || bad "message: $(cat "$times.err")"
-grep -q '^quick.test 0 3$' "$times" && ok "its time is recorded" || bad "times: $(cat "$times")"
+grep -q '^quick.test 0 3 [0-9]*$' "$times" && ok "its time and CPU seconds are recorded" || bad "times: $(cat "$times")"
 
+# The CPU seconds are the test's processes', not the wall time: a test that burns a core
+# for about 2 s records 1-3 of them.
+: >"$times"
+PADDLE_IMAGE_TEST_TIMES=$times "$B" busy.test bash -c 'e=$((SECONDS + 2)); while ((SECONDS < e)); do :; done'
+cpu=$(awk '$1 == "busy.test" {print $4}' "$times")
+[[ ${cpu:-0} -ge 1 && ${cpu:-0} -le 3 ]] && ok "a busy test's CPU seconds are counted" || bad "times: $(cat "$times")"
 PADDLE_IMAGE_TEST_BUDGET=ten "$B" x true 2>"$times.err"
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "not a whole number" "$times.err" && ok "a bad budget is refused" || bad "exit $rc: $(cat "$times.err")"
