@@ -3,7 +3,7 @@
 # paddle-image twice (Release with -Werror, in scripts/example.sh's configuration, and
 # ASan+UBSan), prepare the cached test fixtures (a Debian base rootfs via debootstrap,
 # offline-built wheels), and run every test: one CTest schedule, side by side
-# (PADDLE_IMAGE_TEST_JOBS at a time, default twice the cores), for the Release build's
+# (PADDLE_IMAGE_TEST_JOBS at a time, default three times the cores), for the Release build's
 # integration tests, the sanitizer build's unit and integration tests and every fuzz
 # target. Both builds go through ccache (a second run, even from a clone in another
 # folder, compiles nothing that did not change); every test runs under a time budget
@@ -114,7 +114,7 @@ build_tree "$ROOT/build-asan" CC=clang CXX=clang++ -- -DPADDLE_IMAGE_SANITIZE=ON
 # default 25), self-tests and lints. Tests whose checks measure time hold CTest's
 # `timing` lock (tests/CMakeLists.txt).
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-JOBS=${PADDLE_IMAGE_TEST_JOBS:-$(($(nproc) * 2))}
+JOBS=${PADDLE_IMAGE_TEST_JOBS:-$(($(nproc) * 3))}
 stage "tests: all, $JOBS at a time (CTest: Release, ASan+UBSan, fuzz)"
 cd "$ROOT/build"
 ctest --output-on-failure -j "$JOBS"
