@@ -59,7 +59,7 @@ summary() {
     echo "== slowest tests (budget ${PADDLE_IMAGE_TEST_BUDGET:-600}s each)"
     sort -k2,2nr "$PADDLE_IMAGE_TEST_TIMES" | head -12 |
       awk '{printf "  %-50s %6ds %5d cpu s%s\n", $1, $2, $4, ($3 == 0 ? "" : "  exit " $3)}'
-    awk '{n++; w+=$2; c+=$4} END{printf "  %d tests: %d s of test time, %d cpu s\n", n, w, c}' "$PADDLE_IMAGE_TEST_TIMES"
+    awk '{n++; w+=$2; c+=$4} END{printf "  %d tests under the budget (the lints are not): %d s of test time, %d cpu s\n", n, w, c}' "$PADDLE_IMAGE_TEST_TIMES"
   fi
   if command -v ccache >/dev/null 2>&1; then
     echo "== ccache: $(ccache --print-stats 2>/dev/null | awk -F'\t' '$1=="direct_cache_hit"{d=$2} $1=="preprocessed_cache_hit"{p=$2} $1=="cache_miss"{m=$2} END{printf "%d hits, %d misses since the stats were zeroed", d+p, m}')"
