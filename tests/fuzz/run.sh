@@ -9,8 +9,8 @@
 #
 #   run.sh BUILD_DIR [--seconds S] [--jobs N] [--work DIR] [TARGET...]
 #
-# scripts/test.sh runs it for every target (S=FUZZ_SECONDS, default 25); scripts/fuzz.sh
-# runs it for minutes. Inputs that reach new code go to WORK/corpus/TARGET (kept between
+# CTest's fuzz.* tests (scripts/test.sh) run it for one target each (S=FUZZ_SECONDS,
+# default 25); scripts/fuzz.sh runs it for minutes. Inputs that reach new code go to WORK/corpus/TARGET (kept between
 # runs, never into the committed corpus); each target's log is WORK/TARGET.log.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
