@@ -201,10 +201,17 @@ inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
   local -a cands=("$@")
   # A run may still put a write of another kind where the counted runs had a file
   # write (ASan probes memory with a write to a pipe; a run's last write may be its
-  # summary to stdout). Such a run tests nothing of ours, so the next candidate is
-  # tried, round the list, six runs at most.
-  for attempt in 1 2 3 4 5 6; do
-    when=${cands[$(((attempt - 1) % ${#cands[@]}))]}
+  # summary to stdout). Such a run tests nothing of ours, so another is tried, eight
+  # runs at most: first the file write of that run nearest to where the fault fell
+  # (with other tests on the cores, a thread's wake-ups shift the count by a few writes
+  # from run to run), then the next counted candidate, round the list.
+  local next=""
+  for attempt in 1 2 3 4 5 6 7 8; do
+    if [[ -n $next ]]; then
+      when=$next
+    else
+      when=${cands[$(((attempt - 1) % ${#cands[@]}))]}
+    fi
     case $what in
       enospc) spec="write:error=ENOSPC:when=$when"; want_rc=4; pat="No space left on device" ;;
       int) spec="write:signal=INT:when=$when"; want_rc=130; pat="interrupted \(SIGINT\)" ;;
@@ -220,8 +227,12 @@ inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
       return
     fi
     echo "$name: attempt $attempt: write $when of this run was not to a file of ours ($(awk -v k="$when" '/^write\(/ && ++n == k { print substr($0, 1, 60) }' "runs/$name.strace")); next candidate" >&2
+    # This run's file write nearest to $when, unless it was tried just now.
+    next=$(awk -v w="$WORK" -v k="$when" '/^write\(/ { n++; if (index($0, "<" w "/") && $0 !~ /<\/dev\/|pipe:|socket:/) {
+        d = n - k; if (d < 0) d = -d; if (best == "" || d < bd) { best = n; bd = d } } } END { print best }' "runs/$name.strace")
+    [[ $next != "$when" ]] || next=""
   done
-  echo "$name: in 6 runs over the candidates ${cands[*]} no fault landed on a file of ours" >&2
+  echo "$name: in 8 runs over the candidates ${cands[*]} and their neighbours no fault landed on a file of ours" >&2
   return 1
 }
 for job in "${JOBS[@]}"; do
