@@ -62,7 +62,8 @@ summary() {
     awk '{n++; w+=$2; c+=$4} END{printf "  %d tests under the budget (the lints are not): %d s of test time, %d cpu s\n", n, w, c}' "$PADDLE_IMAGE_TEST_TIMES"
   fi
   if command -v ccache >/dev/null 2>&1; then
-    echo "== ccache: $(ccache --print-stats 2>/dev/null | awk -F'\t' '$1=="direct_cache_hit"{d=$2} $1=="preprocessed_cache_hit"{p=$2} $1=="cache_miss"{m=$2} END{printf "%d hits, %d misses since the stats were zeroed", d+p, m}')"
+    read -r hits misses < <(ccache_counts)
+    echo "== ccache: $hits hits, $misses misses since the stats were zeroed"
   fi
   rm -f "$PADDLE_IMAGE_TEST_TIMES"
   exit "$rc"

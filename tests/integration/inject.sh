@@ -170,6 +170,10 @@ check "build-wheels: the cache fills mid-way" tiny_fs build-wheels cache 8
 # is "the last file write": each counted run names its own first, middle and last file
 # write, and an injection tries those candidates, the most agreed on first, until the
 # fault lands on a file of ours (its strace log says where it landed).
+# The awk function that says whether a line of strace -y is a write to a file of ours
+# (under $WORK, as w; not a device, pipe or socket): one rule for counting, checking
+# where a fault landed and choosing the next try.
+OURS_AWK='function ours(l) { return index(l, "<" w "/") && l !~ /<\/dev\/|pipe:|socket:/ } '
 count_file_writes() { # JOB: prints "first C...", "mid C..." and "last C..." lines
   local run
   for run in 1 2 3 4; do
@@ -177,7 +181,7 @@ count_file_writes() { # JOB: prints "first C...", "mid C..." and "last C..." lin
     WRAP="strace -qq -y -e trace=write -o $WORK/runs/count-$1-$run.strace" \
       ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
       ./run_job_exported "$1" "$WORK/runs/count-$1-$run/cache" "$WORK/runs/count-$1-$run/out" >/dev/null 2>&1 || true
-    awk -v w="$WORK" '/^write\(/ { n++; if (index($0, "<" w "/") && $0 !~ /<\/dev\/|pipe:|socket:/) print n }' \
+    awk -v w="$WORK" "$OURS_AWK"'/^write\(/ { n++; if (ours($0)) print n }' \
       "runs/count-$1-$run.strace" >"runs/count-$1-$run.idx"
   done
   local kind
@@ -192,7 +196,7 @@ count_file_writes() { # JOB: prints "first C...", "mid C..." and "last C..." lin
   done
 }
 injected_is_ours() { # STRACE_LOG WHEN: the WHEN-th write of the log went to a file of ours
-  awk -v w="$WORK" -v k="$2" '/^write\(/ { n++; if (n == k) ok = index($0, "<" w "/") && $0 !~ /<\/dev\/|pipe:|socket:/ }
+  awk -v w="$WORK" -v k="$2" "$OURS_AWK"'/^write\(/ { n++; if (n == k) ok = ours($0) }
     END { exit !ok }' "$1"
 }
 inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
@@ -228,7 +232,7 @@ inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
     fi
     echo "$name: attempt $attempt: write $when of this run was not to a file of ours ($(awk -v k="$when" '/^write\(/ && ++n == k { print substr($0, 1, 60) }' "runs/$name.strace")); next candidate" >&2
     # This run's file write nearest to $when, unless it was tried just now.
-    next=$(awk -v w="$WORK" -v k="$when" '/^write\(/ { n++; if (index($0, "<" w "/") && $0 !~ /<\/dev\/|pipe:|socket:/) {
+    next=$(awk -v w="$WORK" -v k="$when" "$OURS_AWK"'/^write\(/ { n++; if (ours($0)) {
         d = n - k; if (d < 0) d = -d; if (best == "" || d < bd) { best = n; bd = d } } } END { print best }' "runs/$name.strace")
     [[ $next != "$when" ]] || next=""
   done
