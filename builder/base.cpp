@@ -444,12 +444,15 @@ namespace {
 // pulled into the layer cache only when something local needs it (a layout or archive
 // output); pushes mount or skip registry blobs, and the base view streams them.
 void pull_base_layers_on_demand(Base& base, layers::LayerCache& cache, const BuildOptions& o, const Events& ev) {
-  base.local_blob = [&cache, &base, &ev, &o](const oci::Descriptor& d) -> fs::path {
-    if (fs::path file = base.image->hints(d).file; !file.empty()) {
+  // By value but for the cache, which the caller keeps open as long as the base: the
+  // build's image reads through this after build() has returned (BuildResult).
+  base.local_blob = [&cache, image = base.image, layers = base.manifest.layers, diff_ids = base.config.diff_ids,
+                     info = ev.info, progress = o.transfer.progress](const oci::Descriptor& d) -> fs::path {
+    if (fs::path file = image->hints(d).file; !file.empty()) {
       return file;
     }
     std::size_t i = 0;
-    while (i < base.manifest.layers.size() && base.manifest.layers[i].digest != d.digest) {
+    while (i < layers.size() && layers[i].digest != d.digest) {
       ++i;
     }
     bool rebuilt = false;
@@ -457,23 +460,23 @@ void pull_base_layers_on_demand(Base& base, layers::LayerCache& cache, const Bui
     cache.get_or_build(
         "base-" + d.digest.hex,
         [&](util::AtomicFile& tmp, layers::LayerRecord&) {
-          ev.info("pulling base layer " + d.digest.str() + " (" + std::to_string(d.size) + " bytes) into the cache");
+          info("pulling base layer " + d.digest.str() + " (" + std::to_string(d.size) + " bytes) into the cache");
           std::int64_t done = 0;
-          oci::VerifyingSink verify(d, base.image->name(), [&](const char* p, std::size_t n) {
+          oci::VerifyingSink verify(d, image->name(), [&](const char* p, std::size_t n) {
             tmp.write(p, n);
             done += static_cast<std::int64_t>(n);
-            if (o.transfer.progress) {
-              o.transfer.progress(d.digest, done, d.size);
+            if (progress) {
+              progress(d.digest, done, d.size);
             }
           });
-          base.image->read_blob(d, [&](const char* p, std::size_t n) { verify(p, n); });
+          image->read_blob(d, [&](const char* p, std::size_t n) { verify(p, n); });
           verify.check();
-          layers::BlobInfo info;
-          info.digest = d.digest;
-          info.size = d.size;
-          info.media_type = d.media_type;
-          info.diff_id = i < base.config.diff_ids.size() ? base.config.diff_ids[i] : d.digest;
-          return info;
+          layers::BlobInfo blob;
+          blob.digest = d.digest;
+          blob.size = d.size;
+          blob.media_type = d.media_type;
+          blob.diff_id = i < diff_ids.size() ? diff_ids[i] : d.digest;
+          return blob;
         },
         rebuilt, record);
     return cache.blobs().blob_path(d.digest);

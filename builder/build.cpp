@@ -29,6 +29,16 @@ using util::Error;
 using util::ErrorKind;
 namespace fs = std::filesystem;
 
+// The layer cache (open and in use), the base and the image's two views.
+struct BuildResult::State {
+  std::unique_ptr<layers::LayerCache> cache;
+  std::unique_ptr<util::FileLock> cache_use;
+  fs::path cache_dir;
+  DebugLog debug;
+  Base base;
+  std::optional<BuiltImage> local, remote;
+};
+
 namespace {
 
 layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o) {
@@ -286,70 +296,6 @@ std::vector<LayerReport> build_layer(const spec::BuildSpec& s, const spec::Layer
     out[0].seconds = o.clock() - t0;
   }
   return out;
-}
-
-// Layouts and archives named by -o (or the default oci:out/<name>).
-void write_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltImage& img, BuildReport& rep) {
-  std::vector<oci::ImageRef> outputs;
-  bool any_push = false;
-  for (const auto& out : o.outputs) {
-    if (out.kind == oci::ImageRef::Kind::registry) {
-      any_push = true;
-    } else {
-      outputs.push_back(out);
-    }
-  }
-  if (outputs.empty() && !any_push) {
-    std::string leaf = s.name.empty() ? "image" : s.name.substr(s.name.rfind('/') + 1);
-    leaf = leaf.substr(0, leaf.find(':'));
-    outputs.push_back(oci::ImageRef::parse("oci:out/" + leaf));
-  }
-  oci::CopyOptions copt = o.transfer;
-  copt.progress = nullptr; // local copies are links or one streaming pass: no per-blob progress
-  copt.attachments = false;
-  copt.jobs = 1; // links and small writes, in one thread and a fixed order (as the interrupt test expects)
-  imageio::DestinationOptions dopt;
-  dopt.copy = copt;
-  dopt.archive_mtime = o.source_date_epoch;
-  for (const auto& out : outputs) {
-    std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
-    if (out.kind == oci::ImageRef::Kind::docker_archive && !s.name.empty()) {
-      dopt.archive_repository = imageio::repo_tag_name(oci::ImageRef::parse(s.name));
-    }
-    imageio::open_destination(out, dopt)->write(img, tags);
-    if (out.kind == oci::ImageRef::Kind::oci_layout) {
-      for (const auto& t : tags) {
-        rep.outputs.push_back("oci:" + out.path + ":" + t);
-      }
-    } else {
-      rep.outputs.push_back(out.str());
-    }
-  }
-}
-
-// Each --push: a registry base's layers are found, mounted or streamed across.
-void push_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuiltImage& img, BuildReport& rep,
-                  const Events& ev) {
-  for (const auto& out : o.outputs) {
-    if (out.kind != oci::ImageRef::Kind::registry) {
-      continue;
-    }
-    if (!o.connect) {
-      throw Error(ErrorKind::usage, "this command cannot push to a registry");
-    }
-    if (!out.digest.empty()) {
-      throw Error(ErrorKind::usage, "--push " + out.str() + ": a push target takes a tag, not a digest",
-                  "drop the @sha256:... part");
-    }
-    std::vector<std::string> tags = tags_for(out, o.tags, s.tags);
-    imageio::DestinationOptions dopt;
-    dopt.copy = o.transfer;
-    dopt.connect = [reg = o.connect(out.registry)](const std::string&) { return reg; }; // connected before the line
-    auto dest = imageio::open_destination(out, std::move(dopt));
-    ev.info("pushing to " + out.registry + "/" + out.repository + " (" + util::join(tags, ", ") + ")");
-    oci::CopyResult tr = dest->write(img, tags);
-    rep.pushed.insert(rep.pushed.end(), tr.refs.begin(), tr.refs.end());
-  }
 }
 
 // The image being assembled: the config and the layer descriptors, base layers first.
@@ -671,28 +617,74 @@ std::vector<BuiltLayer> built_layers(const Assembly& a, const Base& base, const 
   return built;
 }
 
-// Hands the image to the writers: layouts and archives, then pushes.
-void write_image(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev, const Assembly& a,
-                 const ImageDocuments& docs, const Base& base, layers::LayerCache& cache, BuildReport& rep) {
+// The built image's two views (BuildResult), over the cache's blobs and the base.
+void assemble_views(const spec::BuildSpec& s, const Assembly& a, const ImageDocuments& docs, const BuildReport& rep,
+                    BuildResult::State& st) {
+  layers::LayerCache& cache = *st.cache;
   oci::Descriptor cfg_blob = cache.blobs().put_bytes(oci::media::k_config, docs.config_bytes);
-  std::vector<BuiltLayer> built = built_layers(a, base, rep, cache);
+  std::vector<BuiltLayer> built = built_layers(a, st.base, rep, cache);
   std::string image_name = s.name.empty() ? std::string("the built image") : s.name;
   oci::ManifestBlob root{oci::media::k_manifest, docs.manifest_bytes, docs.manifest.digest};
-  auto view = [&](BuiltImage::BaseBlobs mode) {
-    return BuiltImage(image_name, root, cfg_blob, cache.blobs().blob_path(cfg_blob.digest), built, base, mode);
-  };
-  write_outputs(s, o, view(BuiltImage::BaseBlobs::local), rep);
-  if (o.on_image) {
-    o.on_image(view(BuiltImage::BaseBlobs::local), rep);
-  }
-  push_outputs(s, o, view(BuiltImage::BaseBlobs::remote), rep, ev);
+  fs::path cfg_file = cache.blobs().blob_path(cfg_blob.digest);
+  st.local.emplace(image_name, root, cfg_blob, cfg_file, built, st.base, BuiltImage::BaseBlobs::local);
+  st.remote.emplace(image_name, root, cfg_blob, cfg_file, built, st.base, BuiltImage::BaseBlobs::remote);
 }
 
 } // namespace
 
-std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
-                                  const std::vector<std::string>& spec_tags) {
-  return imageio::destination_tags(out, cli_tags, spec_tags.empty() ? std::vector<std::string>{"latest"} : spec_tags);
+std::vector<std::string> fallback_tags(const spec::BuildSpec& s) {
+  return s.tags.empty() ? std::vector<std::string>{"latest"} : s.tags;
+}
+
+oci::ImageRef default_output(const spec::BuildSpec& s) {
+  std::string leaf = s.name.empty() ? "image" : s.name.substr(s.name.rfind('/') + 1);
+  leaf = leaf.substr(0, leaf.find(':'));
+  return oci::ImageRef::parse("oci:out/" + leaf);
+}
+
+void record_published(BuildReport& rep, const std::vector<imageio::Published>& published) {
+  for (const auto& p : published) {
+    switch (p.destination.kind) {
+    case oci::ImageRef::Kind::oci_layout:
+    case oci::ImageRef::Kind::oci_archive:
+      for (const auto& r : p.tagged()) {
+        rep.outputs.push_back(r.str());
+      }
+      break;
+    case oci::ImageRef::Kind::registry:
+      for (const auto& r : p.tagged()) {
+        rep.pushed.push_back(r.name() + (r.tag.empty() ? "" : ":" + r.tag) + "@" + p.digest.str());
+      }
+      break;
+    case oci::ImageRef::Kind::docker_archive:
+      rep.outputs.push_back(p.destination.str());
+      break;
+    }
+  }
+}
+
+BuildResult::BuildResult(std::shared_ptr<State> state) : m_state(std::move(state)) {}
+
+BuildResult::~BuildResult() {
+  try {
+    close();
+  } catch (...) { // NOLINT(bugprone-empty-catch): the records are a shortcut; the next build hashes again
+  }
+}
+
+const oci::Image& BuildResult::image() const {
+  return *m_state->local;
+}
+
+const oci::Image& BuildResult::registry_image() const {
+  return *m_state->remote;
+}
+
+void BuildResult::close() {
+  if (m_state) {
+    std::shared_ptr<State> st = std::move(m_state);
+    refresh_local_base_records(st->base, st->cache_dir, st->debug);
+  }
 }
 
 json BuildReport::to_json() const {
@@ -789,20 +781,19 @@ python::LockResult lock(const spec::BuildSpec& s, const std::string& layer_name,
   return python::write_lock(requirements, facts, lo, o.index, cache, std::max(1, o.threads), ev.info);
 }
 
-BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
+BuildResult build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
   double t0 = o.clock();
   BuildReport rep;
   rep.source_date_epoch = o.source_date_epoch;
-  layers::LayerCache cache(o.cache_dir, ev.debug);
-  auto cache_use = cache.use();
+  auto st = std::make_shared<BuildResult::State>();
+  st->cache = std::make_unique<layers::LayerCache>(o.cache_dir, ev.debug);
+  st->cache_use = st->cache->use();
+  st->cache_dir = o.cache_dir;
+  st->debug = ev.debug;
+  layers::LayerCache& cache = *st->cache;
   cache.set_remote(o.remote_cache.get());
   cache.set_only_verified(o.only_verified_cache, ev.info);
-  // Local outputs and a signed build's SBOM read every layer: a registry hit's blob is
-  // downloaded (and checked) as it is found, so a damaged one is still built instead.
-  cache.set_download_hits(o.on_image != nullptr ||
-                          std::any_of(o.outputs.begin(), o.outputs.end(),
-                                      [](const oci::ImageRef& r) { return r.kind != oci::ImageRef::Kind::registry; }) ||
-                          o.outputs.empty());
+  cache.set_download_hits(o.local_image);
   // The registry cache's stores read the cache's blobs: written before the cache goes, on
   // every way out (the layers built before an error are worth a cache entry; an
   // interruption stops them).
@@ -818,7 +809,8 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
     }
   } flush_on_exit{o.remote_cache.get()};
 
-  Base base = open_build_base(s, o, cache, ev);
+  st->base = open_build_base(s, o, cache, ev);
+  const Base& base = st->base;
   report_base(base, rep, ev);
   const std::map<std::string, BaseFact> facts = base_facts(base, ev);
   check_requires_against_base(s, facts);
@@ -838,10 +830,11 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   if (o.remote_cache) {
     o.remote_cache->flush(); // the cache entries first: a push then mounts their blobs
   }
-  write_image(s, o, ev, a, docs, base, cache, rep);
-  refresh_local_base_records(base, o.cache_dir, ev.debug);
+  assemble_views(s, a, docs, rep, *st);
   rep.seconds = o.clock() - t0;
-  return rep;
+  BuildResult result(std::move(st));
+  result.report = std::move(rep);
+  return result;
 }
 
 } // namespace builder

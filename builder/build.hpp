@@ -1,5 +1,7 @@
 #pragma once
-// The build use case: spec -> base -> layers (cached) -> config/manifest -> outputs.
+// The build use case: spec -> base -> layers (cached) -> config/manifest -> an image.
+// It writes no output: the caller publishes the image it returns (imageio::publish).
+#include "imageio/publish.hpp"
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "oci/reference.hpp"
@@ -30,8 +32,6 @@ struct Events {
 
 struct BuildOptions {
   std::filesystem::path cache_dir;
-  std::vector<oci::ImageRef> outputs; // empty: oci:out/<name>
-  std::vector<std::string> tags;      // --tag: replace the spec's tags
   std::int64_t source_date_epoch = 0; // already resolved (flag > env > spec > default)
   int threads = 1;
   std::optional<oci::Compression> compression; // --compression gzip|zstd|none|gpu-node overrides the spec
@@ -46,13 +46,14 @@ struct BuildOptions {
   std::vector<std::string> matrix_files;              // --matrix: extra compatibility data
   std::string source;                                 // overrides image.source
   std::function<double()> clock = [] { return 0.0; }; // seconds, for timings only
-  // Registry access for registry bases and registry outputs (pushes); null refuses them.
+  // Registry access for registry bases; null refuses them.
   std::function<std::shared_ptr<registry::Registry>(const std::string& host)> connect;
-  registry::TransferOptions transfer; // jobs, progress and messages of pulls and pushes
-  // Called once the image is assembled (after local outputs, before pushes) with its
-  // local view: every blob a local file (a registry base's layers pulled once into the
-  // layer cache when opened). A signed build reads the image for its SBOM here.
-  std::function<void(const oci::Image& image, const struct BuildReport& report)> on_image;
+  registry::TransferOptions transfer; // progress of a registry base's pulls
+  // The caller reads every layer of the image locally (a layout or an archive is
+  // written, or a signed build's SBOM scans it): a layer found in the registry cache is
+  // downloaded (and checked) as it is found, so a damaged one is still built instead.
+  // False (only pushes): a registry cache hit stays in the registry and is mounted.
+  bool local_image = true;
   // Wheels layers with a lock and no dir: the package indexes' defaults and transport.
   python::IndexAccess index;
   // The registry cache (--cache-from/--cache-to; builder/registry_cache), looked at on a
@@ -98,10 +99,13 @@ struct BuildReport {
   std::string base_name;
   std::optional<oci::Digest> base_digest;
   std::vector<LayerReport> layers;
-  std::vector<LayerWheel> wheels;   // in layer order, then install order
-  nlohmann::json resolution;        // base: auto: the resolver's report (null otherwise)
-  std::vector<std::string> outputs; // as written, with the tags they got
-  std::vector<std::string> pushed;  // registry references written, "host/repo:tag@digest"
+  std::vector<LayerWheel> wheels; // in layer order, then install order
+  nlohmann::json resolution;      // base: auto: the resolver's report (null otherwise)
+  // Filled once the image is published (record_published): the layouts and archives
+  // as written ("oci:DIR:TAG" and "oci-archive:FILE:TAG" per tag, "docker-archive:FILE"),
+  // the registry references ("host/repo:tag@digest").
+  std::vector<std::string> outputs;
+  std::vector<std::string> pushed;
   std::string revision;
   std::int64_t source_date_epoch = 0;
   double seconds = 0;
@@ -112,7 +116,43 @@ struct BuildReport {
 // earliest time ZIP/wheel tooling accepts; never the wall clock).
 inline constexpr std::int64_t k_default_epoch = 315532800;
 
-BuildReport build(const spec::BuildSpec& s, const BuildOptions& options, const Events& events);
+// What build returns: its report and the image it assembled. The image reads its own
+// layers from the layer cache, which stays open (and in use, so no prune removes them)
+// while the result lives, and the base's layers from the base.
+class BuildResult {
+public:
+  struct State;
+  explicit BuildResult(std::shared_ptr<State> state);
+  BuildResult(BuildResult&&) noexcept = default;
+  BuildResult& operator=(BuildResult&&) noexcept = default;
+  BuildResult(const BuildResult&) = delete;
+  BuildResult& operator=(const BuildResult&) = delete;
+  ~BuildResult();
+
+  BuildReport report;
+  // For layouts, archives and an SBOM: every blob a local file (a registry base's
+  // layers pulled once into the layer cache when first read).
+  const oci::Image& image() const;
+  // For registries: a registry base's layers stay there (mounted or streamed across,
+  // never stored); our layers are mounted from a registry cache that holds them.
+  const oci::Image& registry_image() const;
+  // Once the image is published: the base's local blob records follow what writing it
+  // did to their files (a link into a layout changes a file's ctime), and the layer
+  // cache is let go (the image is not read after this). The destructor does it when
+  // not called.
+  void close();
+
+private:
+  std::shared_ptr<State> m_state;
+};
+
+BuildResult build(const spec::BuildSpec& s, const BuildOptions& options, const Events& events);
+
+// The report's outputs and pushed references from what publishing wrote.
+void record_published(BuildReport& report, const std::vector<imageio::Published>& published);
+
+// Where a build's image goes when no -o or --push names a place: oci:out/<name's leaf>.
+oci::ImageRef default_output(const spec::BuildSpec& s);
 
 // `paddle-image lock`: the hashes of the wheels the named wheels layer (the only one
 // when "") would install from `requirements`, for the spec's base and Python. The
@@ -120,9 +160,8 @@ BuildReport build(const spec::BuildSpec& s, const BuildOptions& options, const E
 python::LockResult lock(const spec::BuildSpec& s, const std::string& layer, const std::filesystem::path& requirements,
                         python::LockOptions lock_options, const BuildOptions& options, const Events& events);
 
-// Tags for one output of a build, -o and --push alike: the output's own tag plus every
-// --tag, else image.tags, else "latest" (imageio::destination_tags).
-std::vector<std::string> tags_for(const oci::ImageRef& out, const std::vector<std::string>& cli_tags,
-                                  const std::vector<std::string>& spec_tags);
+// The tags a build's image gets where neither the destination nor --tag names one:
+// image.tags, else "latest" (imageio::destination_tags).
+std::vector<std::string> fallback_tags(const spec::BuildSpec& s);
 
 } // namespace builder

@@ -35,12 +35,15 @@ std::string sbom_subject(const spec::BuildSpec& s, const std::string& identity,
 }
 
 void check_signable(const std::vector<oci::ImageRef>& outputs) {
-  bool signable = outputs.empty();
+  bool signable = outputs.empty(); // the default layout
   for (const auto& r : outputs) {
-    signable = signable || r.kind != oci::ImageRef::Kind::docker_archive;
+    signable = signable || r.kind == oci::ImageRef::Kind::oci_layout || r.kind == oci::ImageRef::Kind::registry;
   }
   if (!signable) {
-    throw Error(ErrorKind::usage, "--sign: a docker-archive cannot carry signatures, and it is the only output",
+    bool docker = outputs.front().kind == oci::ImageRef::Kind::docker_archive;
+    throw Error(ErrorKind::usage,
+                std::string("--sign: ") + (docker ? "a docker-archive" : "an oci-archive") +
+                    " cannot carry signatures, and archives are the only outputs",
                 "add an OCI layout (-o oci:DIR) or a --push");
   }
 }
@@ -74,26 +77,30 @@ namespace {
 // One output to sign: what to open, the identity to sign for, and the SBOM's name
 // for it.
 struct SignRef {
-  std::string ref, identity, sbom_name;
+  oci::ImageRef ref;
+  std::string identity, sbom_name;
 };
 
 // --identity names what layouts are signed for; a push is opened by digest (a tag moved
 // meanwhile does not matter) and signed for its own host/repo:tag. A push without
 // --identity is described as its own repository (what `paddle-image sbom REF` names),
-// each push target its own, not the first one's.
-std::vector<SignRef> sign_refs(const BuildReport& rep, const std::string& identity, const std::string& image_name) {
+// each push target its own, not the first one's. Layouts come first, as published.
+std::vector<SignRef> sign_refs(const std::vector<imageio::Published>& published, const std::string& identity,
+                               const std::string& image_name) {
   std::vector<SignRef> refs;
-  for (const auto& w : rep.outputs) {
-    if (w.rfind("oci:", 0) == 0) {
-      refs.push_back({w, identity, image_name});
+  for (const auto& p : published) {
+    if (!p.signable()) {
+      continue;
     }
-  }
-  for (const auto& p : rep.pushed) {
-    std::string name = image_name;
-    if (identity.empty()) {
-      name = oci::ImageRef::parse(p).name();
+    for (oci::ImageRef r : p.tagged()) {
+      if (r.kind == oci::ImageRef::Kind::registry) {
+        std::string signed_for = r.name() + (r.tag.empty() ? "" : ":" + r.tag);
+        r.digest = p.digest.str();
+        refs.push_back({r, signed_for, identity.empty() ? r.name() : image_name});
+      } else {
+        refs.push_back({r, identity, image_name});
+      }
     }
-    refs.push_back({p, p.substr(0, p.find('@')), name});
   }
   return refs;
 }
@@ -119,25 +126,26 @@ std::vector<std::pair<std::string, nlohmann::json>> predicates_for(const nlohman
 nlohmann::json sign_one(const SignRef& r, const BuildReport& rep,
                         const std::vector<std::pair<std::string, nlohmann::json>>& predicates,
                         const signing::PrivateKey& key, const SignOutputsOptions& opt) {
+  const std::string text = r.ref.str();
   imageio::SignTarget t = imageio::open_sign_target(r.ref, opt.connect, r.identity, true);
   if (t.digest != rep.manifest.digest) {
     throw Error(ErrorKind::input,
-                r.ref + " was re-tagged while the build ran: it holds " + t.digest.str() +
+                text + " was re-tagged while the build ran: it holds " + t.digest.str() +
                     ", not the image just built (" + rep.manifest.digest.str() + "); nothing was signed there",
                 "build again, or sign the built digest with 'paddle-image sign'");
   }
-  auto sig = util::with_context("signing " + r.ref,
+  auto sig = util::with_context("signing " + text,
                                 [&] { return signing::sign_image(*t.store, t.digest, t.identity, key, t.ref.str()); });
   nlohmann::json atts = nlohmann::json::array();
   for (const auto& entry : predicates) {
     const auto& type = entry.first;
-    auto at = util::with_context("attesting " + r.ref, [&] {
+    auto at = util::with_context("attesting " + text, [&] {
       return signing::attest_image(*t.store, t.digest, t.subject_name, type, entry.second, key, t.ref.str());
     });
     atts.push_back({{"predicate_type", type}, {"layer", at.layer.str()}, {"added", at.added}});
   }
-  opt.info("signed " + r.ref + " as " + t.identity + " (provenance and SBOM attached)");
-  return {{"reference", r.ref},
+  opt.info("signed " + text + " as " + t.identity + " (provenance and SBOM attached)");
+  return {{"reference", text},
           {"identity", t.identity},
           {"signature", sig.layer.str()},
           {"signature_tag", sig.tag},
@@ -147,10 +155,11 @@ nlohmann::json sign_one(const SignRef& r, const BuildReport& rep,
 } // namespace
 
 nlohmann::json sign_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
-                            const signing::SbomInput& sbom, const signing::PrivateKey& key,
-                            const ProvenanceContext& ctx, const SignOutputsOptions& opt) {
+                            const std::vector<imageio::Published>& published, const signing::SbomInput& sbom,
+                            const signing::PrivateKey& key, const ProvenanceContext& ctx,
+                            const SignOutputsOptions& opt) {
   nlohmann::json result = nlohmann::json::array();
-  std::vector<SignRef> refs = sign_refs(rep, opt.identity, sbom.image_name);
+  std::vector<SignRef> refs = sign_refs(published, opt.identity, sbom.image_name);
   if (refs.empty()) {
     return result;
   }

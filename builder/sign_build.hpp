@@ -5,6 +5,7 @@
 // attached, all for the one manifest digest.
 #include "builder/build.hpp"
 #include "builder/supply_chain.hpp"
+#include "imageio/publish.hpp"
 #include "imageio/source.hpp"
 #include "oci/reference.hpp"
 #include "signing/keys.hpp"
@@ -24,12 +25,12 @@ namespace builder {
 std::string sbom_subject(const spec::BuildSpec& s, const std::string& identity,
                          const std::vector<oci::ImageRef>& outputs);
 
-// A usage error when the only outputs are docker-archives, which cannot carry
-// signatures (no output at all means the default layout: signable).
+// A usage error when the only outputs are archives (docker- or oci-), which cannot
+// carry signatures (no output at all means the default layout: signable).
 void check_signable(const std::vector<oci::ImageRef>& outputs);
 
-// The SBOM of a signed build, from its on_image hook: the image as assembled (its own
-// layers from the layer cache), the base's layers taken from the report (left out with
+// The SBOM of a signed build: the image as assembled (its own layers from the layer
+// cache), the base's layers taken from the report (left out with
 // `scan_base` false), named `image_name`, dated by the build's SOURCE_DATE_EPOCH.
 signing::SbomInput built_image_sbom(const oci::Image& img, const BuildReport& r, const BuildOptions& o, bool scan_base,
                                     const std::string& image_name, const std::string& tool_version,
@@ -44,11 +45,13 @@ struct SignOutputsOptions {
   std::function<void(const std::string&)> info = [](const std::string&) {};
 };
 
-// Signs every layout output and push of `rep` and attests the provenance and SBOM
-// there; an output re-tagged to another digest while the build ran is an input error
-// and nothing is signed there. Returns one JSON object per signed reference.
+// Signs every layout and registry the image was published to, under each tag written,
+// and attests the provenance and SBOM there; an output re-tagged to another digest
+// while the build ran is an input error and nothing is signed there. Returns one JSON
+// object per signed reference.
 nlohmann::json sign_outputs(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
-                            const signing::SbomInput& sbom, const signing::PrivateKey& key,
-                            const ProvenanceContext& ctx, const SignOutputsOptions& opt);
+                            const std::vector<imageio::Published>& published, const signing::SbomInput& sbom,
+                            const signing::PrivateKey& key, const ProvenanceContext& ctx,
+                            const SignOutputsOptions& opt);
 
 } // namespace builder

@@ -97,12 +97,12 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
 
   // What the user asked for: the spec (by file name, no host path), tags, outputs.
   json outputs = json::array();
-  for (const auto& out : o.outputs) {
+  for (const auto& out : ctx.outputs) {
     outputs.push_back(out.kind == oci::ImageRef::Kind::registry ? out.str() : out.str().substr(0, out.str().find(':')));
   }
-  p.external_parameters = {{"spec", s.file.filename().string()},       {"image", s.name},
-                           {"tags", o.tags.empty() ? s.tags : o.tags}, {"platform", oci::platform_str(s.platform)},
-                           {"source_date_epoch", o.source_date_epoch}, {"outputs", outputs}};
+  p.external_parameters = {{"spec", s.file.filename().string()},           {"image", s.name},
+                           {"tags", ctx.tags.empty() ? s.tags : ctx.tags}, {"platform", oci::platform_str(s.platform)},
+                           {"source_date_epoch", o.source_date_epoch},     {"outputs", outputs}};
   if (o.compression) {
     p.external_parameters["compression"] = oci::compression_name(*o.compression);
   }

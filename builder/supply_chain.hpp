@@ -23,6 +23,9 @@ struct ProvenanceContext {
   // The built image's labels: the io.paddle-image.* ones are the compatibility facts
   // the build resolved (CUDA, cuDNN, driver minimum, GPU architectures, Paddle).
   std::map<std::string, std::string> labels;
+  // What the user asked for: -o and --push as given (none: the default layout), --tag.
+  std::vector<oci::ImageRef> outputs;
+  std::vector<std::string> tags;
 };
 
 signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,

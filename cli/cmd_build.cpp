@@ -157,21 +157,30 @@ std::optional<std::int64_t> cache_max_size(const BuildArgs& a) {
   return std::nullopt;
 }
 
-// -o and --push, in that order; a --push must name a registry.
+// -o and --push as given, in that order; a --push must name a registry by tag. Checked
+// before the build, so a wrong one wastes none.
 std::vector<oci::ImageRef> parse_outputs(const BuildArgs& a) {
   std::vector<oci::ImageRef> outputs;
   for (const auto& r : a.outputs) {
     outputs.push_back(util::with_context("--output", [&] { return oci::ImageRef::parse(r); }));
+    imageio::check_destination(outputs.back(), "--output");
   }
   for (const auto& r : a.pushes) {
     auto ref = util::with_context("--push", [&] { return oci::ImageRef::parse(r); });
     if (ref.kind != oci::ImageRef::Kind::registry) {
       throw util::Error(util::ErrorKind::usage, "--push " + r + ": not a registry reference",
-                        "e.g. --push registry.example.com/team/ocr:1.4.0 (use --output for oci: and docker-archive:)");
+                        "e.g. --push registry.example.com/team/ocr:1.4.0 (use --output for oci:, docker-archive: "
+                        "and oci-archive:)");
     }
+    imageio::check_destination(ref, "--push");
     outputs.push_back(ref);
   }
   return outputs;
+}
+
+// Where the image goes: the outputs asked for, else the default layout.
+std::vector<oci::ImageRef> destinations(const spec::BuildSpec& s, const std::vector<oci::ImageRef>& outputs) {
+  return outputs.empty() ? std::vector<oci::ImageRef>{builder::default_output(s)} : outputs;
 }
 
 // The host whose credentials the session starts with: the first registry output's.
@@ -273,8 +282,6 @@ std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const
 
 // Everything but the outputs, the registry access and the hooks, from the flags.
 void set_build_flags(const BuildArgs& a, const spec::BuildSpec& s, builder::BuildOptions& o) {
-  oci::check_tag_flags(a.tags);
-  o.tags = a.tags;
   o.source_date_epoch = chosen_epoch(a, s);
   set_compression(a, o);
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -323,14 +330,41 @@ struct Attestations {
   signing::SbomInput sbom;
 };
 
-void hook_sbom(const BuildArgs& a, const spec::BuildSpec& s, builder::BuildOptions& o, Attestations& at,
-               const Output& out) {
-  o.on_image = [&a, &s, &o, &at, &out](const oci::Image& img, const builder::BuildReport& r) {
-    at.sbom =
-        builder::built_image_sbom(img, r, o, a.sbom_base == "scan", builder::sbom_subject(s, a.identity, o.outputs),
-                                  k_tool_version, [&out](const std::string& line) { out.info(line); });
-    at.ctx.labels = builder::image_labels(img);
-  };
+void read_attestations(const BuildArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
+                       const builder::BuildResult& built, const std::vector<oci::ImageRef>& outputs, Attestations& at,
+                       const Output& out) {
+  at.sbom = builder::built_image_sbom(built.image(), built.report, o, a.sbom_base == "scan",
+                                      builder::sbom_subject(s, a.identity, outputs), k_tool_version,
+                                      [&out](const std::string& line) { out.info(line); });
+  at.ctx.labels = builder::image_labels(built.image());
+}
+
+// The built image to every destination: layouts and archives in one thread and a fixed
+// order (links and one streaming pass each), then the pushes with the session's jobs
+// and progress, a registry base's layers mounted from where they are.
+std::vector<imageio::Published> publish_built(const BuildArgs& a, const spec::BuildSpec& s,
+                                              const builder::BuildOptions& o, const builder::BuildResult& built,
+                                              const std::vector<oci::ImageRef>& outputs, RegistrySession& sess,
+                                              const Output& out) {
+  imageio::PublishOptions po;
+  po.tags = a.tags;
+  po.fallback = builder::fallback_tags(s);
+  po.push = sess.transfer_options();
+  po.local = po.push;
+  po.local.progress = nullptr; // local copies are links or one streaming pass: no per-blob progress
+  po.local.attachments = false;
+  po.local.jobs = 1; // links and small writes, in one thread and a fixed order (as the interrupt test expects)
+  po.connect = [&sess](const std::string& host) { return sess.connect(host); };
+  bool archive = std::any_of(outputs.begin(), outputs.end(), [](const oci::ImageRef& r) {
+    return r.kind == oci::ImageRef::Kind::docker_archive || r.kind == oci::ImageRef::Kind::oci_archive;
+  });
+  if (archive && !s.name.empty()) {
+    po.image_name = oci::ImageRef::parse(s.name);
+  }
+  po.archive_mtime = o.source_date_epoch;
+  po.registry_image = &built.registry_image();
+  po.info = [&out](const std::string& line) { out.info(line); };
+  return imageio::publish(built.image(), destinations(s, outputs), po);
 }
 
 // After a build: the layer cache pruned to --cache-max-size, least recently used first
@@ -413,15 +447,40 @@ void print_build_summary(const builder::BuildReport& rep, RegistrySession& sess,
 
 // Signs every layout output and push (builder::sign_outputs) with the command's session.
 nlohmann::json sign_built(const BuildArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
-                          const builder::BuildReport& rep, const signing::PrivateKey& key, Attestations& at,
-                          RegistrySession& sess, const Output& out) {
+                          const builder::BuildReport& rep, const std::vector<imageio::Published>& published,
+                          const signing::PrivateKey& key, Attestations& at, RegistrySession& sess, const Output& out) {
   at.ctx.finished_on = now_rfc3339();
   builder::SignOutputsOptions so;
   so.identity = a.identity;
   so.sbom_format = a.sbom_format;
   so.connect = [&sess](const std::string& host) { return sess.connect(host); };
   so.info = [&out](const std::string& line) { out.info(line); };
-  return builder::sign_outputs(s, o, rep, at.sbom, key, at.ctx, so);
+  return builder::sign_outputs(s, o, rep, published, at.sbom, key, at.ctx, so);
+}
+
+// The provenance's context: the invocation and what the user asked for.
+Attestations start_attestations(const BuildArgs& a, const std::vector<oci::ImageRef>& outputs) {
+  Attestations at;
+  at.ctx.tool_version = k_tool_version;
+  at.ctx.invocation_id = random_uuid();
+  at.ctx.started_on = now_rfc3339();
+  at.ctx.outputs = outputs;
+  at.ctx.tags = a.tags;
+  return at;
+}
+
+// The report's JSON with the session's and the registry cache's figures and the signatures.
+nlohmann::json build_metadata(const builder::BuildReport& rep, const RegistrySession& sess,
+                              const std::shared_ptr<builder::RegistryCache>& rcache, const nlohmann::json* signatures) {
+  nlohmann::json meta = rep.to_json();
+  meta["registry"] = sess.stats_json();
+  if (rcache) {
+    meta["registry_cache"] = rcache->stats().to_json();
+  }
+  if (signatures != nullptr) {
+    meta["signatures"] = *signatures;
+  }
+  return meta;
 }
 
 int run_build(const BuildArgs& a) {
@@ -429,37 +488,36 @@ int run_build(const BuildArgs& a) {
   spec::BuildSpec s = spec::load(a.spec_file);
   builder::BuildOptions o;
   o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
-  o.outputs = parse_outputs(a);
-  RegistrySession sess(a.flags, out, push_host(o.outputs));
+  const std::vector<oci::ImageRef> outputs = parse_outputs(a);
+  oci::check_tag_flags(a.tags);
+  RegistrySession sess(a.flags, out, push_host(outputs));
   o.connect = [&sess](const std::string& host) { return sess.connect(host); };
   o.transfer = sess.transfer_options();
   o.index = sess.index_access(index_defaults_from_env());
   set_build_flags(a, s, o);
   builder::Events ev = build_events(out, sess);
   std::optional<std::int64_t> cache_max = cache_max_size(a); // checked before the build, so a bad value wastes none
-  std::optional<signing::PrivateKey> key = sign_key(a, o.outputs);
-  Attestations at;
-  at.ctx.tool_version = k_tool_version;
-  at.ctx.invocation_id = random_uuid();
-  at.ctx.started_on = now_rfc3339();
-  if (key) {
-    hook_sbom(a, s, o, at, out);
-  }
+  std::optional<signing::PrivateKey> key = sign_key(a, outputs);
+  Attestations at = start_attestations(a, outputs);
   std::shared_ptr<builder::RegistryCache> rcache = registry_cache(a, o.cache_dir, sess, out, key.has_value());
   o.remote_cache = rcache;
   o.only_verified_cache = key.has_value() || (rcache && rcache->verifies());
-  builder::BuildReport rep = builder::build(s, o, ev);
-  sess.finish();
-  nlohmann::json signatures = key ? sign_built(a, s, o, rep, *key, at, sess, out) : nlohmann::json();
-  prune_cache(o.cache_dir, cache_max, out);
-  nlohmann::json meta = rep.to_json();
-  meta["registry"] = sess.stats_json();
-  if (rcache) {
-    meta["registry_cache"] = rcache->stats().to_json();
-  }
+  const std::vector<oci::ImageRef> dests = destinations(s, outputs);
+  o.local_image = key.has_value() || std::any_of(dests.begin(), dests.end(), [](const oci::ImageRef& r) {
+                    return r.kind != oci::ImageRef::Kind::registry;
+                  });
+  builder::BuildResult built = builder::build(s, o, ev);
   if (key) {
-    meta["signatures"] = signatures;
+    read_attestations(a, s, o, built, outputs, at, out);
   }
+  std::vector<imageio::Published> published = publish_built(a, s, o, built, outputs, sess, out);
+  builder::record_published(built.report, published);
+  built.close(); // before the prune below, which waits for the cache's users
+  const builder::BuildReport& rep = built.report;
+  sess.finish();
+  nlohmann::json signatures = key ? sign_built(a, s, o, rep, published, *key, at, sess, out) : nlohmann::json();
+  prune_cache(o.cache_dir, cache_max, out);
+  nlohmann::json meta = build_metadata(rep, sess, rcache, key ? &signatures : nullptr);
   std::string text = written_refs(rep);
   write_build_files(a, rep, meta, text);
   print_build_summary(rep, sess, out);
@@ -474,7 +532,8 @@ Action add_build(CLI::App& app) {
   CLI::App* c = app.add_subcommand("build", "Build a layered, reproducible OCI image from a spec.yaml");
   c->add_option("spec", a->spec_file, "Path to spec.yaml")->required();
   c->add_option("-o,--output", a->outputs,
-                "Where to write: oci:DIR[:TAG], docker-archive:FILE or a registry (repeatable; default oci:out/NAME "
+                "Where to write: oci:DIR[:TAG], docker-archive:FILE, oci-archive:FILE[:TAG] or a registry (repeatable; "
+                "default oci:out/NAME "
                 "unless --push is given)");
   c->add_option("--push", a->pushes, "Push to this registry reference (repeatable; tags from it or --tag)");
   c->add_option("--image-refs", a->image_refs, "Write the written references (one per line) to this file");

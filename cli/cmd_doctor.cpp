@@ -240,7 +240,8 @@ Action add_doctor(CLI::App& app) {
   CLI::App* d = app.add_subcommand("doctor", "Check a GPU node, and whether an image will see and use its GPUs");
   d->add_option("--root", a->root, "Read host files under this directory (default /)");
   d->add_option("--image", a->image,
-                "Image to check against this host: oci:DIR[:TAG], docker-archive:FILE or a registry reference");
+                "Image to check against this host: oci:DIR[:TAG], docker-archive:FILE, oci-archive:FILE[:TAG] or a "
+                "registry reference");
   d->add_option("--requires", a->requires_, "Image needs instead of --image, e.g. cuda=12.6,sm=90,driver=560.28.03");
   d->add_flag("--scan-layers", a->scan_layers,
               "Also look inside the image's layers (driver files, cuda-compat); a registry image's layers are then "

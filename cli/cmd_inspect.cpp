@@ -253,7 +253,9 @@ int run_inspect(const InspectArgs& a) {
 Action add_inspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
   CLI::App* c = app.add_subcommand("inspect", "Show an image's manifest, config and layers");
-  c->add_option("reference", a->ref, "oci:DIR[:TAG], docker-archive:FILE or a registry reference")->required();
+  c->add_option("reference", a->ref,
+                "oci:DIR[:TAG], docker-archive:FILE, oci-archive:FILE[:TAG] or a registry reference")
+      ->required();
   c->add_flag("--json", a->json, "Print manifest and config as JSON");
   c->add_flag("--base-view", a->base_view,
               "Show the file tree a layer built on this image lands on: paths after whiteouts, directories' modes "

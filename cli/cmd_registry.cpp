@@ -71,7 +71,7 @@ int run_copy(const CopyArgs& a, imageio::CopyMode mode) {
   imageio::CopyRun run{sess.transfer_options(), [&sess](const std::string& host) { return sess.connect(host); },
                        builder::k_default_epoch, // the archive's member times: never the wall clock
                        [&out](const std::string& line) { out.info(line); }};
-  oci::CopyResult res = imageio::copy_image(req, refs, run);
+  oci::CopyResult res = imageio::copy_image(req, refs, run).written;
   sess.finish();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json meta = copy_meta(refs, res, sess, secs);
@@ -201,7 +201,9 @@ int run_gc(const GcArgs& a) {
 void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
   auto push = std::make_shared<CopyArgs>();
   CLI::App* c = app.add_subcommand("push", "Push an OCI layout image to a registry");
-  c->add_option("source", push->src, "oci:DIR[:TAG], docker-archive:FILE or a registry reference")->required();
+  c->add_option("source", push->src,
+                "oci:DIR[:TAG], docker-archive:FILE, oci-archive:FILE[:TAG] or a registry reference")
+      ->required();
   c->add_option("destination", push->dst, "REGISTRY/REPO[:TAG]")->required();
   add_copy_flags(c, push);
   actions.emplace_back(c, [push] { return run_copy(*push, imageio::CopyMode::push); });
@@ -209,14 +211,17 @@ void add_registry_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   auto pull = std::make_shared<CopyArgs>();
   c = app.add_subcommand("pull", "Pull an image from a registry into an OCI layout (or docker-archive)");
   c->add_option("source", pull->src, "REGISTRY/REPO[:TAG][@DIGEST]")->required();
-  c->add_option("-o,--output", pull->dst, "oci:DIR[:TAG] or docker-archive:FILE")->required();
+  c->add_option("-o,--output", pull->dst, "oci:DIR[:TAG], docker-archive:FILE or oci-archive:FILE[:TAG]")->required();
   add_copy_flags(c, pull);
   actions.emplace_back(c, [pull] { return run_copy(*pull, imageio::CopyMode::pull); });
 
   auto copy = std::make_shared<CopyArgs>();
   c = app.add_subcommand("copy", "Copy an image between registries, OCI layouts and docker-archive files");
-  c->add_option("source", copy->src, "registry reference, oci:DIR[:TAG] or docker-archive:FILE")->required();
-  c->add_option("destination", copy->dst, "registry reference, oci:DIR[:TAG] or docker-archive:FILE")->required();
+  c->add_option("source", copy->src, "registry reference, oci:DIR[:TAG], docker-archive:FILE or oci-archive:FILE[:TAG]")
+      ->required();
+  c->add_option("destination", copy->dst,
+                "registry reference, oci:DIR[:TAG], docker-archive:FILE or oci-archive:FILE[:TAG]")
+      ->required();
   add_copy_flags(c, copy);
   actions.emplace_back(c, [copy] { return run_copy(*copy, imageio::CopyMode::copy); });
 

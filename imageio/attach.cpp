@@ -39,11 +39,20 @@ std::string signing_repository(const std::string& title) {
 
 SignTarget open_sign_target(const std::string& text, const Connect& connect, const std::string& identity_flag,
                             bool writable) {
+  return open_sign_target(oci::ImageRef::parse(text), connect, identity_flag, writable);
+}
+
+SignTarget open_sign_target(const oci::ImageRef& ref, const Connect& connect, const std::string& identity_flag,
+                            bool writable) {
   SignTarget t;
-  t.ref = oci::ImageRef::parse(text);
+  t.ref = ref;
+  const std::string text = ref.str();
   switch (t.ref.kind) {
   case oci::ImageRef::Kind::docker_archive:
-    throw Error(ErrorKind::usage, text + ": a docker-archive cannot carry signatures or attestations",
+  case oci::ImageRef::Kind::oci_archive:
+    throw Error(ErrorKind::usage,
+                text + ": a" + std::string(t.ref.kind == oci::ImageRef::Kind::oci_archive ? "n oci" : " docker") +
+                    "-archive cannot carry signatures or attestations",
                 "sign the image in an OCI layout (oci:DIR:TAG) or in a registry");
   case oci::ImageRef::Kind::registry: {
     auto reg = connect(t.ref.registry); // the image and its attachment store share the connection

@@ -28,11 +28,14 @@ struct SignTarget {
   // the reference as given when it already names that digest.
   std::string shown() const { return ref.digest == digest.str() ? ref.str() : ref.str() + "@" + digest.str(); }
 };
-// A docker-archive is a usage error (it cannot carry attachments); a layout must
+// A docker-archive or an oci-archive is a usage error (neither can carry attachments); a layout must
 // exist. `identity_flag` overrides the identity; a layout image without a title
 // naming a registry repository needs it. Layouts are locked while it lives when
 // `writable`. A registry reference needs `connect`.
 SignTarget open_sign_target(const std::string& text, const Connect& connect, const std::string& identity_flag,
+                            bool writable);
+// The same for a reference already parsed (a build's published outputs).
+SignTarget open_sign_target(const oci::ImageRef& ref, const Connect& connect, const std::string& identity_flag,
                             bool writable);
 
 } // namespace imageio

@@ -1,5 +1,6 @@
 #include "imageio/copy.hpp"
 
+#include "imageio/publish.hpp"
 #include "util/error.hpp"
 
 #include <utility>
@@ -102,28 +103,44 @@ std::pair<std::string, std::vector<std::string>> archive_names(const std::vector
 
 } // namespace
 
-WriteResult copy_image(const CopyRequest& req, const CopyRefs& refs, const CopyRun& run) {
+Published copy_image(const CopyRequest& req, const CopyRefs& refs, const CopyRun& run) {
   std::vector<std::string> archive_repo_tags;
   oci::ImagePtr source = open_source(refs.src, run.connect, &archive_repo_tags);
   // An explicit --platform also applies to a single-platform image: a mismatch is
   // refused (exit 9) before anything is copied.
   oci::ManifestBlob selected = oci::select_platform(*source, run.copy);
   auto [archive_repo, archive_tags] = archive_names(archive_repo_tags);
+  PublishOptions po;
+  po.tags = req.tags;
   // The source's tags stand in when neither the destination nor --tag names one.
-  std::vector<std::string> tags = destination_tags(
-      refs.dst, req.tags,
-      !archive_tags.empty() ? archive_tags : std::vector<std::string>{!refs.src.tag.empty() ? refs.src.tag : "latest"});
-  run.info("copying " + source->name() + " (" + source->root().digest.str() + ") to " + refs.dst.str());
-  DestinationOptions dopt;
-  dopt.copy = run.copy;
-  dopt.connect = run.connect;
-  dopt.archive_mtime = run.archive_mtime;
+  po.fallback =
+      !archive_tags.empty() ? archive_tags : std::vector<std::string>{!refs.src.tag.empty() ? refs.src.tag : "latest"};
+  po.local = run.copy;
+  po.push = run.copy;
+  po.connect = run.connect;
+  po.archive_mtime = run.archive_mtime;
   if (refs.dst.kind == oci::ImageRef::Kind::docker_archive) {
-    dopt.archive_repository = util::with_context("writing " + refs.dst.str(), [&, &repo = archive_repo] {
+    po.image_name = oci::ImageRef::parse(util::with_context("writing " + refs.dst.str(), [&, &repo = archive_repo] {
       return archive_repository_of(*source, selected, refs.src, repo, req.name, refs.dst, run.copy);
-    });
+    }));
+  } else if (refs.dst.kind == oci::ImageRef::Kind::oci_archive) {
+    // containerd's names when the source has one; an unnamed image keeps its tags only.
+    oci::Manifest m;
+    oci::ImageConfig cfg;
+    if (!selected.is_index()) {
+      m = oci::manifest_from_json(oci::parse_json(selected.bytes, "manifest of " + source->name()));
+      cfg = oci::read_config(*source, m);
+    }
+    try {
+      po.image_name = oci::ImageRef::parse(archive_repository(refs.src, archive_repo, m, cfg, req.name));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::usage || !req.name.empty()) {
+        throw;
+      }
+    }
   }
-  return open_destination(refs.dst, std::move(dopt))->write(*source, tags);
+  run.info("copying " + source->name() + " (" + source->root().digest.str() + ") to " + refs.dst.str());
+  return publish(*source, {refs.dst}, po).front();
 }
 
 } // namespace imageio

@@ -1,9 +1,10 @@
 #pragma once
 // The copy use case behind `push`, `pull` and `copy`: the references checked for the
 // command before anything is opened, the source opened, the tags chosen by the one tag
-// policy (the source's own standing in), a docker-archive destination's repository
-// named, and the image written through its sink.
+// policy (the source's own standing in), an archive destination's image name found,
+// and the image published (imageio/publish.hpp).
 #include "imageio/destination.hpp"
+#include "imageio/publish.hpp"
 #include "imageio/source.hpp"
 #include "oci/image.hpp"
 #include "oci/reference.hpp"
@@ -42,8 +43,8 @@ struct CopyRun {
 };
 
 // Opens the source (an explicit --platform is checked first, before anything is
-// written), says "copying ...", and writes the image with its tags.
-WriteResult copy_image(const CopyRequest& req, const CopyRefs& refs, const CopyRun& run);
+// written), says "copying ...", and publishes the image with its tags.
+Published copy_image(const CopyRequest& req, const CopyRefs& refs, const CopyRun& run);
 
 // The repository of a docker-archive destination: --name, else the source registry
 // reference, else the source archive's own RepoTags (`archive_repo`), else the image's

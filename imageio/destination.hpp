@@ -1,12 +1,12 @@
 #pragma once
 // Where an image goes, whatever names it: an `oci:` layout, a `docker-archive:` file,
-// a registry repository, or the OCI archive a node's containerd imports (warm export;
-// no reference syntax names it, so it has its own opener). open_destination gives one
-// sink per kind, each writing any oci::Image under a list of tags and returning what it
-// wrote (the counterpart of open_source). build (-o and --push), copy, push, pull and
-// warm export write through it; the tag policy (destination_tags) and the
-// docker-archive's repository naming are here once. A blob's BlobHints (its local file,
-// the repository to mount it from) reach the writers unchanged.
+// an `oci-archive:` file (what a node's containerd imports) or a registry repository.
+// open_destination gives the sink of the reference's kind (imageio/sinks/, one file
+// each), writing any oci::Image under a list of tags and returning what it wrote (the
+// counterpart of open_source). Commands do not call it directly: they hand an image
+// and its destinations to imageio::publish (imageio/publish.hpp), which applies the
+// one tag policy (destination_tags). A blob's BlobHints (its local file, the
+// repository to mount it from) reach the writers unchanged.
 #include "imageio/source.hpp"
 #include "oci/image.hpp"
 #include "oci/reference.hpp"
@@ -25,13 +25,17 @@ namespace imageio {
 struct DestinationOptions {
   oci::CopyOptions copy; // platform selection, jobs, progress, attachments
   Connect connect;       // a registry destination's host (with the command's credentials)
-  // A docker-archive: the repository of its RepoTags ("REPO:TAG" per tag; none when
-  // empty) and every member's mtime.
-  // An oci-archive: the containerd image names, "REPO:TAG" per tag and "REPO@DIGEST"
-  // (none without a repository).
-  std::string archive_repository;
-  std::int64_t archive_mtime = 0;
-  std::set<std::string> omit; // an oci-archive: layer digests left out (a thin archive)
+  // A registry: HEAD every blob even where the registry has the manifest, uploading
+  // what is missing (a mirror that lost a blob is repaired; warm push --to).
+  bool check_blobs = false;
+  // An archive's image name (a registry reference), each format spelling it its own
+  // way: a docker-archive's RepoTags "REPO:TAG" per tag in Docker's short form
+  // (repo_tag_name), an oci-archive's containerd names "REGISTRY/REPO:TAG" per tag and
+  // "REGISTRY/REPO@DIGEST". None: a docker-archive without RepoTags, an oci-archive
+  // named by its tags only.
+  std::optional<oci::ImageRef> image_name;
+  std::int64_t archive_mtime = 0; // an archive: every member's mtime
+  std::set<std::string> omit;     // an oci-archive: layer digests left out (a thin archive)
   // An oci-archive: the platform's manifest when the caller has chosen it already
   // (oci::select_platform with `copy`), so it is not fetched again for the names.
   std::optional<oci::ManifestBlob> selected;
@@ -43,6 +47,7 @@ struct WriteResult : oci::CopyResult {
   explicit WriteResult(oci::CopyResult c) : oci::CopyResult(std::move(c)) {}
   std::vector<oci::Descriptor> written; // an oci-archive: the blobs it holds (manifests included)
   std::vector<oci::Descriptor> omitted; // an oci-archive: the layers left out (DestinationOptions::omit)
+  std::vector<std::string> names;       // an oci-archive: the containerd image names of its entries
   std::int64_t archive_bytes = 0;       // an archive: the file's size
 };
 
@@ -61,21 +66,18 @@ public:
 
 // Throws Error(usage) for a registry destination without `connect`.
 std::unique_ptr<Destination> open_destination(const oci::ImageRef& ref, DestinationOptions options);
-// The OCI archive (an OCI layout in one tar) that `ctr images import` reads: the
-// platform's manifest, or the whole index with copy.all_platforms, named per tag and
-// by the top manifest's digest; layers in `omit` are left out.
-std::unique_ptr<Destination> open_oci_archive(const std::filesystem::path& file, DestinationOptions options);
 
 // The tag policy of every command that writes an image (docs/references.md, "Tag
 // precedence"): the tag written in the destination (a registry's assumed "latest" is
 // not written), then each --tag not already there; when neither gives one, `fallback`
 // (build: image.tags, else latest; copy: the source's tags, else latest; warm export:
 // the image reference's tag without --name, none with it: the image is named by
-// digest only).
+// digest only; warm push: none).
 std::vector<std::string> destination_tags(const oci::ImageRef& dst, const std::vector<std::string>& tags,
                                           const std::vector<std::string>& fallback);
 
-// "host/path" as a docker-archive's RepoTags spell it ("team/app" on Docker Hub).
+// "host/path" as a docker-archive's RepoTags spell it ("team/app" and "ubuntu" on
+// Docker Hub).
 std::string repo_tag_name(const oci::ImageRef& ref);
 
 } // namespace imageio

@@ -1,6 +1,7 @@
 #include "imageio/source.hpp"
 
 #include "layers/docker_archive.hpp"
+#include "layers/oci_archive.hpp"
 #include "oci/layout_image.hpp"
 #include "registry/transfer.hpp"
 #include "util/error.hpp"
@@ -18,6 +19,13 @@ oci::ImagePtr open_source(const oci::ImageRef& ref, const Connect& connect,
     return registry::open_registry_image(connect(ref.registry), ref);
   case oci::ImageRef::Kind::oci_layout:
     return oci::open_layout_image(ref.path, ref.tag, ref.str());
+  case oci::ImageRef::Kind::oci_archive: {
+    auto img = std::make_shared<layers::OciArchiveImage>(ref.path, ref.tag, ref.str());
+    if (archive_repo_tags != nullptr) {
+      *archive_repo_tags = img->repo_tags();
+    }
+    return img;
+  }
   case oci::ImageRef::Kind::docker_archive:
     break;
   }

@@ -1,6 +1,6 @@
 #pragma once
 // The one function that opens an image source, whatever names it: an `oci:` layout, a
-// `docker-archive:` file or a registry reference. Every command that reads an image
+// `docker-archive:` or `oci-archive:` file, or a registry reference. Every command that reads an image
 // (build's base, copy, push, pull, inspect, sbom, sign, verify, doctor --image, the
 // templates' --facts) opens it here.
 #include "oci/image.hpp"
@@ -17,7 +17,8 @@ namespace imageio {
 // Opens a registry host (with the command's credentials, TLS and retry settings).
 using Connect = std::function<std::shared_ptr<registry::Registry>(const std::string& host)>;
 
-// `archive_repo_tags` (may be null) receives a docker-archive's RepoTags. A registry
+// `archive_repo_tags` (may be null) receives a docker-archive's RepoTags (an
+// oci-archive's containerd names, "REPO:TAG"). A registry
 // reference without `connect` is a usage error naming it.
 oci::ImagePtr open_source(const oci::ImageRef& ref, const Connect& connect,
                           std::vector<std::string>* archive_repo_tags = nullptr);

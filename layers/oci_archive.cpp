@@ -1,9 +1,13 @@
 #include "layers/oci_archive.hpp"
 
+#include "layers/docker_archive.hpp"
 #include "layers/tar.hpp"
+#include "oci/layout.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 
+#include <optional>
 #include <set>
 
 namespace layers {
@@ -29,7 +33,99 @@ std::optional<oci::Platform> manifest_platform(const oci::Image& img, const oci:
   return oci::Platform{c.architecture, c.os, c.variant};
 }
 
+// A manifest or index.json past this is not one (the layout reader's bound too).
+constexpr std::int64_t k_max_document = 16 << 20;
+
 } // namespace
+
+OciArchiveImage::OciArchiveImage(const fs::path& file, const std::string& tag, std::string name)
+    : m_file(file), m_name(std::move(name)) {
+  std::optional<Member> index;
+  bool layout_marker = false;
+  for (const TarIndexEntry& e : index_tar(file)) {
+    if (e.type != '0' && e.type != '\0') {
+      continue;
+    }
+    if (e.path == "index.json") {
+      index = Member{e.offset, e.size};
+    } else if (e.path == "oci-layout") {
+      layout_marker = true;
+    } else if (e.path.rfind("blobs/", 0) == 0) {
+      std::string rest = e.path.substr(6);
+      auto slash = rest.find('/');
+      if (slash != std::string::npos) {
+        m_blobs[rest.substr(0, slash) + ":" + rest.substr(slash + 1)] = Member{e.offset, e.size};
+      }
+    }
+  }
+  if (!index || !layout_marker) {
+    throw Error(ErrorKind::input,
+                m_name + ": no " + std::string(index ? "oci-layout" : "index.json") + " member, so not an oci-archive",
+                "write one with `paddle-image copy IMAGE oci-archive:FILE` or `skopeo copy ... oci-archive:FILE`");
+  }
+  oci::Index idx = oci::index_from_json(oci::parse_json(read_member(*index, "index.json"), m_name + ": index.json"));
+  oci::Descriptor top = oci::select_entry(idx, tag, "oci-archive " + file.string(), "oci-archive:" + file.string());
+  for (const auto& e : idx.manifests) {
+    auto cd_name = e.annotations.find("io.containerd.image.name");
+    if (e.digest == top.digest && cd_name != e.annotations.end() && cd_name->second.find('@') == std::string::npos) {
+      m_repo_tags.push_back(cd_name->second);
+    }
+  }
+  m_root = manifest(top);
+}
+
+const OciArchiveImage::Member& OciArchiveImage::find(const oci::Descriptor& d) const {
+  auto it = m_blobs.find(d.digest.str());
+  if (it == m_blobs.end()) {
+    throw Error(ErrorKind::input, m_name + " has no blob " + d.digest.str(),
+                "the archive is incomplete (a thin export leaves layers out: import it where they are)");
+  }
+  if (it->second.size != d.size) {
+    throw Error(ErrorKind::integrity,
+                m_name + ": blob " + d.digest.str() + " is " + std::to_string(it->second.size) + " bytes, not " +
+                    std::to_string(d.size),
+                "the archive is damaged; write it again");
+  }
+  return it->second;
+}
+
+std::string OciArchiveImage::read_member(const Member& m, const std::string& what) const {
+  if (m.size > k_max_document) {
+    throw Error(ErrorKind::input, m_name + ": " + what + " is too large (" + std::to_string(m.size) + " bytes)");
+  }
+  std::string bytes(static_cast<std::size_t>(m.size), '\0');
+  auto r = util::file_reader(m_file, m.offset, m.size);
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    std::size_t n = r(bytes.data() + got, bytes.size() - got);
+    if (n == 0) {
+      throw Error(ErrorKind::input, m_name + ": " + what + " breaks off (truncated archive)");
+    }
+    got += n;
+  }
+  return bytes;
+}
+
+oci::ManifestBlob OciArchiveImage::manifest(const oci::Descriptor& d) const {
+  std::string bytes = read_member(find(d), "manifest " + d.digest.str());
+  if (util::sha256_hex(bytes) != d.digest.hex) {
+    throw Error(ErrorKind::integrity, m_name + ": manifest " + d.digest.str() + " does not match its digest",
+                "the archive is damaged; write it again");
+  }
+  return oci::manifest_blob(std::move(bytes), d.media_type);
+}
+
+oci::Reader OciArchiveImage::open_blob(const oci::Descriptor& d, std::int64_t offset) const {
+  const Member& m = find(d);
+  return util::file_reader(m_file, m.offset + offset, m.size - offset);
+}
+
+oci::BlobHints OciArchiveImage::hints(const oci::Descriptor& d) const {
+  find(d); // a missing or short blob is named before a copy starts
+  oci::BlobHints h;
+  h.verified = false; // its bytes are hashed by whoever copies them
+  return h;
+}
 
 OciArchiveResult write_oci_archive(const oci::Image& img, const fs::path& out, const OciArchiveOptions& opt) {
   oci::CopyOptions copy = opt.copy;

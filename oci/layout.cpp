@@ -157,7 +157,10 @@ void OciLayout::add_manifest(const Descriptor& manifest, const std::vector<std::
 }
 
 Descriptor OciLayout::resolve(const std::string& tag) const {
-  Index index = read_index();
+  return select_entry(read_index(), tag, "layout " + m_dir.string(), "oci:" + m_dir.string());
+}
+
+Descriptor select_entry(Index index, const std::string& tag, const std::string& what, const std::string& ref) {
   if (tag.empty()) {
     std::erase_if(index.manifests, [](const Descriptor& m) {
       auto it = m.annotations.find(k_ref_name_annotation);
@@ -176,9 +179,9 @@ Descriptor OciLayout::resolve(const std::string& tag) const {
       names += " " + (it == m.annotations.end() ? m.digest.str() : it->second);
     }
     throw Error(ErrorKind::input,
-                "layout " + m_dir.string() + " holds " + std::to_string(index.manifests.size()) +
-                    " manifests; name one with oci:" + m_dir.string() + ":TAG",
-                index.manifests.empty() ? "the layout is empty" : "tags present:" + names);
+                what + " holds " + std::to_string(index.manifests.size()) + " manifests; name one with " + ref + ":TAG",
+                index.manifests.empty() ? "the " + what.substr(0, what.find(' ')) + " is empty"
+                                        : "tags present:" + names);
   }
   for (auto it = index.manifests.rbegin(); it != index.manifests.rend(); ++it) {
     auto a = it->annotations.find(k_ref_name_annotation);
@@ -193,8 +196,8 @@ Descriptor OciLayout::resolve(const std::string& tag) const {
       names += " " + a->second;
     }
   }
-  throw Error(ErrorKind::input, "tag '" + tag + "' not found in layout " + m_dir.string(),
-              names.empty() ? "the layout has no tags" : "tags present:" + names);
+  throw Error(ErrorKind::input, "tag '" + tag + "' not found in " + what,
+              names.empty() ? "the " + what.substr(0, what.find(' ')) + " has no tags" : "tags present:" + names);
 }
 
 Manifest OciLayout::read_manifest(const Descriptor& d) const {

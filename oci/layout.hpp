@@ -100,4 +100,9 @@ private:
   BlobStore m_blobs;
 };
 
+// The entry of an index.json (a layout's, an oci-archive's) under `tag`; with an empty
+// tag, the only image (attachment tags do not count). `what` names the container in
+// errors ("layout DIR"), `ref` is how the user names it with a tag ("oci:DIR").
+Descriptor select_entry(Index index, const std::string& tag, const std::string& what, const std::string& ref);
+
 } // namespace oci

@@ -20,9 +20,10 @@ const std::regex& component_re() {
 }
 
 util::Error bad_ref(std::string_view text, const std::string& why) {
-  return util::Error(util::ErrorKind::input, "invalid image reference '" + std::string(text) + "': " + why,
-                     "use oci:DIR[:TAG], docker-archive:FILE or host[:port]/path[:tag][@digest] "
-                     "(see docs/references.md)");
+  return util::Error(
+      util::ErrorKind::input, "invalid image reference '" + std::string(text) + "': " + why,
+      "use oci:DIR[:TAG], docker-archive:FILE, oci-archive:FILE[:TAG] or host[:port]/path[:tag][@digest] "
+      "(see docs/references.md)");
 }
 
 ImageRef parse_registry(std::string_view full, std::string_view text) {
@@ -79,6 +80,29 @@ ImageRef parse_registry(std::string_view full, std::string_view text) {
   return r;
 }
 
+// oci:DIR[:TAG] and oci-archive:FILE[:TAG]: a tag is what follows the last ':' when it
+// is a valid tag with no '/' (so "oci:/x/a:b/c" is the directory "/x/a:b/c").
+ImageRef parse_path_and_tag(std::string_view text, std::size_t prefix, ImageRef::Kind kind, const char* what) {
+  ImageRef r;
+  r.kind = kind;
+  std::string rest(text.substr(prefix));
+  auto colon = rest.rfind(':');
+  if (colon != std::string::npos) {
+    std::string maybe_tag = rest.substr(colon + 1);
+    if (maybe_tag.find('/') == std::string::npos && is_valid_tag(maybe_tag)) {
+      r.tag = maybe_tag;
+      rest = rest.substr(0, colon);
+    } else if (maybe_tag.empty()) {
+      rest = rest.substr(0, colon);
+    }
+  }
+  if (rest.empty()) {
+    throw bad_ref(text, std::string("no ") + what + " after '" + std::string(text.substr(0, prefix)) + "'");
+  }
+  r.path = rest;
+  return r;
+}
+
 } // namespace
 
 bool is_valid_tag(std::string_view tag) {
@@ -99,24 +123,10 @@ ImageRef ImageRef::parse(std::string_view text) {
     throw bad_ref(text, "empty");
   }
   if (text.rfind("oci:", 0) == 0) {
-    ImageRef r;
-    r.kind = Kind::oci_layout;
-    std::string rest(text.substr(4));
-    auto colon = rest.rfind(':');
-    if (colon != std::string::npos) {
-      std::string maybe_tag = rest.substr(colon + 1);
-      if (maybe_tag.find('/') == std::string::npos && is_valid_tag(maybe_tag)) {
-        r.tag = maybe_tag;
-        rest = rest.substr(0, colon);
-      } else if (maybe_tag.empty()) {
-        rest = rest.substr(0, colon);
-      }
-    }
-    if (rest.empty()) {
-      throw bad_ref(text, "no directory after 'oci:'");
-    }
-    r.path = rest;
-    return r;
+    return parse_path_and_tag(text, 4, ImageRef::Kind::oci_layout, "directory");
+  }
+  if (text.rfind("oci-archive:", 0) == 0) {
+    return parse_path_and_tag(text, 12, ImageRef::Kind::oci_archive, "file");
   }
   if (text.rfind("docker-archive:", 0) == 0) {
     ImageRef r;
@@ -130,7 +140,7 @@ ImageRef ImageRef::parse(std::string_view text) {
   if (text.rfind("docker://", 0) == 0) {
     return parse_registry(text, text.substr(9));
   }
-  for (const char* other : {"oci-archive:", "dir:", "containers-storage:", "docker-daemon:"}) {
+  for (const char* other : {"dir:", "containers-storage:", "docker-daemon:"}) {
     if (text.rfind(other, 0) == 0) {
       throw bad_ref(text, std::string("transport '") + other + "' is not supported");
     }
@@ -148,6 +158,8 @@ std::string ImageRef::str() const {
     return "oci:" + path + (tag.empty() ? "" : ":" + tag);
   case Kind::docker_archive:
     return "docker-archive:" + path;
+  case Kind::oci_archive:
+    return "oci-archive:" + path + (tag.empty() ? "" : ":" + tag);
   case Kind::registry: {
     std::string s = name();
     if (!tag.empty()) {

@@ -3,6 +3,8 @@
 // (docs/references.md):
 //   oci:DIR[:TAG]           an OCI image layout directory, optionally one tag in it
 //   docker-archive:FILE     a `docker load` tar
+//   oci-archive:FILE[:TAG]  an OCI image layout in one tar (`ctr images import`,
+//                           skopeo's and podman's oci-archive), optionally one tag in it
 //   [docker://]NAME         a registry: host[:port]/path[:tag][@digest]; Docker Hub
 //                           shorthand ("ubuntu") becomes docker.io/library/ubuntu:latest
 #include <string>
@@ -12,10 +14,10 @@
 namespace oci {
 
 struct ImageRef {
-  enum class Kind { oci_layout, docker_archive, registry };
+  enum class Kind { oci_layout, docker_archive, oci_archive, registry };
   Kind kind = Kind::registry;
-  std::string path;           // oci_layout / docker_archive
-  std::string tag;            // optional for oci_layout; registry: tag (may be empty with a digest)
+  std::string path;           // oci_layout / docker_archive / oci_archive
+  std::string tag;            // optional for oci_layout and oci_archive; registry: tag (may be empty with a digest)
   std::string registry;       // registry: host[:port], normalised
   std::string repository;     // registry: path
   std::string digest;         // registry: "sha256:..." when pinned

@@ -1,6 +1,7 @@
 #include "warm/export.hpp"
 
 #include "imageio/destination.hpp"
+#include "imageio/publish.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 #include "warm/target.hpp"
@@ -82,29 +83,30 @@ ExportResult export_archive(const oci::Image& img, const fs::path& out, const Ex
   oci::Manifest m = oci::manifest_from_json(oci::parse_json(platform_manifest.bytes, "manifest of " + img.name()));
   oci::ImageConfig cfg = oci::read_config(img, m);
   res.platform = oci::Platform{cfg.architecture, cfg.os, cfg.variant};
-  imageio::DestinationOptions dopt;
-  dopt.archive_repository = opt.repository;
-  dopt.archive_mtime = opt.mtime;
-  dopt.copy = opt.copy;
-  std::vector<std::string> tags;
+  imageio::PublishOptions po;
+  po.local = opt.copy;
+  po.image_name = oci::ImageRef::parse(opt.repository);
+  po.archive_mtime = opt.mtime;
   if (!opt.tag.empty()) {
-    tags.push_back(opt.tag);
+    po.fallback.push_back(opt.tag);
   }
-  imageio::WriteResult w;
+  oci::ImageRef ref;
+  ref.path = out.string();
   if (opt.format == ArchiveFormat::docker_archive) {
-    dopt.copy.attachments = false;
-    oci::ImageRef ref;
     ref.kind = oci::ImageRef::Kind::docker_archive;
-    ref.path = out.string();
-    w = imageio::open_destination(ref, std::move(dopt))->write(img, tags);
+    po.local.attachments = false;
+  } else {
+    ref.kind = oci::ImageRef::Kind::oci_archive;
+    po.selected = platform_manifest;
+    if (opt.have) {
+      po.omit.insert(opt.have->digests.begin(), opt.have->digests.end());
+    }
+  }
+  imageio::WriteResult w = imageio::publish(img, {ref}, po).front().written;
+  if (opt.format == ArchiveFormat::docker_archive) {
     res.names.push_back(opt.repository + ":" + opt.tag);
   } else {
-    dopt.selected = platform_manifest;
-    if (opt.have) {
-      dopt.omit.insert(opt.have->digests.begin(), opt.have->digests.end());
-    }
-    w = imageio::open_oci_archive(out, std::move(dopt))->write(img, tags);
-    res.names = w.refs;
+    res.names = w.names;
   }
   res.manifest = w.manifest;
   res.written = std::move(w.written);

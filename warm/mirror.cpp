@@ -1,5 +1,6 @@
 #include "warm/mirror.hpp"
 
+#include "imageio/publish.hpp"
 #include "imageio/source.hpp"
 #include "oci/reference.hpp"
 #include "registry/transfer.hpp"
@@ -17,19 +18,24 @@ using util::ErrorKind;
 MirrorResult push_to_mirror(const oci::Image& img, const std::shared_ptr<registry::Registry>& mirror,
                             const std::string& repo, const std::vector<std::string>& tags,
                             const oci::CopyOptions& opt) {
+  oci::ImageRef dst;
+  dst.kind = oci::ImageRef::Kind::registry;
+  dst.registry = mirror->host();
+  dst.repository = repo;
+  imageio::PublishOptions po;
+  po.push = opt;
+  po.tags = tags; // none: by digest only (what a digest-pinned pull asks for)
+  po.connect = [mirror](const std::string&) { return mirror; };
+  // Every blob is checked even when the mirror has the manifest, so a push repairs a
+  // mirror that lost a blob (docs/warm.md: a HEAD per blob).
+  po.check_blobs = true;
+  imageio::Published p = imageio::publish(img, {dst}, po).front();
   MirrorResult res;
-  // No tags here: the manifest goes by digest (what a digest-pinned pull asks for). Every
-  // blob is checked even when the mirror has the manifest, so a push repairs a mirror
-  // that lost a blob (docs/warm.md: a HEAD per blob).
-  res.copy = registry::push_image(img, mirror, repo, {}, opt, true);
-  const oci::ManifestBlob& top = res.copy.manifest;
-  for (const auto& t : tags) {
-    auto have = mirror->head_manifest(repo, t);
-    if (!have || have->digest != top.digest) {
-      mirror->put_manifest(repo, t, top);
-    }
-    res.tags.push_back(t);
-    res.copy.refs.push_back(mirror->host() + "/" + repo + ":" + t + "@" + top.digest.str());
+  res.copy = p.written;
+  res.tags = tags;
+  if (!tags.empty()) {
+    // The mirror serves it by digest too: that line first, then each tag.
+    res.copy.refs.insert(res.copy.refs.begin(), mirror->host() + "/" + repo + "@" + p.digest.str());
   }
   return res;
 }

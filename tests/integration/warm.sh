@@ -4,6 +4,7 @@
 # started here on a private socket with its root and state under the test's work dir
 # (CRI plugin disabled, native snapshotter; never the machine's own containerd).
 # Covers warm plan, push --to/--through, export (full, thin, pinned, docker-archive),
+# oci-archive as a reference kind (build -o, copy to and from it, read by skopeo and ctr),
 # hosts (ctr pull --hosts-dir from the mirror with the upstream stopped) and verify,
 # plus bad input: a mirror that is down, garbage --have, --thin without --have, a tag
 # where a digest is required.
@@ -225,6 +226,35 @@ check "export a docker-archive" bash -c \
   "'$PI' warm export $U/team/ocr:1.3 -o dock13.tar --format docker-archive ${INS[*]} -q 2>dock.err >dock.txt && grep -q 'another digest' dock.err"
 check "ctr imports the docker-archive under its name" bash -c \
   "ctr -n dock images import --platform linux/amd64 dock13.tar && ctr -n dock images ls -q | grep -qx '$U/team/ocr:1.3'"
+
+# --- oci-archive: a reference kind like any other (build -o, copy to and from it) ------
+{ printf 'image: {name: %s/team/built, tags: [1.3]}\n' "$U"; cat ocr.yaml; } >built.yaml
+check "build -o oci-archive:FILE writes the archive, named per tag" bash -c \
+  "'$PI' build built.yaml -o oci-archive:built13.tar -o oci:built13 --digest-file dbuilt >built.txt 2>built.err &&
+   grep -qx \"oci-archive:built13.tar:1.3@\$(cat dbuilt)\" built.txt && grep -qx \"oci:built13:1.3@\$(cat dbuilt)\" built.txt"
+DB=$(cat dbuilt 2>/dev/null)
+check "skopeo reads it by its tag" bash -c \
+  "skopeo inspect --raw oci-archive:built13.tar:1.3 | sha256sum | grep -q '^${DB#sha256:} '"
+check "ctr imports it under the spec's name and by digest" bash -c \
+  "ctr -n built images import --platform linux/amd64 built13.tar >/dev/null"
+check "... listed by name with the built digest" listed built "$U/team/built:1.3" "$DB"
+check "... and by digest" listed built "$U/team/built@$DB" "$DB"
+check "copy reads it back (by tag and as the only image), every blob hashed on the way" bash -c \
+  "'$PI' copy oci-archive:built13.tar:1.3 oci:back13 -q >/dev/null && '$PI' copy oci-archive:built13.tar oci:back13b -q >back.txt &&
+   grep -qx \"oci:back13b:1.3@$DB\" back.txt && '$PI' inspect oci:back13:1.3 --json | grep -q '$DB'"
+check "copy writes one from a layout, --name giving containerd's name" bash -c \
+  "'$PI' copy oci:built13:1.3 oci-archive:copied13.tar --name $U/team/copied -q >copied.txt &&
+   grep -qx \"oci-archive:copied13.tar:1.3@$DB\" copied.txt &&
+   ctr -n copied images import --platform linux/amd64 copied13.tar >/dev/null &&
+   ctr -n copied images ls -q | grep -qx '$U/team/copied:1.3'"
+check "the same image gives the same archive from build, copy and warm export" bash -c \
+  "'$PI' warm export oci:built13:1.3 --name $U/team/built:1.3 -o exported13.tar -q >/dev/null &&
+   cmp exported13.tar built13.tar"
+expect_fail "build --sign with an oci-archive as the only output (exit 2)" 2 "an oci-archive cannot carry signatures" \
+  "$PI" build built.yaml -o oci-archive:signed.tar --sign --key none.key
+expect_fail "an oci-archive's missing tag names the tags there (exit 3)" 3 "tags present: 1.3" \
+  "$PI" copy oci-archive:built13.tar:9.9 oci:nothing
+check "nothing was written by the refused commands" bash -c "test ! -e signed.tar && test ! -e nothing"
 
 # --- push --through a pull-through cache ----------------------------------------------
 cg0=$(blob_gets "$CACHE_LOG")

@@ -295,5 +295,12 @@ if ((status == 0)); then
 else
   echo "same-outputs: the outputs differ (first lines; < old, > new):"
   head -20 "$WORK/diff.txt"
+  # What differs in the first few text files that both wrote.
+  sed -n 's/^> [0-9a-f]*  //p' "$WORK/diff.txt" | head -3 | while read -r f; do
+    if [[ -f $WORK/old/$f ]] && grep -Iq . "$WORK/new/$f" 2>/dev/null; then
+      echo "--- $f"
+      diff "$WORK/old/$f" "$WORK/new/$f" | head -20
+    fi
+  done
 fi
 exit $status

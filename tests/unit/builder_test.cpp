@@ -65,6 +65,42 @@ config:
 )";
 
 // A project directory with a tiny spec, a cache and an output layout.
+// A build's options with the destinations and --tag of `paddle-image build`.
+struct TestBuild : builder::BuildOptions {
+  std::vector<oci::ImageRef> outputs; // none: the default layout
+  std::vector<std::string> tags;
+};
+
+// A build, then its image published as `paddle-image build` does (cli/cmd_build.cpp):
+// layouts and archives one blob at a time, the spec's name for archives.
+builder::BuildReport build_and_publish(const spec::BuildSpec& s, const TestBuild& o, const builder::Events& ev) {
+  builder::BuildResult built = builder::build(s, o, ev);
+  imageio::PublishOptions po;
+  po.tags = o.tags;
+  po.fallback = builder::fallback_tags(s);
+  po.local.jobs = 1;
+  po.local.attachments = false;
+  po.archive_mtime = o.source_date_epoch;
+  if (!s.name.empty()) {
+    po.image_name = oci::ImageRef::parse(s.name);
+  }
+  po.registry_image = &built.registry_image();
+  std::vector<oci::ImageRef> to = o.outputs;
+  if (to.empty()) {
+    to.push_back(builder::default_output(s));
+  }
+  builder::record_published(built.report, imageio::publish(built.image(), to, po));
+  built.close();
+  return std::move(built.report);
+}
+
+// The tags a build's destination gets (the one tag policy with a build's fallback).
+Strings tags_for(const oci::ImageRef& out, const Strings& cli, const Strings& spec_tags) {
+  spec::BuildSpec s;
+  s.tags = spec_tags;
+  return imageio::destination_tags(out, cli, builder::fallback_tags(s));
+}
+
 struct Project {
   util::TempDir tmp{fs::temp_directory_path(), "pi-builder-test-"};
   fs::path out;
@@ -81,8 +117,8 @@ struct Project {
     out = tmp.path() / "out";
   }
 
-  builder::BuildOptions options(const std::string& output_ref) const {
-    builder::BuildOptions o;
+  TestBuild options(const std::string& output_ref) const {
+    TestBuild o;
     o.cache_dir = tmp.path() / "cache";
     o.outputs = {oci::ImageRef::parse(output_ref)};
     o.source_date_epoch = builder::k_default_epoch;
@@ -91,7 +127,7 @@ struct Project {
   }
 
   builder::BuildReport build(const std::string& output_ref) const {
-    return builder::build(spec::load(tmp.path() / "spec.yaml"), options(output_ref), builder::Events{});
+    return build_and_publish(spec::load(tmp.path() / "spec.yaml"), options(output_ref), builder::Events{});
   }
 };
 
@@ -112,17 +148,17 @@ TEST_SUITE("builder") {
     auto untagged = oci::ImageRef::parse("oci:/x/out");
     const Strings cli = {"c1", "c2"};
     const Strings from_spec = {"s1"};
-    CHECK(builder::tags_for(tagged, cli, from_spec) == Strings{"from-output", "c1", "c2"});
-    CHECK(builder::tags_for(oci::ImageRef::parse("example.com/team/app:1.4.0"), {"latest"}, from_spec) ==
+    CHECK(tags_for(tagged, cli, from_spec) == Strings{"from-output", "c1", "c2"});
+    CHECK(tags_for(oci::ImageRef::parse("example.com/team/app:1.4.0"), {"latest"}, from_spec) ==
           Strings{"1.4.0", "latest"}); // the README's --push REPO:1.4.0 --tag latest
-    CHECK(builder::tags_for(oci::ImageRef::parse("example.com/team/app"), cli, from_spec) == cli);
-    CHECK(builder::tags_for(oci::ImageRef::parse("example.com/team/app"), {}, from_spec) == from_spec);
-    CHECK(builder::tags_for(oci::ImageRef::parse("docker-archive:/x/a.tar"), cli, from_spec) == cli);
-    CHECK(builder::tags_for(tagged, {}, {}) == Strings{"from-output"});
-    CHECK(builder::tags_for(untagged, cli, from_spec) == cli);
-    CHECK(builder::tags_for(untagged, cli, {}) == cli);
-    CHECK(builder::tags_for(untagged, {}, from_spec) == from_spec);
-    CHECK(builder::tags_for(untagged, {}, {}) == Strings{"latest"});
+    CHECK(tags_for(oci::ImageRef::parse("example.com/team/app"), cli, from_spec) == cli);
+    CHECK(tags_for(oci::ImageRef::parse("example.com/team/app"), {}, from_spec) == from_spec);
+    CHECK(tags_for(oci::ImageRef::parse("docker-archive:/x/a.tar"), cli, from_spec) == cli);
+    CHECK(tags_for(tagged, {}, {}) == Strings{"from-output"});
+    CHECK(tags_for(untagged, cli, from_spec) == cli);
+    CHECK(tags_for(untagged, cli, {}) == cli);
+    CHECK(tags_for(untagged, {}, from_spec) == from_spec);
+    CHECK(tags_for(untagged, {}, {}) == Strings{"latest"});
   }
 
   TEST_CASE("build of a tiny scratch spec into an oci: layout") {
@@ -132,7 +168,7 @@ TEST_SUITE("builder") {
     ev.info = [&](const std::string& line) { info_lines.push_back(line); };
     auto opts = p.options("oci:" + p.out.string() + ":v1");
     opts.revision = "abc123";
-    auto rep = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
+    auto rep = build_and_publish(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
 
     CHECK_FALSE(info_lines.empty());
     CHECK(rep.base_name == "scratch");
@@ -207,7 +243,7 @@ TEST_SUITE("builder") {
 
     auto opts = p.options("oci:" + p.out.string());
     opts.tags = {"cli1", "cli2"};
-    builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
+    build_and_publish(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
     CHECK(layout.resolve("cli1").digest == rep.manifest.digest);
     CHECK(layout.resolve("cli2").digest == rep.manifest.digest);
   }
@@ -232,14 +268,14 @@ TEST_SUITE("builder") {
       auto opts = p.options("oci:" + (p.tmp.path() / "out2").string() + ":v1");
       opts.cache_dir = p.tmp.path() / "cache2";
       opts.threads = 2;
-      auto third = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
+      auto third = build_and_publish(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
       CHECK(third.manifest.digest == first.manifest.digest);
       CHECK(third.layers[0].rebuilt);
     }
     SUBCASE("a different epoch changes the image") {
       auto opts = p.options("oci:" + p.out.string() + ":v2");
       opts.source_date_epoch = builder::k_default_epoch + 1;
-      auto other = builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
+      auto other = build_and_publish(spec::load(p.tmp.path() / "spec.yaml"), opts, builder::Events{});
       CHECK(other.manifest.digest != first.manifest.digest);
       CHECK(other.layers[0].rebuilt);
       auto layout = oci::OciLayout::open_existing(p.out);
@@ -298,7 +334,8 @@ TEST_SUITE("builder") {
     ev.debug = [&](const std::string& line) { debug.push_back(line); };
     auto build = [&](const std::string& tag) {
       debug.clear();
-      return builder::build(spec::load(p.tmp.path() / "spec.yaml"), p.options("oci:" + p.out.string() + ":" + tag), ev);
+      return build_and_publish(spec::load(p.tmp.path() / "spec.yaml"), p.options("oci:" + p.out.string() + ":" + tag),
+                               ev);
     };
     write_spec("");
     auto whole = build("whole");
@@ -356,7 +393,7 @@ TEST_SUITE("builder") {
     ev.debug = [&](const std::string& line) { debug.push_back(line); };
     auto build = [&] {
       debug.clear();
-      return builder::build(spec::load(p.tmp.path() / "spec.yaml"), p.options("oci:" + p.out.string() + ":v"), ev);
+      return build_and_publish(spec::load(p.tmp.path() / "spec.yaml"), p.options("oci:" + p.out.string() + ":v"), ev);
     };
     auto said = [&](const std::string& text) {
       return std::any_of(debug.begin(), debug.end(), [&](const std::string& l) { return contains(l, text); });
@@ -435,7 +472,7 @@ TEST_SUITE("builder") {
       // Past the timestamp granularity of the changes just made: a walk of racily clean
       // paths keeps no memo (the next test case), and this one is about the memo.
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
-      return builder::build(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
+      return build_and_publish(spec::load(p.tmp.path() / "spec.yaml"), opts, ev);
     };
     auto said = [&](const std::string& text) {
       return std::any_of(debug.begin(), debug.end(), [&](const std::string& l) { return contains(l, text); });
@@ -536,7 +573,7 @@ TEST_SUITE("builder") {
     CHECK(l.resolve("b").digest == built.manifest.digest);
 
     imageio::DestinationOptions named;
-    named.archive_repository = "team/tiny";
+    named.image_name = oci::ImageRef::parse("team/tiny");
     const std::string tar = "docker-archive:" + (p.tmp.path() / "img.tar").string();
     imageio::open_destination(oci::ImageRef::parse(tar), named)->write(*src, {"v1", "v2"});
     Strings repo_tags;
@@ -553,23 +590,48 @@ TEST_SUITE("builder") {
 
     // The OCI archive containerd imports: named per tag and by digest, written once.
     imageio::DestinationOptions cd;
-    cd.archive_repository = "127.0.0.1:5000/team/tiny";
+    cd.image_name = oci::ImageRef::parse("127.0.0.1:5000/team/tiny");
     const fs::path oa = p.tmp.path() / "node.tar";
-    auto w = imageio::open_oci_archive(oa, cd)->write(*src, {"v1"});
+    auto w = imageio::open_destination(oci::ImageRef::parse("oci-archive:" + oa.string()), cd)->write(*src, {"v1"});
     CHECK(w.manifest.digest == built.manifest.digest);
-    CHECK(w.refs == Strings{"127.0.0.1:5000/team/tiny:v1", "127.0.0.1:5000/team/tiny@" + built.manifest.digest.str()});
+    CHECK(w.names == Strings{"127.0.0.1:5000/team/tiny:v1", "127.0.0.1:5000/team/tiny@" + built.manifest.digest.str()});
     CHECK(w.archive_bytes == static_cast<std::int64_t>(fs::file_size(oa)));
     CHECK(w.omitted.empty());
     const auto layers = oci::manifest_from_json(oci::parse_json(src->root().bytes, "manifest")).layers;
     REQUIRE(!layers.empty());
     CHECK(w.written.size() == 2 + layers.size()); // manifest, config, layers
     cd.omit.insert(layers.front().digest.str());
-    auto thin = imageio::open_oci_archive(p.tmp.path() / "thin.tar", cd)->write(*src, {});
-    CHECK(thin.refs == Strings{"127.0.0.1:5000/team/tiny@" + built.manifest.digest.str()});
+    const fs::path thin_file = p.tmp.path() / "thin.tar";
+    auto thin =
+        imageio::open_destination(oci::ImageRef::parse("oci-archive:" + thin_file.string()), cd)->write(*src, {});
+    CHECK(thin.names == Strings{"127.0.0.1:5000/team/tiny@" + built.manifest.digest.str()});
     REQUIRE(thin.omitted.size() == 1);
     CHECK(thin.omitted.front().digest == layers.front().digest);
-    auto werr = error_of([&] { imageio::open_oci_archive(p.out / "index.json" / "x.tar", cd)->write(*src, {}); });
-    CHECK(contains(werr.what(), "writing " + (p.out / "index.json" / "x.tar").string()));
+    auto werr = error_of([&] {
+      imageio::open_destination(oci::ImageRef::parse("oci-archive:" + (p.out / "index.json" / "x.tar").string()), cd)
+          ->write(*src, {});
+    });
+    CHECK(contains(werr.what(), "writing oci-archive:" + (p.out / "index.json" / "x.tar").string()));
+
+    // Read back as a source: by its tag, or the only image; its containerd names.
+    Strings names;
+    auto back = imageio::open_source(oci::ImageRef::parse("oci-archive:" + oa.string() + ":v1"), {}, &names);
+    CHECK(back->root().digest == built.manifest.digest);
+    CHECK(names == Strings{"127.0.0.1:5000/team/tiny:v1"});
+    CHECK(imageio::open_source(oci::ImageRef::parse("oci-archive:" + oa.string()), {})->root().digest ==
+          built.manifest.digest);
+    auto copied = imageio::open_destination(oci::ImageRef::parse("oci:" + (p.tmp.path() / "from-oa").string()), {})
+                      ->write(*back, {"v1"});
+    CHECK(copied.manifest.digest == built.manifest.digest); // every blob read from the tar, hashed, the same
+    auto terr = error_of([&] { imageio::open_source(oci::ImageRef::parse("oci-archive:" + oa.string() + ":v9"), {}); });
+    CHECK(contains(terr.what(), "tag 'v9' not found in oci-archive " + oa.string()));
+    CHECK(contains(terr.hint(), "tags present: v1"));
+    // A thin archive reads, but a copy of a layer it left out names the blob.
+    auto thin_img = imageio::open_source(oci::ImageRef::parse("oci-archive:" + thin_file.string()), {});
+    auto lerr = error_of([&] { thin_img->hints(layers.front()); });
+    CHECK(contains(lerr.what(), "has no blob " + layers.front().digest.str()));
+    auto nerr = error_of([&] { imageio::open_source(oci::ImageRef::parse("oci-archive:" + tar.substr(15)), {}); });
+    CHECK(contains(nerr.what(), "so not an oci-archive"));
   }
 
   TEST_CASE("image_sbom: the packages of an SPDX document under /var/lib/db/sbom join the image's SBOM") {
@@ -651,6 +713,9 @@ layers:
     CHECK(e.kind() == util::ErrorKind::usage);
     CHECK(contains(e.what(), "a docker-archive cannot carry signatures"));
     CHECK(contains(e.hint(), "-o oci:DIR"));
+    e = error_of([&] { builder::check_signable({oci::ImageRef::parse("oci-archive:/x/node.tar"), archive}); });
+    CHECK(e.kind() == util::ErrorKind::usage);
+    CHECK(contains(e.what(), "an oci-archive cannot carry signatures"));
   }
 
   TEST_CASE("imageio: the copy use case's checks and a docker-archive's repository") {
@@ -723,7 +788,7 @@ layers:
     SUBCASE("a registry base without registry access is refused, contacting nobody") {
       auto s = spec::load(p.tmp.path() / "spec.yaml");
       s.base = "ubuntu:22.04";
-      auto e = error_of([&] { builder::build(s, p.options("oci:" + p.out.string()), builder::Events{}); });
+      auto e = error_of([&] { build_and_publish(s, p.options("oci:" + p.out.string()), builder::Events{}); });
       CHECK(e.kind() == util::ErrorKind::usage);
       CHECK(contains(e.what(), "is in a registry, which this command cannot reach"));
     }

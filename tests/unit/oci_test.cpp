@@ -170,6 +170,22 @@ TEST_SUITE("oci") {
     CHECK(error_of([] { oci::ImageRef::parse("docker-archive:"); }).kind() == util::ErrorKind::input);
   }
 
+  TEST_CASE("ImageRef::parse: OCI archives, with or without a tag") {
+    auto r = oci::ImageRef::parse("oci-archive:/tmp/img.tar:v1");
+    CHECK(r.kind == oci::ImageRef::Kind::oci_archive);
+    CHECK(r.path == "/tmp/img.tar");
+    CHECK(r.tag == "v1");
+    CHECK(r.str() == "oci-archive:/tmp/img.tar:v1");
+    auto bare = oci::ImageRef::parse("oci-archive:/tmp/img.tar");
+    CHECK(bare.path == "/tmp/img.tar");
+    CHECK(bare.tag.empty());
+    CHECK(bare.str() == "oci-archive:/tmp/img.tar");
+    CHECK(oci::ImageRef::parse("oci-archive:/a:b/img.tar").path == "/a:b/img.tar"); // a ':' in a directory is kept
+    auto e = error_of([] { oci::ImageRef::parse("oci-archive:"); });
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), "no file after 'oci-archive:'"));
+  }
+
   TEST_CASE("ImageRef::parse: Docker Hub shorthand") {
     auto r = oci::ImageRef::parse("ubuntu");
     CHECK(r.kind == oci::ImageRef::Kind::registry);
@@ -248,7 +264,7 @@ TEST_SUITE("oci") {
       CHECK(error_of([] { oci::ImageRef::parse(":tag"); }).kind() == util::ErrorKind::input);
     }
     SUBCASE("unsupported transports") {
-      auto e = error_of([] { oci::ImageRef::parse("oci-archive:/x.tar"); });
+      auto e = error_of([] { oci::ImageRef::parse("dir:/x"); });
       CHECK(e.kind() == util::ErrorKind::input);
       CHECK(contains(e.what(), "not supported"));
       CHECK(contains(error_of([] { oci::ImageRef::parse("containers-storage:x"); }).what(), "not supported"));
