@@ -3,15 +3,20 @@
 #
 #   tests/support/same-outputs.sh OLD_BINARY [NEW_BINARY]
 #   tests/support/same-outputs.sh --rev REV [NEW_BINARY]   (builds REV's Release binary
-#                                                            in build-old/ from a worktree)
+#                                                            in build-old/ from a worktree;
+#                                                            SAME_OUTPUTS_OLD_DIR moves it)
 #
 # Each binary, on its own empty cache and output directory, runs the same jobs on the
 # integration fixtures (scripts/test.sh makes them):
 #   build   the bundled example (scratch base, wheels, data and files layers) and a
 #           spec on a Paddle-shaped base (tests/support/make-paddle-base.py: Docker v2s2
-#           behind a manifest list), each to an OCI layout and a docker-archive;
+#           behind a manifest list), each to an OCI layout and a docker-archive; the
+#           example also to an oci-archive; a data layer split into parts (split:);
+#           the example with --cache-to a registry repository of its own, whose entries
+#           (every tag's manifest and the blobs they name) are written out;
 #   push    the example to a local docker-registry, then pull it to a layout, and copy
-#           it registry -> docker-archive and layout -> docker-archive;
+#           it registry -> docker-archive, layout -> docker-archive, layout ->
+#           oci-archive and oci-archive -> layout;
 #   render  dockerfile, github-actions and gitlab-ci for the example; k8s-job and
 #           paddle-distributed for it (its facts read from its layout: the defaults, every
 #           k8s flag, several workers, a checkpoint claim, PaddleJob, --json) and the
@@ -41,12 +46,23 @@ FIXTURES=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 if [[ ${1:-} == --rev ]]; then
   rev=${2:?--rev needs a revision}
   shift 2
-  old_src=$ROOT/build-old/src
-  rm -rf "$old_src"
-  git -C "$ROOT" worktree prune
-  git -C "$ROOT" worktree add --detach -f "$old_src" "$rev" >/dev/null
-  "$old_src/scripts/build.sh" "$ROOT/build-old/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  OLD=$ROOT/build-old/build/cli/paddle-image
+  old_dir=${SAME_OUTPUTS_OLD_DIR:-$ROOT/build-old}
+  old_src=$old_dir/src
+  if ! git -C "$ROOT" cat-file -e "$rev^{commit}" 2>/dev/null; then
+    echo "same-outputs.sh: revision $rev is not in this clone (a shallow one?); fetch it: git fetch --unshallow" >&2
+    exit 2
+  fi
+  if [[ $(git -C "$old_src" rev-parse HEAD 2>/dev/null) != "$(git -C "$ROOT" rev-parse "$rev^{commit}")" ]]; then
+    rm -rf "$old_src"
+    git -C "$ROOT" worktree prune
+    git -C "$ROOT" worktree add --quiet --detach -f "$old_src" "$rev" >/dev/null
+  fi
+  # Only the command, built in the worktree's own build/ as this tree's is in build/: the
+  # same paths relative to the build, so ccache serves every file REV shares with this
+  # tree, and a kept worktree compiles nothing again.
+  "$old_src/scripts/build.sh" "$old_src/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_UNIT_TESTS=OFF \
+    -- paddle-image >/dev/null
+  OLD=$old_src/build/cli/paddle-image
 else
   OLD=${1:?usage: same-outputs.sh OLD_BINARY [NEW_BINARY] (or --rev REV [NEW_BINARY])}
   shift
@@ -62,7 +78,7 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/same-outputs.XXXXXX")
 # shellcheck source=registry/registry.sh
 source "$SUPPORT/registry/registry.sh"
-trap 'registry_stop_all; rm -rf "$WORK"' EXIT
+trap 'registry_stop_all; [[ -n ${SAME_OUTPUTS_KEEP:-} ]] || rm -rf "$WORK"' EXIT # SAME_OUTPUTS_KEEP=1: kept, to look into
 registry_start reg open "$WORK/srv" >/dev/null
 export PADDLE_IMAGE_CACHE=$WORK/unused-cache DOCKER_CONFIG=$WORK/docker-config COSIGN_PASSWORD=same
 unset SOURCE_DATE_EPOCH
@@ -103,6 +119,30 @@ cp -r "$WORK/ex" "$WORK/ex-variant"
 printf 'another model\n' >"$WORK/ex-variant/models/variant.txt"
 (cd "$WORK/ex-variant" && "$NEW" build spec.yaml -q --revision r1 --cache-dir "$WORK/variant-cache" \
   -o "oci:$WORK/variant:v1" >/dev/null)
+# A data layer split into parts of 1 MiB: 3 MB of random bytes in three files.
+mkdir -p "$WORK/split/big"
+/usr/bin/python3 -c 'import random,sys
+r = random.Random(49)
+for i in range(3):
+    open(sys.argv[1] + "/part%d.bin" % i, "wb").write(r.randbytes(1100000))' "$WORK/split/big"
+printf 'image: {name: example.com/same/split, tags: [v1]}\nlayers:\n  - name: big\n    split: 1Mi\n    data: [{from: big/, to: /opt/big/}]\n' \
+  >"$WORK/split/spec.yaml"
+
+cache_entries() { # REPO OUT: every tag of a registry-cache repository, its manifest and the blobs it names
+  local repo=$1 out=$2 tag m
+  mkdir -p "$out"
+  for tag in $(curl -sf "http://$REG_HOST/v2/$repo/tags/list" | /usr/bin/python3 -c 'import json,sys; [print(t) for t in sorted(json.load(sys.stdin)["tags"] or [])]'); do
+    m=$(curl -sf -H 'Accept: application/vnd.oci.image.manifest.v1+json' "http://$REG_HOST/v2/$repo/manifests/$tag")
+    printf '%s' "$m" >"$out/$tag.manifest.json"
+    printf '%s' "$m" | /usr/bin/python3 -c 'import json,sys
+m = json.load(sys.stdin)
+for d in [m["config"]] + m.get("layers", []):
+    print(d["digest"])' | while read -r d; do
+      [[ -e $out/blobs/$d ]] || { mkdir -p "$out/blobs" && curl -sf "http://$REG_HOST/v2/$repo/blobs/$d" -o "$out/blobs/$d"; }
+    done
+  done
+}
+
 layout_digest() { # LAYOUT: its first manifest's digest
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]+"/index.json"))["manifests"][0]["digest"])' "$1"
 }
@@ -245,10 +285,22 @@ run_jobs() { # BINARY OUT
     -o "oci:$out/ex:v1" -o "docker-archive:$out/ex.tar" >"$out/build-ex.txt")
   (cd "$WORK/on-base" && "$pi" build spec.yaml -q --revision r1 --cache-dir "$out/cache" \
     -o "oci:$out/on-base:v1" -o "docker-archive:$out/on-base.tar" >"$out/build-on-base.txt")
+  (cd "$WORK/ex" && "$pi" build spec.yaml -q --revision r1 --cache-dir "$out/cache" \
+    -o "oci-archive:$out/ex.build.oci.tar" >"$out/build-ex-oci-archive.txt")
+  (cd "$WORK/split" && "$pi" build spec.yaml -q --revision r1 --cache-dir "$out/cache" \
+    -o "oci:$out/split:v1" >"$out/build-split.txt")
+  # A fresh cache, so every layer is written to the registry cache by this build.
+  (cd "$WORK/ex" && "$pi" build spec.yaml -q --revision r1 --cache-dir "$out/cache-to" --insecure \
+    --cache-to "$REG_HOST/same/cache-$(basename "$out")" -o "oci:$out/cached:v1" >"$out/build-cache-to.txt")
+  cache_entries "same/cache-$(basename "$out")" "$out/cache-entries"
+  sed -i "s|cache-$(basename "$out")|cache-RUN|g" "$out/build-cache-to.txt"
+  rm -rf "$out/cache-to"
   "$pi" push "oci:$out/ex:v1" "$reg" --insecure -q >"$out/push.txt"
   "$pi" pull "$reg" -o "oci:$out/pulled:v1" --insecure -q >/dev/null
   "$pi" copy "$reg" "docker-archive:$out/from-registry.tar" --insecure -q >/dev/null
   "$pi" copy "oci:$out/ex:v1" "docker-archive:$out/from-layout.tar" -q >/dev/null
+  "$pi" copy "oci:$out/ex:v1" "oci-archive:$out/copied.oci.tar" -q >"$out/copy-oci-archive.txt"
+  "$pi" copy "oci-archive:$out/ex.build.oci.tar:v1" "oci:$out/from-oci-archive" -q >"$out/copy-from-oci-archive.txt"
   for t in dockerfile github-actions gitlab-ci; do
     "$pi" render "$t" "$WORK/ex/spec.yaml" -o "$out/render/$t" >/dev/null 2>&1
   done

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Restructuring changes no output: tests/support/same-outputs.sh runs its jobs (builds
+# on scratch and on a Paddle-shaped base, split layers, registry-cache entries, push,
+# pull and copy, oci- and docker-archives, renders, warm export and mirror, doctor,
+# signing) with this tree's binary and with the pinned older one below, built here from
+# its commit, and compares every file both wrote. The pin moves only with a change that
+# is meant to change an output; the commit that moves it says what changed.
+source "$(dirname "$0")/../support/common.sh"
+# de637033: the build returns an image and imageio::publish writes it (issue 49).
+PINNED=de637033
+rc=0
+SAME_OUTPUTS_OLD_DIR=$ROOT/build/same-outputs-old TMPDIR=$WORK \
+  bash "$SUPPORT/same-outputs.sh" --rev "$PINNED" "$PI" >"$WORK/same.out" 2>&1 || rc=$?
+cat "$WORK/same.out"
+check "every file written by $PINNED's binary and this one is byte-identical (exit $rc)" test "$rc" -eq 0
+check "... and they wrote many" bash -c "grep -Eq 'the ([0-9]{3,}) files both binaries wrote are byte-identical' '$WORK/same.out'"
+finish
