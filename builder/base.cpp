@@ -279,7 +279,8 @@ std::size_t verify_local_base(const Base& base, const fs::path& cache_dir) {
   if (!base.image) {
     return 0;
   }
-  fs::path dir = cache_dir / "base-info" / "blobs";
+  const layers::CacheLayout layout(cache_dir);
+  fs::path dir = layout.base_info_blobs();
   std::size_t hashed = 0;
   for (const auto& layer : base.manifest.layers) {
     fs::path blob = base.image->hints(layer).file;
@@ -293,7 +294,7 @@ std::size_t verify_local_base(const Base& base, const fs::path& cache_dir) {
                   "copy the base image again");
     }
     nlohmann::json key = stat_key(st);
-    fs::path record = dir / (layer.digest.hex + ".json");
+    fs::path record = layout.base_info_record(layer.digest);
     std::error_code ec;
     if (fs::exists(record, ec)) {
       try {
@@ -321,9 +322,10 @@ void refresh_local_base_records(const Base& base, const fs::path& cache_dir, con
   if (!base.image) {
     return;
   }
-  fs::path dir = cache_dir / "base-info" / "blobs";
+  const layers::CacheLayout layout(cache_dir);
+  fs::path dir = layout.base_info_blobs();
   for (const auto& layer : base.manifest.layers) {
-    fs::path record = dir / (layer.digest.hex + ".json");
+    fs::path record = layout.base_info_record(layer.digest);
     fs::path blob = base.image->hints(layer).file;
     struct stat st {};
     if (blob.empty() || ::stat(blob.c_str(), &st) != 0) {
@@ -527,7 +529,7 @@ void view_from_registry_cache(const Base& base, const BuildOptions& o, const Eve
     return;
   }
   std::optional<layers::RemoteHit> hit =
-      o.remote_cache->fetch("base-view", layers::view_cache_key(base.manifest.layers));
+      o.remote_cache->fetch(layers::CacheEntryKind::base_view, layers::view_cache_key(base.manifest.layers));
   if (!hit || hit->info.media_type != view_media_type()) {
     return;
   }
@@ -567,8 +569,8 @@ void view_to_registry_cache(const Base& base, const BuildOptions& o) {
     layers.push_back(d.digest.str());
   }
   o.remote_cache->store(
-      "base-view", layers::view_cache_key(base.manifest.layers), info, {{"layers", layers}}, [file] { return file; },
-      nullptr);
+      layers::CacheEntryKind::base_view, layers::view_cache_key(base.manifest.layers), info, {{"layers", layers}},
+      [file] { return file; }, nullptr);
 }
 
 } // namespace
@@ -711,6 +713,135 @@ void check_requires_against_base(const spec::BuildSpec& s, const std::map<std::s
                 "remove requires." + field + " (the base's value is recorded), or choose a base with " + field + " " +
                     want);
   }
+}
+
+// ---- The base's facts for the image's labels and the Python target -----------------
+
+namespace {
+
+// The full version of the base's python3.N from its dpkg entry ("3.11.2"), "" when the
+// base has none.
+std::string dpkg_python_version(const Base& base, int minor) {
+  if (!base.view) {
+    return {};
+  }
+  std::string want = "python3." + std::to_string(minor);
+  for (const auto& p : base.view->facts().dpkg) {
+    if (p.name == want || p.name == want + "-minimal") {
+      std::string v = p.version.substr(p.version.find(':') == std::string::npos ? 0 : p.version.find(':') + 1);
+      v = v.substr(0, v.find_first_of("-+~"));
+      return v.rfind("3." + std::to_string(minor), 0) == 0 ? v : std::string();
+    }
+  }
+  return {};
+}
+
+// The base's facts, from the matrix's row for it (a base chosen by `base: auto`, or a
+// published Paddle image the matrix knows), then what the base itself states, which
+// wins: the build says where each came from, and when the two disagree.
+compat::ImageFacts row_and_stated_facts(const Base& base, const std::map<std::string, BaseFact>& facts,
+                                        const Events& ev) {
+  compat::ImageFacts f;
+  const ResolvedBase* row = base.resolved ? &*base.resolved : base.published ? &*base.published : nullptr;
+  if (base.published) {
+    ev.info("  " + base.published->reference + " is a published Paddle image the compatibility matrix knows (" +
+            base.published->origin + "): its row gives the driver, the GPU architectures and what the base " +
+            "does not state");
+  }
+  if (row != nullptr) {
+    f.cuda = row->cuda;
+    f.cudnn = row->cudnn;
+    f.tensorrt = row->tensorrt;
+    f.paddle = row->paddle;
+    f.driver_min = row->driver_full;
+    f.driver_min_compat = row->driver_minor;
+    f.archs = row->archs;
+  }
+  const std::map<std::string, std::string*> stated = {{"cuda.version", &f.cuda},
+                                                      {"cudnn.version", &f.cudnn},
+                                                      {"paddle.version", &f.paddle},
+                                                      {"python.version", &f.python}};
+  for (const auto& [key, fact] : facts) {
+    auto field = stated.find(key);
+    if (field == stated.end()) {
+      continue;
+    }
+    if (row != nullptr && !field->second->empty() && *field->second != fact.value) {
+      ev.info("  warning: the base states " + key + " " + fact.value + " (" + fact.source +
+              "); the compatibility matrix says " + *field->second + " for " + row->reference +
+              ": the base's is recorded");
+    }
+    ev.info("  io.paddle-image." + key + " = " + fact.value + " (from the base: " + fact.source + ")");
+    *field->second = fact.value;
+  }
+  return f;
+}
+
+// The driver floor follows the CUDA the image has: the one the base states (else its
+// NVIDIA_REQUIRE_CUDA, "cuda>=12.0 brand=tesla,..."), through the matrix's driver for
+// that CUDA. True when the matrix knows that CUDA (its minor-compat floor is then the
+// matrix's, none included).
+bool set_driver_from_cuda(const Base& base, const std::map<std::string, BaseFact>& facts, const Events& ev,
+                          compat::ImageFacts& f) {
+  std::string cuda, cuda_from;
+  if (auto it = facts.find("cuda.version"); it != facts.end()) {
+    cuda = it->second.value;
+    cuda_from = it->second.source;
+  } else {
+    std::string req = base.config.get_env("NVIDIA_REQUIRE_CUDA").value_or("");
+    if (auto at = req.find("cuda>="); at != std::string::npos) {
+      std::string v = req.substr(at + 6);
+      cuda = major_minor(v.substr(0, v.find_first_of(" ,")));
+      cuda_from = "ENV NVIDIA_REQUIRE_CUDA";
+    }
+  }
+  const compat::CudaRow* c = cuda.empty() || !base.matrix ? nullptr : base.matrix->find_cuda(cuda);
+  if (c == nullptr || !c->released) {
+    return false;
+  }
+  if (f.driver_min != c->driver_full) {
+    ev.info("  io.paddle-image.driver.min = " + c->driver_full + " (the compatibility matrix's driver for CUDA " +
+            c->version + ", " + c->origin + "; the CUDA from the base: " + cuda_from + ")");
+  }
+  f.driver_min = c->driver_full;
+  f.driver_min_compat = c->driver_minor;
+  return true;
+}
+
+} // namespace
+
+BaseCompatFacts base_compat_facts(const Base& base, const std::map<std::string, BaseFact>& facts, const Events& ev) {
+  BaseCompatFacts out;
+  out.facts = row_and_stated_facts(base, facts, ev);
+  out.cuda_known = set_driver_from_cuda(base, facts, ev, out.facts);
+  return out;
+}
+
+// Said where the target's facts are used for selection: markers on python_full_version
+// are evaluated as 3.N.0 when the base has no dpkg entry for its Python.
+void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, const Events& ev) {
+  if (dpkg_python_version(base, t.minor).empty()) {
+    ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
+            "; environment markers on python_full_version are evaluated as 3." + std::to_string(t.minor) + ".0");
+  }
+}
+
+// The Python facts of the target for selection and the closure check: the full
+// version from the base's dpkg entry for python3.N (else 3.N.0) and the Python
+// distributions the base already has.
+python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t) {
+  std::map<std::string, std::string> dists;
+  if (base.view) {
+    // What the target interpreter sees, not every environment in the base.
+    for (const auto& d : python::target_distributions(*base.view, t, python::installed_distributions(*base.view))) {
+      dists[python::normalize_project_name(d.name)] = d.version;
+    }
+  }
+  std::string full = dpkg_python_version(base, t.minor);
+  if (full.empty()) {
+    full = "3." + std::to_string(t.minor) + ".0";
+  }
+  return python::target_facts(t, full, std::move(dists));
 }
 
 } // namespace builder

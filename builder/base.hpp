@@ -2,6 +2,7 @@
 // The base image of a build: its manifest, config and where its blobs live, plus
 // what the wheel installer needs to know about its Python.
 #include "builder/build.hpp"
+#include "compat_matrix/facts.hpp"
 #include "compat_matrix/matrix.hpp"
 #include "imageio/source.hpp"
 #include "layers/base_view.hpp"
@@ -134,5 +135,27 @@ void check_requires_against_base(const spec::BuildSpec& s, const std::map<std::s
 std::string major_minor(const std::string& v);
 // A value from the base, as a build line may show it: escaped, and cut when long.
 std::string shown_value(const std::string& v);
+
+// ---- The base's facts for the image's labels and the Python target -------------------
+
+// What the base brings to the image's compatibility labels (docs/labels.md): the
+// matrix's row for it (a base chosen by `base: auto`, or a published Paddle image the
+// matrix knows), what the base states itself over that (it wins; a disagreement is
+// said), and the driver floor for the CUDA it has (stated, else its
+// NVIDIA_REQUIRE_CUDA) from the matrix. `cuda_known`: the matrix knows that CUDA, so its
+// minor-compat floor is the matrix's, none included.
+struct BaseCompatFacts {
+  compat::ImageFacts facts;
+  bool cuda_known = false;
+};
+BaseCompatFacts base_compat_facts(const Base& base, const std::map<std::string, BaseFact>& facts, const Events& ev);
+
+// Said where the target's facts are used for selection: markers on python_full_version
+// are evaluated as 3.N.0 when the base has no dpkg entry for its Python.
+void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, const Events& ev);
+// The Python facts of the target for selection and the closure check: the full
+// version from the base's dpkg entry for python3.N (else 3.N.0) and the Python
+// distributions the base already has.
+python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t);
 
 } // namespace builder

@@ -3,6 +3,7 @@
 #include "builder/base.hpp"
 #include "builder/built_image.hpp"
 #include "builder/layer_build.hpp"
+#include "builder/layer_kind.hpp"
 #include "builder/supply_chain.hpp"
 #include "compat_matrix/facts.hpp"
 #include "imageio/destination.hpp"
@@ -54,227 +55,6 @@ layers::CompressOptions compression_for(const spec::BuildSpec& s, const spec::La
   return co;
 }
 
-// A files or data layer's entries, as they land on the base, and the key made from them.
-struct CopyWalk {
-  layers::EntrySet set;
-  layers::WalkMemo memo; // the key, the tree, the links and what was stat'ed
-  // Racily clean paths (layers::racily_clean against the walk's start): with any, the
-  // memo is not kept; the files among them are checked by content on a later hit.
-  bool racy = false;
-  layers::ContentChecks checks;
-};
-
-// `landing`: landing_id, recorded in the memo.
-std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerContext& cx,
-                                          const std::string& landing) {
-  auto w = std::make_unique<CopyWalk>();
-  const std::int64_t start_ns = layers::wall_clock_ns();
-  w->set.set_threads(cx.options.threads);
-  w->set.set_walk_log(&w->memo.log);
-  for (const auto& c : l.copies) {
-    w->set.add(copy_rule(c, l));
-  }
-  w->set.set_walk_log(nullptr);
-  w->set.finalize(layers::Owner{});
-  w->racy = layers::log_has_racy_paths(w->memo.log, start_ns);
-  if (w->racy) {
-    w->checks = content_checks(w->set, start_ns, cx.options.threads);
-  }
-  w->memo.links = land_on_base(w->set, cx, l);
-  w->memo.tree = layers::entry_tree(w->set);
-  w->memo.landing = landing;
-  KeyHasher key;
-  start_layer_key(key, cx.compress, cx.options);
-  key.add({{"kind", "copy"}});
-  for (const auto& c : l.copies) { // what was left out is part of the inputs too
-    key.add({{"ignore", c.ignore}, {"ignore_prefix", c.ignore_prefix}});
-  }
-  add_entries_to_key(key, w->set);
-  w->memo.key = key.finish();
-  return w;
-}
-
-// Where the walk memo of a files or data layer lives: named by the layer and by
-// everything its key is made from but the file system and what the layer lands on
-// (the rules, the key's start), so a layer has one memo, whichever earlier layers it
-// lands on, and two layers of the same rules have one each.
-std::filesystem::path walk_memo_file(const spec::LayerSpec& l, const LayerContext& cx) {
-  KeyHasher id;
-  id.add({{"walk-memo", 2}, {"layer", l.name}});
-  start_layer_key(id, cx.compress, cx.options);
-  for (const auto& c : l.copies) {
-    layers::CopyRule r = copy_rule(c, l);
-    id.add({{"from", r.from.string()},
-            {"to", r.to},
-            {"exclude", r.exclude},
-            {"mode", r.file_mode.value_or(~0U)},
-            {"dir_mode", r.dir_mode.value_or(~0U)},
-            {"owner", {r.owner.uid, r.owner.gid, r.owner.uname.str(), r.owner.gname.str()}},
-            {"absolute_symlinks", r.allow_absolute_symlinks},
-            {"ignore", r.ignore},
-            {"ignore_prefix", r.ignore_prefix}});
-  }
-  return cx.cache.dir() / "walks" / id.finish();
-}
-
-// What a layer lands on, as a memo records it: the base's and the earlier layers'
-// digests (a layer's tree follows from its digest) and the view's format.
-std::string landing_id(const LayerContext& cx) {
-  KeyHasher id;
-  id.add({{"base-view", layers::BaseView::k_format}, {"layers", cx.landing.layers()}});
-  return id.finish();
-}
-
-// The key of part `i` of a layer split into parts of `split` bytes: the parts follow
-// from the whole layer's entries and the part size, so the whole layer's key and those
-// two name each part (the same for the registry cache's portable key).
-std::string part_key(const std::string& layer_key, std::uint64_t split, std::size_t i) {
-  KeyHasher key;
-  key.add({{"split", split}, {"split-format", 1}, {"part", i}, {"layer", layer_key}});
-  return key.finish();
-}
-
-// Builds or reuses the parts of a split layer (spec `split`), each a layer of its own
-// in the cache and the image. Part 1's record says how many there are, so a build
-// whose parts are all cached needs no walk. `walk_of` walks the layer when needed.
-std::vector<LayerReport> build_parts(const spec::LayerSpec& l, const LayerContext& cx, const std::string& layer_key,
-                                     const std::function<CopyWalk&()>& walk_of,
-                                     const std::function<std::string()>& portable, LayerReport proto,
-                                     const layers::ContentChecks& checks) {
-  std::optional<std::vector<std::map<std::string, layers::Entry>>> parts;
-  std::optional<std::string> portable_key;
-  std::vector<LayerReport> out;
-  for (std::size_t i = 0, n = 1; i < n; ++i) {
-    double t0 = cx.options.clock();
-    layers::LayerRecord record;
-    layers::Found found = layers::Found::built;
-    LayerReport r = proto;
-    r.blob = cx.cache.get_or_build(
-        part_key(layer_key, l.split, i),
-        [&] {
-          if (!portable_key) {
-            portable_key = portable();
-          }
-          return part_key(*portable_key, l.split, i);
-        },
-        [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-          if (!parts) {
-            parts = layers::split_entries(walk_of().set.entries(), l.split, spec::k_max_split_parts);
-          }
-          if (i >= parts->size()) { // the cache said more parts than the entries give: never for one key
-            throw Error(ErrorKind::internal, "layer '" + l.name + "': part " + std::to_string(i + 1) + " of " +
-                                                 std::to_string(parts->size()));
-          }
-          rec.parts = parts->size();
-          rec.entries = (*parts)[i].size();
-          layers::EntrySet set;
-          set.replace_entries(std::move((*parts)[i]));
-          layers::BlobInfo blob = write_layer(
-              set, cx.compress, cx.options.source_date_epoch, tmp,
-              l.name + " (part " + std::to_string(i + 1) + "/" + std::to_string(parts->size()) + ")", cx.events);
-          (*parts)[i] = set.take_entries();
-          return blob;
-        },
-        found, record, &checks);
-    if (i == 0) {
-      // Written beside every part 1 (here and in a registry cache's record): without it
-      // the image would silently lack the other parts.
-      if (!record.parts || *record.parts < 1 || *record.parts > spec::k_max_split_parts) {
-        throw Error(ErrorKind::input,
-                    "layer '" + l.name + "': the cache's record of part 1 does not say how many parts there are",
-                    "drop the layer cache (paddle-image cache prune --all) and build again");
-      }
-      n = *record.parts;
-    }
-    note_found(cx, found, r.blob, r);
-    r.entries = record.entries.value_or(0);
-    r.part = i + 1;
-    r.parts = n;
-    r.seconds = cx.options.clock() - t0;
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-// A files or data layer: the copy rules' entries, keyed by their stat data. When the
-// walk memo's paths all stat as they did, its key is the walk's, so a reused layer
-// needs no walk; a layer that has to be written walks anyway. A split layer gives
-// one report per part.
-std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerContext& cx, LayerReport r) {
-  std::filesystem::path memo_file = walk_memo_file(l, cx);
-  std::string landing = landing_id(cx);
-  std::optional<layers::WalkMemo> memo = layers::read_walk_memo(memo_file);
-  if (memo && memo->landing != landing) {
-    cx.events.debug("walk memo: layer '" + l.name + "': the layers below changed; walking");
-    memo.reset();
-  } else if (memo && !layers::walk_unchanged(memo->log, cx.options.threads)) {
-    cx.events.debug("walk memo: layer '" + l.name + "': something changed; walking");
-    memo.reset();
-  } else if (memo) {
-    cx.events.debug("walk memo: layer '" + l.name + "': no path changed; not walking");
-  }
-  std::unique_ptr<CopyWalk> walk;
-  layers::ContentChecks checks; // the walk's, once there is one (none with a memo: nothing was racy)
-  auto walk_of = [&]() -> CopyWalk& {
-    if (!walk) {
-      walk = walk_copy_layer(l, cx, landing);
-      checks = walk->checks;
-    }
-    return *walk;
-  };
-  if (!memo) {
-    walk_of();
-  }
-  const layers::WalkMemo& m = memo ? *memo : walk->memo;
-  tell_links(m.links, cx.events);
-  // The registry cache's key: the file contents in place of their stat data.
-  auto portable = [&] {
-    KeyHasher key;
-    start_layer_key(key, cx.compress, cx.options);
-    key.add({{"kind", "copy-content"}});
-    add_entry_contents_to_key(key, walk_of().set, cx.options.threads);
-    return key.finish();
-  };
-  std::vector<LayerReport> out;
-  if (l.split > 0) {
-    out = build_parts(l, cx, m.key, walk_of, portable, r, checks);
-  } else {
-    layers::LayerRecord record;
-    layers::Found found = layers::Found::built;
-    r.blob = cx.cache.get_or_build(
-        m.key, portable,
-        [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
-          const layers::EntrySet& set = walk_of().set;
-          rec.entries = set.entries().size();
-          return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
-        },
-        found, record, &checks);
-    note_found(cx, found, r.blob, r);
-    r.entries = record.entries.value_or(0);
-    out.push_back(std::move(r));
-  }
-  cx.tree_out = m.tree;
-  if (walk && walk->racy) {
-    // Paths changed within the timestamp granularity of the walk: their stat data may
-    // not show a change made now, so no memo vouches for them (the next build walks).
-    cx.events.debug("walk memo: layer '" + l.name + "': racily clean paths; not kept");
-    std::error_code ec;
-    std::filesystem::remove(memo_file, ec);
-  } else if (walk) {
-    (void)walk->set.take_entries(); // the entries' memory goes before the memo's text is made
-    // Best effort: without the memo the next build walks, as it did before.
-    try {
-      layers::write_walk_memo(memo_file, walk->memo);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::interrupted) {
-        throw;
-      }
-      cx.events.debug("walk memo: not written: " + std::string(e.what()));
-    }
-  }
-  return out;
-}
-
 // The layer's reports: one, or one per part of a split layer.
 std::vector<LayerReport> build_layer(const spec::BuildSpec& s, const spec::LayerSpec& l, const BuildOptions& o,
                                      layers::LayerCache& cache, const Base& base, const layers::BaseView& landing,
@@ -282,18 +62,12 @@ std::vector<LayerReport> build_layer(const spec::BuildSpec& s, const spec::Layer
                                      std::vector<LayerWheel>& wheels_out, nlohmann::json& tree) {
   LayerReport r;
   r.name = l.name;
+  r.kind = spec::kind_name(l.kind);
   double t0 = o.clock();
-  LayerContext cx{o, cache, ev, compression_for(s, l, o), base, landing, tree};
-  if (l.kind == spec::LayerSpec::Kind::wheels) {
-    r.kind = "wheels";
-    r.blob = build_wheels_layer(l, *py, cx, r, wheels_out);
-    r.seconds = o.clock() - t0;
-    return {r};
-  }
-  r.kind = l.kind == spec::LayerSpec::Kind::files ? "files" : "data";
-  std::vector<LayerReport> out = build_copy_layer(l, cx, r);
+  LayerContext cx{o, cache, ev, compression_for(s, l, o), base, landing, tree, py ? &*py : nullptr, wheels_out};
+  std::vector<LayerReport> out = layer_kind(l.kind).build(l, cx, r);
   if (out.size() == 1) {
-    out[0].seconds = o.clock() - t0;
+    out[0].seconds = o.clock() - t0; // a layer in parts times each part itself
   }
   return out;
 }
@@ -417,77 +191,6 @@ oci::Annotations oci_keys_for(const spec::BuildSpec& s, const BuildOptions& o, c
   return keys;
 }
 
-// The base's facts, from the matrix's row for it (a base chosen by `base: auto`, or a
-// published Paddle image the matrix knows), then what the base itself states, which
-// wins: the build says where each came from, and when the two disagree.
-compat::ImageFacts base_image_facts(const Base& base, const std::map<std::string, BaseFact>& facts, const Events& ev) {
-  compat::ImageFacts f;
-  const ResolvedBase* row = base.resolved ? &*base.resolved : base.published ? &*base.published : nullptr;
-  if (base.published) {
-    ev.info("  " + base.published->reference + " is a published Paddle image the compatibility matrix knows (" +
-            base.published->origin + "): its row gives the driver, the GPU architectures and what the base " +
-            "does not state");
-  }
-  if (row != nullptr) {
-    f.cuda = row->cuda;
-    f.cudnn = row->cudnn;
-    f.tensorrt = row->tensorrt;
-    f.paddle = row->paddle;
-    f.driver_min = row->driver_full;
-    f.driver_min_compat = row->driver_minor;
-    f.archs = row->archs;
-  }
-  const std::map<std::string, std::string*> stated = {{"cuda.version", &f.cuda},
-                                                      {"cudnn.version", &f.cudnn},
-                                                      {"paddle.version", &f.paddle},
-                                                      {"python.version", &f.python}};
-  for (const auto& [key, fact] : facts) {
-    auto field = stated.find(key);
-    if (field == stated.end()) {
-      continue;
-    }
-    if (row != nullptr && !field->second->empty() && *field->second != fact.value) {
-      ev.info("  warning: the base states " + key + " " + fact.value + " (" + fact.source +
-              "); the compatibility matrix says " + *field->second + " for " + row->reference +
-              ": the base's is recorded");
-    }
-    ev.info("  io.paddle-image." + key + " = " + fact.value + " (from the base: " + fact.source + ")");
-    *field->second = fact.value;
-  }
-  return f;
-}
-
-// The driver floor follows the CUDA the image has: the one the base states (else its
-// NVIDIA_REQUIRE_CUDA, "cuda>=12.0 brand=tesla,..."), through the matrix's driver for
-// that CUDA. True when the matrix knows that CUDA (its minor-compat floor is then the
-// matrix's, none included).
-bool set_driver_from_cuda(const Base& base, const std::map<std::string, BaseFact>& facts, const Events& ev,
-                          compat::ImageFacts& f) {
-  std::string cuda, cuda_from;
-  if (auto it = facts.find("cuda.version"); it != facts.end()) {
-    cuda = it->second.value;
-    cuda_from = it->second.source;
-  } else {
-    std::string req = base.config.get_env("NVIDIA_REQUIRE_CUDA").value_or("");
-    if (auto at = req.find("cuda>="); at != std::string::npos) {
-      std::string v = req.substr(at + 6);
-      cuda = major_minor(v.substr(0, v.find_first_of(" ,")));
-      cuda_from = "ENV NVIDIA_REQUIRE_CUDA";
-    }
-  }
-  const compat::CudaRow* c = cuda.empty() || !base.matrix ? nullptr : base.matrix->find_cuda(cuda);
-  if (c == nullptr || !c->released) {
-    return false;
-  }
-  if (f.driver_min != c->driver_full) {
-    ev.info("  io.paddle-image.driver.min = " + c->driver_full + " (the compatibility matrix's driver for CUDA " +
-            c->version + ", " + c->origin + "; the CUDA from the base: " + cuda_from + ")");
-  }
-  f.driver_min = c->driver_full;
-  f.driver_min_compat = c->driver_minor;
-  return true;
-}
-
 // The spec's requires: over the facts, and the Python of the wheels' target.
 void apply_requires(const spec::BuildSpec& s, const std::optional<python::PythonTarget>& py, compat::ImageFacts& f) {
   auto over = [](std::string& field, const std::string& v) {
@@ -551,8 +254,9 @@ void set_labels(const spec::BuildSpec& s, const Base& base, const std::map<std::
   for (const auto& [k, v] : oci_keys) {
     labels[k] = v;
   }
-  compat::ImageFacts f = base_image_facts(base, facts, ev);
-  const bool compat_known = set_driver_from_cuda(base, facts, ev, f);
+  BaseCompatFacts from_base = base_compat_facts(base, facts, ev);
+  compat::ImageFacts f = from_base.facts;
+  const bool compat_known = from_base.cuda_known;
   apply_requires(s, py, f);
   for (const auto& [k, v] : f.labels()) {
     labels[k] = v;

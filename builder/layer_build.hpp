@@ -1,7 +1,7 @@
 #pragma once
-// What the layer builds share: build.cpp's files and data layers and wheels_layer.cpp's
-// wheels layers. The cache key (a hash of every input), the landing on the base's tree,
-// the writer of a layer's tar stream, and the entry points of the wheels layer.
+// What the layer kinds share (builder/kinds/: files and data, wheels): the cache key (a
+// hash of every input), the landing on the base's tree, the writer of a layer's tar
+// stream, and the context every kind builds in.
 #include "builder/base.hpp"
 #include "builder/build.hpp"
 #include "layers/base_view.hpp"
@@ -75,6 +75,10 @@ struct LayerContext {
   const layers::BaseView& landing;
   // Set to the layer's directories and symlinks (layers::entry_tree), built or reused.
   nlohmann::json& tree_out;
+  // The Python the build's wheels are installed for (none without a wheels layer), and
+  // where a wheels layer reports the wheels it installed.
+  const python::PythonTarget* python = nullptr;
+  std::vector<LayerWheel>& wheels_out;
 };
 
 // What a layer's entries land on: the base's directories keep their metadata, and
@@ -91,17 +95,5 @@ void tell_links(const std::vector<std::string>& links, const Events& ev);
 
 // A files or data layer's copy as the walk takes it, its owner the copy's or else the layer's.
 layers::CopyRule copy_rule(const spec::CopySpec& c, const spec::LayerSpec& l);
-
-// wheels_layer.cpp: a wheels layer (from a directory of wheels or a package index),
-// built or reused; the wheels it installs go to `wheels_out`.
-layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
-                                    LayerReport& r, std::vector<LayerWheel>& wheels_out);
-// Said where the target's facts are used for selection: markers on python_full_version
-// are evaluated as 3.N.0 when the base has no dpkg entry for its Python.
-void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, const Events& ev);
-// The Python facts of the target for selection and the closure check: the full
-// version from the base's dpkg entry for python3.N (else 3.N.0) and the Python
-// distributions the base already has.
-python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t);
 
 } // namespace builder

@@ -38,10 +38,10 @@ json descriptor_json(const std::string& media_type, const oci::Digest& d, std::i
 }
 
 // The record blob: everything the build keeps for the entry, and what it is for.
-std::string record_bytes(const std::string& kind, const std::string& key, const json& versions,
+std::string record_bytes(layers::CacheEntryKind kind, const std::string& key, const json& versions,
                          const layers::BlobInfo& info, const json& extra) {
   return oci::canonical({{"format", 1},
-                         {"kind", kind},
+                         {"kind", layers::entry_kind_name(kind)},
                          {"key", key},
                          {"versions", versions},
                          {"blob", layers::to_json(info)},
@@ -49,7 +49,7 @@ std::string record_bytes(const std::string& kind, const std::string& key, const 
 }
 
 // The entry's manifest: the artifact form, or (fallback) a config type registries accept.
-std::string manifest_bytes(const std::string& kind, const std::string& key, const layers::BlobInfo& info,
+std::string manifest_bytes(layers::CacheEntryKind kind, const std::string& key, const layers::BlobInfo& info,
                            const oci::Descriptor& record, const std::string& signature, const std::string& signer,
                            bool fallback) {
   json config = descriptor_json(fallback ? k_cache_config_type : k_empty_type,
@@ -57,7 +57,7 @@ std::string manifest_bytes(const std::string& kind, const std::string& key, cons
   if (!fallback) {
     config["data"] = "e30="; // the empty descriptor carries its two bytes
   }
-  json annotations = {{k_cache_kind_annotation, kind}, {k_cache_key_annotation, key}};
+  json annotations = {{k_cache_kind_annotation, layers::entry_kind_name(kind)}, {k_cache_key_annotation, key}};
   if (!signature.empty()) {
     annotations[k_cache_signature_annotation] = signature;
     annotations[k_cache_signer_annotation] = signer;
@@ -142,7 +142,13 @@ CacheEntry check_entry(registry::Registry& reg, const std::string& repo, const s
   json record = oci::parse_json(e.record_bytes, "cache record of " + tag);
   e.tag = tag;
   e.manifest = m.digest;
-  e.kind = record.at("kind").get<std::string>();
+  const std::string kind = record.at("kind").get<std::string>();
+  std::optional<layers::CacheEntryKind> known = layers::parse_entry_kind(kind);
+  if (!known) {
+    throw Error(ErrorKind::input,
+                "its record is of kind '" + util::escape_bytes(kind) + "', which no paddle-image writes");
+  }
+  e.kind = *known;
   e.key = record.at("key").get<std::string>();
   e.versions = record.at("versions");
   e.blob = layers::blob_info_from_json(record.at("blob"));
@@ -150,7 +156,7 @@ CacheEntry check_entry(registry::Registry& reg, const std::string& repo, const s
   const json ann = j.value("annotations", json::object());
   e.signature = ann.value(k_cache_signature_annotation, std::string());
   if (cache_tag(e.kind, e.key, e.versions) != tag) {
-    throw Error(ErrorKind::integrity, "its record is for another key (" + e.kind + " " + e.key +
+    throw Error(ErrorKind::integrity, "its record is for another key (" + kind + " " + e.key +
                                           "): an entry re-tagged under this key is refused");
   }
   if (e.blob.digest != blob_d.digest || e.blob.size != blob_d.size) {
@@ -177,9 +183,10 @@ json cache_versions(const std::string& tool_version) {
   return {{"paddle-image", tool_version}, {"zlib", layers::zlib_library_version()}, {"zstd", layers::zstd_version()}};
 }
 
-std::string cache_tag(const std::string& kind, const std::string& key, const json& versions) {
-  std::string prefix = kind == "base-view" ? "view-" : "layer-";
-  return prefix + util::sha256_hex(kind + "\n" + key + "\n" + oci::canonical(versions));
+std::string cache_tag(layers::CacheEntryKind kind, const std::string& key, const json& versions) {
+  std::string prefix = kind == layers::CacheEntryKind::base_view ? "view-" : "layer-";
+  return prefix +
+         util::sha256_hex(std::string(layers::entry_kind_name(kind)) + "\n" + key + "\n" + oci::canonical(versions));
 }
 
 oci::ImageRef parse_cache_repository(const std::string& text, const std::string& flag) {
@@ -276,7 +283,7 @@ std::optional<CacheEntry> read_cache_entry(registry::Registry& reg, const std::s
   return read_entry_at(reg, repo, tag, *head);
 }
 
-std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& repo, const std::string& kind,
+std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& repo, layers::CacheEntryKind kind,
                                                            const std::string& key, const std::string& tag) {
   std::string where = repo_name(repo) + ":" + tag;
   try {
@@ -309,7 +316,7 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
            "; ignored, the layer is built");
       return std::nullopt;
     }
-    if (kind == "layer") { // a view's blob is a file tree of its own format, read when it is used
+    if (kind == layers::CacheEntryKind::layer) { // a view's blob is a file tree of its own format, read when it is used
       // The start of the blob, against the record's media type: the wrong format would
       // give an image that no runtime unpacks (the rest is checked when downloaded).
       std::string head = reg->read_blob_head(repo.repository, e.blob.digest, k_head_bytes);
@@ -337,7 +344,7 @@ std::optional<layers::RemoteHit> RegistryCache::fetch_from(const oci::ImageRef& 
   }
 }
 
-std::optional<layers::RemoteHit> RegistryCache::fetch(const std::string& kind, const std::string& key) {
+std::optional<layers::RemoteHit> RegistryCache::fetch(layers::CacheEntryKind kind, const std::string& key) {
   std::string tag = cache_tag(kind, key, m_options.versions);
   for (const auto& repo : m_options.from) {
     if (is_down(repo)) {
@@ -370,7 +377,7 @@ std::string RegistryCache::check(const layers::RemoteHit& hit) {
   return check->finish();
 }
 
-void RegistryCache::store(const std::string& kind, const std::string& key, const layers::BlobInfo& info,
+void RegistryCache::store(layers::CacheEntryKind kind, const std::string& key, const layers::BlobInfo& info,
                           const json& extra, const std::function<fs::path()>& local_file,
                           const layers::RemoteHit* from) {
   std::optional<layers::RemoteHit> hit;
@@ -561,7 +568,7 @@ std::optional<std::pair<std::string, std::string>> RegistryCache::stored_at(cons
   return it->second;
 }
 
-void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, const std::string& kind,
+void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, layers::CacheEntryKind kind,
                              const std::string& key, const layers::BlobInfo& info, const json& extra,
                              const std::function<fs::path()>& local_file, const layers::RemoteHit* from) {
   if (is_down(repo)) {
@@ -706,7 +713,7 @@ CachePrune prune_cache(registry::Registry& reg, const std::string& repo,
   CachePrune out;
   out.damaged = listing.damaged;
   for (const auto& e : listing.entries) {
-    bool keep = e.kind == "base-view" ? view_kept(e) : used.count(e.blob.digest.str()) > 0;
+    bool keep = e.kind == layers::CacheEntryKind::base_view ? view_kept(e) : used.count(e.blob.digest.str()) > 0;
     if (keep) {
       out.kept.push_back(e);
       continue;

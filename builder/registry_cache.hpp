@@ -41,7 +41,7 @@ nlohmann::json cache_versions(const std::string& tool_version);
 
 // The tag of an entry: "layer-HEX" or "view-HEX", HEX the SHA-256 of the kind, the key
 // and the versions (70 characters; tags may have 128).
-std::string cache_tag(const std::string& kind, const std::string& key, const nlohmann::json& versions);
+std::string cache_tag(layers::CacheEntryKind kind, const std::string& key, const nlohmann::json& versions);
 
 // A registry repository named by --cache-from/--cache-to ("HOST/PATH", no tag or digest).
 // Throws Error(usage) naming `flag` otherwise.
@@ -90,7 +90,8 @@ struct RegistryCacheStats {
 struct CacheEntry {
   std::string tag;
   oci::Digest manifest;
-  std::string kind, key;
+  layers::CacheEntryKind kind = layers::CacheEntryKind::layer;
+  std::string key;
   nlohmann::json versions;
   layers::BlobInfo blob;
   nlohmann::json record;
@@ -108,12 +109,13 @@ std::optional<CacheEntry> read_cache_entry(registry::Registry& reg, const std::s
 class RegistryCache : public layers::RemoteCache {
 public:
   explicit RegistryCache(RegistryCacheOptions options);
-  std::optional<layers::RemoteHit> fetch(const std::string& kind, const std::string& key) override;
+  std::optional<layers::RemoteHit> fetch(layers::CacheEntryKind kind, const std::string& key) override;
   void download(const layers::RemoteHit& hit, util::AtomicFile& tmp) override;
   std::string check(const layers::RemoteHit& hit) override;
   bool writes() const override { return !m_options.to.empty(); }
-  void store(const std::string& kind, const std::string& key, const layers::BlobInfo& info, const nlohmann::json& extra,
-             const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from) override;
+  void store(layers::CacheEntryKind kind, const std::string& key, const layers::BlobInfo& info,
+             const nlohmann::json& extra, const std::function<std::filesystem::path()>& local_file,
+             const layers::RemoteHit* from) override;
   // Stores wait until flush() (the build calls it once its layers are built, before its
   // pushes, which then mount the blobs), which writes them, at most copy.jobs at a time:
   // uploads beside the layers' compression added their buffers to its peak RSS.
@@ -132,7 +134,7 @@ private:
   bool mark_down(const oci::ImageRef& repo, const util::Error& e, const std::string& doing);
   bool is_down(const oci::ImageRef& repo);
   std::shared_ptr<registry::Registry> quick(const std::string& host);
-  std::optional<layers::RemoteHit> fetch_from(const oci::ImageRef& repo, const std::string& kind,
+  std::optional<layers::RemoteHit> fetch_from(const oci::ImageRef& repo, layers::CacheEntryKind kind,
                                               const std::string& key, const std::string& tag);
   // What the tag of an entry being stored holds already: nothing, this entry (the same
   // blob; signed by our key when we sign), or something else (written over).
@@ -148,7 +150,7 @@ private:
   // Whether this machine settled the entry of `tag` (this blob, signed as we sign) at
   // `repo` less than k_stored_marker_ttl_seconds ago.
   bool remembered(const oci::ImageRef& repo, const std::string& tag, const layers::BlobInfo& info) const;
-  void store_to(const oci::ImageRef& repo, const std::string& tag, const std::string& kind, const std::string& key,
+  void store_to(const oci::ImageRef& repo, const std::string& tag, layers::CacheEntryKind kind, const std::string& key,
                 const layers::BlobInfo& info, const nlohmann::json& extra,
                 const std::function<std::filesystem::path()>& local_file, const layers::RemoteHit* from);
   // The `{}` config blob every entry names: uploaded once per repository, before the

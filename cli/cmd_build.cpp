@@ -251,7 +251,7 @@ void set_cache_keys(const BuildArgs& a, const Output& out, bool signs, builder::
 std::shared_ptr<builder::RegistryCache> registry_cache(const BuildArgs& a, const std::filesystem::path& cache_dir,
                                                        RegistrySession& sess, const Output& out, bool signs) {
   builder::RegistryCacheOptions rc;
-  rc.state_dir = cache_dir / "registry-cache";
+  rc.state_dir = layers::CacheLayout(cache_dir).registry_cache_state();
   for (const auto& r : flag_or_env(a.cache_from, "PADDLE_IMAGE_CACHE_FROM")) {
     rc.from.push_back(builder::parse_cache_repository(r, "--cache-from"));
   }

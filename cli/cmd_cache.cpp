@@ -27,7 +27,7 @@ struct CacheArgs {
 nlohmann::json entry_json(const builder::CacheEntry& e) {
   nlohmann::json j = {{"tag", e.tag},
                       {"manifest", e.manifest.str()},
-                      {"kind", e.kind},
+                      {"kind", layers::entry_kind_name(e.kind)},
                       {"key", e.key},
                       {"blob", e.blob.digest.str()},
                       {"size", e.blob.size},
@@ -54,8 +54,8 @@ nlohmann::json damaged_json(const std::vector<std::pair<std::string, std::string
 }
 
 std::string entry_line(const builder::CacheEntry& e) {
-  return e.tag.substr(0, 20) + "  " + (e.kind == "base-view" ? "view " : "layer") + "  " + e.blob.digest.str() + "  " +
-         human_size(e.blob.size) + (e.is_signed() ? "  signed" : "") + "\n";
+  return e.tag.substr(0, 20) + "  " + (e.kind == layers::CacheEntryKind::base_view ? "view " : "layer") + "  " +
+         e.blob.digest.str() + "  " + human_size(e.blob.size) + (e.is_signed() ? "  signed" : "") + "\n";
 }
 
 // `cache ls REPO`: the registry cache's entries.

@@ -1,5 +1,7 @@
 #include "layers/base_view.hpp"
 
+#include "layers/cache_layout.hpp"
+
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -684,7 +686,7 @@ std::string view_key(const std::vector<oci::Descriptor>& layers, std::size_t n) 
 }
 
 fs::path view_cache_file(const fs::path& cache_dir, const std::vector<oci::Descriptor>& layers, std::size_t n) {
-  return cache_dir / "base-view" / (view_key(layers, n) + ".zst");
+  return CacheLayout(cache_dir).base_view(view_key(layers, n));
 }
 
 } // namespace

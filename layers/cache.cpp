@@ -114,12 +114,26 @@ LayerRecord layer_record_from_json(const json& j) {
   return r;
 }
 
+const char* entry_kind_name(CacheEntryKind kind) {
+  return kind == CacheEntryKind::base_view ? "base-view" : "layer";
+}
+
+std::optional<CacheEntryKind> parse_entry_kind(const std::string& name) {
+  if (name == "layer") {
+    return CacheEntryKind::layer;
+  }
+  if (name == "base-view") {
+    return CacheEntryKind::base_view;
+  }
+  return std::nullopt;
+}
+
 LayerCache::LayerCache(fs::path dir, DebugLog debug)
-    : m_dir(std::move(dir)), m_blobs(m_dir), m_debug(std::move(debug)) {
+    : m_dir(std::move(dir)), m_layout(m_dir), m_blobs(m_dir), m_debug(std::move(debug)) {
   std::error_code ec;
-  fs::create_directories(m_dir / "keys", ec);
-  fs::create_directories(m_dir / "locks", ec);
-  fs::create_directories(m_dir / "blobs" / "sha256", ec);
+  fs::create_directories(m_layout.keys(), ec);
+  fs::create_directories(m_layout.locks(), ec);
+  fs::create_directories(m_layout.blobs(), ec);
   if (ec) {
     throw util::Error(util::ErrorKind::io, "cannot create cache directory " + m_dir.string() + ": " + ec.message(),
                       "pass a writable --cache-dir");
@@ -127,14 +141,14 @@ LayerCache::LayerCache(fs::path dir, DebugLog debug)
 }
 
 std::unique_ptr<util::FileLock> LayerCache::use() {
-  auto lock = std::make_unique<util::FileLock>(m_dir / "cache.lock", util::FileLock::Mode::shared);
+  auto lock = std::make_unique<util::FileLock>(m_layout.use_lock(), util::FileLock::Mode::shared);
   m_blobs.remove_stale_temps();
-  util::remove_stale_temps(m_dir / "staging"); // builds' staging trees (util::TempDir)
+  util::remove_stale_temps(m_layout.staging()); // builds' staging trees (util::TempDir)
   return lock;
 }
 
 fs::path LayerCache::key_path(const std::string& key) const {
-  return m_dir / "keys" / (key + ".json");
+  return m_layout.key_file(key);
 }
 
 std::optional<BlobInfo> LayerCache::lookup(const std::string& key, json* extra) {
@@ -242,7 +256,7 @@ void LayerCache::write_key(const std::string& key, const BlobInfo& info, const j
 
 std::optional<BlobInfo> LayerCache::take_remote(const std::string& key, const std::string& portable_key,
                                                 const ExtraReader& read, const ContentChecks& checks) {
-  std::optional<RemoteHit> hit = m_remote->fetch("layer", portable_key);
+  std::optional<RemoteHit> hit = m_remote->fetch(CacheEntryKind::layer, portable_key);
   if (!hit) {
     return std::nullopt;
   }
@@ -284,13 +298,13 @@ void LayerCache::store_remote(const std::string& portable_key, const BlobInfo& i
                               const RemoteHit* from) {
   oci::Digest d = info.digest;
   m_remote->store(
-      "layer", portable_key, info, extra, [this, d] { return local_blob(d); }, from);
+      CacheEntryKind::layer, portable_key, info, extra, [this, d] { return local_blob(d); }, from);
 }
 
 BlobInfo LayerCache::get_or_build_locked(const std::string& key, const std::function<std::string()>& portable,
                                          const Producer& produce, Found& found, json& extra, const ExtraReader& read,
                                          const ContentChecks* checks) {
-  util::FileLock lock(m_dir / "locks" / (key + ".lock"), util::FileLock::Mode::exclusive);
+  util::FileLock lock(m_layout.key_lock(key), util::FileLock::Mode::exclusive);
   const bool remote = m_remote != nullptr && portable;
   std::string portable_key;
   auto take = [&](const json& stored) { // a stored record, from the key file or the registry
@@ -411,16 +425,16 @@ std::string LayerCache::download_checked(const RemoteHit& hit) {
 std::int64_t LayerCache::size_bytes() const {
   std::int64_t total = 0;
   std::error_code ec;
-  for (fs::directory_iterator it(m_dir / "blobs" / "sha256", ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(m_layout.blobs(), ec), end; !ec && it != end; it.increment(ec)) {
     total += static_cast<std::int64_t>(fs::file_size(it->path(), ec));
   }
   return total;
 }
 
 PruneResult LayerCache::prune(std::int64_t max_bytes) {
-  util::FileLock lock(m_dir / "cache.lock", util::FileLock::Mode::exclusive);
+  util::FileLock lock(m_layout.use_lock(), util::FileLock::Mode::exclusive);
   m_blobs.remove_stale_temps();
-  util::remove_stale_temps(m_dir / "staging");
+  util::remove_stale_temps(m_layout.staging());
   PruneResult r;
   r.bytes_before = size_bytes();
   struct Key {
@@ -430,7 +444,7 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
   };
   std::vector<Key> keys;
   std::error_code ec;
-  for (fs::directory_iterator it(m_dir / "keys", ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(m_layout.keys(), ec), end; !ec && it != end; it.increment(ec)) {
     struct stat st {};
     if (::stat(it->path().c_str(), &st) != 0) {
       continue;
@@ -460,7 +474,7 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
       ++r.layers_removed;
     }
   }
-  for (fs::directory_iterator it(m_dir / "blobs" / "sha256", ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(m_layout.blobs(), ec), end; !ec && it != end; it.increment(ec)) {
     if (kept_blobs.count(it->path().filename().string()) == 0) {
       std::error_code rm;
       fs::remove(it->path(), rm);
@@ -468,20 +482,19 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
     }
   }
   // A walk memo whose layer key went is of no use (it cannot spare a walk any more).
-  for (fs::directory_iterator it(m_dir / "walks", ec), end; !ec && it != end; it.increment(ec)) {
-    std::string key = walk_memo_key(it->path());
-    std::error_code rm;
-    if (max_bytes == 0 || key.empty() || key.find_first_not_of("0123456789abcdef") != std::string::npos ||
-        !fs::exists(key_path(key), rm)) {
-      fs::remove(it->path(), rm);
-    }
-  }
+  prune_walk_memos(
+      m_layout.walks(),
+      [this](const std::string& key) {
+        std::error_code rm;
+        return fs::exists(key_path(key), rm);
+      },
+      max_bytes == 0);
   ec.clear();
   if (max_bytes == 0) {
     // --all: the base views too (they are rebuilt from the layers), and the per-layer SBOM
     // scans older versions kept under sbom/.
-    for (const char* sub : {"base-view", "sbom"}) {
-      for (fs::directory_iterator it(m_dir / sub, ec), end; !ec && it != end; it.increment(ec)) {
+    for (const fs::path& sub : {m_layout.base_views(), m_layout.legacy_sboms()}) {
+      for (fs::directory_iterator it(sub, ec), end; !ec && it != end; it.increment(ec)) {
         std::error_code rm;
         if (fs::remove(it->path(), rm)) {
           ++r.views_removed;

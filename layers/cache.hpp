@@ -2,6 +2,7 @@
 // The layer cache: layer input key -> compressed blob. Shared by parallel builds
 // (flock): builds hold a shared lock on the cache, a per-key exclusive lock while
 // producing a layer; `cache prune` takes the cache lock exclusively.
+#include "layers/cache_layout.hpp"
 #include "layers/compress.hpp"
 #include "oci/layout.hpp"
 
@@ -51,6 +52,14 @@ LayerRecord layer_record_from_json(const nlohmann::json& j);
 // A debug-level log line (a sink passed in by the caller; empty: not logged).
 using DebugLog = std::function<void(const std::string& line)>;
 
+// What a second-level cache holds: a layer's blob, or a base's view (a file tree of its
+// own format). On the wire (the registry cache's records and tags) by entry_kind_name.
+enum class CacheEntryKind { layer, base_view };
+// "layer", "base-view".
+const char* entry_kind_name(CacheEntryKind kind);
+// The kind a record names; nullopt for a name of no kind.
+std::optional<CacheEntryKind> parse_entry_kind(const std::string& name);
+
 // What a second-level cache (a registry repository: builder/registry_cache) holds for
 // a key: the blob's info and the record beside it, and where the blob lives.
 struct RemoteHit {
@@ -68,8 +77,8 @@ struct RemoteHit {
 class RemoteCache {
 public:
   virtual ~RemoteCache() = default;
-  // The entry of `kind` ("layer", "base-view") for `key`, checked; nullopt on a miss.
-  virtual std::optional<RemoteHit> fetch(const std::string& kind, const std::string& key) = 0;
+  // The entry of `kind` for `key`, checked; nullopt on a miss.
+  virtual std::optional<RemoteHit> fetch(CacheEntryKind kind, const std::string& key) = 0;
   // The hit's blob, downloaded into tmp and checked against its digest and size.
   virtual void download(const RemoteHit& hit, util::AtomicFile& tmp) = 0;
   // The hit's blob streamed through a layers::BlobCheck and not kept: what is wrong with
@@ -80,7 +89,7 @@ public:
   // Writes the entry for `key`: the blob mounted from `from` (a hit of this build, on
   // the same registry), else from local_file() (which may download it once). An entry
   // already there for the key is kept.
-  virtual void store(const std::string& kind, const std::string& key, const BlobInfo& info, const nlohmann::json& extra,
+  virtual void store(CacheEntryKind kind, const std::string& key, const BlobInfo& info, const nlohmann::json& extra,
                      const std::function<fs::path()>& local_file, const RemoteHit* from) = 0;
   // Waits for the stores still under way (they may run while later layers build).
   virtual void flush() {}
@@ -109,6 +118,8 @@ class LayerCache {
 public:
   explicit LayerCache(fs::path dir, DebugLog debug = {});
   const fs::path& dir() const { return m_dir; }
+  // Every path under the cache directory (its layout).
+  const CacheLayout& layout() const { return m_layout; }
   oci::BlobStore& blobs() { return m_blobs; }
   // A shared lock held for the duration of a build.
   std::unique_ptr<util::FileLock> use();
@@ -195,6 +206,7 @@ private:
                                const Producer& produce, Found& found, nlohmann::json& extra, const ExtraReader& read,
                                const ContentChecks* checks = nullptr);
   fs::path m_dir;
+  CacheLayout m_layout;
   oci::BlobStore m_blobs;
   DebugLog m_debug;
   RemoteCache* m_remote = nullptr;

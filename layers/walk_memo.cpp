@@ -1,5 +1,6 @@
 #include "layers/walk_memo.hpp"
 
+#include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/parallel.hpp"
 
@@ -281,6 +282,54 @@ std::string walk_memo_key(const fs::path& file) {
   Reader r{head};
   std::string key;
   return r.lit(k_magic) && r.lit("key ") && r.bytes(key) && r.lit("\n") ? key : std::string{};
+}
+
+std::optional<WalkMemo> reusable_walk_memo(const fs::path& file, const std::string& landing, int threads,
+                                           const std::string& layer,
+                                           const std::function<void(const std::string&)>& debug) {
+  std::optional<WalkMemo> memo = read_walk_memo(file);
+  if (memo && memo->landing != landing) {
+    debug("walk memo: layer '" + layer + "': the layers below changed; walking");
+    memo.reset();
+  } else if (memo && !walk_unchanged(memo->log, threads)) {
+    debug("walk memo: layer '" + layer + "': something changed; walking");
+    memo.reset();
+  } else if (memo) {
+    debug("walk memo: layer '" + layer + "': no path changed; not walking");
+  }
+  return memo;
+}
+
+void keep_walk_memo(const fs::path& file, const WalkMemo& memo, bool racy, const std::string& layer,
+                    const std::function<void(const std::string&)>& debug) {
+  if (racy) {
+    // Paths changed within the timestamp granularity of the walk: their stat data may
+    // not show a change made now, so no memo vouches for them (the next build walks).
+    debug("walk memo: layer '" + layer + "': racily clean paths; not kept");
+    std::error_code ec;
+    fs::remove(file, ec);
+    return;
+  }
+  // Best effort: without the memo the next build walks, as it did before.
+  try {
+    write_walk_memo(file, memo);
+  } catch (const util::Error& e) {
+    if (e.kind() == util::ErrorKind::interrupted) {
+      throw;
+    }
+    debug("walk memo: not written: " + std::string(e.what()));
+  }
+}
+
+void prune_walk_memos(const fs::path& dir, const std::function<bool(const std::string& key)>& has_key, bool all) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string key = walk_memo_key(it->path());
+    if (all || key.empty() || key.find_first_not_of("0123456789abcdef") != std::string::npos || !has_key(key)) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+    }
+  }
 }
 
 } // namespace layers

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -91,5 +92,20 @@ void write_walk_memo(const fs::path& file, const WalkMemo& memo);
 std::optional<WalkMemo> read_walk_memo(const fs::path& file);
 // The key line of a memo file, without reading the rest ("" when unreadable).
 std::string walk_memo_key(const fs::path& file);
+
+// The memo's whole life, here: whether the memo at `file` may stand in for a walk of
+// the layer `layer` landing on `landing` (read, of this format, made on the same
+// landing, every path stat'ing as it did; `debug` says which), nullopt otherwise.
+std::optional<WalkMemo> reusable_walk_memo(const fs::path& file, const std::string& landing, int threads,
+                                           const std::string& layer,
+                                           const std::function<void(const std::string&)>& debug);
+// After a walk: its memo kept for the next build, or (`racy`: paths changed within the
+// walk's timestamp granularity, which stat data cannot vouch for) the old one removed.
+// Best effort: a memo that cannot be written is said in `debug`; an interruption throws.
+void keep_walk_memo(const fs::path& file, const WalkMemo& memo, bool racy, const std::string& layer,
+                    const std::function<void(const std::string&)>& debug);
+// Removes the memos in `dir` whose layer key `has_key` no longer finds (they cannot
+// spare a walk any more), or every one with `all`.
+void prune_walk_memos(const fs::path& dir, const std::function<bool(const std::string& key)>& has_key, bool all);
 
 } // namespace layers

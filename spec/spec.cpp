@@ -17,6 +17,18 @@ namespace spec {
 using util::Error;
 using util::ErrorKind;
 
+const char* kind_name(LayerSpec::Kind kind) {
+  switch (kind) {
+  case LayerSpec::Kind::wheels:
+    return "wheels";
+  case LayerSpec::Kind::data:
+    return "data";
+  case LayerSpec::Kind::files:
+    break;
+  }
+  return "files";
+}
+
 namespace {
 
 class Ctx {

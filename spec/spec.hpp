@@ -78,6 +78,9 @@ struct LayerSpec {
   std::string origin;
 };
 
+// The kind as the spec, the build's report and the SBOM name it: "wheels", "files", "data".
+const char* kind_name(LayerSpec::Kind kind);
+
 struct PythonSpec {
   std::string version; // "3.11"
   std::string interpreter;

@@ -48,9 +48,7 @@ std::string context_path(const fs::path& p, const fs::path& dir, bool* outside =
 DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
   DockerLayer d;
   d.name = l.name;
-  d.kind = l.kind == spec::LayerSpec::Kind::wheels ? "wheels"
-           : l.kind == spec::LayerSpec::Kind::data ? "data"
-                                                   : "files";
+  d.kind = spec::kind_name(l.kind);
   d.chown = owner_text(l.owner);
   for (const auto& c : l.copies) {
     DockerCopy dc;

@@ -2,7 +2,7 @@
 // from a package index by a lock, installed for the base's Python target as pip would,
 // replacing what the base has of the same projects (python/replace), keyed and cached
 // like every layer (layer_build.hpp).
-#include "builder/layer_build.hpp"
+#include "builder/layer_kind.hpp"
 #include "python/installed.hpp"
 #include "python/pep440.hpp"
 #include "python/replace.hpp"
@@ -193,51 +193,7 @@ nlohmann::json base_roots_key(const layers::BaseView& view, const python::Python
   return j;
 }
 
-// The full version of the base's python3.N from its dpkg entry ("3.11.2"), "" when the
-// base has none.
-std::string dpkg_python_version(const Base& base, int minor) {
-  if (!base.view) {
-    return {};
-  }
-  std::string want = "python3." + std::to_string(minor);
-  for (const auto& p : base.view->facts().dpkg) {
-    if (p.name == want || p.name == want + "-minimal") {
-      std::string v = p.version.substr(p.version.find(':') == std::string::npos ? 0 : p.version.find(':') + 1);
-      v = v.substr(0, v.find_first_of("-+~"));
-      return v.rfind("3." + std::to_string(minor), 0) == 0 ? v : std::string();
-    }
-  }
-  return {};
-}
-
 } // namespace
-
-// Said where the target's facts are used for selection: markers on python_full_version
-// are evaluated as 3.N.0 when the base has no dpkg entry for its Python.
-void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, const Events& ev) {
-  if (dpkg_python_version(base, t.minor).empty()) {
-    ev.info("  warning: the base has no dpkg entry for python3." + std::to_string(t.minor) +
-            "; environment markers on python_full_version are evaluated as 3." + std::to_string(t.minor) + ".0");
-  }
-}
-
-// The Python facts of the target for selection and the closure check: the full
-// version from the base's dpkg entry for python3.N (else 3.N.0) and the Python
-// distributions the base already has.
-python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t) {
-  std::map<std::string, std::string> dists;
-  if (base.view) {
-    // What the target interpreter sees, not every environment in the base.
-    for (const auto& d : python::target_distributions(*base.view, t, python::installed_distributions(*base.view))) {
-      dists[python::normalize_project_name(d.name)] = d.version;
-    }
-  }
-  std::string full = dpkg_python_version(base, t.minor);
-  if (full.empty()) {
-    full = "3." + std::to_string(t.minor) + ".0";
-  }
-  return python::target_facts(t, full, std::move(dists));
-}
 
 namespace {
 
@@ -285,7 +241,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarg
   }
   cx.events.info("  installing " + std::to_string(wheels.size()) + " wheel(s) for " + t.describe() + " into " +
                  t.site_packages);
-  util::TempDir staging(cx.cache.dir() / "staging");
+  util::TempDir staging(cx.cache.layout().staging());
   python::WheelInventory inventory = install_wheels(l, wheels, t, staging.path());
   python::WheelInventory all = inventory;
   all.wheels.insert(all.wheels.end(), skipped.wheels.begin(), skipped.wheels.end());
@@ -429,7 +385,7 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
                        std::to_string(locked.stats.bytes) + " bytes), " + std::to_string(locked.stats.cached) +
                        " from the cache");
         // The installer reads wheels by their own names: links to the cache blobs.
-        util::TempDir links(cx.cache.dir() / "staging", "wheels-");
+        util::TempDir links(cx.cache.layout().staging(), "wheels-");
         std::vector<fs::path> wheels;
         for (const auto& w : locked.wheels) {
           fs::path link = links.path() / w.selected.file.filename;
@@ -446,8 +402,7 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
   return blob;
 }
 
-} // namespace
-
+// A wheels layer from a directory of wheels or a package index.
 layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
                                     LayerReport& r, std::vector<LayerWheel>& wheels_out) {
   if (l.from_index()) {
@@ -479,6 +434,24 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::Pyth
   report_wheels(l, record, r, wheels_out);
   cx.tree_out = record.tree.value_or(nlohmann::json::array());
   return blob;
+}
+
+class WheelsLayerKind : public LayerKind {
+public:
+  std::vector<LayerReport> build(const spec::LayerSpec& l, const LayerContext& cx, LayerReport proto) const override {
+    if (cx.python == nullptr) {
+      throw Error(ErrorKind::internal, "layer '" + l.name + "': a wheels layer without the Python target");
+    }
+    proto.blob = build_wheels_layer(l, *cx.python, cx, proto, cx.wheels_out);
+    return {std::move(proto)};
+  }
+};
+
+} // namespace
+
+const LayerKind& wheels_layer_kind() {
+  static const WheelsLayerKind kind;
+  return kind;
 }
 
 } // namespace builder

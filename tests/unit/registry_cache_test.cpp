@@ -29,9 +29,9 @@ public:
   explicit MemoryRemote(fs::path dir, bool writes) : m_dir(std::move(dir)), m_writes(writes) {
     fs::create_directories(m_dir);
   }
-  std::optional<layers::RemoteHit> fetch(const std::string& kind, const std::string& key) override {
+  std::optional<layers::RemoteHit> fetch(layers::CacheEntryKind kind, const std::string& key) override {
     ++fetches;
-    auto it = entries.find(kind + " " + key);
+    auto it = entries.find(std::string(layers::entry_kind_name(kind)) + " " + key);
     if (it == entries.end()) {
       return std::nullopt;
     }
@@ -47,8 +47,9 @@ public:
     return layers::blob_mismatch(m_dir / hit.info.digest.hex, hit.info);
   }
   bool writes() const override { return m_writes; }
-  void store(const std::string& kind, const std::string& key, const layers::BlobInfo& info, const nlohmann::json& extra,
-             const std::function<fs::path()>& local_file, const layers::RemoteHit* from) override {
+  void store(layers::CacheEntryKind kind, const std::string& key, const layers::BlobInfo& info,
+             const nlohmann::json& extra, const std::function<fs::path()>& local_file,
+             const layers::RemoteHit* from) override {
     ++stores;
     stored_keys.push_back(key);
     if (from == nullptr) {
@@ -59,7 +60,7 @@ public:
     hit.extra = extra;
     hit.registry = "reg.example";
     hit.repository = "team/app/cache";
-    entries[kind + " " + key] = hit;
+    entries[std::string(layers::entry_kind_name(kind)) + " " + key] = hit;
   }
   std::map<std::string, layers::RemoteHit> entries;
   std::vector<std::string> stored_keys;
@@ -86,14 +87,14 @@ TEST_SUITE("registry cache") {
   TEST_CASE("cache_tag: kind prefix, deterministic, a valid tag, and another per tool version") {
     nlohmann::json v1 = builder::cache_versions("0.1.0");
     nlohmann::json v2 = builder::cache_versions("0.2.0");
-    std::string t = builder::cache_tag("layer", key_of('a'), v1);
+    std::string t = builder::cache_tag(layers::CacheEntryKind::layer, key_of('a'), v1);
     CHECK(t.rfind("layer-", 0) == 0);
     CHECK(t.size() == 70);
     CHECK(oci::is_valid_tag(t));
-    CHECK(t == builder::cache_tag("layer", key_of('a'), v1));
-    CHECK(t != builder::cache_tag("layer", key_of('b'), v1));
-    CHECK(t != builder::cache_tag("layer", key_of('a'), v2));
-    CHECK(builder::cache_tag("base-view", key_of('a'), v1).rfind("view-", 0) == 0);
+    CHECK(t == builder::cache_tag(layers::CacheEntryKind::layer, key_of('a'), v1));
+    CHECK(t != builder::cache_tag(layers::CacheEntryKind::layer, key_of('b'), v1));
+    CHECK(t != builder::cache_tag(layers::CacheEntryKind::layer, key_of('a'), v2));
+    CHECK(builder::cache_tag(layers::CacheEntryKind::base_view, key_of('a'), v1).rfind("view-", 0) == 0);
     CHECK(v1.at("zlib").get<std::string>() != "");
     CHECK(v1.at("zstd").get<std::string>() != "");
   }
