@@ -166,7 +166,9 @@ check "build-wheels: the cache fills mid-way" tiny_fs build-wheels cache 8
 # of one thread. Its writes to files of ours are counted in four undisturbed runs. Other
 # writes of that thread move between runs: a wake-up of curl's or a worker's, and under
 # UBSan the 16-byte pipe writes with which the sanitizer probes whether a vtable is
-# readable (their number follows its type cache, so ASLR changes it). So no one number
+# readable (their number follows its type cache, so addresses change it: the runs are
+# made without address randomisation, setarch -R, where the machine allows it, and the
+# heap's addresses still follow the threads' timing). So no one number
 # is "the last file write": each counted run names its own first, middle and last file
 # write, and an injection tries those candidates, the most agreed on first, until the
 # fault lands on a file of ours (its strace log says where it landed).
@@ -174,11 +176,13 @@ check "build-wheels: the cache fills mid-way" tiny_fs build-wheels cache 8
 # (under $WORK, as w; not a device, pipe or socket): one rule for counting, checking
 # where a fault landed and choosing the next try.
 OURS_AWK='function ours(l) { return index(l, "<" w "/") && l !~ /<\/dev\/|pipe:|socket:/ } '
+NO_ASLR=""
+if setarch -R true 2>/dev/null; then NO_ASLR="setarch -R"; fi
 count_file_writes() { # JOB: prints "first C...", "mid C..." and "last C..." lines
   local run
   for run in 1 2 3 4; do
     fresh "count-$1-$run"
-    WRAP="strace -qq -y -e trace=write -o $WORK/runs/count-$1-$run.strace" \
+    WRAP="$NO_ASLR strace -qq -y -e trace=write -o $WORK/runs/count-$1-$run.strace" \
       ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
       ./run_job_exported "$1" "$WORK/runs/count-$1-$run/cache" "$WORK/runs/count-$1-$run/out" >/dev/null 2>&1 || true
     awk -v w="$WORK" "$OURS_AWK"'/^write\(/ { n++; if (ours($0)) print n }' \
@@ -205,17 +209,20 @@ inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
   local -a cands=("$@")
   # A run may still put a write of another kind where the counted runs had a file
   # write (ASan probes memory with a write to a pipe; a run's last write may be its
-  # summary to stdout). Such a run tests nothing of ours, so another is tried, eight
-  # runs at most: first the file write of that run nearest to where the fault fell
-  # (with other tests on the cores, a thread's wake-ups shift the count by a few writes
-  # from run to run), then the next counted candidate, round the list.
-  local next=""
-  for attempt in 1 2 3 4 5 6 7 8; do
+  # summary to stdout). Such a run tests nothing of ours, so another is tried, twelve
+  # runs at most: first the file write of that run nearest to where the fault fell, at
+  # or before it when there is one (with other tests on the cores, a thread's wake-ups
+  # shift the count by a few writes from run to run; after a signal, the writes that
+  # follow are the shutdown's, so looking later drifts past the job's end), never a
+  # number tried already; then the next counted candidate, round the list.
+  local next="" tried=" "
+  for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do
     if [[ -n $next ]]; then
       when=$next
     else
       when=${cands[$(((attempt - 1) % ${#cands[@]}))]}
     fi
+    tried+="$when "
     case $what in
       enospc) spec="write:error=ENOSPC:when=$when"; want_rc=4; pat="No space left on device" ;;
       int) spec="write:signal=INT:when=$when"; want_rc=130; pat="interrupted \(SIGINT\)" ;;
@@ -223,7 +230,7 @@ inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
     esac
     rc=0
     fresh "$name"
-    WRAP="strace -qq -y -o $WORK/runs/$name.strace -e trace=write -e inject=$spec" \
+    WRAP="$NO_ASLR strace -qq -y -o $WORK/runs/$name.strace -e trace=write -e inject=$spec" \
       ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
       ./run_job_exported "$job" "$WORK/runs/$name/cache" "$WORK/runs/$name/out" >/dev/null 2>"runs/$name.err" || rc=$?
     if injected_is_ours "runs/$name.strace" "$when"; then
@@ -231,12 +238,12 @@ inject() { # JOB WHAT(enospc|int|term) KIND(first|mid|last) CANDIDATE...
       return
     fi
     echo "$name: attempt $attempt: write $when of this run was not to a file of ours ($(awk -v k="$when" '/^write\(/ && ++n == k { print substr($0, 1, 60) }' "runs/$name.strace")); next candidate" >&2
-    # This run's file write nearest to $when, unless it was tried just now.
-    next=$(awk -v w="$WORK" -v k="$when" "$OURS_AWK"'/^write\(/ { n++; if (ours($0)) {
-        d = n - k; if (d < 0) d = -d; if (best == "" || d < bd) { best = n; bd = d } } } END { print best }' "runs/$name.strace")
-    [[ $next != "$when" ]] || next=""
+    # This run's file write nearest to $when (at or before it first), not tried yet.
+    next=$(awk -v w="$WORK" -v k="$when" -v tried="$tried" "$OURS_AWK"'/^write\(/ { n++
+        if (ours($0) && index(tried, " " n " ") == 0) { d = k - n; if (d < 0) d = 1000000 - d
+          if (best == "" || d < bd) { best = n; bd = d } } } END { print best }' "runs/$name.strace")
   done
-  echo "$name: in 8 runs over the candidates ${cands[*]} and their neighbours no fault landed on a file of ours" >&2
+  echo "$name: in 12 runs over the candidates ${cands[*]} and their neighbours no fault landed on a file of ours" >&2
   return 1
 }
 for job in "${JOBS[@]}"; do
