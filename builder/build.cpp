@@ -467,12 +467,12 @@ python::LockResult lock(const spec::BuildSpec& s, const std::string& layer_name,
                 "name one of them: --layer " + (layer_name.empty() ? names.front() : util::closest(layer_name, names)));
   }
   if (lo.indexes.empty()) {
-    lo.indexes = layer->indexes;
+    lo.indexes = layer->wheels().indexes;
   } else {
     lo.indexes_from = "-i/--index-url";
   }
   if (lo.find_links.empty()) {
-    lo.find_links = layer->find_links;
+    lo.find_links = layer->wheels().find_links;
   }
   layers::LayerCache cache(o.cache_dir, ev.debug);
   auto cache_use = cache.use();

@@ -1,6 +1,7 @@
 #include "builder/registry_cache.hpp"
 
 #include "imageio/destination.hpp"
+#include "imageio/publish.hpp"
 #include "layers/compress.hpp"
 #include "oci/types.hpp"
 #include "registry/error.hpp"
@@ -605,10 +606,11 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, 
   }
   const layers::RemoteHit* mount = from != nullptr && from->registry == repo.registry ? from : nullptr;
   oci::Descriptor blob_d{info.media_type, info.digest, info.size, {}, {}};
-  imageio::DestinationOptions dopt;
-  dopt.copy = m_options.copy;
-  dopt.copy.attachments = false;
-  dopt.connect = m_options.connect;
+  // Written as any image is (imageio::publish): one destination, the entry's tag.
+  imageio::PublishOptions po;
+  po.push = m_options.copy;
+  po.push.attachments = false;
+  po.connect = m_options.connect;
   bool retried = false;
   for (int form = 0; form < 2; ++form) {
     const bool fallback = form == 1;
@@ -620,7 +622,7 @@ void RegistryCache::store_to(const oci::ImageRef& repo, const std::string& tag, 
     dest.tag_defaulted = false;
     try {
       ensure_empty_blob(*m_options.connect(repo.registry), repo);
-      imageio::open_destination(dest, dopt)->write(image, {tag});
+      imageio::publish(image, {dest}, po);
       settle(repo, tag, info, false);
       return;
     } catch (const registry::RegistryError& e) {

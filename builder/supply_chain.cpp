@@ -3,6 +3,7 @@
 #include "layers/base_view.hpp"
 #include "layers/packages.hpp"
 #include "python/installed.hpp"
+#include "spec/spec.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -146,7 +147,7 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
                                       w.value("sha256", ""), {{"role", "wheel"}, {"layer", w.value("layer", "")}}));
   }
   for (const auto& l : rep.layers) {
-    if (l.kind == "files" || l.kind == "data") {
+    if (auto k = spec::kind_of_name(l.kind); k && spec::ships_copied_files(*k)) {
       // The layer's content (its uncompressed tar) is the digest of its inputs.
       p.dependencies.push_back(resource(l.name, "", l.blob.diff_id.str(), {{"role", l.kind + " layer"}}));
     }
@@ -196,7 +197,7 @@ signing::SbomInput image_sbom(const oci::Image& img, const oci::ManifestBlob& m,
     const auto& d = man.layers[i];
     const auto& [kind, name] = origins[i];
     bool is_base = opt.base_layers.empty() ? kind.empty() : opt.base_layers.count(d.digest.str()) > 0;
-    if (kind == "data" || kind == "files") {
+    if (auto k = spec::kind_of_name(kind); k && spec::ships_copied_files(*k)) {
       signing::SbomComponent c;
       c.kind = "data";
       c.name = name.empty() ? d.digest.str() : name;

@@ -134,16 +134,17 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
 void write_project_locks(const fs::path& dir, nlohmann::json& written, std::string& text) {
   spec::BuildSpec s = spec::load(dir / "spec.yaml");
   for (const auto& l : s.layers) {
-    if (l.kind != spec::LayerSpec::Kind::wheels || !l.lock_file || l.lock_file->filename() != "requirements.lock") {
+    const spec::WheelsLayerSpec* w = l.as_wheels();
+    if (w == nullptr || !w->lock_file || w->lock_file->filename() != "requirements.lock") {
       continue;
     }
     util::TempDir cache(std::filesystem::temp_directory_path(), "paddle-image-init-");
     builder::BuildOptions o;
     o.cache_dir = cache.path();
     python::LockResult r = builder::lock(s, l.name, dir / "requirements.txt", {}, o, {});
-    util::write_file_atomic(*l.lock_file, r.text);
-    written.push_back(l.lock_file->string());
-    text += "wrote " + l.lock_file->string() + "\n";
+    util::write_file_atomic(*w->lock_file, r.text);
+    written.push_back(w->lock_file->string());
+    text += "wrote " + w->lock_file->string() + "\n";
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Publishing: the one step that writes an image somewhere. It takes an image and its
-// destinations (-o, --push, copy's DST, warm's archive and mirror), gives each the tags
+// destinations (-o, --push, copy's DST, warm's archive and mirror, the registry cache's
+// entries), gives each the tags
 // of the one tag policy (destination_tags), writes it through the sink of its kind
 // (open_destination) and returns what was written, typed: the destination, the tags,
 // the manifest's digest and the references that now serve the image, which the report

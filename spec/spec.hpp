@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 namespace spec {
@@ -53,12 +55,22 @@ struct CompressionSpec {
   int level = oci::default_level(oci::Compression::gzip); // resolved: the format's default when not given
 };
 
-struct LayerSpec {
-  enum class Kind { wheels, files, data };
-  std::string name;
-  Kind kind = Kind::files;
-  std::vector<CopySpec> copies; // files / data
-  fs::path wheel_dir;           // wheels from a directory ("" for wheels from an index)
+// Each layer kind's own fields, its spec type (docs/spec.md "Layers"). A kind is parsed
+// by one function in spec/layer_specs.cpp, registered in that file's table of kinds.
+
+// `files` and `data` layers (the two differ only in what the report and the SBOM call
+// them): copy rules, shipped as one layer or split into parts.
+struct CopyLayerSpec {
+  std::vector<CopySpec> copies;
+  // `split` (the layer's, else the top level's): ship the layer as parts of about this
+  // many bytes of file content; 0: one layer.
+  std::uint64_t split = 0;
+};
+
+// `wheels` layers: a directory of .whl files, or a hash-locked requirements file whose
+// wheels come from a package index.
+struct WheelsLayerSpec {
+  fs::path dir; // wheels from a directory ("" for wheels from an index)
   std::optional<fs::path> lock_file;
   std::string lock_origin; // "spec.yaml:12:13" of the lock key
   // Wheels from a package index: `lock` without `dir`. `index` (first the primary, then
@@ -66,20 +78,41 @@ struct LayerSpec {
   // lock's own -i/-f lines, then PIP_INDEX_URL / pip.conf, then PyPI.
   std::vector<std::string> indexes;
   std::vector<std::string> find_links;
-  bool from_index() const { return kind == Kind::wheels && wheel_dir.empty(); }
   // wheels.allow_conflicts: install even when a version the layer brings breaks a
   // requirement of a distribution installed below it (a warning instead of an error).
   bool allow_conflicts = false;
+  bool from_index() const { return dir.empty(); }
+};
+
+struct LayerSpec {
+  enum class Kind { wheels, files, data };
+  std::string name;
+  Kind kind = Kind::files;
+  std::variant<CopyLayerSpec, WheelsLayerSpec> body; // the kind's own fields
   std::optional<CompressionSpec> compression;
   std::optional<OwnerSpec> owner;
-  // `split` (the layer's, else the top level's; files and data layers): ship the layer
-  // as parts of about this many bytes of file content; 0: one layer.
-  std::uint64_t split = 0;
   std::string origin;
+
+  // The kind's fields: nullptr for a layer of another kind.
+  const CopyLayerSpec* as_copy() const { return std::get_if<CopyLayerSpec>(&body); }
+  const WheelsLayerSpec* as_wheels() const { return std::get_if<WheelsLayerSpec>(&body); }
+  // The kind's fields of a layer known to be of that kind (std::logic_error otherwise).
+  const CopyLayerSpec& copy() const;
+  CopyLayerSpec& copy();
+  const WheelsLayerSpec& wheels() const;
+  WheelsLayerSpec& wheels();
+  // A wheels layer whose wheels come from a package index.
+  bool from_index() const { return as_wheels() != nullptr && as_wheels()->from_index(); }
 };
 
 // The kind as the spec, the build's report and the SBOM name it: "wheels", "files", "data".
 const char* kind_name(LayerSpec::Kind kind);
+// The kind a name stands for, as kind_name spells it (a report's or an image history's
+// kind); nothing for any other name ("base").
+std::optional<LayerSpec::Kind> kind_of_name(std::string_view name);
+// Whether a layer of this kind ships files copied from the build context (files, data):
+// the SBOM lists such a layer as one data component, the provenance as one input.
+bool ships_copied_files(LayerSpec::Kind kind);
 
 struct PythonSpec {
   std::string version; // "3.11"

@@ -50,24 +50,28 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
   d.name = l.name;
   d.kind = spec::kind_name(l.kind);
   d.chown = owner_text(l.owner);
-  for (const auto& c : l.copies) {
-    DockerCopy dc;
-    dc.from = context_path(c.from, dir, &dc.outside_context);
-    dc.to = c.to;
-    dc.exclude = c.exclude;
-    dc.mode = c.mode;
-    dc.dir_mode = c.dir_mode;
-    dc.chown = owner_text(c.owner);
-    d.copies.push_back(dc);
+  if (const spec::CopyLayerSpec* body = l.as_copy()) {
+    for (const auto& c : body->copies) {
+      DockerCopy dc;
+      dc.from = context_path(c.from, dir, &dc.outside_context);
+      dc.to = c.to;
+      dc.exclude = c.exclude;
+      dc.mode = c.mode;
+      dc.dir_mode = c.dir_mode;
+      dc.chown = owner_text(c.owner);
+      d.copies.push_back(dc);
+    }
   }
-  if (!l.wheel_dir.empty()) {
-    d.wheel_dir = context_path(l.wheel_dir, dir);
+  if (const spec::WheelsLayerSpec* w = l.as_wheels()) {
+    if (!w->dir.empty()) {
+      d.wheel_dir = context_path(w->dir, dir);
+    }
+    if (w->lock_file) {
+      d.lock = context_path(*w->lock_file, dir);
+    }
+    d.indexes = w->indexes;
+    d.find_links = w->find_links;
   }
-  if (l.lock_file) {
-    d.lock = context_path(*l.lock_file, dir);
-  }
-  d.indexes = l.indexes;
-  d.find_links = l.find_links;
   return d;
 }
 
@@ -116,7 +120,7 @@ void check_ci_image(const std::string& image, const std::string& what) {
 void ci_lock(const spec::BuildSpec& s, const CiRequest& r, CiInput& in) {
   std::vector<const spec::LayerSpec*> cands;
   for (const auto& l : s.layers) {
-    if (l.from_index() && l.lock_file && (r.layer.empty() || l.name == r.layer)) {
+    if (l.from_index() && l.wheels().lock_file && (r.layer.empty() || l.name == r.layer)) {
       cands.push_back(&l);
     }
   }
@@ -143,7 +147,7 @@ void ci_lock(const spec::BuildSpec& s, const CiRequest& r, CiInput& in) {
   }
   in.requirements = r.requirements;
   in.lock_layer = cands[0]->name;
-  in.lock_file = context_path(*cands[0]->lock_file, fs::current_path());
+  in.lock_file = context_path(*cands[0]->wheels().lock_file, fs::current_path());
 }
 
 } // namespace

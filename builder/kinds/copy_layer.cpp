@@ -35,7 +35,7 @@ std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerC
   const std::int64_t start_ns = layers::wall_clock_ns();
   w->set.set_threads(cx.options.threads);
   w->set.set_walk_log(&w->memo.log);
-  for (const auto& c : l.copies) {
+  for (const auto& c : l.copy().copies) {
     w->set.add(copy_rule(c, l));
   }
   w->set.set_walk_log(nullptr);
@@ -50,7 +50,7 @@ std::unique_ptr<CopyWalk> walk_copy_layer(const spec::LayerSpec& l, const LayerC
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
   key.add({{"kind", "copy"}});
-  for (const auto& c : l.copies) { // what was left out is part of the inputs too
+  for (const auto& c : l.copy().copies) { // what was left out is part of the inputs too
     key.add({{"ignore", c.ignore}, {"ignore_prefix", c.ignore_prefix}});
   }
   add_entries_to_key(key, w->set);
@@ -66,7 +66,7 @@ std::filesystem::path walk_memo_file(const spec::LayerSpec& l, const LayerContex
   KeyHasher id;
   id.add({{"walk-memo", 2}, {"layer", l.name}});
   start_layer_key(id, cx.compress, cx.options);
-  for (const auto& c : l.copies) {
+  for (const auto& c : l.copy().copies) {
     layers::CopyRule r = copy_rule(c, l);
     id.add({{"from", r.from.string()},
             {"to", r.to},
@@ -114,16 +114,16 @@ std::vector<LayerReport> build_parts(const spec::LayerSpec& l, const LayerContex
     layers::Found found = layers::Found::built;
     LayerReport r = proto;
     r.blob = cx.cache.get_or_build(
-        part_key(layer_key, l.split, i),
+        part_key(layer_key, l.copy().split, i),
         [&] {
           if (!portable_key) {
             portable_key = portable();
           }
-          return part_key(*portable_key, l.split, i);
+          return part_key(*portable_key, l.copy().split, i);
         },
         [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
           if (!parts) {
-            parts = layers::split_entries(walk_of().set.entries(), l.split, spec::k_max_split_parts);
+            parts = layers::split_entries(walk_of().set.entries(), l.copy().split, spec::k_max_split_parts);
           }
           if (i >= parts->size()) { // the cache said more parts than the entries give: never for one key
             throw Error(ErrorKind::internal, "layer '" + l.name + "': part " + std::to_string(i + 1) + " of " +
@@ -192,7 +192,7 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
     return key.finish();
   };
   std::vector<LayerReport> out;
-  if (l.split > 0) {
+  if (l.copy().split > 0) {
     out = build_parts(l, cx, m.key, walk_of, portable, r, checks);
   } else {
     layers::LayerRecord record;

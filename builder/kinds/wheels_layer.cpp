@@ -44,14 +44,14 @@ std::vector<fs::path> list_wheels(const fs::path& dir) {
 void check_lock(const spec::LayerSpec& l, const python::WheelInventory& inventory) {
   std::map<std::string, const python::RequirementLine*> lock;
   python::RequirementsFile file;
-  if (l.lock_file) {
-    file = python::parse_requirements(*l.lock_file, python::RequirementsMode::lock);
+  if (l.wheels().lock_file) {
+    file = python::parse_requirements(*l.wheels().lock_file, python::RequirementsMode::lock);
     if (!file.first_index_option.empty()) {
       // The layer installs a directory: an index named in the lock would not be used,
       // and ignoring it would hide where the wheels really come from.
       throw Error(ErrorKind::input,
                   file.first_index_option + " names a package index, but layer '" + l.name +
-                      "' installs the wheels in " + l.wheel_dir.string(),
+                      "' installs the wheels in " + l.wheels().dir.string(),
                   "drop 'dir' from the layer to fetch the locked wheels from the index, or remove the line");
     }
     for (const auto& r : file.requirements) {
@@ -63,14 +63,15 @@ void check_lock(const spec::LayerSpec& l, const python::WheelInventory& inventor
     std::string name = python::normalize_project_name(w.name);
     if (!seen.insert(name).second) {
       throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "' has two wheels of project '" + name + "'",
-                  "keep one version per project in " + l.wheel_dir.string());
+                  "keep one version per project in " + l.wheels().dir.string());
     }
-    if (!l.lock_file) {
+    if (!l.wheels().lock_file) {
       continue;
     }
     auto it = lock.find(name);
     if (it == lock.end()) {
-      throw Error(ErrorKind::input, "wheel " + w.filename + " is not in the lock file " + l.lock_file->string(),
+      throw Error(ErrorKind::input,
+                  "wheel " + w.filename + " is not in the lock file " + l.wheels().lock_file->string(),
                   "add it (name==version --hash=sha256:...) or remove the wheel");
     }
     const python::RequirementLine& e = *it->second;
@@ -89,7 +90,7 @@ void check_lock(const spec::LayerSpec& l, const python::WheelInventory& inventor
     if (seen.count(name) == 0 && !e->requirement.marker) {
       throw Error(ErrorKind::input,
                   e->where() + ": " + name + "==" + e->pinned() + " is locked but has no wheel in " +
-                      l.wheel_dir.string(),
+                      l.wheels().dir.string(),
                   "add the wheel or remove the line");
     }
   }
@@ -124,7 +125,7 @@ std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, 
   key.add({{"kind", "wheels"},
            {"target", target_key(t)},
            {"owner", owner_key(l)},
-           {"lock", l.lock_file ? util::sha256_file_hex(*l.lock_file) : ""},
+           {"lock", l.wheels().lock_file ? util::sha256_file_hex(*l.wheels().lock_file) : ""},
            {"base_roots", base_roots}});
   if (!plan.replacements.empty()) {
     key.add({{"replacing", python::plan_key(plan)}});
@@ -323,7 +324,7 @@ python::InstallPlan plan_wheels(const spec::LayerSpec& l, const python::TargetFa
     for (const auto& b : broken) {
       list += "\n  - " + b;
     }
-    if (!l.allow_conflicts) {
+    if (!l.wheels().allow_conflicts) {
       throw Error(ErrorKind::incompatible,
                   where + " breaks a requirement of what stays installed (pip check would fail in the image):" + list,
                   "pin a version that satisfies it in the layer's lock or wheels, or set wheels.allow_conflicts: "
@@ -354,7 +355,8 @@ void report_wheels(const spec::LayerSpec& l, const layers::LayerRecord& record, 
 layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python::PythonTarget& t,
                                           const LayerContext& cx, LayerReport& r, std::vector<LayerWheel>& wheels_out) {
   const std::string where = l.origin + ": layer '" + l.name + "'";
-  python::LockedLayerInput in{*l.lock_file, l.lock_origin, l.name, l.indexes, l.find_links};
+  python::LockedLayerInput in{*l.wheels().lock_file, l.wheels().lock_origin, l.name, l.wheels().indexes,
+                              l.wheels().find_links};
   python::LockedLayer locked =
       util::with_context(where, [&] { return python::open_locked_layer(in, cx.options.index.defaults); });
   // The target's facts, read once: the plan's markers here, the selection's when the
@@ -408,9 +410,9 @@ layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::Pyth
   if (l.from_index()) {
     return build_index_wheels_layer(l, t, cx, r, wheels_out);
   }
-  auto wheels = list_wheels(l.wheel_dir);
+  auto wheels = list_wheels(l.wheels().dir);
   if (wheels.empty()) {
-    throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheel_dir.string());
+    throw Error(ErrorKind::input, l.origin + ": layer '" + l.name + "': no .whl files in " + l.wheels().dir.string());
   }
   std::vector<python::Incoming> incoming;
   for (const auto& w : wheels) {

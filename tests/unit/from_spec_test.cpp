@@ -126,16 +126,21 @@ TEST_CASE("dockerfile_input: platform variant, named interpreter, .paddleimageig
   spec::CopySpec outside;
   outside.from = d.tmp.path().parent_path();
   outside.to = "/x/";
-  s.layers[0].copies.push_back(outside);
+  spec::LayerSpec outer;
+  outer.name = "outer";
+  outer.kind = spec::LayerSpec::Kind::files;
+  outer.body = spec::CopyLayerSpec{{outside}, 0};
+  s.layers.push_back(outer);
   templates::DockerfileInput in = templates::dockerfile_input(s, "spec.yaml");
   CHECK(in.platform == "linux/arm64/v8");
   CHECK(in.python == "/usr/bin/python3.11");
   CHECK(in.custom_ignore);
   CHECK(in.layers[0].lock == "requirements.lock");
   CHECK(in.layers[0].wheel_dir.empty());
-  CHECK(in.layers[0].indexes == s.layers[0].indexes);
-  CHECK(in.layers[0].copies.at(0).from == "../");
-  CHECK(in.layers[0].copies.at(0).outside_context);
+  CHECK(in.layers[0].indexes == s.layers[0].wheels().indexes);
+  CHECK(in.layers[0].copies.empty());
+  CHECK(in.layers.back().copies.at(0).from == "../");
+  CHECK(in.layers.back().copies.at(0).outside_context);
   s.python.reset();
   CHECK(templates::dockerfile_input(s, "spec.yaml").python == "python3");
 }

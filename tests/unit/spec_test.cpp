@@ -115,6 +115,17 @@ std::string files_spec(const std::string& item_lines) {
 
 TEST_SUITE("spec") {
 
+  TEST_CASE("layer kinds: one name each, read back by name; files and data ship copied files") {
+    for (auto k : {spec::LayerSpec::Kind::wheels, spec::LayerSpec::Kind::files, spec::LayerSpec::Kind::data}) {
+      CHECK(spec::kind_of_name(spec::kind_name(k)) == k);
+    }
+    CHECK(std::string(spec::kind_name(spec::LayerSpec::Kind::wheels)) == "wheels");
+    CHECK_FALSE(spec::kind_of_name("base").has_value());
+    CHECK(spec::ships_copied_files(spec::LayerSpec::Kind::files));
+    CHECK(spec::ships_copied_files(spec::LayerSpec::Kind::data));
+    CHECK_FALSE(spec::ships_copied_files(spec::LayerSpec::Kind::wheels));
+  }
+
   TEST_CASE("a full spec is parsed into its fields") {
     Project p;
     auto s = p.parse(k_full_spec);
@@ -148,16 +159,19 @@ TEST_SUITE("spec") {
     const auto& deps = s.layers[0];
     CHECK(deps.name == "deps");
     CHECK(deps.kind == spec::LayerSpec::Kind::wheels);
-    CHECK(deps.wheel_dir == p.tmp.path() / "wheels");
-    REQUIRE(deps.lock_file.has_value());
-    CHECK(*deps.lock_file == p.tmp.path() / "requirements.lock");
+    REQUIRE(deps.as_wheels() != nullptr);
+    CHECK(deps.as_copy() == nullptr);
+    CHECK(deps.wheels().dir == p.tmp.path() / "wheels");
+    REQUIRE(deps.wheels().lock_file.has_value());
+    CHECK(*deps.wheels().lock_file == p.tmp.path() / "requirements.lock");
+    CHECK_THROWS_AS(deps.copy(), std::logic_error);
     CHECK_FALSE(deps.compression.has_value());
 
     const auto& app = s.layers[1];
     CHECK(app.name == "app");
     CHECK(app.kind == spec::LayerSpec::Kind::files);
-    REQUIRE(app.copies.size() == 1);
-    const auto& c = app.copies[0];
+    REQUIRE(app.copy().copies.size() == 1);
+    const auto& c = app.copy().copies[0];
     CHECK(c.from == p.tmp.path() / "src");
     CHECK(c.from.is_absolute());
     CHECK(c.to == "/app/");
@@ -180,12 +194,12 @@ TEST_SUITE("spec") {
 
     const auto& models = s.layers[2];
     CHECK(models.kind == spec::LayerSpec::Kind::data);
-    REQUIRE(models.copies.size() == 1);
-    CHECK(models.copies[0].from == p.tmp.path() / "model.bin");
-    CHECK(models.copies[0].to == "/opt/models/model.bin");
-    CHECK_FALSE(models.copies[0].mode.has_value());
-    CHECK_FALSE(models.copies[0].owner.has_value());
-    CHECK_FALSE(models.copies[0].allow_absolute_symlinks);
+    REQUIRE(models.copy().copies.size() == 1);
+    CHECK(models.copy().copies[0].from == p.tmp.path() / "model.bin");
+    CHECK(models.copy().copies[0].to == "/opt/models/model.bin");
+    CHECK_FALSE(models.copy().copies[0].mode.has_value());
+    CHECK_FALSE(models.copy().copies[0].owner.has_value());
+    CHECK_FALSE(models.copy().copies[0].allow_absolute_symlinks);
 
     const auto& cfg = s.config;
     CHECK(cfg.entrypoint == std::optional<std::vector<std::string>>({"python", "-m", "app"}));
@@ -314,7 +328,7 @@ TEST_SUITE("spec") {
     }
     SUBCASE(".. that stays inside is fine") {
       auto s = p.parse(files_spec("        to: /app/../srv/\n"));
-      CHECK(s.layers[0].copies[0].to == "/app/../srv/");
+      CHECK(s.layers[0].copy().copies[0].to == "/app/../srv/");
     }
     SUBCASE("relative") {
       auto e = p.error(files_spec("        to: app/\n"));
@@ -344,7 +358,7 @@ TEST_SUITE("spec") {
     CHECK(contains(big.what(), "layers[0].files[0].dir_mode: '77777' is not a file mode"));
     // Unquoted octal-looking modes are accepted as written.
     auto s = p.parse(files_spec("        to: /app/\n        mode: 0755\n"));
-    CHECK(s.layers[0].copies[0].mode == std::optional<std::uint32_t>(0755));
+    CHECK(s.layers[0].copy().copies[0].mode == std::optional<std::uint32_t>(0755));
   }
 
   TEST_CASE("a layer compression without a format inherits the top-level format") {
@@ -377,12 +391,13 @@ TEST_SUITE("spec") {
     Project p;
     auto s = p.parse("split: 128Mi\n" + files_spec("        to: /app/\n"));
     CHECK(s.split == (std::uint64_t{128} << 20));
-    CHECK(s.layers[0].split == (std::uint64_t{128} << 20));
-    CHECK(p.parse(files_spec("        to: /app/\n")).layers[0].split == 0);
+    CHECK(s.layers[0].copy().split == (std::uint64_t{128} << 20));
+    CHECK(p.parse(files_spec("        to: /app/\n")).layers[0].copy().split == 0);
     // A layer's own wins over the top level's, `none` included.
-    CHECK(p.parse("split: 128Mi\n" + files_spec("        to: /app/\n    split: 64M\n")).layers[0].split == 64000000);
-    CHECK(p.parse("split: 128Mi\n" + files_spec("        to: /app/\n    split: none\n")).layers[0].split == 0);
-    CHECK(p.parse("split: 0\n" + files_spec("        to: /app/\n")).layers[0].split == 0);
+    CHECK(p.parse("split: 128Mi\n" + files_spec("        to: /app/\n    split: 64M\n")).layers[0].copy().split ==
+          64000000);
+    CHECK(p.parse("split: 128Mi\n" + files_spec("        to: /app/\n    split: none\n")).layers[0].copy().split == 0);
+    CHECK(p.parse("split: 0\n" + files_spec("        to: /app/\n")).layers[0].copy().split == 0);
     auto bad = p.error("split: lots\n" + files_spec("        to: /app/\n"));
     CHECK(contains(bad.what(), "spec.yaml:1:8: split: 'lots' is not a size"));
     CHECK(contains(bad.hint(), "256Mi"));
@@ -390,7 +405,7 @@ TEST_SUITE("spec") {
     CHECK(contains(small.what(), "layers[0].split: '100Ki' is below 1Mi"));
     // Wheels layers are never split: the top level's passes them by, their own is refused.
     auto wheels = p.parse("split: 128Mi\nlayers:\n  - name: deps\n    wheels: {dir: wheels}\n");
-    CHECK(wheels.layers[0].split == 0);
+    CHECK(wheels.layers[0].as_copy() == nullptr); // no split to inherit
     auto refused = p.error("layers:\n  - name: deps\n    wheels: {dir: wheels}\n    split: 128Mi\n");
     CHECK(contains(refused.what(), "layers[0].split: a wheels layer is not split"));
   }
@@ -401,7 +416,7 @@ TEST_SUITE("spec") {
     CHECK(e.kind() == util::ErrorKind::input);
     CHECK(contains(e.what(), p.at(6, 34) + ": layers[0].files[0].allow_absolute_symlinks: must be true or false"));
     auto s = p.parse(files_spec("        to: /app/\n        allow_absolute_symlinks: false\n"));
-    CHECK_FALSE(s.layers[0].copies[0].allow_absolute_symlinks);
+    CHECK_FALSE(s.layers[0].copy().copies[0].allow_absolute_symlinks);
   }
 
   TEST_CASE("bad owners") {
@@ -414,8 +429,8 @@ TEST_SUITE("spec") {
     auto neg = p.error(files_spec("        to: /app/\n        owner: {uid: -1}\n"));
     CHECK(contains(neg.what(), "must not be negative"));
     auto s = p.parse(files_spec("        to: /app/\n        owner: \"42\"\n"));
-    CHECK(s.layers[0].copies[0].owner->uid == 42);
-    CHECK(s.layers[0].copies[0].owner->gid == 42);
+    CHECK(s.layers[0].copy().copies[0].owner->uid == 42);
+    CHECK(s.layers[0].copy().copies[0].owner->gid == 42);
   }
 
   TEST_CASE("bad ports") {
@@ -554,8 +569,11 @@ TEST_SUITE("spec") {
     CHECK(contains(big.what(), "layers[0].files[0].owner: uid and gid must be at most 4294967294"));
     auto big_gid = p.error(files_spec("        to: /app/\n        owner: {uid: 1, gid: 4294967295}\n"));
     CHECK(contains(big_gid.what(), "uid and gid must be at most 4294967294"));
-    CHECK(p.parse(files_spec("        to: /app/\n        owner: \"4294967294:0\"\n")).layers[0].copies[0].owner->uid ==
-          4294967294);
+    CHECK(p.parse(files_spec("        to: /app/\n        owner: \"4294967294:0\"\n"))
+              .layers[0]
+              .copy()
+              .copies[0]
+              .owner->uid == 4294967294);
     CHECK(contains(p.error("requires:\n  cuda: banana\n").what(),
                    p.at(2, 9) + ": requires.cuda: 'banana' is not a CUDA version"));
     CHECK(contains(p.error("requires:\n  driver_min: x.y\n").what(), "requires.driver_min: 'x.y' is not a driver"));
@@ -586,10 +604,10 @@ TEST_SUITE("spec") {
     auto via_link = p.error("layers:\n  - name: app\n    files:\n      - from: link/secret.txt\n        to: /app/\n");
     CHECK(contains(via_link.what(), "lies outside the spec's directory"));
     auto allowed = p.parse(yaml.substr(0, yaml.size()) + "        allow_outside: true\n");
-    CHECK(allowed.layers[0].copies[0].allow_outside);
-    CHECK(allowed.layers[0].copies[0].ignore == std::vector<std::string>{".git"});
+    CHECK(allowed.layers[0].copy().copies[0].allow_outside);
+    CHECK(allowed.layers[0].copy().copies[0].ignore == std::vector<std::string>{".git"});
     auto inside = p.parse("layers:\n  - name: app\n    files:\n      - from: src/pkg\n        to: /app/\n");
-    CHECK(inside.layers[0].copies[0].ignore_prefix == "src/pkg");
+    CHECK(inside.layers[0].copy().copies[0].ignore_prefix == "src/pkg");
   }
 
   TEST_CASE("resolve.pre") {
@@ -605,8 +623,8 @@ TEST_SUITE("spec") {
                             "# comment\n\n*.ckpt\n/data/raw/\n!keep.ckpt\n!.git\n");
     auto s = p.parse(files_spec("        to: /app/\n"));
     CHECK(s.ignore == std::vector<std::string>{".git", "*.ckpt", "/data/raw/", "!keep.ckpt", "!.git"});
-    CHECK(s.layers[0].copies[0].ignore == s.ignore);
-    CHECK(s.layers[0].copies[0].ignore_prefix == "src");
+    CHECK(s.layers[0].copy().copies[0].ignore == s.ignore);
+    CHECK(s.layers[0].copy().copies[0].ignore_prefix == "src");
     util::write_file_atomic(p.tmp.path() / ".paddleimageignore", "ok\n../up\n");
     auto e = p.error(files_spec("        to: /app/\n"));
     CHECK(contains(e.what(), ".paddleimageignore:2: '../up' is not a usable pattern"));

@@ -1,0 +1,276 @@
+#include "spec/parse_context.hpp"
+
+#include "util/encoding.hpp"
+#include "util/error.hpp"
+
+#include <algorithm>
+#include <array>
+
+// The layer kinds of a spec: each kind's parser and the one table that registers them
+// (k_kinds). A new kind adds its spec type (spec.hpp), a parser here and a row in the
+// table; the builder's side is builder/kinds/ (ARCHITECTURE.md, "Adding a layer kind").
+namespace spec {
+
+using namespace detail;
+
+namespace {
+
+std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
+                             const std::vector<std::string>& ignore) {
+  if (!n.IsSequence() || n.size() == 0) {
+    c.fail(n, field, "must be a non-empty list of {from, to}");
+  }
+  std::vector<CopySpec> out;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    std::string f = field + "[" + std::to_string(i) + "]";
+    const YAML::Node& item = n[i];
+    c.check_keys(item, f,
+                 {"from", "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
+    if (!item["from"]) {
+      c.fail(item, f, "missing 'from'", "name a file or directory relative to the spec");
+    }
+    if (!item["to"]) {
+      c.fail(item, f, "missing 'to'", "name the absolute destination in the image, e.g. /app/");
+    }
+    CopySpec cs;
+    cs.origin = c.where(item);
+    cs.from = source_path(c, item["from"], f + ".from", dir);
+    cs.to = c.str(item["to"], f + ".to");
+    check_image_path(c, item["to"], f + ".to", cs.to);
+    if (item["exclude"]) {
+      cs.exclude = c.str_list(item["exclude"], f + ".exclude");
+    }
+    if (item["mode"]) {
+      cs.mode = c.mode(item["mode"], f + ".mode");
+    }
+    if (item["dir_mode"]) {
+      cs.dir_mode = c.mode(item["dir_mode"], f + ".dir_mode");
+    }
+    if (item["owner"]) {
+      cs.owner = c.owner(item["owner"], f + ".owner");
+    }
+    if (item["allow_absolute_symlinks"]) {
+      cs.allow_absolute_symlinks = boolean(c, item["allow_absolute_symlinks"], f + ".allow_absolute_symlinks");
+    }
+    if (item["allow_outside"]) {
+      cs.allow_outside = boolean(c, item["allow_outside"], f + ".allow_outside");
+    }
+    if (auto rel = inside_spec_dir(cs.from, dir)) {
+      cs.ignore = ignore;
+      cs.ignore_prefix = *rel;
+    } else if (!cs.allow_outside) {
+      c.fail(item["from"], f + ".from",
+             "source '" + item["from"].Scalar() + "' lies outside the spec's directory " + dir.string() +
+                 " (it resolves to " + resolved(cs.from).string() + ")",
+             "move it next to the spec, or set allow_outside: true on this rule if it really belongs in the image");
+    } else {
+      cs.ignore = {".git"}; // .paddleimageignore speaks of the spec's directory only
+    }
+    out.push_back(cs);
+  }
+  return out;
+}
+
+// `index` / `find_links`: a string or a list of strings. URLs need http(s)://; a
+// find_links entry may also be a path (relative to the spec) to a directory or page.
+std::vector<std::string> url_list(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
+                                  bool paths_allowed) {
+  std::vector<std::string> out;
+  if (!n) {
+    return out;
+  }
+  std::vector<std::pair<YAML::Node, std::string>> items;
+  if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      items.emplace_back(n[i], field + "[" + std::to_string(i) + "]");
+    }
+  } else {
+    items.emplace_back(n, field);
+  }
+  for (const auto& [node, f] : items) {
+    std::string v = c.str(node, f);
+    bool url = v.rfind("http://", 0) == 0 || v.rfind("https://", 0) == 0;
+    if (!url && v.rfind("file://", 0) == 0 && paths_allowed) {
+      out.push_back(v);
+      continue;
+    }
+    if (!url && (!paths_allowed || v.find("://") != std::string::npos)) {
+      c.fail(node, f, "'" + v + "' is not an http(s) URL",
+             paths_allowed ? "give https://host/path, or a path to a directory of wheels"
+                           : "give the simple-API root, e.g. https://mirror.example/simple");
+    }
+    out.push_back(url ? v : (dir / v).lexically_normal().string());
+  }
+  return out;
+}
+
+// files / data: the copy rules under the kind's key, and `split` (the layer's, else the
+// top level's).
+void parse_copy_layer(const Ctx& c, const YAML::Node& n, const std::string& key, const std::string& field,
+                      const BuildSpec& s, LayerSpec& l) {
+  CopyLayerSpec body;
+  body.copies = copies(c, n[key], field + "." + key, s.dir, s.ignore);
+  body.split = n["split"] ? split_size(c, n["split"], field + ".split") : s.split;
+  l.body = std::move(body);
+}
+
+// wheels: a directory (`wheels: DIR` or `dir:`) or a lock fetched from an index.
+void parse_wheels_layer(const Ctx& c, const YAML::Node& n, const std::string& key, const std::string& field,
+                        const BuildSpec& s, LayerSpec& l) {
+  WheelsLayerSpec body;
+  const YAML::Node& w = n[key];
+  std::string wf = field + "." + key;
+  if (w.IsScalar()) {
+    body.dir = source_path(c, w, wf, s.dir);
+  } else {
+    c.check_keys(w, wf, {"dir", "lock", "index", "find_links", "allow_conflicts"});
+    if (w["allow_conflicts"]) {
+      body.allow_conflicts = boolean(c, w["allow_conflicts"], wf + ".allow_conflicts");
+    }
+    if (!w["dir"] && !w["lock"]) {
+      c.fail(w, wf,
+             "a wheels layer needs 'dir' (a directory of .whl files) or 'lock' (a hash-locked requirements "
+             "file, fetched from a package index)",
+             "add lock: requirements.lock (paddle-image lock writes one), or dir: wheels/");
+    }
+    if (w["dir"]) {
+      body.dir = source_path(c, w["dir"], wf + ".dir", s.dir);
+      for (const char* k : {"index", "find_links"}) {
+        if (w[k]) {
+          c.fail(w[k], wf + "." + k,
+                 std::string("'") + k + "' fetches wheels from an index; 'dir' installs a directory",
+                 "drop 'dir' to fetch the lock's wheels from the index (a directory can be a find_links entry)");
+        }
+      }
+    }
+    if (w["lock"]) {
+      // A lock from an index may not exist yet: `paddle-image lock` reads this spec to
+      // write it (the build names the file when it is still missing).
+      body.lock_file = source_path(c, w["lock"], wf + ".lock", s.dir, w["dir"].IsDefined());
+      body.lock_origin = c.where(w["lock"]);
+    }
+    body.indexes = url_list(c, w["index"], wf + ".index", s.dir, false);
+    body.find_links = url_list(c, w["find_links"], wf + ".find_links", s.dir, true);
+  }
+  std::error_code ec;
+  if (!body.dir.empty() && !fs::is_directory(body.dir, ec)) {
+    c.fail(w, wf, "'" + body.dir.string() + "' is not a directory");
+  }
+  if (body.lock_file && fs::exists(*body.lock_file, ec) && !fs::is_regular_file(*body.lock_file, ec)) {
+    c.fail(w["lock"], wf + ".lock", "'" + body.lock_file->string() + "' is not a file",
+           "write the lock with paddle-image lock requirements.txt -o " + w["lock"].Scalar());
+  }
+  l.body = std::move(body);
+}
+
+using KindParser = void (*)(const Ctx&, const YAML::Node&, const std::string&, const std::string&, const BuildSpec&,
+                            LayerSpec&);
+
+struct KindEntry {
+  const char* key; // the layer's key that names the kind, also its name in reports and SBOMs
+  LayerSpec::Kind kind;
+  bool splits; // takes the layer-level `split`
+  KindParser parse;
+};
+
+// Every layer kind, once.
+const std::array<KindEntry, 3> k_kinds{{
+    {"wheels", LayerSpec::Kind::wheels, false, parse_wheels_layer},
+    {"files", LayerSpec::Kind::files, true, parse_copy_layer},
+    {"data", LayerSpec::Kind::data, true, parse_copy_layer},
+}};
+
+} // namespace
+
+const char* kind_name(LayerSpec::Kind kind) {
+  for (const auto& k : k_kinds) {
+    if (k.kind == kind) {
+      return k.key;
+    }
+  }
+  return "files";
+}
+
+std::optional<LayerSpec::Kind> kind_of_name(std::string_view name) {
+  for (const auto& k : k_kinds) {
+    if (name == k.key) {
+      return k.kind;
+    }
+  }
+  return std::nullopt;
+}
+
+bool ships_copied_files(LayerSpec::Kind kind) {
+  for (const auto& k : k_kinds) {
+    if (k.kind == kind) {
+      return k.parse == parse_copy_layer;
+    }
+  }
+  return false;
+}
+
+const CopyLayerSpec& LayerSpec::copy() const {
+  if (const auto* b = as_copy()) {
+    return *b;
+  }
+  throw std::logic_error("layer '" + name + "' is a " + kind_name(kind) + " layer, not files or data");
+}
+CopyLayerSpec& LayerSpec::copy() {
+  return const_cast<CopyLayerSpec&>(std::as_const(*this).copy());
+}
+
+const WheelsLayerSpec& LayerSpec::wheels() const {
+  if (const auto* b = as_wheels()) {
+    return *b;
+  }
+  throw std::logic_error("layer '" + name + "' is a " + kind_name(kind) + " layer, not wheels");
+}
+WheelsLayerSpec& LayerSpec::wheels() {
+  return const_cast<WheelsLayerSpec&>(std::as_const(*this).wheels());
+}
+
+namespace detail {
+
+LayerSpec parse_layer(const Ctx& c, const YAML::Node& n, const std::string& field, const BuildSpec& s) {
+  std::vector<std::string> keys{"name", "compression", "owner", "split"};
+  std::string names;
+  for (const auto& k : k_kinds) {
+    keys.emplace_back(k.key);
+    names += std::string(names.empty() ? "'" : k.key == k_kinds.back().key ? " or '" : ", '") + k.key + "'";
+  }
+  c.check_keys(n, field, keys);
+  LayerSpec l;
+  l.origin = c.where(n);
+  if (!n["name"]) {
+    c.fail(n, field, "missing 'name'", "give every layer a short name, e.g. app");
+  }
+  l.name = c.str(n["name"], field + ".name");
+  const KindEntry* kind = nullptr;
+  int count = 0;
+  for (const auto& k : k_kinds) {
+    if (n[k.key]) {
+      kind = &k;
+      ++count;
+    }
+  }
+  if (count != 1) {
+    c.fail(n, field, "a layer needs exactly one of " + names);
+  }
+  l.kind = kind->kind;
+  if (n["split"] && !kind->splits) {
+    c.fail(n["split"], field + ".split", std::string("a ") + kind->key + " layer is not split",
+           "split applies to files and data layers; drop it here");
+  }
+  kind->parse(c, n, kind->key, field, s, l);
+  if (n["compression"]) {
+    l.compression = compression(c, n["compression"], field + ".compression", &s.compression);
+  }
+  if (n["owner"]) {
+    l.owner = c.owner(n["owner"], field + ".owner");
+  }
+  return l;
+}
+
+} // namespace detail
+
+} // namespace spec
