@@ -37,6 +37,7 @@ std::vector<std::pair<CLI::App*, Action>> define_cli(CLI::App& app) {
   add_lock_command(app, actions);
   add_template_commands(app, actions);
   add_warm_commands(app, actions);
+  add_release_commands(app, actions);
   add_completion_commands(app, actions);
   one_value_per_flag(&app);
   return actions;

@@ -244,6 +244,8 @@ OsRelease parse_os_release(const std::string& content) {
       out.id = os_release_value(line.substr(eq + 1));
     } else if (key == "VERSION_ID") {
       out.version_id = os_release_value(line.substr(eq + 1));
+    } else if (key == "PRETTY_NAME") {
+      out.pretty_name = os_release_value(line.substr(eq + 1));
     }
   }
   return out;

@@ -60,9 +60,9 @@ std::string python_dist_location(const std::string& path);
 // there). builder::image_sbom lists their packages.
 bool is_embedded_sbom(const std::string& path);
 
-// ID and VERSION_ID of an os-release file (shell-style quoting undone).
+// ID, VERSION_ID and PRETTY_NAME of an os-release file (shell-style quoting undone).
 struct OsRelease {
-  std::string id, version_id;
+  std::string id, version_id, pretty_name;
 };
 OsRelease parse_os_release(const std::string& content);
 

@@ -38,9 +38,16 @@ nlohmann::json resources(const std::vector<ResourceDescriptor>& rs) {
 } // namespace
 
 nlohmann::json provenance_predicate(const ProvenanceInput& in) {
-  nlohmann::json builder = {{"id", k_builder_id}};
+  nlohmann::json builder = {{"id", in.builder_id}};
+  nlohmann::json versions = nlohmann::json::object();
+  for (const auto& [tool, v] : in.builder_tools) {
+    versions[tool] = v;
+  }
   if (!in.builder_version.empty()) {
-    builder["version"] = {{"paddle-image", in.builder_version}};
+    versions["paddle-image"] = in.builder_version;
+  }
+  if (!versions.empty()) {
+    builder["version"] = versions;
   }
   nlohmann::json metadata = nlohmann::json::object();
   if (!in.invocation_id.empty()) {
@@ -57,7 +64,7 @@ nlohmann::json provenance_predicate(const ProvenanceInput& in) {
     run["byproducts"] = resources(in.byproducts);
   }
   return {{"buildDefinition",
-           {{"buildType", k_build_type},
+           {{"buildType", in.build_type},
             {"externalParameters", in.external_parameters},
             {"internalParameters", in.internal_parameters},
             {"resolvedDependencies", resources(in.dependencies)}}},

@@ -23,7 +23,11 @@ struct ResourceDescriptor {
 };
 
 struct ProvenanceInput {
-  std::string builder_version;
+  std::string build_type = k_build_type;
+  std::string builder_id = k_builder_id;
+  std::string builder_version; // builder.version {"paddle-image": ...}
+  // More of builder.version (the release's tools: cmake, the compiler, the OS...).
+  std::map<std::string, std::string> builder_tools;
   std::string invocation_id;
   std::string started_on; // RFC 3339 UTC
   std::string finished_on;

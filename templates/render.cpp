@@ -228,20 +228,6 @@ std::string strip_standalone(const Template& t) {
   return out;
 }
 
-std::vector<std::string> split_dots(const std::string& name) {
-  std::vector<std::string> parts;
-  std::size_t b = 0;
-  while (true) {
-    std::size_t d = name.find('.', b);
-    parts.push_back(name.substr(b, d == std::string::npos ? std::string::npos : d - b));
-    if (d == std::string::npos) {
-      break;
-    }
-    b = d + 1;
-  }
-  return parts;
-}
-
 std::vector<std::string> keys_of(const nlohmann::json& o) {
   std::vector<std::string> k;
   if (o.is_object()) {
@@ -312,7 +298,7 @@ void check_variables(const Template& t, const nlohmann::json& schema) {
       }
       node = &k_empty;
     } else {
-      std::vector<std::string> parts = split_dots(tag.name);
+      std::vector<std::string> parts = util::split(tag.name, '.');
       for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
         if ((*it)->is_object() && (*it)->contains(parts[0])) {
           node = &(**it)[parts[0]];

@@ -5,6 +5,7 @@
 #include "util/fs.hpp"
 
 #include <openssl/evp.h>
+#include <stdexcept>
 
 namespace util {
 
@@ -53,6 +54,15 @@ std::string sha256_file_hex(const std::filesystem::path& path) {
   Sha256 h;
   read_file_chunks(path, [&](const char* data, std::size_t n) { h.update(data, n); });
   return h.finish_hex();
+}
+
+std::string sha1_hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha1(), nullptr) != 1) {
+    throw std::runtime_error("EVP_Digest(sha1) failed");
+  }
+  return hex_encode(std::string_view(reinterpret_cast<const char*>(out.data()), len));
 }
 
 } // namespace util

@@ -30,4 +30,7 @@ std::string sha256_hex(std::string_view data);
 // Hashes a file in bounded memory; returns lowercase hex.
 std::string sha256_file_hex(const std::filesystem::path& path);
 
+// SHA-1, for the documents that still list it beside SHA-256 (SPDX file checksums).
+std::string sha1_hex(std::string_view data);
+
 } // namespace util

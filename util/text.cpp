@@ -11,6 +11,19 @@ std::string_view trim_view(std::string_view s, std::string_view chars) {
   return s.substr(b, e - b + 1);
 }
 
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t b = 0;
+  while (true) {
+    std::size_t e = s.find(sep, b);
+    out.emplace_back(s.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b));
+    if (e == std::string_view::npos) {
+      return out;
+    }
+    b = e + 1;
+  }
+}
+
 std::string trim(std::string_view s, std::string_view chars) {
   return std::string(trim_view(s, chars));
 }

@@ -4,6 +4,7 @@
 // is in url.hpp.)
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace util {
 
@@ -20,6 +21,9 @@ std::string trim_left(std::string_view s, std::string_view chars = k_blanks);
 std::string trim_right(std::string_view s, std::string_view chars = k_blanks);
 // The same as views into `s` (for readers that keep offsets into a buffer).
 std::string_view trim_view(std::string_view s, std::string_view chars = k_blanks);
+
+// `s` cut at every `sep`: n separators give n + 1 parts ("" gives one empty part).
+std::vector<std::string> split(std::string_view s, char sep);
 
 // `word` as one POSIX shell word: as it is when it holds only characters no shell
 // treats specially (letters, digits, @%+=:,./_-), otherwise in single quotes with each

@@ -603,6 +603,13 @@ TEST_CASE("util::trim and its kin strip only the characters they are given") {
   CHECK(v.data() == buf.data() + 2);
 }
 
+TEST_CASE("util::split cuts at every separator, empty parts kept") {
+  CHECK(util::split("a.b.c", '.') == std::vector<std::string>{"a", "b", "c"});
+  CHECK(util::split("", '.') == std::vector<std::string>{""});
+  CHECK(util::split(".a.", '.') == std::vector<std::string>{"", "a", ""});
+  CHECK(util::split("x\n\ny", '\n') == std::vector<std::string>{"x", "", "y"});
+}
+
 TEST_CASE("util::shell_quote leaves plain words alone and single-quotes the rest") {
   CHECK(util::shell_quote("a/b-1.2_x@y%z+=:,") == "a/b-1.2_x@y%z+=:,");
   CHECK(util::shell_quote("") == "''");
