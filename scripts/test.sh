@@ -33,14 +33,19 @@ ccache_counts() { # "HITS MISSES" so far
     $1=="cache_miss"{m=$2} END{printf "%d %d\n", d+p, m}'
 }
 build_tree() { # build_tree DIR [ENV=VALUE...] -- BUILD_ARGS...: scripts/build.sh, then its compile figures
-  local dir=$1 log_lines=0 before after
+  local dir=$1
   shift
   local envs=()
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
+  measured "$dir" env "${envs[@]}" "$ROOT/scripts/build.sh" "$dir" "$@"
+}
+measured() { # measured DIR CMD...: runs CMD, a build into DIR, then its compile figures
+  local dir=$1 log_lines=0 before after
+  shift
   [[ -f $dir/.ninja_log ]] && log_lines=$(wc -l <"$dir/.ninja_log")
   before=$(ccache_counts || echo "0 0")
-  env "${envs[@]}" "$ROOT/scripts/build.sh" "$dir" "$@"
+  "$@"
   after=$(ccache_counts || echo "0 0")
   # Compile seconds: the sum of this run's compile jobs (.ninja_log: start and end in ms).
   STAGE_NOTE=$(tail -n +"$((log_lines + 1))" "$dir/.ninja_log" | awk -v b="$before" -v a="$after" '
@@ -107,6 +112,13 @@ if [[ -f $ROOT/build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:[A
   rm -rf "$ROOT/build-asan"
 fi
 build_tree "$ROOT/build-asan" CC=clang CXX=clang++ -- -DPADDLE_IMAGE_SANITIZE=ON -DPADDLE_IMAGE_FUZZ=ON
+# The pinned older binary integration.same_outputs compares this one with
+# (tests/support/same-outputs.pin): built here, with both cores, in its worktree's own
+# build/ (ccache serves what the two trees share), not inside the test's time budget.
+stage "build: the pinned binary same_outputs compares with (Release)"
+read -r PINNED _ <"$ROOT/tests/support/same-outputs.pin"
+measured "$ROOT/build/same-outputs-old/src/build" env SAME_OUTPUTS_OLD_DIR="$ROOT/build/same-outputs-old" \
+  bash "$ROOT/tests/support/same-outputs.sh" --prepare "$PINNED"
 
 # Every test in one schedule: the Release build's integration tests, the sanitizer
 # build's unit tests, integration tests (bad input, repro, the registry client's threads,

@@ -5,6 +5,9 @@
 #   tests/support/same-outputs.sh --rev REV [NEW_BINARY]   (builds REV's Release binary
 #                                                            in build-old/ from a worktree;
 #                                                            SAME_OUTPUTS_OLD_DIR moves it)
+#   tests/support/same-outputs.sh --prepare REV            (only that build: scripts/test.sh
+#                                                            makes it a build stage, so the
+#                                                            test finds it built)
 #
 # Each binary, on its own empty cache and output directory, runs the same jobs on the
 # integration fixtures (scripts/test.sh makes them):
@@ -43,8 +46,9 @@ SUPPORT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$SUPPORT/../.." && pwd)
 FIXTURES=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 
-if [[ ${1:-} == --rev ]]; then
-  rev=${2:?--rev needs a revision}
+if [[ ${1:-} == --rev || ${1:-} == --prepare ]]; then
+  mode=$1
+  rev=${2:?$1 needs a revision}
   shift 2
   old_dir=${SAME_OUTPUTS_OLD_DIR:-$ROOT/build-old}
   old_src=$old_dir/src
@@ -63,6 +67,7 @@ if [[ ${1:-} == --rev ]]; then
   "$old_src/scripts/build.sh" "$old_src/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_UNIT_TESTS=OFF \
     -- paddle-image >/dev/null
   OLD=$old_src/build/cli/paddle-image
+  [[ $mode == --rev ]] || exit 0
 else
   OLD=${1:?usage: same-outputs.sh OLD_BINARY [NEW_BINARY] (or --rev REV [NEW_BINARY])}
   shift
