@@ -115,7 +115,7 @@ build_tree "$ROOT/build-asan" CC=clang CXX=clang++ -- -DPADDLE_IMAGE_SANITIZE=ON
 # The pinned older binary integration.same_outputs compares this one with
 # (tests/support/same-outputs.pin): built here, with both cores, in its worktree's own
 # build/ (ccache serves what the two trees share), not inside the test's time budget.
-stage "build: the pinned binary same_outputs compares with (Release)"
+stage "build: pinned binary for same_outputs (Release)"
 read -r PINNED _ <"$ROOT/tests/support/same-outputs.pin"
 measured "$ROOT/build/same-outputs-old/src/build" env SAME_OUTPUTS_OLD_DIR="$ROOT/build/same-outputs-old" \
   bash "$ROOT/tests/support/same-outputs.sh" --prepare "$PINNED"
