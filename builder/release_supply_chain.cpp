@@ -1,7 +1,7 @@
 #include "builder/release_supply_chain.hpp"
 
-#include "layers/copyright.hpp"
 #include "layers/tar.hpp"
+#include "signing/license.hpp"
 #include "signing/provenance.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -27,12 +27,7 @@ constexpr const char* k_spdx_namespace = "https://paddle-image.dev/spdxdocs/";
 constexpr const char* k_main_id = "SPDXRef-Package-paddle-image";
 
 std::string spdx_id(const std::string& prefix, const std::string& text) {
-  std::string out = "SPDXRef-" + prefix + "-";
-  for (char c : text) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-    out += ok ? c : '-';
-  }
-  return out;
+  return "SPDXRef-" + prefix + "-" + signing::spdx_idstring(text);
 }
 
 json relationship(const std::string& from, const char* type, const std::string& to) {
@@ -70,7 +65,7 @@ std::string source_purl(const ReleaseFacts& f) {
 }
 
 json document(const std::string& name, const std::string& described_sha256, const ReleaseFacts& f, json packages,
-              json relationships, json files, const std::map<std::string, layers::ExtractedLicense>& extracted) {
+              json relationships, json files, const std::map<std::string, signing::ExtractedLicense>& extracted) {
   json doc = {
       {"spdxVersion", "SPDX-2.3"},
       {"dataLicense", "CC0-1.0"},
@@ -131,7 +126,7 @@ json paddle_image_package(const ReleaseFacts& f, const std::string& file_name, c
 }
 
 json deb_package(const ReleaseFacts& f, const std::string& name, const std::string& version, const std::string& arch,
-                 const HostPackages& host, std::map<std::string, layers::ExtractedLicense>& extracted,
+                 const HostPackages& host, std::map<std::string, signing::ExtractedLicense>& extracted,
                  const std::string& comment) {
   std::optional<std::string> copyright = host.copyright(name);
   return {
@@ -142,7 +137,7 @@ json deb_package(const ReleaseFacts& f, const std::string& name, const std::stri
       {"downloadLocation", "NOASSERTION"},
       {"filesAnalyzed", false},
       {"licenseConcluded", "NOASSERTION"},
-      {"licenseDeclared", copyright ? layers::dep5_license(*copyright, name, extracted) : "NOASSERTION"},
+      {"licenseDeclared", copyright ? signing::dep5_license(*copyright, name, extracted) : "NOASSERTION"},
       {"copyrightText", "NOASSERTION"},
       {"primaryPackagePurpose", "LIBRARY"},
       {"externalRefs", json::array({purl_ref(deb_purl(f, name, version, arch))})},
@@ -316,7 +311,7 @@ json archive_sbom(const ReleaseFacts& f, const fs::path& archive, const std::vec
           " or later, under lib/")});
   json files = json::array();
   json rels = json::array();
-  std::map<std::string, layers::ExtractedLicense> extracted;
+  std::map<std::string, signing::ExtractedLicense> extracted;
   std::map<std::string, std::string> package_ids;          // package -> SPDXID
   std::map<std::string, std::vector<std::string>> bundled; // package -> lib/SONAME, in order
   for (const auto& lib : libs) {
@@ -359,7 +354,7 @@ json deb_sbom(const ReleaseFacts& f, const fs::path& deb, const DebFields& field
                                          source_purl(f)},
                                         "The Debian package: /usr/bin/paddle-image on Debian's libraries (Depends)")});
   json rels = json::array();
-  std::map<std::string, layers::ExtractedLicense> extracted;
+  std::map<std::string, signing::ExtractedLicense> extracted;
   static const std::regex dep(R"(([a-z0-9][a-z0-9+.-]*)(?::[a-z0-9-]+)?\s*(\(.*\))?)");
   for (const auto& clause : util::split(fields.depends, ',')) {
     std::string first = util::trim(clause.substr(0, clause.find('|')));

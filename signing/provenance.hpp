@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace signing {
@@ -67,6 +68,9 @@ nlohmann::json cyclonedx_bom(const SbomInput& in);
 // the purl's type ("deb", "github", "generic"). `location` is where the document lies.
 // Anything that is not such a document gives none.
 std::vector<SbomComponent> spdx_components(const nlohmann::json& doc, const std::string& location);
+
+// `text` as an SPDX idstring (letters, digits, '.', '-'): every other byte becomes '-'.
+std::string spdx_idstring(std::string_view text);
 
 // RFC 4122 version 5 UUID (SHA-1, URL namespace) of name.
 std::string uuid_v5(const std::string& name);

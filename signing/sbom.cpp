@@ -1,18 +1,12 @@
 #include "signing/provenance.hpp"
 
-#include <cctype>
-
 namespace signing {
 
 namespace {
 
 // SPDX ids allow letters, digits, '.' and '-'.
 std::string spdx_id(const std::string& prefix, const std::string& text, std::size_t n) {
-  std::string out = "SPDXRef-" + prefix + "-";
-  for (char c : text) {
-    out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') ? c : '-';
-  }
-  return out + "-" + std::to_string(n);
+  return "SPDXRef-" + prefix + "-" + spdx_idstring(text) + "-" + std::to_string(n);
 }
 
 std::string supplier_note(const SbomComponent& c) {
@@ -98,15 +92,11 @@ nlohmann::json spdx_document(const SbomInput& in) {
     relationships.push_back(
         {{"spdxElementId", "SPDXRef-Image"}, {"relationshipType", "CONTAINS"}, {"relatedSpdxElement", id}});
   }
-  std::string safe_name;
-  for (char c : in.image_name) {
-    safe_name += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') ? c : '-';
-  }
   return {{"spdxVersion", "SPDX-2.3"},
           {"dataLicense", "CC0-1.0"},
           {"SPDXID", "SPDXRef-DOCUMENT"},
           {"name", in.image_name + "@" + in.image.str()},
-          {"documentNamespace", "https://paddle-image.dev/spdxdocs/" + safe_name + "-" + uuid},
+          {"documentNamespace", "https://paddle-image.dev/spdxdocs/" + spdx_idstring(in.image_name) + "-" + uuid},
           {"creationInfo", {{"created", in.created}, {"creators", {"Tool: paddle-image-" + in.tool_version}}}},
           {"packages", packages},
           {"relationships", relationships}};
@@ -184,6 +174,17 @@ nlohmann::json cyclonedx_bom(const SbomInput& in) {
                              {{{"type", "application"}, {"name", "paddle-image"}, {"version", in.tool_version}}})}}},
         {"component", image}}},
       {"components", components}};
+}
+
+std::string spdx_idstring(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+    if (!ok) {
+      c = '-';
+    }
+  }
+  return out;
 }
 
 } // namespace signing

@@ -2,8 +2,8 @@
 // reader they use (layers/copyright.cpp), on an archive written here and fake host
 // packages.
 #include "builder/release_supply_chain.hpp"
-#include "layers/copyright.hpp"
 #include "layers/tar.hpp"
+#include "signing/license.hpp"
 #include "tests/unit/support.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -118,32 +118,32 @@ bool has_rel(const json& doc, const std::string& from, const std::string& type, 
 } // namespace
 
 TEST_CASE("dep5_license: the Files: * paragraph's license as an SPDX expression") {
-  std::map<std::string, layers::ExtractedLicense> ex;
-  CHECK(layers::dep5_license(k_dep5_expat, "foo", ex) == "MIT");
-  CHECK(layers::dep5_license(dep5_star("GPL-2+ or Artistic"), "perl", ex) == "GPL-2.0-or-later OR Artistic-1.0-Perl");
-  CHECK(layers::dep5_license(dep5_star("BSD-3-clause, MIT"), "x", ex) == "BSD-3-Clause AND MIT");
-  CHECK(layers::dep5_license(dep5_star("LGPL-2.1+ AND zlib"), "x", ex) == "LGPL-2.1-or-later AND Zlib");
+  std::map<std::string, signing::ExtractedLicense> ex;
+  CHECK(signing::dep5_license(k_dep5_expat, "foo", ex) == "MIT");
+  CHECK(signing::dep5_license(dep5_star("GPL-2+ or Artistic"), "perl", ex) == "GPL-2.0-or-later OR Artistic-1.0-Perl");
+  CHECK(signing::dep5_license(dep5_star("BSD-3-clause, MIT"), "x", ex) == "BSD-3-Clause AND MIT");
+  CHECK(signing::dep5_license(dep5_star("LGPL-2.1+ AND zlib"), "x", ex) == "LGPL-2.1-or-later AND Zlib");
   CHECK(ex.empty());
   SUBCASE("a name SPDX does not know: LicenseRef- with the stand-alone paragraph's text") {
     std::string text = dep5_star("OpenLDAP", "\nLicense: OpenLDAP\n The OpenLDAP Public License\n .\n Version 2.8\n");
-    CHECK(layers::dep5_license(text, "libldap", ex) == "LicenseRef-OpenLDAP");
+    CHECK(signing::dep5_license(text, "libldap", ex) == "LicenseRef-OpenLDAP");
     REQUIRE(ex.count("LicenseRef-OpenLDAP") == 1);
     CHECK(ex.at("LicenseRef-OpenLDAP").name == "OpenLDAP");
     CHECK(ex.at("LicenseRef-OpenLDAP").text == "The OpenLDAP Public License\n.\nVersion 2.8");
     // another package naming it with another text gets an id of its own
-    CHECK(layers::dep5_license(dep5_star("OpenLDAP"), "other", ex) == "LicenseRef-OpenLDAP-other");
+    CHECK(signing::dep5_license(dep5_star("OpenLDAP"), "other", ex) == "LicenseRef-OpenLDAP-other");
     CHECK(ex.at("LicenseRef-OpenLDAP-other").text == "The license named 'OpenLDAP' in other's Debian copyright file");
     // "X with Y exception" is a name too
-    CHECK(layers::dep5_license(dep5_star("GPL-3+ with Autoconf exception"), "ac", ex) ==
+    CHECK(signing::dep5_license(dep5_star("GPL-3+ with Autoconf exception"), "ac", ex) ==
           "LicenseRef-GPL-3--with-Autoconf-exception");
   }
   SUBCASE("NOASSERTION when the file cannot say") {
-    CHECK(layers::dep5_license("This package was debianized by...\nLicense: MIT\n", "old", ex) == "NOASSERTION");
-    CHECK(layers::dep5_license(dep5_star("see the file COPYING in the source"), "prose", ex) == "NOASSERTION");
-    CHECK(layers::dep5_license("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\n"
-                               "Files: src/*\nLicense: MIT\n",
-                               "nostar", ex) == "NOASSERTION");
-    CHECK(layers::dep5_license(dep5_star(""), "empty", ex) == "NOASSERTION");
+    CHECK(signing::dep5_license("This package was debianized by...\nLicense: MIT\n", "old", ex) == "NOASSERTION");
+    CHECK(signing::dep5_license(dep5_star("see the file COPYING in the source"), "prose", ex) == "NOASSERTION");
+    CHECK(signing::dep5_license("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\n"
+                                "Files: src/*\nLicense: MIT\n",
+                                "nostar", ex) == "NOASSERTION");
+    CHECK(signing::dep5_license(dep5_star(""), "empty", ex) == "NOASSERTION");
     CHECK(ex.empty());
   }
 }

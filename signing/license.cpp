@@ -1,4 +1,6 @@
-#include "layers/copyright.hpp"
+#include "signing/license.hpp"
+
+#include "signing/provenance.hpp"
 
 #include "util/encoding.hpp"
 #include "util/text.hpp"
@@ -7,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace layers {
+namespace signing {
 
 namespace {
 
@@ -93,17 +95,6 @@ std::vector<Paragraph> paragraphs_of(const std::string& text) {
   return out;
 }
 
-std::string id_safe(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-    if (!ok) {
-      c = '-';
-    }
-  }
-  return out;
-}
-
 // The expression's names and operators: "A or B, C" -> A, OR, B, ",", C.
 std::vector<std::string> tokens_of(const std::string& expr) {
   static const std::regex sep(R"(\s+(or|and)\s+|\s*,\s*(?:and\s+)?)", std::regex::icase);
@@ -168,13 +159,13 @@ std::string dep5_license(const std::string& copyright, const std::string& packag
     if (name.find(' ') != std::string::npos && !std::regex_match(name, with_exception)) {
       return "NOASSERTION"; // prose, not a license name
     }
-    std::string ref = "LicenseRef-" + id_safe(name);
+    std::string ref = "LicenseRef-" + spdx_idstring(name);
     std::string body = standalone.count(name) != 0 ? util::trim(standalone.at(name)) : std::string();
     if (body.empty()) {
       body = "The license named '" + name + "' in " + package + "'s Debian copyright file";
     }
     if (auto e = extracted.find(ref); e != extracted.end() && e->second.text != body) {
-      ref += "-" + id_safe(package);
+      ref += "-" + spdx_idstring(package);
     }
     extracted.emplace(ref, ExtractedLicense{ref, name, body});
     out.push_back(ref);
@@ -185,4 +176,4 @@ std::string dep5_license(const std::string& copyright, const std::string& packag
   return out.empty() ? "NOASSERTION" : util::join(out, " ");
 }
 
-} // namespace layers
+} // namespace signing

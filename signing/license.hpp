@@ -2,11 +2,12 @@
 // A Debian package's declared license, from its machine-readable copyright file
 // (copyright-format 1.0, "DEP-5", /usr/share/doc/PKG/copyright): the license of the
 // "Files: *" paragraph as an SPDX expression. The release's SBOMs declare the bundled
-// and depended-on packages' licenses with it (builder/release_supply_chain.cpp).
+// and depended-on packages' licenses with it (builder/release_supply_chain.cpp); its
+// LicenseRef ids are SPDX idstrings (spdx_idstring, provenance.hpp).
 #include <map>
 #include <string>
 
-namespace layers {
+namespace signing {
 
 // A license the expression names that SPDX has no identifier for: LicenseRef-NAME, its
 // text from the file's stand-alone License paragraph (SPDX hasExtractedLicensingInfos).
@@ -25,4 +26,4 @@ struct ExtractedLicense {
 std::string dep5_license(const std::string& copyright, const std::string& package,
                          std::map<std::string, ExtractedLicense>& extracted);
 
-} // namespace layers
+} // namespace signing
