@@ -369,17 +369,7 @@ public:
       throw Error(ErrorKind::input,
                   m_name + ": member " + e.path + " is too large (" + std::to_string(e.size) + " bytes)");
     }
-    std::string bytes(static_cast<std::size_t>(e.size), '\0');
-    auto r = util::file_reader(m_file, e.offset, e.size);
-    std::size_t got = 0;
-    while (got < bytes.size()) {
-      std::size_t n = r(bytes.data() + got, bytes.size() - got);
-      if (n == 0) {
-        break;
-      }
-      got += n;
-    }
-    return bytes;
+    return util::read_file_range(m_file, e.offset, e.size);
   }
 
 private:

@@ -93,17 +93,7 @@ std::string OciArchiveImage::read_member(const Member& m, const std::string& wha
   if (m.size > k_max_document) {
     throw Error(ErrorKind::input, m_name + ": " + what + " is too large (" + std::to_string(m.size) + " bytes)");
   }
-  std::string bytes(static_cast<std::size_t>(m.size), '\0');
-  auto r = util::file_reader(m_file, m.offset, m.size);
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    std::size_t n = r(bytes.data() + got, bytes.size() - got);
-    if (n == 0) {
-      throw Error(ErrorKind::input, m_name + ": " + what + " breaks off (truncated archive)");
-    }
-    got += n;
-  }
-  return bytes;
+  return util::read_file_range(m_file, m.offset, m.size);
 }
 
 oci::ManifestBlob OciArchiveImage::manifest(const oci::Descriptor& d) const {

@@ -354,4 +354,18 @@ std::function<std::size_t(char*, std::size_t)> file_reader(const fs::path& file,
   };
 }
 
+std::string read_file_range(const fs::path& file, std::int64_t offset, std::int64_t length) {
+  std::string bytes(static_cast<std::size_t>(length), '\0');
+  auto r = file_reader(file, offset, length);
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    std::size_t n = r(bytes.data() + got, bytes.size() - got);
+    if (n == 0) {
+      break; // not reached: the reader throws when the file ends first
+    }
+    got += n;
+  }
+  return bytes;
+}
+
 } // namespace util

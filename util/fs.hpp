@@ -66,6 +66,9 @@ void fsync_dir(const fs::path& dir);
 // fills buf and returns the count, 0 at the end. The file stays open while the reader lives.
 std::function<std::size_t(char* buf, std::size_t len)> file_reader(const fs::path& file, std::int64_t offset,
                                                                    std::int64_t length = -1);
+// The `length` bytes of `file` from `offset`, through file_reader (so a file that ends
+// first is the same Error(input)).
+std::string read_file_range(const fs::path& file, std::int64_t offset, std::int64_t length);
 // Hard-links src to dst when on one file system, copies otherwise; atomic at dst.
 void link_or_copy(const fs::path& src, const fs::path& dst);
 
