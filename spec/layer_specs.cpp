@@ -180,15 +180,19 @@ const std::array<KindEntry, 3> k_kinds{{
     {"data", LayerSpec::Kind::data, true, parse_copy_layer},
 }};
 
+const KindEntry& entry_of(LayerSpec::Kind kind) {
+  for (const auto& k : k_kinds) {
+    if (k.kind == kind) {
+      return k;
+    }
+  }
+  return k_kinds[1]; // not reached: every Kind has its row
+}
+
 } // namespace
 
 const char* kind_name(LayerSpec::Kind kind) {
-  for (const auto& k : k_kinds) {
-    if (k.kind == kind) {
-      return k.key;
-    }
-  }
-  return "files";
+  return entry_of(kind).key;
 }
 
 std::optional<LayerSpec::Kind> kind_of_name(std::string_view name) {
@@ -201,12 +205,7 @@ std::optional<LayerSpec::Kind> kind_of_name(std::string_view name) {
 }
 
 bool ships_copied_files(LayerSpec::Kind kind) {
-  for (const auto& k : k_kinds) {
-    if (k.kind == kind) {
-      return k.parse == parse_copy_layer;
-    }
-  }
-  return false;
+  return entry_of(kind).parse == parse_copy_layer;
 }
 
 const CopyLayerSpec& LayerSpec::copy() const {
