@@ -65,6 +65,7 @@ std::vector<LayerReport> build_layer(const spec::BuildSpec& s, const spec::Layer
   r.kind = spec::kind_name(l.kind);
   double t0 = o.clock();
   LayerContext cx{o, cache, ev, compression_for(s, l, o), base, landing, tree, py ? &*py : nullptr, wheels_out};
+  cx.architecture = s.platform.architecture;
   std::vector<LayerReport> out = layer_kind(l.kind).build(l, cx, r);
   if (out.size() == 1) {
     out[0].seconds = o.clock() - t0; // a layer in parts times each part itself

@@ -79,6 +79,8 @@ struct LayerContext {
   // where a wheels layer reports the wheels it installed.
   const python::PythonTarget* python = nullptr;
   std::vector<LayerWheel>& wheels_out;
+  // The spec's platform's architecture ("amd64", "arm64"): what a debs layer installs for.
+  std::string architecture = "amd64";
 };
 
 // What a layer's entries land on: the base's directories keep their metadata, and

@@ -1,11 +1,13 @@
 // paddle-image lock: pinned requirements in, pip's hash-checking format out, for the
 // Python and platform of a spec's wheels layer.
 #include "builder/build.hpp"
+#include "builder/debs.hpp"
 #include "builder/lock_request.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
 #include "spec/spec.hpp"
+#include "util/error.hpp"
 #include "util/fs.hpp"
 
 #include <algorithm>
@@ -53,10 +55,59 @@ void finish_lock(const Output& out, const LockArgs& a, const python::LockResult&
   out.result(j, to_stdout ? r.text : lock_summary(r) + "wrote " + a.output + "\n");
 }
 
+// A debs layer's lock: the spec names the packages; the lock goes to the layer's `lock`
+// file (or -o FILE, or stdout with -o -).
+int run_debs_lock(const Output& out, const LockArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
+                  const builder::Events& ev) {
+  if (!a.requirements.empty()) {
+    throw util::Error(util::ErrorKind::usage,
+                      "layer '" + builder::debs_layer_named(s, a.layer)->name +
+                          "' is a debs layer: its packages are listed in the spec, not in " + a.requirements,
+                      "run paddle-image lock --spec " + a.spec_file + " --layer " +
+                          builder::debs_layer_named(s, a.layer)->name);
+  }
+  if (!a.index_urls.empty() || !a.find_links.empty() || a.all_platforms) {
+    throw util::Error(util::ErrorKind::usage, "--index-url, --find-links and --all-platforms are for wheels layers",
+                      "a debs layer's repositories are in the spec");
+  }
+  builder::DebsLockResult r = builder::lock_debs(s, a.layer, o, ev);
+  std::string dest = a.output.empty() ? r.file.string() : a.output;
+  bool to_stdout = dest == "-";
+  if (!to_stdout) {
+    util::write_file_atomic(dest, r.text);
+  }
+  nlohmann::json pk = nlohmann::json::array();
+  std::string text;
+  for (const auto& p : r.lock.packages) {
+    pk.push_back({{"name", p.name}, {"version", p.version}, {"architecture", p.architecture}, {"sha256", p.sha256}});
+    text += p.name + " " + p.version + " " + p.architecture + "\n";
+  }
+  for (const auto& p : r.lock.already) {
+    text += p + " (already in the base)\n";
+  }
+  nlohmann::json j = {{"layer", r.layer},
+                      {"kind", "debs"},
+                      {"output", to_stdout ? nlohmann::json(nullptr) : nlohmann::json(dest)},
+                      {"packages", pk},
+                      {"already_installed", r.lock.already}};
+  if (to_stdout) {
+    j["lock"] = r.text;
+  }
+  out.result(j, to_stdout ? r.text : text + "wrote " + dest + "\n");
+  return 0;
+}
+
 int run_lock(const LockArgs& a) {
   Output out = Output::detect(a.json, a.quiet);
   builder::check_lock_request(a.spec_file, a.requirements, a.index_urls);
   spec::BuildSpec s = spec::load(a.spec_file);
+  const bool debs = builder::debs_layer_named(s, a.layer) != nullptr;
+  if (!debs && a.requirements.empty()) {
+    throw util::Error(util::ErrorKind::usage, "lock needs REQUIREMENTS for a wheels layer",
+                      "paddle-image lock requirements.txt -o requirements.lock --spec " + a.spec_file +
+                          (a.layer.empty() ? "" : " --layer " + a.layer) +
+                          " (a debs layer is locked with --spec and --layer alone)");
+  }
   builder::BuildOptions o;
   o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(a.cache_dir);
   RegistrySession sess(a.flags, out);
@@ -70,6 +121,9 @@ int run_lock(const LockArgs& a) {
   lo.find_links = a.find_links;
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
+  if (debs) {
+    return run_debs_lock(out, a, s, o, ev);
+  }
   finish_lock(out, a, builder::lock(s, a.layer, a.requirements, lo, o, ev));
   return 0;
 }
@@ -80,12 +134,14 @@ void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& 
   auto a = std::make_shared<LockArgs>();
   CLI::App* c = app.add_subcommand(
       "lock", "Write pip's hash-checking lock for pinned requirements: the sha256 of every wheel that fits a spec's "
-              "wheels layer");
-  c->add_option("requirements", a->requirements, "Pinned requirements (NAME==VERSION lines; -r includes followed)")
-      ->required();
+              "wheels layer; or a debs layer's lock: its packages resolved by apt against the base, each with its "
+              "version and sha256");
+  c->add_option("requirements", a->requirements,
+                "Pinned requirements (NAME==VERSION lines; -r includes followed); none for a debs layer, whose "
+                "packages the spec lists");
   c->add_option("-o,--output", a->output, "Where to write the lock (default: stdout)");
   c->add_option("--spec", a->spec_file, "The spec whose base and python settings decide which wheels fit");
-  c->add_option("--layer", a->layer, "The wheels layer to lock for (needed when the spec has several)");
+  c->add_option("--layer", a->layer, "The wheels or debs layer to lock for (needed when the spec has several)");
   c->add_flag("--all-platforms", a->all_platforms,
               "Hash every wheel of each pinned version, so the lock works for any Python and platform");
   c->add_option("-i,--index-url", a->index_urls,

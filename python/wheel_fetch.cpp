@@ -66,28 +66,6 @@ std::string short_hash(const std::string& hex) {
   return hex.size() > 12 ? hex.substr(0, 12) + "…" : hex;
 }
 
-python::PackageIndex make_index(const Sources& s, const IndexAccess& access, registry::Stats& stats) {
-  std::shared_ptr<registry::Transport> http = access.http;
-  if (!http) {
-    registry::HttpOptions ho;
-    ho.connect_timeout_s = access.client.connect_timeout_s;
-    ho.set_timeout(access.client.stall_timeout_s);
-    ho.log = access.client.log;
-    http = std::make_shared<registry::Http>(ho);
-  }
-  registry::ClientOptions client = access.client;
-  if (access.insecure_all) {
-    for (const auto& list : {s.sources.indexes, s.sources.find_links}) {
-      for (const auto& u : list) {
-        if (auto url = util::parse_url(u)) {
-          client.insecure.insert(url->authority());
-        }
-      }
-    }
-  }
-  return python::PackageIndex(s.sources, http, client, stats);
-}
-
 // The file's bytes were hashed while they streamed; the lock line must list the hash.
 void check_locked_hash(const Selected& sel, const std::string& got) {
   const auto& want = sel.line->sha256;
@@ -245,6 +223,29 @@ Selected best_fit(const python::RequirementLine& line, Candidates& c) {
 }
 
 } // namespace
+
+std::unique_ptr<python::PackageIndex> open_index(const Sources& s, const IndexAccess& access, registry::Stats& stats) {
+  std::shared_ptr<registry::Transport> http = access.http;
+  if (!http) {
+    registry::HttpOptions ho;
+    ho.connect_timeout_s = access.client.connect_timeout_s;
+    ho.set_timeout(access.client.stall_timeout_s);
+    ho.log = access.client.log;
+    http = std::make_shared<registry::Http>(ho);
+  }
+  registry::ClientOptions client = access.client;
+  if (access.insecure_all) {
+    for (const auto& list : {s.sources.indexes, s.sources.find_links}) {
+      for (const auto& u : list) {
+        if (auto url = util::parse_url(u)) {
+          client.insecure.insert(url->authority());
+        }
+      }
+    }
+  }
+  return std::make_unique<python::PackageIndex>(s.sources, http, client, stats);
+}
+
 
 TargetFacts target_facts(const python::PythonTarget& target, const std::string& python_full_version,
                          std::map<std::string, std::string> base_dists) {
@@ -535,7 +536,8 @@ void fetch_locked_layer(LockedLayer& out, const TargetFacts& facts, const IndexA
                         layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
                         const FetchProgress& progress) {
   registry::Stats stats;
-  python::PackageIndex index = make_index(out.sources, access, stats);
+  auto index_owner = open_index(out.sources, access, stats);
+  python::PackageIndex& index = *index_owner;
   std::vector<const python::RequirementLine*> lines;
   for (const auto& l : out.lock.requirements) {
     if (marker_applies(l, facts)) {
@@ -766,7 +768,8 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   auto reqs = python::parse_requirements(requirements, python::RequirementsMode::pinned);
   res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults, options.indexes_from);
   registry::Stats stats;
-  python::PackageIndex index = make_index(res.sources, access, stats);
+  auto index_owner = open_index(res.sources, access, stats);
+  python::PackageIndex& index = *index_owner;
   std::vector<std::vector<python::IndexFile>> pages(reqs.requirements.size());
   util::parallel_for(reqs.requirements.size(), jobs,
                      [&](std::size_t i) { pages[i] = index.files(reqs.requirements[i].requirement.key); });

@@ -43,6 +43,12 @@ struct IndexAccess {
   bool insecure_all = false;                 // --insecure: every index host too
 };
 
+// A client for `s` over `access` (its own HTTP stack when access.http is null); with
+// access.insecure_all, TLS is not verified for the hosts of s's URLs. Also what a debs
+// layer fetches apt repositories with (the same TLS rules, proxies, retries and netrc).
+struct Sources;
+std::unique_ptr<python::PackageIndex> open_index(const Sources& s, const IndexAccess& access, registry::Stats& stats);
+
 // What selection and the closure check need to know of the target.
 struct TargetFacts {
   python::PythonTarget target;

@@ -163,6 +163,113 @@ void parse_wheels_layer(const Ctx& c, const YAML::Node& n, const std::string& ke
   l.body = std::move(body);
 }
 
+// A Debian package name (policy 5.6.1), optionally "=VERSION" (policy 5.6.12's characters).
+bool valid_deb_request(const std::string& r) {
+  std::string name = r.substr(0, r.find('='));
+  bool name_ok = name.size() >= 2 && std::string("abcdefghijklmnopqrstuvwxyz0123456789").find(name[0]) != std::string::npos &&
+                 name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+.-") == std::string::npos;
+  if (!name_ok) {
+    return false;
+  }
+  if (r.find('=') == std::string::npos) {
+    return true;
+  }
+  std::string version = r.substr(r.find('=') + 1);
+  return !version.empty() && std::isdigit(static_cast<unsigned char>(version[0])) &&
+         version.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.+~:-") ==
+             std::string::npos;
+}
+
+// debs: packages from apt repositories, installed from the lock `paddle-image lock` writes.
+void parse_debs_layer(const Ctx& c, const YAML::Node& n, const std::string& key, const std::string& field,
+                      const BuildSpec& s, LayerSpec& l) {
+  DebsLayerSpec body;
+  const YAML::Node& d = n[key];
+  const std::string df = field + "." + key;
+  for (const auto& earlier : s.layers) {
+    if (earlier.as_debs() != nullptr) {
+      // Each debs layer writes dpkg's whole status file: a second would drop the first's.
+      c.fail(n, field, "a spec has one debs layer, and layer '" + earlier.name + "' is one",
+             "list every package in layer '" + earlier.name + "'");
+    }
+  }
+  if (!d.IsMap()) {
+    c.fail(d, df, "must be a map with packages, repositories and lock",
+           "e.g. debs: {packages: [libgl1], repositories: [{url: ..., suite: bookworm, keyring: ...}], lock: debs.lock}");
+  }
+  c.check_keys(d, df, {"packages", "repositories", "lock"});
+  if (!d["packages"]) {
+    c.fail(d, df, "missing 'packages'", "list the Debian packages to install, e.g. packages: [libgl1, libglib2.0-0]");
+  }
+  body.packages = c.str_list(d["packages"], df + ".packages");
+  if (body.packages.empty()) {
+    c.fail(d["packages"], df + ".packages", "lists no package", "name at least one, e.g. [libgl1]");
+  }
+  for (std::size_t i = 0; i < body.packages.size(); ++i) {
+    if (!valid_deb_request(body.packages[i])) {
+      c.fail(d["packages"].IsSequence() ? d["packages"][i] : d["packages"], df + ".packages[" + std::to_string(i) + "]",
+             "'" + body.packages[i] + "' is not a Debian package name, or NAME=VERSION",
+             "names are lower-case letters, digits, '+', '-' and '.', e.g. libglib2.0-0 or libgl1=1.6.0-1");
+    }
+  }
+  const YAML::Node& repos = d["repositories"];
+  if (!repos || !repos.IsSequence() || repos.size() == 0) {
+    c.fail(repos ? repos : d, df + ".repositories", "must be a non-empty list of apt repositories",
+           "e.g. - {url: http://deb.debian.org/debian, suite: bookworm, components: [main], keyring: "
+           "/usr/share/keyrings/debian-archive-keyring.gpg}");
+  }
+  for (std::size_t i = 0; i < repos.size(); ++i) {
+    const YAML::Node& r = repos[i];
+    const std::string rf = df + ".repositories[" + std::to_string(i) + "]";
+    c.check_keys(r, rf, {"url", "suite", "components", "keyring"});
+    DebRepositorySpec rs;
+    rs.origin = c.where(r);
+    for (const char* k : {"url", "suite", "keyring"}) {
+      if (!r[k]) {
+        c.fail(r, rf, std::string("missing '") + k + "'",
+               std::string(k) == "keyring" ? "name the keyring that signs the repository, e.g. "
+                                             "/usr/share/keyrings/debian-archive-keyring.gpg"
+                                           : "a repository is url, suite, components and keyring, as in "
+                                             "'deb [signed-by=KEYRING] URL SUITE COMPONENTS'");
+      }
+    }
+    rs.url = c.str(r["url"], rf + ".url");
+    bool scheme_ok = rs.url.rfind("http://", 0) == 0 || rs.url.rfind("https://", 0) == 0 || rs.url.rfind("file://", 0) == 0;
+    if (!scheme_ok) {
+      c.fail(r["url"], rf + ".url", "'" + rs.url + "' is not an http(s):// or file:// URL",
+             "give the archive root, e.g. http://deb.debian.org/debian");
+    }
+    if (rs.url.find('@') != std::string::npos && rs.url.find('@') < rs.url.find('/', rs.url.find("//") + 2)) {
+      c.fail(r["url"], rf + ".url", "the URL carries credentials",
+             "put them in ~/.netrc (or --netrc FILE): a spec and its lock are shared and never hold secrets");
+    }
+    rs.suite = c.str(r["suite"], rf + ".suite");
+    if (rs.suite.empty() || rs.suite.find_first_of(" /") != std::string::npos || rs.suite.find("..") != std::string::npos) {
+      c.fail(r["suite"], rf + ".suite", "'" + rs.suite + "' is not a suite name", "e.g. bookworm or bookworm-updates");
+    }
+    rs.components = r["components"] ? c.str_list(r["components"], rf + ".components") : std::vector<std::string>{"main"};
+    for (const auto& comp : rs.components) {
+      if (comp.empty() || comp.find_first_of(" .") != std::string::npos || comp.front() == '/') {
+        c.fail(r["components"], rf + ".components", "'" + comp + "' is not a component name", "e.g. main");
+      }
+    }
+    rs.keyring = source_path(c, r["keyring"], rf + ".keyring", s.dir);
+    body.repositories.push_back(rs);
+  }
+  if (!d["lock"]) {
+    c.fail(d, df, "missing 'lock'",
+           "add lock: debs.lock, then write it with paddle-image lock --spec " + s.file.filename().string() +
+               " --layer " + l.name);
+  }
+  body.lock_file = source_path(c, d["lock"], df + ".lock", s.dir, false);
+  body.lock_origin = c.where(d["lock"]);
+  if (n["owner"]) {
+    c.fail(n["owner"], field + ".owner", "a debs layer's files keep the owners their packages give them",
+           "drop owner here");
+  }
+  l.body = std::move(body);
+}
+
 using KindParser = void (*)(const Ctx&, const YAML::Node&, const std::string&, const std::string&, const BuildSpec&,
                             LayerSpec&);
 
@@ -174,10 +281,11 @@ struct KindEntry {
 };
 
 // Every layer kind, once.
-const std::array<KindEntry, 3> k_kinds{{
+const std::array<KindEntry, 4> k_kinds{{
     {"wheels", LayerSpec::Kind::wheels, false, parse_wheels_layer},
     {"files", LayerSpec::Kind::files, true, parse_copy_layer},
     {"data", LayerSpec::Kind::data, true, parse_copy_layer},
+    {"debs", LayerSpec::Kind::debs, false, parse_debs_layer},
 }};
 
 const KindEntry& entry_of(LayerSpec::Kind kind) {
@@ -226,6 +334,13 @@ const WheelsLayerSpec& LayerSpec::wheels() const {
 }
 WheelsLayerSpec& LayerSpec::wheels() {
   return const_cast<WheelsLayerSpec&>(std::as_const(*this).wheels());
+}
+
+const DebsLayerSpec& LayerSpec::debs() const {
+  if (const auto* b = as_debs()) {
+    return *b;
+  }
+  throw std::logic_error("layer '" + name + "' is a " + kind_name(kind) + " layer, not debs");
 }
 
 namespace detail {

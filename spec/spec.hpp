@@ -84,11 +84,30 @@ struct WheelsLayerSpec {
   bool from_index() const { return dir.empty(); }
 };
 
+// One apt repository of a debs layer: `deb URL SUITE COMPONENTS`, signed by `keyring`.
+struct DebRepositorySpec {
+  std::string url; // http(s):// or file:// archive root (credentials from netrc, never here)
+  std::string suite;
+  std::vector<std::string> components; // ["main"] when not given
+  fs::path keyring;                    // absolute (resolved against the spec's directory)
+  std::string origin;
+};
+
+// `debs` layers: Debian packages by name (and optionally version), resolved by
+// `paddle-image lock` against the base's dpkg status into the lock file, installed
+// from it.
+struct DebsLayerSpec {
+  std::vector<std::string> packages; // "name" or "name=version", in the spec's order
+  std::vector<DebRepositorySpec> repositories;
+  fs::path lock_file;
+  std::string lock_origin;
+};
+
 struct LayerSpec {
-  enum class Kind { wheels, files, data };
+  enum class Kind { wheels, files, data, debs };
   std::string name;
   Kind kind = Kind::files;
-  std::variant<CopyLayerSpec, WheelsLayerSpec> body; // the kind's own fields
+  std::variant<CopyLayerSpec, WheelsLayerSpec, DebsLayerSpec> body; // the kind's own fields
   std::optional<CompressionSpec> compression;
   std::optional<OwnerSpec> owner;
   std::string origin;
@@ -96,16 +115,18 @@ struct LayerSpec {
   // The kind's fields: nullptr for a layer of another kind.
   const CopyLayerSpec* as_copy() const { return std::get_if<CopyLayerSpec>(&body); }
   const WheelsLayerSpec* as_wheels() const { return std::get_if<WheelsLayerSpec>(&body); }
+  const DebsLayerSpec* as_debs() const { return std::get_if<DebsLayerSpec>(&body); }
   // The kind's fields of a layer known to be of that kind (std::logic_error otherwise).
   const CopyLayerSpec& copy() const;
   CopyLayerSpec& copy();
   const WheelsLayerSpec& wheels() const;
   WheelsLayerSpec& wheels();
+  const DebsLayerSpec& debs() const;
   // A wheels layer whose wheels come from a package index.
   bool from_index() const { return as_wheels() != nullptr && as_wheels()->from_index(); }
 };
 
-// The kind as the spec, the build's report and the SBOM name it: "wheels", "files", "data".
+// The kind as the spec, the build's report and the SBOM name it: "wheels", "files", "data", "debs".
 const char* kind_name(LayerSpec::Kind kind);
 // The kind a name stands for, as kind_name spells it (a report's or an image history's
 // kind); nothing for any other name ("base").

@@ -56,13 +56,25 @@ std::string sha256_file_hex(const std::filesystem::path& path) {
   return h.finish_hex();
 }
 
-std::string sha1_hex(std::string_view data) {
+namespace {
+
+std::string digest_hex(std::string_view data, const EVP_MD* md, const char* name) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha1(), nullptr) != 1) {
-    throw std::runtime_error("EVP_Digest(sha1) failed");
+  if (EVP_Digest(data.data(), data.size(), out.data(), &len, md, nullptr) != 1) {
+    throw std::runtime_error(std::string("EVP_Digest(") + name + ") failed");
   }
   return hex_encode(std::string_view(reinterpret_cast<const char*>(out.data()), len));
+}
+
+} // namespace
+
+std::string sha1_hex(std::string_view data) {
+  return digest_hex(data, EVP_sha1(), "sha1");
+}
+
+std::string md5_hex(std::string_view data) {
+  return digest_hex(data, EVP_md5(), "md5");
 }
 
 } // namespace util

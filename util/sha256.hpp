@@ -32,5 +32,7 @@ std::string sha256_file_hex(const std::filesystem::path& path);
 
 // SHA-1, for the documents that still list it beside SHA-256 (SPDX file checksums).
 std::string sha1_hex(std::string_view data);
+// MD5, for what only dpkg's records still use it (a conffile's recorded sum).
+std::string md5_hex(std::string_view data);
 
 } // namespace util

@@ -7,6 +7,8 @@ const LayerKind& layer_kind(spec::LayerSpec::Kind kind) {
   switch (kind) {
   case spec::LayerSpec::Kind::wheels:
     return wheels_layer_kind();
+  case spec::LayerSpec::Kind::debs:
+    return debs_layer_kind();
   case spec::LayerSpec::Kind::files:
   case spec::LayerSpec::Kind::data:
     break;

@@ -1,0 +1,170 @@
+#include "debian/install.hpp"
+
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+
+namespace debian {
+
+using util::Error;
+using util::ErrorKind;
+
+std::string info_name(const Paragraph& control) {
+  std::string name = control.value("Package");
+  if (control.value("Multi-Arch") == "same") {
+    name += ":" + control.value("Architecture");
+  }
+  return name;
+}
+
+Paragraph status_paragraph(const Paragraph& control, const std::vector<std::pair<std::string, std::string>>& conffiles) {
+  Paragraph p;
+  p.fields.emplace_back("Package", control.value("Package"));
+  p.fields.emplace_back("Status", "install ok installed");
+  for (const auto& f : control.fields) {
+    if (f.first != "Package" && f.first != "Status") {
+      p.fields.push_back(f);
+    }
+  }
+  if (!conffiles.empty()) {
+    std::string v;
+    for (const auto& [path, md5] : conffiles) {
+      v += "\n " + path + " " + md5;
+    }
+    p.set("Conffiles", v, "Description");
+  }
+  return p;
+}
+
+std::string merged_status(const std::string& base_status, const std::vector<Paragraph>& added) {
+  std::vector<Paragraph> all = parse_paragraphs(base_status, "the base's var/lib/dpkg/status");
+  all.insert(all.end(), added.begin(), added.end());
+  std::stable_sort(all.begin(), all.end(), [](const Paragraph& a, const Paragraph& b) {
+    return std::make_pair(a.value("Package"), a.value("Architecture")) <
+           std::make_pair(b.value("Package"), b.value("Architecture"));
+  });
+  std::string out;
+  for (const auto& p : all) {
+    out += p.text();
+    out += '\n';
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> info_files(const DebControl& deb, const std::vector<std::string>& paths) {
+  const std::string name = info_name(deb.control);
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string list;
+  for (const auto& p : paths) {
+    list += p.empty() ? "/.\n" : "/" + p + "\n";
+  }
+  out.emplace_back(name + ".list", list);
+  for (const auto& [member, content] : deb.files) {
+    // dpkg keeps every control member but `control` (which the status holds) here.
+    out.emplace_back(name + "." + member, content);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> conffile_paths(const DebControl& deb) {
+  std::vector<std::string> out;
+  auto it = deb.files.find("conffiles");
+  if (it == deb.files.end()) {
+    return out;
+  }
+  std::istringstream in(it->second);
+  for (std::string line; std::getline(in, line);) {
+    std::string t = util::trim(line);
+    // "remove-on-upgrade /etc/x" names a file the package no longer ships.
+    if (t.rfind("remove-on-upgrade ", 0) == 0 || t.empty()) {
+      continue;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+namespace {
+
+// A line of a debhelper section that is a no-op or done already on a first install:
+// dpkg-maintscript-helper's conffile and directory moves (they act on upgrades from
+// the version they name), ldconfig (the loader searches its default directories
+// without a cache), dh_python3's byte-compiling (Python compiles at first import).
+bool harmless_in_section(const std::string& t) {
+  static const std::regex helper(R"(^dpkg-maintscript-helper (rm_conffile|mv_conffile|symlink_to_dir|dir_to_symlink) .*-- "\$@"$)");
+  static const std::regex configure(R"(^if \[ "\$1" = "configure" \]; then$)");
+  static const std::regex has_compile(R"(^if (command -v|which) (py3compile|pypy3compile) >/dev/null 2>&1; then$)");
+  static const std::regex compile(R"(^(py3compile|pypy3compile) -p [a-z0-9.+-]+( +[^;&|`$]*)?( \|\| true)?$)");
+  return std::regex_match(t, helper) || std::regex_match(t, configure) || std::regex_match(t, has_compile) ||
+         std::regex_match(t, compile) || t == "ldconfig" || t == "fi";
+}
+
+// Scripts read line by line and found to change nothing on a fresh install into an
+// image, by package and the script's SHA-256 (docs/spec.md "Maintainer scripts" lists
+// them with the reasons). Another version of the script is refused until reviewed.
+struct Reviewed {
+  const char* package;
+  const char* script;
+  const char* sha256;
+};
+constexpr Reviewed k_reviewed[] = {
+    // lm-sensors (Debian 12): on install, removes /etc/sensors3.conf only when it equals
+    // the old sample and asks ucf to forget it: the image has neither.
+    {"libsensors5", "preinst", "880602913ee37a9108f669524d13d381b288369e6898dedcd5d6358cf9d4348c"},
+};
+
+bool reviewed(const std::string& package, const std::string& script, const std::string& content) {
+  std::string sum = util::sha256_hex(content);
+  for (const auto& r : k_reviewed) {
+    if (package == r.package && script == r.script && sum == r.sha256) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool harmless_outside(const std::string& t) {
+  return t.empty() || t.front() == '#' || t == "set -e" || t == "set -eu" || t == "set -e -u" || t == "exit 0";
+}
+
+} // namespace
+
+void check_maintainer_scripts(const DebControl& deb, const std::string& what) {
+  for (const char* script : {"preinst", "postinst"}) {
+    auto it = deb.files.find(script);
+    if (it == deb.files.end() || reviewed(deb.control.value("Package"), script, it->second)) {
+      continue;
+    }
+    std::istringstream in(it->second);
+    bool in_section = false;
+    int lineno = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++lineno;
+      std::string t = util::trim(line);
+      if (t.rfind("# Automatically added by dh_", 0) == 0) {
+        in_section = true;
+        continue;
+      }
+      if (t == "# End automatically added section") {
+        in_section = false;
+        continue;
+      }
+      if (in_section ? (t.empty() || harmless_in_section(t)) : harmless_outside(t)) {
+        continue;
+      }
+      throw Error(ErrorKind::input,
+                  what + ": its " + script + " (sha256 " + util::sha256_hex(it->second) + ", line " +
+                      std::to_string(lineno) + ": '" + t.substr(0, 120) +
+                      "') does more than a debs layer does, which runs no maintainer script",
+                  "install it with a files layer built by a tool that runs its scripts, or leave it out; the "
+                  "accepted script steps are listed in docs/spec.md (\"Maintainer scripts\")");
+    }
+  }
+}
+
+} // namespace debian
