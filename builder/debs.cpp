@@ -39,8 +39,8 @@ std::string landing_dpkg_status(const layers::BaseView& view, const std::string&
   }
   const layers::ViewNode* n = view.find("var/lib/dpkg/status");
   if (n != nullptr && n->type == '0') {
-    throw Error(ErrorKind::input, where + ": the base's var/lib/dpkg/status (" + std::to_string(n->size) +
-                                      " bytes) is too large to read",
+    throw Error(ErrorKind::input,
+                where + ": the base's var/lib/dpkg/status (" + std::to_string(n->size) + " bytes) is too large to read",
                 "a debs layer needs the base's dpkg status to know what is installed");
   }
   return "";
@@ -87,7 +87,8 @@ DebsLockResult lock_debs(const spec::BuildSpec& s, const std::string& layer_name
                          const Events& ev) {
   const spec::LayerSpec* l = debs_layer_named(s, layer_name);
   if (l == nullptr) {
-    throw Error(ErrorKind::usage, s.file.string() + " has no debs layer" + (layer_name.empty() ? "" : " '" + layer_name + "'"),
+    throw Error(ErrorKind::usage,
+                s.file.string() + " has no debs layer" + (layer_name.empty() ? "" : " '" + layer_name + "'"),
                 "name it with --layer NAME");
   }
   const std::string where = l->origin + ": layer '" + l->name + "'";
@@ -101,8 +102,8 @@ DebsLockResult lock_debs(const spec::BuildSpec& s, const std::string& layer_name
   std::vector<debian::RepositoryIndex> repos;
   DebsLockResult out;
   for (const auto& r : req.repositories) {
-    ev.info("  verifying " + util::redact_url(r.url) + " " + r.suite + " (" + util::join(r.components, " ") + ") with " +
-            r.keyring.string());
+    ev.info("  verifying " + util::redact_url(r.url) + " " + r.suite + " (" + util::join(r.components, " ") +
+            ") with " + r.keyring.string());
     repos.push_back(debian::fetch_repository(r, req.architecture, fetcher->fetch, work.path()));
     out.lock.release_sha256.push_back(repos.back().release_sha256);
     out.lock.signed_by.push_back(repos.back().signed_by);

@@ -114,7 +114,7 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
   std::string summary = "wrote " + (dir / "spec.yaml").string() + " (" + std::to_string(r.unmapped.size()) +
                         " instruction(s) not mapped, listed on stderr)\n";
   if (!r.commands.empty()) {
-    summary += "a requirements file is not a lock; next, from " + dir.string() + ":\n";
+    summary += "the layers install from locks, which these write; next, from " + dir.string() + ":\n";
     for (const auto& c : r.commands) {
       summary += "  " + c + "\n";
     }

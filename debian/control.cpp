@@ -95,7 +95,8 @@ std::vector<Paragraph> parse_paragraphs(std::string_view text, const std::string
     }
     if (line.front() == ' ' || line.front() == '\t') {
       if (cur.fields.empty()) {
-        throw Error(ErrorKind::input, what + ":" + std::to_string(lineno) + ": a continuation line with no field above it",
+        throw Error(ErrorKind::input,
+                    what + ":" + std::to_string(lineno) + ": a continuation line with no field above it",
                     "every paragraph starts with a 'Name: value' line");
       }
       cur.fields.back().second += '\n';

@@ -46,7 +46,8 @@ std::string clean_path(std::string p, const std::string& what) {
     p.pop_back();
   }
   if (!p.empty() && p.front() == '/') {
-    throw Error(ErrorKind::input, what + ": member '" + p + "' has an absolute path", "this is not a package dpkg installs");
+    throw Error(ErrorKind::input, what + ": member '" + p + "' has an absolute path",
+                "this is not a package dpkg installs");
   }
   std::size_t start = 0;
   while (start <= p.size()) {
@@ -95,8 +96,8 @@ void read_control(archive* outer, const std::string& what, DebControl& out) {
     if (name == "control") {
       auto paras = parse_paragraphs(content, what + ": control");
       if (paras.size() != 1) {
-        throw Error(ErrorKind::input, what + ": the control file holds " + std::to_string(paras.size()) +
-                                          " paragraphs, not one");
+        throw Error(ErrorKind::input,
+                    what + ": the control file holds " + std::to_string(paras.size()) + " paragraphs, not one");
       }
       out.control = paras.front();
     } else {
@@ -166,7 +167,8 @@ void read_data(archive* outer, const std::string& what,
 
 } // namespace
 
-DebControl read_deb(const fs::path& deb, const std::string& what, const std::function<void(const DebControl&)>& on_control,
+DebControl read_deb(const fs::path& deb, const std::string& what,
+                    const std::function<void(const DebControl&)>& on_control,
                     const std::function<void(const DataMember&, const ReadData&)>& each) {
   Archive outer(archive_read_new(), archive_read_free);
   archive_read_support_format_ar(outer.get());

@@ -17,8 +17,8 @@ namespace debian {
 namespace fs = std::filesystem;
 
 struct DataMember {
-  std::string path; // "usr/lib/x.so" ("" for the root "./")
-  char type = '0';  // '0' file, '5' directory, '2' symlink, '1' hard link
+  std::string path;          // "usr/lib/x.so" ("" for the root "./")
+  char type = '0';           // '0' file, '5' directory, '2' symlink, '1' hard link
   std::uint32_t mode = 0644; // permission bits with setuid/setgid/sticky
   std::int64_t uid = 0, gid = 0;
   std::string uname, gname;
@@ -27,8 +27,8 @@ struct DataMember {
 };
 
 struct DebControl {
-  Paragraph control;                         // the control file
-  std::map<std::string, std::string> files;  // every other control member: md5sums, conffiles, postinst...
+  Paragraph control;                        // the control file
+  std::map<std::string, std::string> files; // every other control member: md5sums, conffiles, postinst...
 };
 
 using ReadData = std::function<std::size_t(char*, std::size_t)>;
@@ -38,7 +38,8 @@ using ReadData = std::function<std::size_t(char*, std::size_t)>;
 // package in errors: Error(input) for a file that is not a .deb, a member with an
 // absolute path or '..', or a device or FIFO.
 // `on_control` sees the control members before any data member is read.
-DebControl read_deb(const fs::path& deb, const std::string& what, const std::function<void(const DebControl&)>& on_control,
+DebControl read_deb(const fs::path& deb, const std::string& what,
+                    const std::function<void(const DebControl&)>& on_control,
                     const std::function<void(const DataMember&, const ReadData&)>& each);
 
 } // namespace debian

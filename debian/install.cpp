@@ -21,7 +21,8 @@ std::string info_name(const Paragraph& control) {
   return name;
 }
 
-Paragraph status_paragraph(const Paragraph& control, const std::vector<std::pair<std::string, std::string>>& conffiles) {
+Paragraph status_paragraph(const Paragraph& control,
+                           const std::vector<std::pair<std::string, std::string>>& conffiles) {
   Paragraph p;
   p.fields.emplace_back("Package", control.value("Package"));
   p.fields.emplace_back("Status", "install ok installed");
@@ -55,7 +56,8 @@ std::string merged_status(const std::string& base_status, const std::vector<Para
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> info_files(const DebControl& deb, const std::vector<std::string>& paths) {
+std::vector<std::pair<std::string, std::string>> info_files(const DebControl& deb,
+                                                            const std::vector<std::string>& paths) {
   const std::string name = info_name(deb.control);
   std::vector<std::pair<std::string, std::string>> out;
   std::string list;
@@ -96,7 +98,8 @@ namespace {
 // the version they name), ldconfig (the loader searches its default directories
 // without a cache), dh_python3's byte-compiling (Python compiles at first import).
 bool harmless_in_section(const std::string& t) {
-  static const std::regex helper(R"(^dpkg-maintscript-helper (rm_conffile|mv_conffile|symlink_to_dir|dir_to_symlink) .*-- "\$@"$)");
+  static const std::regex helper(
+      R"(^dpkg-maintscript-helper (rm_conffile|mv_conffile|symlink_to_dir|dir_to_symlink) .*-- "\$@"$)");
   static const std::regex configure(R"(^if \[ "\$1" = "configure" \]; then$)");
   static const std::regex has_compile(R"(^if (command -v|which) (py3compile|pypy3compile) >/dev/null 2>&1; then$)");
   static const std::regex compile(R"(^(py3compile|pypy3compile) -p [a-z0-9.+-]+( +[^;&|`$]*)?( \|\| true)?$)");
@@ -128,8 +131,12 @@ bool reviewed(const std::string& package, const std::string& script, const std::
   return false;
 }
 
+// Blank lines, comments, `set -e`, `exit 0`, and the shell's control words, which do
+// nothing themselves (the refusal then names the first line that runs a command).
 bool harmless_outside(const std::string& t) {
-  return t.empty() || t.front() == '#' || t == "set -e" || t == "set -eu" || t == "set -e -u" || t == "exit 0";
+  static const std::regex control(R"(^(case .* in|esac|;;|[a-z|*-]+\)|then|fi|else|do|done|\{|\})$)");
+  return t.empty() || t.front() == '#' || t == "set -e" || t == "set -eu" || t == "set -e -u" || t == "exit 0" ||
+         std::regex_match(t, control);
 }
 
 } // namespace

@@ -27,7 +27,8 @@ std::string merged_status(const std::string& base_status, const std::vector<Para
 
 // The files of var/lib/dpkg/info for a package: name -> content (NAME.list from
 // `paths`, the image paths in archive order; the control members dpkg keeps).
-std::vector<std::pair<std::string, std::string>> info_files(const DebControl& deb, const std::vector<std::string>& paths);
+std::vector<std::pair<std::string, std::string>> info_files(const DebControl& deb,
+                                                            const std::vector<std::string>& paths);
 
 // Refuses (Error(input), naming `what`, the script, its line and the reason) a package
 // whose preinst or postinst does anything a fresh install by a debs layer leaves out:

@@ -19,8 +19,12 @@ nlohmann::json request_json(const Request& r) {
 std::string lock_text(const Lock& lock) {
   nlohmann::json pk = nlohmann::json::array();
   for (const auto& p : lock.packages) {
-    nlohmann::json j = {{"name", p.name},         {"version", p.version}, {"architecture", p.architecture},
-                        {"filename", p.filename}, {"sha256", p.sha256},   {"size", p.size},
+    nlohmann::json j = {{"name", p.name},
+                        {"version", p.version},
+                        {"architecture", p.architecture},
+                        {"filename", p.filename},
+                        {"sha256", p.sha256},
+                        {"size", p.size},
                         {"repository", util::redact_url(p.repository)}};
     if (!p.multi_arch.empty()) {
       j["multi_arch"] = p.multi_arch;
@@ -110,8 +114,7 @@ Lock parse_lock(const std::string& text, const std::string& file) {
       throw Error(ErrorKind::input, where + ".sha256 '" + lp.sha256 + "' is not a SHA-256 in lower-case hex", fix);
     }
     if (lp.filename.find("..") != std::string::npos || lp.filename.empty() || lp.filename.front() == '/') {
-      throw Error(ErrorKind::input, where + ".filename '" + lp.filename + "' is not a path under the repository",
-                  fix);
+      throw Error(ErrorKind::input, where + ".filename '" + lp.filename + "' is not a path under the repository", fix);
     }
     if (!p.contains("size") || !p["size"].is_number_integer()) {
       throw Error(ErrorKind::input, where + ".size is missing or not a number", fix);

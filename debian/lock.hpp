@@ -21,12 +21,12 @@ struct Request {
 
 struct Lock {
   static constexpr int k_version = 1;
-  Request request;                      // what was locked (the keyrings by path are not part of it)
-  std::string base_status_sha256;       // of the dpkg status resolved against ("" for none)
+  Request request;                         // what was locked (the keyrings by path are not part of it)
+  std::string base_status_sha256;          // of the dpkg status resolved against ("" for none)
   std::vector<std::string> release_sha256; // per repository: the signed Release's text
-  std::vector<std::string> signed_by;   // per repository: the key's fingerprint
+  std::vector<std::string> signed_by;      // per repository: the key's fingerprint
   std::vector<LockedPackage> packages;
-  std::vector<std::string> already;     // requested, already in the base
+  std::vector<std::string> already; // requested, already in the base
 };
 
 // The request as the lock records and compares it (URLs without credentials).

@@ -45,7 +45,9 @@ Verified verify_signature(const fs::path& keyring, const std::string& signed_fil
   std::error_code ec;
   if (!fs::is_regular_file(keyring, ec)) {
     throw Error(ErrorKind::input, what + ": the keyring " + keyring.string() + " is not a file",
-                "name the repository's signing keyring (Debian's: /usr/share/keyrings/debian-archive-keyring.gpg)");
+                "name the repository's signing keyring: Debian's is /usr/share/keyrings/debian-archive-keyring.gpg "
+                "(apt-get install debian-archive-keyring), Ubuntu's /usr/share/keyrings/ubuntu-archive-keyring.gpg "
+                "(apt-get install ubuntu-keyring)");
   }
   std::string head = util::read_file_range(keyring, 0, std::min<std::int64_t>(64, fs::file_size(keyring)));
   if (head.rfind("-----BEGIN PGP", 0) == 0) {
@@ -56,8 +58,8 @@ Verified verify_signature(const fs::path& keyring, const std::string& signed_fil
   fs::path data = dir.path() / (signature.empty() ? "InRelease" : "Release");
   util::write_file_atomic(data, signed_file);
   fs::path out = dir.path() / "signed.txt";
-  std::vector<std::string> argv = {"gpgv", "--homedir", dir.path().string(), "--keyring", fs::absolute(keyring).string(),
-                                   "--status-fd", "1"};
+  std::vector<std::string> argv = {
+      "gpgv", "--homedir", dir.path().string(), "--keyring", fs::absolute(keyring).string(), "--status-fd", "1"};
   if (signature.empty()) {
     argv.insert(argv.end(), {"--output", out.string(), data.string()});
   } else {
@@ -157,7 +159,8 @@ std::string decompress(const std::string& data, const std::string& name, const s
   return out;
 }
 
-RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, const Fetch& fetch, const fs::path& work) {
+RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, const Fetch& fetch,
+                                 const fs::path& work) {
   RepositoryIndex idx;
   idx.repo = r;
   const std::string dists = "dists/" + r.suite + "/";
@@ -213,7 +216,8 @@ RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, c
     const std::string file_what = where_of(r, dists + pick->first);
     std::string data = fetch_all(fetch, repo_url(r, dists + pick->first));
     std::string got = util::sha256_hex(data);
-    if (got != pick->second.sha256 || (pick->second.size >= 0 && pick->second.size != static_cast<std::int64_t>(data.size()))) {
+    if (got != pick->second.sha256 ||
+        (pick->second.size >= 0 && pick->second.size != static_cast<std::int64_t>(data.size()))) {
       throw Error(ErrorKind::integrity,
                   file_what + ": sha256 " + got + " (" + std::to_string(data.size()) + " bytes), but the signed " +
                       release_name + " lists " + pick->second.sha256 + " (" + std::to_string(pick->second.size) +

@@ -19,7 +19,7 @@ struct Repository {
   std::string url; // the archive root, as `deb URL ...` has it (credentials come from netrc, never here)
   std::string suite;
   std::vector<std::string> components;
-  fs::path keyring; // an OpenPGP keyring file (binary, as /usr/share/keyrings holds)
+  fs::path keyring;   // an OpenPGP keyring file (binary, as /usr/share/keyrings holds)
   std::string origin; // "spec.yaml:14:9"
 };
 
@@ -68,7 +68,8 @@ std::vector<std::pair<std::string, ReleaseFile>> release_files(const std::string
 // for `arch` (the xz, gz or plain index, the first the Release lists). `work` holds
 // gpgv's files for the call. Throws Error(integrity) for a bad signature or a hash
 // mismatch, Error(input) for a component or architecture the Release lacks.
-RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, const Fetch& fetch, const fs::path& work);
+RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, const Fetch& fetch,
+                                 const fs::path& work);
 
 // The bytes of a (possibly compressed) file, decompressed by its name's suffix (.xz,
 // .gz, .bz2, .zst, .lz4, or none).

@@ -1,9 +1,9 @@
 #include "debian/resolve.hpp"
 
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
-#include "util/encoding.hpp"
 #include "util/text.hpp"
 #include "util/url.hpp"
 
@@ -29,9 +29,9 @@ struct AptRoot {
 AptRoot make_root(const fs::path& root, const std::vector<RepositoryIndex>& repos, const std::string& status,
                   const std::string& arch) {
   AptRoot r{root, {}};
-  for (const char* d : {"etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/sources.list.d",
-                        "etc/apt/trusted.gpg.d", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial",
-                        "var/lib/dpkg", "var/log/apt"}) {
+  for (const char* d :
+       {"etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/sources.list.d", "etc/apt/trusted.gpg.d",
+        "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/lib/dpkg", "var/log/apt"}) {
     fs::create_directories(root / d);
   }
   util::write_file_atomic(root / "etc/apt/apt.conf", "");
@@ -41,8 +41,9 @@ AptRoot make_root(const fs::path& root, const std::vector<RepositoryIndex>& repo
     const RepositoryIndex& idx = repos[i];
     fs::path m = root / ("mirror" + std::to_string(i));
     fs::path dists = m / "dists" / idx.repo.suite;
-    std::string release = "Suite: " + idx.repo.suite + "\nCodename: " + idx.repo.suite + "\nComponents: " +
-                          util::join(idx.repo.components, " ") + "\nArchitectures: " + arch + "\nSHA256:\n";
+    std::string release = "Suite: " + idx.repo.suite + "\nCodename: " + idx.repo.suite +
+                          "\nComponents: " + util::join(idx.repo.components, " ") + "\nArchitectures: " + arch +
+                          "\nSHA256:\n";
     for (const auto& c : idx.components) {
       std::string rel = c.component + "/binary-" + arch + "/Packages";
       fs::create_directories((dists / rel).parent_path());
@@ -181,9 +182,9 @@ Resolution resolve(const std::vector<RepositoryIndex>& repos, const std::string&
     // "libc6 is already the newest version (2.36-9+deb12u4)."
     auto at = line.find(" is already the newest version (");
     if (at != std::string::npos) {
-      res.already.push_back(line.substr(0, at) + " " +
-                            line.substr(at + 32, line.rfind(')') == std::string::npos ? std::string::npos
-                                                                                       : line.rfind(')') - at - 32));
+      res.already.push_back(
+          line.substr(0, at) + " " +
+          line.substr(at + 32, line.rfind(')') == std::string::npos ? std::string::npos : line.rfind(')') - at - 32));
     }
   }
   return res;

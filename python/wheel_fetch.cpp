@@ -246,7 +246,6 @@ std::unique_ptr<python::PackageIndex> open_index(const Sources& s, const IndexAc
   return std::make_unique<python::PackageIndex>(s.sources, http, client, stats);
 }
 
-
 TargetFacts target_facts(const python::PythonTarget& target, const std::string& python_full_version,
                          std::map<std::string, std::string> base_dists) {
   TargetFacts f;

@@ -91,6 +91,9 @@ mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/index-wheels" --big-mb 200
 # The Debian packages the release test installs paddle-image's .deb with, offline.
 "$ROOT/tests/support/fetch-debs.sh" "$PADDLE_IMAGE_TEST_CACHE/debs" "$PADDLE_IMAGE_TEST_CACHE/base/rootfs"
+# The signed apt repositories the debs layer test installs from (real Debian packages
+# signed with a test key, and Debian's own signed index for the suite).
+"$ROOT/tests/support/make-debs-repo.sh" "$PADDLE_IMAGE_TEST_CACHE/debs-repo" "$PADDLE_IMAGE_TEST_CACHE/base/rootfs"
 # The official CycloneDX schema comes from the npm registry; a machine that cannot
 # reach it (or does not trust its TLS) still runs every test, the SBOM checks then
 # against the required fields only (the signing test says which it used).

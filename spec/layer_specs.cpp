@@ -166,7 +166,8 @@ void parse_wheels_layer(const Ctx& c, const YAML::Node& n, const std::string& ke
 // A Debian package name (policy 5.6.1), optionally "=VERSION" (policy 5.6.12's characters).
 bool valid_deb_request(const std::string& r) {
   std::string name = r.substr(0, r.find('='));
-  bool name_ok = name.size() >= 2 && std::string("abcdefghijklmnopqrstuvwxyz0123456789").find(name[0]) != std::string::npos &&
+  bool name_ok = name.size() >= 2 &&
+                 std::string("abcdefghijklmnopqrstuvwxyz0123456789").find(name[0]) != std::string::npos &&
                  name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+.-") == std::string::npos;
   if (!name_ok) {
     return false;
@@ -194,8 +195,9 @@ void parse_debs_layer(const Ctx& c, const YAML::Node& n, const std::string& key,
     }
   }
   if (!d.IsMap()) {
-    c.fail(d, df, "must be a map with packages, repositories and lock",
-           "e.g. debs: {packages: [libgl1], repositories: [{url: ..., suite: bookworm, keyring: ...}], lock: debs.lock}");
+    c.fail(
+        d, df, "must be a map with packages, repositories and lock",
+        "e.g. debs: {packages: [libgl1], repositories: [{url: ..., suite: bookworm, keyring: ...}], lock: debs.lock}");
   }
   c.check_keys(d, df, {"packages", "repositories", "lock"});
   if (!d["packages"]) {
@@ -234,7 +236,8 @@ void parse_debs_layer(const Ctx& c, const YAML::Node& n, const std::string& key,
       }
     }
     rs.url = c.str(r["url"], rf + ".url");
-    bool scheme_ok = rs.url.rfind("http://", 0) == 0 || rs.url.rfind("https://", 0) == 0 || rs.url.rfind("file://", 0) == 0;
+    bool scheme_ok =
+        rs.url.rfind("http://", 0) == 0 || rs.url.rfind("https://", 0) == 0 || rs.url.rfind("file://", 0) == 0;
     if (!scheme_ok) {
       c.fail(r["url"], rf + ".url", "'" + rs.url + "' is not an http(s):// or file:// URL",
              "give the archive root, e.g. http://deb.debian.org/debian");
@@ -244,16 +247,20 @@ void parse_debs_layer(const Ctx& c, const YAML::Node& n, const std::string& key,
              "put them in ~/.netrc (or --netrc FILE): a spec and its lock are shared and never hold secrets");
     }
     rs.suite = c.str(r["suite"], rf + ".suite");
-    if (rs.suite.empty() || rs.suite.find_first_of(" /") != std::string::npos || rs.suite.find("..") != std::string::npos) {
+    if (rs.suite.empty() || rs.suite.find_first_of(" /") != std::string::npos ||
+        rs.suite.find("..") != std::string::npos) {
       c.fail(r["suite"], rf + ".suite", "'" + rs.suite + "' is not a suite name", "e.g. bookworm or bookworm-updates");
     }
-    rs.components = r["components"] ? c.str_list(r["components"], rf + ".components") : std::vector<std::string>{"main"};
+    rs.components =
+        r["components"] ? c.str_list(r["components"], rf + ".components") : std::vector<std::string>{"main"};
     for (const auto& comp : rs.components) {
       if (comp.empty() || comp.find_first_of(" .") != std::string::npos || comp.front() == '/') {
         c.fail(r["components"], rf + ".components", "'" + comp + "' is not a component name", "e.g. main");
       }
     }
-    rs.keyring = source_path(c, r["keyring"], rf + ".keyring", s.dir);
+    // Read by `paddle-image lock` only (the build installs from the lock's hashes): it
+    // need not exist where the image is built.
+    rs.keyring = source_path(c, r["keyring"], rf + ".keyring", s.dir, false);
     body.repositories.push_back(rs);
   }
   if (!d["lock"]) {

@@ -269,6 +269,13 @@ nlohmann::json dockerfile_data(const DockerfileInput& in) {
     if (l.kind == "wheels") {
       wheels = true;
       wheels_layer(in, l, lines, notes);
+    } else if (l.kind == "debs") {
+      // The spec checked the names (letters, digits, + . - and =VERSION): shell-safe.
+      lines.push_back("RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+                      "--no-install-recommends " +
+                      util::join(l.debs, " ") + " && rm -rf /var/lib/apt/lists/*");
+      notes.push_back("apt resolves against the repository's index of the day, not the layer's lock, and runs the "
+                      "packages' maintainer scripts");
     } else {
       files_layer(l, lines, notes, mode_diffs);
       for (const auto& c : l.copies) {

@@ -23,14 +23,15 @@ struct DockerCopy {
 
 struct DockerLayer {
   std::string name;
-  std::string kind; // files, data, wheels
+  std::string kind; // files, data, wheels, debs
   std::vector<DockerCopy> copies;
   // wheels: a directory (relative), or from an index (wheel_dir empty)
   std::string wheel_dir;
   std::string lock; // relative, "" without one
   std::vector<std::string> indexes;
   std::vector<std::string> find_links;
-  std::string chown; // the layer's owner "UID:GID" ("" = root)
+  std::string chown;             // the layer's owner "UID:GID" ("" = root)
+  std::vector<std::string> debs; // debs: the packages ("name" or "name=version")
 };
 
 struct DockerConfig {

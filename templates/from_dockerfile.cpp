@@ -166,6 +166,9 @@ struct Copy {
 struct Layer {
   std::string name;
   bool wheels = false;
+  bool debs = false;                 // a debs layer: `packages` from the base's distribution
+  std::vector<std::string> packages; // debs: as apt-get install named them
+  bool recommends = false;           // debs: the Dockerfile's apt-get installed Recommends
   std::vector<Copy> copies;
   std::string lock;
   std::vector<std::string> indexes;
@@ -488,6 +491,114 @@ private:
     }
   }
 
+  // One `apt-get install` / `apt install` command: its packages, or false for a flag that
+  // changes what apt trusts or does (--allow-unauthenticated, -t, a .deb path...).
+  static bool apt_install(const std::vector<std::string>& seg, std::vector<std::string>& pkgs, bool& recommends) {
+    bool no_recommends = false;
+    for (std::size_t i = 2; i < seg.size(); ++i) {
+      const std::string& a = seg[i];
+      if (a == "--no-install-recommends" || a == "-o" || a.rfind("-oAPT::Install-Recommends=", 0) == 0) {
+        no_recommends = no_recommends || a == "--no-install-recommends" || a.find("=false") != std::string::npos ||
+                        a.find("=0") != std::string::npos;
+        if (a == "-o" && i + 1 < seg.size()) {
+          const std::string& o = seg[++i];
+          if (o.rfind("APT::Install-Recommends=", 0) != 0 && o.rfind("Dpkg::Options::=", 0) != 0) {
+            return false;
+          }
+          no_recommends = no_recommends || o == "APT::Install-Recommends=false" || o == "APT::Install-Recommends=0";
+        }
+        continue;
+      }
+      if (a == "-y" || a == "--yes" || a == "-q" || a == "-qq" || a == "--quiet" || a == "--no-install-suggests" ||
+          a == "--assume-yes" || a == "-yq" || a == "-qy" || a == "--fix-missing") {
+        continue;
+      }
+      const std::string name = a.substr(0, a.find('='));
+      bool name_ok = name.size() >= 2 && a[0] != '-' &&
+                     name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+.-") == std::string::npos &&
+                     a.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+.-=:~ABCDEFGHIJKLMNOPQRSTUVWXYZ") ==
+                         std::string::npos;
+      if (!name_ok) {
+        return false;
+      }
+      pkgs.push_back(a);
+    }
+    recommends = recommends || !no_recommends;
+    return true;
+  }
+
+  // RUN apt-get update && apt-get install -y PKGS && rm -rf /var/lib/apt/lists/*: the
+  // packages go to the spec's debs layer. False when the RUN does anything else.
+  bool apt_run(const std::vector<std::string>& w, bool vars) {
+    std::vector<std::vector<std::string>> segs(1);
+    for (const auto& t : w) {
+      if (t == "&&" || t == ";") {
+        segs.emplace_back();
+      } else {
+        segs.back().push_back(t);
+      }
+    }
+    std::vector<std::string> pkgs;
+    bool recommends = false;
+    for (auto seg : segs) {
+      while (!seg.empty() && seg[0].find('=') != std::string::npos && seg[0][0] != '-') {
+        seg.erase(seg.begin()); // DEBIAN_FRONTEND=noninteractive
+      }
+      if (seg.empty()) {
+        continue;
+      }
+      const bool apt = seg[0] == "apt-get" || seg[0] == "apt";
+      if (apt && seg.size() >= 2 &&
+          (seg[1] == "update" || seg[1] == "clean" || seg[1] == "autoclean" || seg[1] == "autoremove")) {
+        continue; // the lock reads the indexes; a layer holds no apt cache
+      }
+      if (apt && seg.size() >= 2 && seg[1] == "install") {
+        if (!apt_install(seg, pkgs, recommends)) {
+          return false;
+        }
+        continue;
+      }
+      bool cleanup = seg[0] == "rm" && seg.size() >= 2;
+      for (std::size_t i = 1; cleanup && i < seg.size(); ++i) {
+        const std::string& a = seg[i];
+        cleanup = a == "-rf" || a == "-fr" || a == "-r" || a == "-f" || a.rfind("/var/lib/apt/lists", 0) == 0 ||
+                  a.rfind("/var/cache/apt", 0) == 0 || a.rfind("/tmp/", 0) == 0;
+      }
+      if (!cleanup) {
+        return false;
+      }
+    }
+    if (pkgs.empty()) {
+      return false;
+    }
+    if (vars) {
+      skip("installs Debian packages named through a variable ($...), which a spec cannot expand: write the names "
+           "in the spec's debs layer");
+      return true;
+    }
+    Layer* debs = nullptr;
+    for (auto& l : m.layers) {
+      if (l.debs) {
+        debs = &l;
+      }
+    }
+    if (debs == nullptr) {
+      Layer l;
+      l.debs = true;
+      l.name = layer_name(m, "system");
+      m.layers.insert(m.layers.begin(), l); // system libraries change least: the first layer
+      debs = &m.layers.front();
+      m_lock_commands.push_back("paddle-image lock --spec spec.yaml --layer " + debs->name);
+    }
+    for (auto& p : pkgs) {
+      if (std::find(debs->packages.begin(), debs->packages.end(), p) == debs->packages.end()) {
+        debs->packages.push_back(p);
+      }
+    }
+    debs->recommends = debs->recommends || recommends;
+    return true;
+  }
+
   // RUN pip install -r FILE [-i URL]: a wheels layer from an index with FILE.lock.
   void run(const std::string& args) {
     if (auto j = json_form(args)) {
@@ -496,6 +607,9 @@ private:
     }
     bool vars = false;
     auto w = words(args, &vars);
+    if (apt_run(w, vars)) {
+      return;
+    }
     std::size_t i = 0;
     if (i < w.size() && (w[i] == "python" || w[i] == "python3" || w[i].rfind("python3.", 0) == 0) && i + 2 < w.size() &&
         w[i + 1] == "-m" && w[i + 2] == "pip") {
@@ -604,6 +718,50 @@ std::string list(const std::vector<std::string>& v) {
   return out + "]";
 }
 
+// The apt repository of the base's distribution, as far as the FROM tells it: Debian's
+// for a Debian base, else Ubuntu's (Paddle's images are Ubuntu's), with the release the
+// tag names (22.04 when it names none, which the comment asks to check).
+std::string debs_yaml(const std::string& base, const Layer& l) {
+  struct Distro {
+    const char* marker;
+    const char* url;
+    const char* suite;
+    const char* components;
+    const char* keyring;
+  };
+  static const Distro k_distros[] = {
+      {"bookworm", "http://deb.debian.org/debian", "bookworm", "[main]",
+       "/usr/share/keyrings/debian-archive-keyring.gpg"},
+      {"bullseye", "http://deb.debian.org/debian", "bullseye", "[main]",
+       "/usr/share/keyrings/debian-archive-keyring.gpg"},
+      {"debian", "http://deb.debian.org/debian", "bookworm", "[main]",
+       "/usr/share/keyrings/debian-archive-keyring.gpg"},
+      {"20.04", "http://archive.ubuntu.com/ubuntu", "focal", "[main, universe]",
+       "/usr/share/keyrings/ubuntu-archive-keyring.gpg"},
+      {"24.04", "http://archive.ubuntu.com/ubuntu", "noble", "[main, universe]",
+       "/usr/share/keyrings/ubuntu-archive-keyring.gpg"},
+      {"22.04", "http://archive.ubuntu.com/ubuntu", "jammy", "[main, universe]",
+       "/usr/share/keyrings/ubuntu-archive-keyring.gpg"},
+  };
+  const Distro* d = &k_distros[std::size(k_distros) - 1];
+  bool named = false;
+  for (const auto& x : k_distros) {
+    if (base.find(x.marker) != std::string::npos) {
+      d = &x;
+      named = true;
+      break;
+    }
+  }
+  std::string y =
+      "    # The base's distribution's repository" +
+      std::string(named ? "" : " (assumed: Ubuntu 22.04; check the base's /etc/os-release)") +
+      (l.recommends ? "; apt-get installed Recommends too, a debs layer does not: add those you need" : "") +
+      "\n    debs:\n      packages: " + list(l.packages) + "\n      repositories:\n        - url: " + d->url +
+      "\n          suite: " + d->suite + "\n          components: " + d->components +
+      "\n          keyring: " + d->keyring + "\n      lock: debs.lock\n";
+  return y;
+}
+
 std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const std::string& file_name,
                  const std::vector<std::string>& commands) {
   std::string y = "# Made by `paddle-image init --from-dockerfile " + file_name + "`. Reference: docs/spec.md.\n";
@@ -616,7 +774,10 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
     }
   }
   for (const auto& c : commands) {
-    y += "# A requirements file is not a lock; write the lock with\n#   " + c + "\n";
+    y += (c.rfind("paddle-image lock --spec ", 0) == 0
+              ? "# The debs layer installs from a lock; write it with\n#   "
+              : "# A requirements file is not a lock; write the lock with\n#   ") +
+         c + "\n";
   }
   y += "base: " + q(m.base) + "\n";
   if (!m.platform.empty()) {
@@ -625,6 +786,10 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
   y += m.layers.empty() ? "layers: []\n" : "layers:\n";
   for (const auto& l : m.layers) {
     y += "  - name: " + q(l.name) + "\n";
+    if (l.debs) {
+      y += debs_yaml(m.base, l);
+      continue;
+    }
     if (l.wheels) {
       y += "    wheels:\n      lock: " + q(l.lock) + "\n";
       if (l.indexes.size() == 1) {

@@ -62,6 +62,9 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
       d.copies.push_back(dc);
     }
   }
+  if (const spec::DebsLayerSpec* b = l.as_debs()) {
+    d.debs = b->packages;
+  }
   if (const spec::WheelsLayerSpec* w = l.as_wheels()) {
     if (!w->dir.empty()) {
       d.wheel_dir = context_path(w->dir, dir);

@@ -39,7 +39,8 @@ debian::Lock read_checked_lock(const spec::LayerSpec& l, const debian::Request& 
   const std::string where = d.lock_origin + ": layer '" + l.name + "'";
   std::error_code ec;
   if (!fs::is_regular_file(d.lock_file, ec)) {
-    throw Error(ErrorKind::input, where + ": the lock " + d.lock_file.string() + " does not exist", lock_fix(nullptr, l));
+    throw Error(ErrorKind::input, where + ": the lock " + d.lock_file.string() + " does not exist",
+                lock_fix(nullptr, l));
   }
   debian::Lock lock = debian::parse_lock(util::read_file(d.lock_file), d.lock_file.string());
   if (debian::request_json(lock.request) != debian::request_json(req)) {
@@ -65,8 +66,9 @@ const spec::DebRepositorySpec& repo_of(const spec::LayerSpec& l, const debian::L
       return r;
     }
   }
-  throw Error(ErrorKind::input, l.debs().lock_file.string() + ": " + p.name + " comes from " + p.repository +
-                                    ", which the layer does not name",
+  throw Error(ErrorKind::input,
+              l.debs().lock_file.string() + ": " + p.name + " comes from " + p.repository +
+                  ", which the layer does not name",
               "lock it again: " + lock_fix(nullptr, l));
 }
 
@@ -111,10 +113,11 @@ std::vector<fs::path> fetch_debs(const spec::LayerSpec& l, const debian::Lock& l
                 hash.update(data, len);
                 size += static_cast<std::int64_t>(len);
                 if (p.size >= 0 && size > p.size) {
-                  throw Error(ErrorKind::integrity,
-                              util::redact_url(url) + " sends more than the " + std::to_string(p.size) +
-                                  " bytes the lock gives for " + p.name + " " + p.version + "; nothing was stored",
-                              "the repository serves another file than the one locked; find out why before you lock again");
+                  throw Error(
+                      ErrorKind::integrity,
+                      util::redact_url(url) + " sends more than the " + std::to_string(p.size) +
+                          " bytes the lock gives for " + p.name + " " + p.version + "; nothing was stored",
+                      "the repository serves another file than the one locked; find out why before you lock again");
                 }
               },
               [&] {
@@ -185,7 +188,6 @@ struct Installed {
   std::map<std::string, layers::Entry> entries;
   std::map<std::string, std::string> owner_of; // path -> the package that ships it
   std::vector<debian::Paragraph> status;
-  nlohmann::json packages = nlohmann::json::array();
 };
 
 // One package's files into `in`, its records beside.
@@ -227,8 +229,8 @@ void install_deb(const debian::LockedPackage& p, const fs::path& deb, const fs::
         if (m.type == '5') {
           e.type = layers::Entry::Type::dir;
           if (prev != in.entries.end() && prev->second.type != layers::Entry::Type::dir) {
-            throw Error(ErrorKind::input, what + " has a directory /" + m.path + " where " + in.owner_of[m.path] +
-                                              " has a file");
+            throw Error(ErrorKind::input,
+                        what + " has a directory /" + m.path + " where " + in.owner_of[m.path] + " has a file");
           }
           if (prev == in.entries.end()) {
             in.entries[m.path] = e;
@@ -236,8 +238,7 @@ void install_deb(const debian::LockedPackage& p, const fs::path& deb, const fs::
           return;
         }
         if (prev != in.entries.end()) {
-          throw Error(ErrorKind::input,
-                      what + " ships /" + m.path + ", which " + in.owner_of[m.path] + " ships too",
+          throw Error(ErrorKind::input, what + " ships /" + m.path + ", which " + in.owner_of[m.path] + " ships too",
                       "dpkg would refuse to overwrite it as well: leave one of the two packages out");
         }
         in.owner_of[m.path] = p.name;
@@ -278,8 +279,6 @@ void install_deb(const debian::LockedPackage& p, const fs::path& deb, const fs::
     bool script = ext == "preinst" || ext == "postinst" || ext == "prerm" || ext == "postrm" || ext == "config";
     add_record(in.entries, staging, counter, "var/lib/dpkg/info/" + name, content, script ? 0755 : 0644);
   }
-  in.packages.push_back({{"name", p.name}, {"version", p.version}, {"architecture", p.architecture},
-                         {"sha256", p.sha256}, {"files", paths.size()}});
 }
 
 // The layer's key: the lock's packages, the dpkg status it lands on, and the landing's
@@ -295,8 +294,15 @@ std::string debs_key(const debian::Lock& lock, const std::string& status, const 
   util::Sha256 tree;
   for (const auto& [path, n] : cx.landing.nodes()) {
     if (n.type == '5' || n.type == '2') {
-      nlohmann::json j = {path, std::string(1, n.type), n.mode, n.owner.uid, n.owner.gid, n.owner.uname.str(),
-                          n.owner.gname.str(), n.target, n.xattrs};
+      nlohmann::json j = {path,
+                          std::string(1, n.type),
+                          n.mode,
+                          n.owner.uid,
+                          n.owner.gid,
+                          n.owner.uname.str(),
+                          n.owner.gname.str(),
+                          n.target,
+                          n.xattrs};
       tree.update(j.dump());
       tree.update("\n", 1);
     }
@@ -330,15 +336,14 @@ public:
           for (std::size_t i = 0; i < debs.size(); ++i) {
             util::with_context(where, [&] { install_deb(lock.packages[i], debs[i], staging.path(), counter, in); });
           }
-          add_record(in.entries, staging.path(), counter, "var/lib/dpkg/status", debian::merged_status(status, in.status),
-                     0644);
-          cx.events.info("  installing " + std::to_string(lock.packages.size()) + " package(s): " +
-                         std::to_string(in.entries.size()) + " entries with dpkg's records");
+          add_record(in.entries, staging.path(), counter, "var/lib/dpkg/status",
+                     debian::merged_status(status, in.status), 0644);
+          cx.events.info("  installing " + std::to_string(lock.packages.size()) +
+                         " package(s): " + std::to_string(in.entries.size()) + " entries with dpkg's records");
           layers::EntrySet set;
           set.replace_entries(std::move(in.entries));
           set.add_missing_parents(layers::Owner{});
           tell_links(land_on_base(set, cx, l), cx.events);
-          rec.wheels = nlohmann::json{{"debs", in.packages}};
           rec.tree = layers::entry_tree(set);
           rec.entries = set.entries().size();
           return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);

@@ -86,8 +86,9 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   in.spec_file = "spec.yaml";
   in.base = "paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6";
   in.python = "python3";
-  templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"}, {}, ""};
-  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000"};
+  templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"},
+                              {},     "",       {}};
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}};
   app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false});
   app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false});
   in.layers = {deps, app};
@@ -358,15 +359,19 @@ TEST_CASE("templates: a seed's Dockerfile mapped onto a spec, the rest listed wi
                    "ENTRYPOINT [\"python3\"]\n"                                             // 12
                    "CMD train.py --epochs 3\n";                                             // 13
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
-  REQUIRE(r.unmapped.size() == 3);
-  CHECK(r.unmapped[0].line == 5);
-  CHECK(r.unmapped[0].instruction.find("apt-get") != std::string::npos);
-  CHECK(r.unmapped[1].line == 7);
-  CHECK(r.unmapped[1].reason.find("URL") != std::string::npos);
-  CHECK(r.unmapped[2].line == 9);
-  REQUIRE(r.commands.size() == 1);
+  REQUIRE(r.unmapped.size() == 2);
+  CHECK(r.unmapped[0].line == 7);
+  CHECK(r.unmapped[0].reason.find("URL") != std::string::npos);
+  CHECK(r.unmapped[1].line == 9);
+  REQUIRE(r.commands.size() == 2);
   CHECK(r.commands[0] == "paddle-image lock requirements.txt -o requirements.txt.lock --spec spec.yaml --layer deps");
+  CHECK(r.commands[1] == "paddle-image lock --spec spec.yaml --layer system");
   auto has = [&](const std::string& s) { return r.spec.find(s) != std::string::npos; };
+  // apt-get install: the first layer, a debs layer of the base's distribution
+  CHECK(has("  - name: \"system\"\n"));
+  CHECK(has("    debs:\n      packages: [\"libgl1\"]\n      repositories:\n        - url: "
+            "http://archive.ubuntu.com/ubuntu\n"));
+  CHECK(r.spec.find("name: \"system\"") < r.spec.find("name: \"deps\""));
   CHECK(has("base: \"paddlepaddle/paddle:2.6.1-gpu-cuda11.7-cudnn8.4-trt8.4\"\n"));
   CHECK(has("  - name: \"deps\"\n    wheels:\n      lock: \"requirements.txt.lock\"\n      index: "
             "\"https://mirror.example/simple\"\n"));
@@ -384,6 +389,26 @@ TEST_CASE("templates: a seed's Dockerfile mapped onto a spec, the rest listed wi
   auto sub = templates::spec_from_dockerfile(df, "Dockerfile", "../seed");
   CHECK(sub.spec.find("from: \"../seed/src/\"") != std::string::npos);
   CHECK(sub.commands[0].find("lock ../seed/requirements.txt -o ../seed/requirements.txt.lock") != std::string::npos);
+}
+
+TEST_CASE("templates: apt-get lines of every usual shape map to one debs layer; anything else in the RUN does not") {
+  std::string df = "FROM debian:bookworm-slim\n"
+                   "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
+                   "libgl1 libglib2.0-0 && rm -rf /var/lib/apt/lists/*\n"
+                   "RUN apt install -y ffmpeg=7:5.1.6-0+deb12u1 libgl1; apt-get clean\n"
+                   "RUN apt-get install -y curl && curl -o /x https://example.com/x\n"
+                   "RUN apt-get install -y $PKGS\n";
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  REQUIRE(r.unmapped.size() == 2);
+  CHECK(r.unmapped[0].line == 4); // curl runs: the RUN is not only apt
+  CHECK(r.unmapped[1].line == 5);
+  CHECK(r.unmapped[1].reason.find("variable") != std::string::npos);
+  CHECK(r.spec.find("packages: [\"libgl1\", \"libglib2.0-0\", \"ffmpeg=7:5.1.6-0+deb12u1\"]") != std::string::npos);
+  CHECK(r.spec.find("suite: bookworm") != std::string::npos);
+  CHECK(r.spec.find("debian-archive-keyring.gpg") != std::string::npos);
+  CHECK(r.spec.find("installed Recommends too") != std::string::npos); // line 3 had no --no-install-recommends
+  REQUIRE(r.commands.size() == 1);
+  CHECK(r.commands[0] == "paddle-image lock --spec spec.yaml --layer system");
 }
 
 TEST_CASE("templates: multi-stage Dockerfiles map the last stage and list every earlier instruction") {
@@ -415,7 +440,8 @@ TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an 
       "requirements.lock",
       {"https://ciuser:" + canary + "@mirror.example/simple", "https://" + canary + "@[fd00::5]:8443/extra/"},
       {"https://u:" + canary + "@files.example/links/"},
-      ""};
+      "",
+      {}};
   in.layers = {deps};
   std::string out = templates::render_dockerfile(in, "");
   CHECK(out.find(canary) == std::string::npos);
@@ -471,7 +497,7 @@ TEST_CASE("templates: COPY --chmod only where it gives paddle-image's modes; the
   in.spec_file = "spec.yaml";
   in.base = "scratch";
   in.python = "python3";
-  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, ""};
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}};
   app.copies.push_back({"app/", "/app/", {}, 0640u, std::nullopt, "", false});     // dirs stay 0755: no --chmod
   app.copies.push_back({"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false}); // 0755 both: --chmod matches
   app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false}); // one file
