@@ -422,6 +422,9 @@ json BuildReport::to_json() const {
       }
       ls.back()["replacements"] = reps;
     }
+    if (!l.debs.is_null()) {
+      ls.back()["packages"] = l.debs;
+    }
   }
   json ws = json::array();
   for (const auto& w : wheels) {

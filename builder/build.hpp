@@ -85,6 +85,9 @@ struct LayerReport {
   // Where a reused layer came from: "local" (this machine's layer cache), "registry"
   // (a registry cache entry, this build); "" when built.
   std::string cache_origin;
+  // A debs layer: the packages it installs, from its lock ([{name, version,
+  // architecture, filename, sha256, url}]); null for other kinds.
+  nlohmann::json debs;
 };
 
 // A wheel installed by one of the build's wheels layers.

@@ -147,6 +147,17 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
                                       w.value("sha256", ""), {{"role", "wheel"}, {"layer", w.value("layer", "")}}));
   }
   for (const auto& l : rep.layers) {
+    for (const auto& d : l.debs.is_array() ? l.debs : nlohmann::json::array()) {
+      // Each package a debs layer installs: the file fetched (URL) and its SHA-256.
+      signing::ResourceDescriptor dep =
+          resource(d.value("filename", ""), d.value("url", ""), "sha256:" + d.value("sha256", ""),
+                   {{"role", "deb"},
+                    {"layer", l.name},
+                    {"package", d.value("name", "")},
+                    {"version", d.value("version", "")},
+                    {"architecture", d.value("architecture", "")}});
+      p.dependencies.push_back(dep);
+    }
     if (auto k = spec::kind_of_name(l.kind); k && spec::ships_copied_files(*k)) {
       // The layer's content (its uncompressed tar) is the digest of its inputs.
       p.dependencies.push_back(resource(l.name, "", l.blob.diff_id.str(), {{"role", l.kind + " layer"}}));

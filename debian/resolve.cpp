@@ -96,14 +96,17 @@ std::string apt_reasons(const util::ProcessResult& p) {
   bool after_unmet = false;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("E: ", 0) == 0 || after_unmet) {
-      out += "\n  " + line;
+      std::string t = util::trim(line);
+      if (!t.empty()) {
+        out += (out.empty() ? " " : "; ") + t;
+      }
     }
     if (line.find("unmet dependencies") != std::string::npos || line.find("Depends:") != std::string::npos) {
       after_unmet = true;
     }
   }
   if (out.empty()) {
-    out = "\n  " + util::trim(p.err.empty() ? p.out : p.err);
+    out = " " + util::trim(p.err.empty() ? p.out : p.err);
   }
   return out;
 }
@@ -157,6 +160,12 @@ Resolution resolve(const std::vector<RepositoryIndex>& repos, const std::string&
       throw Error(ErrorKind::internal, where + ": apt named " + uri + ", which no verified index lists");
     }
     const PackageRecord& rec = it->second.first;
+    if (rec.filename.find("..") != std::string::npos || rec.filename.front() == '/') {
+      throw Error(ErrorKind::integrity,
+                  where + ": the index of " + util::redact_url(it->second.second) + " gives " + rec.package +
+                      " the file name '" + rec.filename + "', which leaves the repository",
+                  "this repository's index cannot be trusted: use another mirror");
+    }
     if (rec.sha256.empty()) {
       throw Error(ErrorKind::integrity,
                   where + ": the index of " + util::redact_url(it->second.second) + " gives no SHA256 for " +

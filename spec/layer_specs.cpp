@@ -187,13 +187,6 @@ void parse_debs_layer(const Ctx& c, const YAML::Node& n, const std::string& key,
   DebsLayerSpec body;
   const YAML::Node& d = n[key];
   const std::string df = field + "." + key;
-  for (const auto& earlier : s.layers) {
-    if (earlier.as_debs() != nullptr) {
-      // Each debs layer writes dpkg's whole status file: a second would drop the first's.
-      c.fail(n, field, "a spec has one debs layer, and layer '" + earlier.name + "' is one",
-             "list every package in layer '" + earlier.name + "'");
-    }
-  }
   if (!d.IsMap()) {
     c.fail(
         d, df, "must be a map with packages, repositories and lock",

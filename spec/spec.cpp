@@ -413,6 +413,13 @@ std::vector<LayerSpec> parse_layers(const Ctx& c, const YAML::Node& ls, const Bu
     if (!names.insert(l.name).second) {
       c.fail(ls[i]["name"], f + ".name", "layer name '" + l.name + "' is used twice", "give each layer its own name");
     }
+    for (const auto& earlier : out) {
+      if (l.as_debs() != nullptr && earlier.as_debs() != nullptr) {
+        // Each debs layer writes dpkg's whole status file: a second would drop the first's.
+        c.fail(ls[i], f, "a spec has one debs layer, and layer '" + earlier.name + "' is one",
+               "list every package in layer '" + earlier.name + "'");
+      }
+    }
     out.push_back(l);
   }
   return out;

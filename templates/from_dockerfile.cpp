@@ -518,7 +518,7 @@ private:
                      name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+.-") == std::string::npos &&
                      a.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+.-=:~ABCDEFGHIJKLMNOPQRSTUVWXYZ") ==
                          std::string::npos;
-      if (!name_ok) {
+      if (!name_ok && a.find('$') == std::string::npos) { // a variable is named as such by the caller
         return false;
       }
       pkgs.push_back(a);
@@ -533,6 +533,9 @@ private:
     std::vector<std::vector<std::string>> segs(1);
     for (const auto& t : w) {
       if (t == "&&" || t == ";") {
+        segs.emplace_back();
+      } else if (t.size() > 1 && t.back() == ';') { // "libgl1;"
+        segs.back().push_back(t.substr(0, t.size() - 1));
         segs.emplace_back();
       } else {
         segs.back().push_back(t);

@@ -281,6 +281,28 @@ void install_deb(const debian::LockedPackage& p, const fs::path& deb, const fs::
   }
 }
 
+// No entry below a file or a symlink of the layer itself (a package that ships a link
+// and then files through it would have the runtime write wherever the link points).
+void check_parents(const Installed& in) {
+  for (const auto& [path, e] : in.entries) {
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos) {
+      continue;
+    }
+    auto parent = in.entries.find(path.substr(0, slash));
+    if (parent != in.entries.end() && parent->second.type != layers::Entry::Type::dir) {
+      auto owner = in.owner_of.find(path);
+      auto parent_owner = in.owner_of.find(parent->first);
+      throw Error(ErrorKind::input,
+                  "package " + (owner == in.owner_of.end() ? std::string("?") : owner->second) + " ships /" + path +
+                      " below /" + parent->first + ", which " +
+                      (parent_owner == in.owner_of.end() ? std::string("?") : parent_owner->second) +
+                      " ships as a file or symlink",
+                  "dpkg would not install it either: leave one of the packages out");
+    }
+  }
+}
+
 // The layer's key: the lock's packages, the dpkg status it lands on, and the landing's
 // directories and links (which its entries take their metadata from).
 std::string debs_key(const debian::Lock& lock, const std::string& status, const LayerContext& cx) {
@@ -336,6 +358,7 @@ public:
           for (std::size_t i = 0; i < debs.size(); ++i) {
             util::with_context(where, [&] { install_deb(lock.packages[i], debs[i], staging.path(), counter, in); });
           }
+          util::with_context(where, [&] { check_parents(in); });
           add_record(in.entries, staging.path(), counter, "var/lib/dpkg/status",
                      debian::merged_status(status, in.status), 0644);
           cx.events.info("  installing " + std::to_string(lock.packages.size()) +
@@ -350,6 +373,15 @@ public:
         },
         found, record);
     note_found(cx, found, blob, proto);
+    proto.debs = nlohmann::json::array();
+    for (const auto& p : lock.packages) {
+      proto.debs.push_back({{"name", p.name},
+                            {"version", p.version},
+                            {"architecture", p.architecture},
+                            {"filename", p.filename.substr(p.filename.rfind('/') + 1)},
+                            {"sha256", p.sha256},
+                            {"url", util::redact_url(package_url(repo_of(l, p), p))}});
+    }
     proto.entries = record.entries.value_or(0);
     cx.tree_out = record.tree.value_or(nlohmann::json::array());
     proto.blob = blob;

@@ -104,6 +104,45 @@ check "another machine's cache (a fresh one) gives the same digest" bash -c \
   "PADDLE_IMAGE_CACHE='$WORK/cache2' '$PI' build gl.yaml -q -o oci:img2:v1"
 check "... the same manifest digest" test "$(manifest_digest img v1)" = "$(manifest_digest img2 v1)"
 
+# The registry cache stores the layer; a fresh runner with it fetches no package at all
+# (the packages are moved out of the repository's reach first).
+source "$SUPPORT/registry/registry.sh"
+trap 'kill $SERVER 2>/dev/null || true; registry_stop_all' EXIT
+registry_start reg open "$WORK/srv"
+RC=$REG_HOST/team/debs/cache
+check "--cache-to stores the debs layer in the registry cache" "$PI" build gl.yaml -q --cache-dir c-writer \
+  -o oci:rc:v1 --cache-to "$RC"
+mv served/pool pool.away
+check "a fresh cache with --cache-from builds the image with the repository out of reach" bash -c \
+  "'$PI' build gl.yaml --cache-dir c-fresh -o oci:rc2:v1 --cache-from '$RC' 2>rc.log"
+check "... the debs layer came from the registry cache, no package was fetched" bash -c "! grep -q 'debs: ' rc.log"
+check "... the same image" test "$(manifest_digest rc v1)" = "$(manifest_digest rc2 v1)"
+mv pool.away served/pool
+
+# Signed with provenance: every package by its URL and SHA-256.
+export COSIGN_PASSWORD=debs-test-passphrase
+check "a key for --sign" "$PI" key generate -o k
+check "build --sign attaches provenance and an SBOM" "$PI" build gl.yaml -q -o oci:signed:v1 --sign --key k.key \
+  --identity registry.example/team/gl:v1
+check "the provenance lists each package (role deb) with its URL and SHA-256" python3 - signed v1 gl.lock <<'PY'
+import base64, json, sys, urllib.parse
+lay, tag, lock = sys.argv[1:4]
+idx = json.load(open(lay + "/index.json"))
+img = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag][0]
+att = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == img["digest"].replace(":", "-") + ".att"][0]
+man = json.load(open(lay + "/blobs/sha256/" + att["digest"][7:]))
+for l in man["layers"]:
+    st = json.loads(base64.b64decode(json.load(open(lay + "/blobs/sha256/" + l["digest"][7:]))["payload"]))
+    if st["predicateType"] == "https://slsa.dev/provenance/v1":
+        deps = [d for d in st["predicate"]["buildDefinition"]["resolvedDependencies"] if d.get("annotations", {}).get("role") == "deb"]
+want = {p["sha256"]: p for p in json.load(open(lock))["packages"]}
+assert len(deps) == len(want), (len(deps), len(want))
+for d in deps:
+    p = want[d["digest"]["sha256"]]
+    assert urllib.parse.unquote(d["uri"]).endswith("/" + p["filename"]), (d, p)
+    assert d["annotations"]["package"] == p["name"] and d["annotations"]["version"] == p["version"], d
+PY
+
 # A maintainer script that does something: refused with the package and the reason.
 spec lua.yaml "lua5.1"
 check "lua5.1 locks" "$PI" lock --spec lua.yaml -q

@@ -116,7 +116,8 @@ std::string files_spec(const std::string& item_lines) {
 TEST_SUITE("spec") {
 
   TEST_CASE("layer kinds: one name each, read back by name; files and data ship copied files") {
-    for (auto k : {spec::LayerSpec::Kind::wheels, spec::LayerSpec::Kind::files, spec::LayerSpec::Kind::data}) {
+    for (auto k : {spec::LayerSpec::Kind::wheels, spec::LayerSpec::Kind::files, spec::LayerSpec::Kind::data,
+                   spec::LayerSpec::Kind::debs}) {
       CHECK(spec::kind_of_name(spec::kind_name(k)) == k);
     }
     CHECK(std::string(spec::kind_name(spec::LayerSpec::Kind::wheels)) == "wheels");
@@ -124,6 +125,45 @@ TEST_SUITE("spec") {
     CHECK(spec::ships_copied_files(spec::LayerSpec::Kind::files));
     CHECK(spec::ships_copied_files(spec::LayerSpec::Kind::data));
     CHECK_FALSE(spec::ships_copied_files(spec::LayerSpec::Kind::wheels));
+    CHECK_FALSE(spec::ships_copied_files(spec::LayerSpec::Kind::debs));
+  }
+
+  TEST_CASE("debs layers: packages, repositories and the lock; every error names its field") {
+    Project p;
+    const std::string repo =
+        "      repositories:\n        - url: http://deb.example/debian\n          suite: bookworm\n"
+        "          keyring: keys/archive.gpg\n";
+    auto s = p.parse("layers:\n  - name: system\n    debs:\n      packages: [libgl1, \"libgomp1=12.2.0-14\"]\n" + repo +
+                     "      lock: debs.lock\n");
+    REQUIRE(s.layers.size() == 1);
+    const spec::DebsLayerSpec& d = s.layers[0].debs();
+    CHECK(s.layers[0].kind == spec::LayerSpec::Kind::debs);
+    CHECK(d.packages == std::vector<std::string>{"libgl1", "libgomp1=12.2.0-14"});
+    REQUIRE(d.repositories.size() == 1);
+    CHECK(d.repositories[0].components == std::vector<std::string>{"main"});
+    CHECK(d.repositories[0].keyring == p.tmp.path() / "keys/archive.gpg"); // need not exist: lock reads it
+    CHECK(d.lock_file == p.tmp.path() / "debs.lock");
+    auto err = [&](const std::string& packages, const std::string& rest) {
+      return std::string(
+          p.error("layers:\n  - name: system\n    debs:\n      packages: " + packages + "\n" + rest).what());
+    };
+    CHECK(contains(err("[LibGL]", repo + "      lock: l\n"),
+                   "layers[0].debs.packages[0]: 'LibGL' is not a Debian package name"));
+    CHECK(contains(err("[libgl1]", repo), "missing 'lock'"));
+    CHECK(contains(err("[libgl1]", "      lock: l\n"), "debs.repositories: must be a non-empty list"));
+    CHECK(contains(err("[libgl1]", "      repositories:\n        - url: http://u:secret@deb.example/debian\n"
+                                   "          suite: bookworm\n          keyring: k\n      lock: l\n"),
+                   "the URL carries credentials"));
+    CHECK(contains(err("[libgl1]", "      repositories:\n        - url: ftp://deb.example/debian\n"
+                                   "          suite: bookworm\n          keyring: k\n      lock: l\n"),
+                   "is not an http(s):// or file:// URL"));
+    CHECK(contains(err("[libgl1]", "      repositories:\n        - url: http://deb.example/debian\n"
+                                   "          suite: ../x\n          keyring: k\n      lock: l\n"),
+                   "is not a suite name"));
+    CHECK(contains(err("[libgl1]", repo + "      lock: l\n    owner: 1000\n"), "keep the owners their packages give"));
+    std::string layer = "    debs:\n      packages: [libgl1]\n" + repo + "      lock: l\n";
+    CHECK(contains(p.error("layers:\n  - name: a\n" + layer + "  - name: b\n" + layer).what(),
+                   "a spec has one debs layer, and layer 'a' is one"));
   }
 
   TEST_CASE("a full spec is parsed into its fields") {
@@ -469,7 +509,7 @@ TEST_SUITE("spec") {
   TEST_CASE("layer shape errors") {
     Project p;
     CHECK(contains(p.error("layers:\n  - files: [{from: src, to: /a/}]\n").what(), "layers[0]: missing 'name'"));
-    CHECK(contains(p.error("layers:\n  - name: x\n").what(), "exactly one of 'wheels', 'files' or 'data'"));
+    CHECK(contains(p.error("layers:\n  - name: x\n").what(), "exactly one of 'wheels', 'files', 'data' or 'debs'"));
     CHECK(contains(
         p.error("layers:\n  - name: x\n    files: [{from: src, to: /a/}]\n    data: [{from: src, to: /b/}]\n").what(),
         "exactly one of"));
