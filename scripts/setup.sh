@@ -11,7 +11,7 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config git
 TEST_PKGS=(umoci skopeo runc podman debootstrap python3 python3-dev python3-pip python3-pip-whl
   python3-wheel python3-setuptools python3-yaml python3-ruamel.yaml zstd pigz strace clang-format clang-tidy clang libclang-rt-14-dev time busybox-static
   docker-registry containerd apache2-utils python3-cryptography python3-nacl python3-jsonschema openssl curl buildah
-  iproute2 e2fsprogs zsh fish man-db groff-base lintian dpkg-dev gpg apt-utils xz-utils debian-archive-keyring)
+  iproute2 e2fsprogs zsh fish man-db groff-base lintian dpkg-dev gpg gpg-agent apt-utils xz-utils debian-archive-keyring)
 
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then

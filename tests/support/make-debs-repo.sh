@@ -27,7 +27,7 @@ for tool in apt-cache apt-get dpkg-scanpackages apt-ftparchive gpg curl xz; do
 done
 tmp="$out.tmp.$$"
 rm -rf "$tmp"
-trap 'rm -rf "$tmp"' EXIT
+trap 'GNUPGHOME="$tmp/gnupg" gpgconf --kill gpg-agent 2>/dev/null || true; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/repo/pool/main" "$tmp/repo/dists/$SUITE/main/binary-amd64" "$tmp/gnupg"
 chmod 700 "$tmp/gnupg"
 export GNUPGHOME="$tmp/gnupg"
@@ -55,6 +55,7 @@ mirror=${mirror:-http://deb.debian.org/debian}
 mkdir -p "$tmp/debian/dists/$SUITE/main/binary-amd64"
 curl -fsS -o "$tmp/debian/dists/$SUITE/InRelease" "$mirror/dists/$SUITE/InRelease"
 curl -fsS -o "$tmp/debian/dists/$SUITE/main/binary-amd64/Packages.xz" "$mirror/dists/$SUITE/main/binary-amd64/Packages.xz"
+gpgconf --kill gpg-agent 2>/dev/null || true # the agent key generation started, which outlives gpg
 rm -rf "$tmp/gnupg"
 echo "$stamp" >"$tmp/.done"
 rm -rf "$out"
