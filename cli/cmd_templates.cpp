@@ -89,6 +89,29 @@ void write_project(const fs::path& dir, const std::vector<templates::ProjectFile
   }
 }
 
+// What init --from-dockerfile says it did: the files, the steps left out, the locks to write.
+std::string from_dockerfile_summary(const fs::path& file, const fs::path& dir, const templates::FromDockerfile& r,
+                                    const nlohmann::json& written) {
+  std::string summary = "wrote " + (dir / "spec.yaml").string() + " (" + std::to_string(r.unmapped.size()) +
+                        " instruction(s) not mapped, listed on stderr)\n";
+  for (const auto& w : written) {
+    summary += "wrote " + w.get<std::string>() + " (the packages of a pip install line)\n";
+  }
+  if (!r.left_out.empty()) {
+    summary += "left out, as a spec needs nothing for them:\n";
+    for (const auto& l : r.left_out) {
+      summary += "  " + file.string() + ":" + l + "\n";
+    }
+  }
+  if (!r.commands.empty()) {
+    summary += "the layers install from locks, which these write; next, from " + dir.string() + ":\n";
+    for (const auto& c : r.commands) {
+      summary += "  " + c + "\n";
+    }
+  }
+  return summary;
+}
+
 int run_from_dockerfile(const InitArgs& a, const Output& out) {
   if (a.args.size() > 1) {
     throw Error(ErrorKind::usage,
@@ -105,25 +128,25 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
                         .generic_string();
   std::string text = util::read_file(file);
   templates::FromDockerfile r = templates::spec_from_dockerfile(text, file.filename().string(), rel == "." ? "" : rel);
-  write_project(dir, {{"spec.yaml", r.spec}});
+  std::vector<templates::ProjectFile> files = {{"spec.yaml", r.spec}};
+  nlohmann::json written = nlohmann::json::array();
+  for (const auto& [path, content] : r.files) {
+    files.push_back({path, content});
+    written.push_back((dir / path).string());
+  }
+  write_project(dir, files);
   nlohmann::json unmapped = nlohmann::json::array();
   for (const auto& u : r.unmapped) {
     std::cerr << file.string() << ":" << u.line << ": not mapped: " << u.instruction << "\n  " << u.reason << "\n";
     unmapped.push_back({{"line", u.line}, {"instruction", u.instruction}, {"reason", u.reason}});
   }
-  std::string summary = "wrote " + (dir / "spec.yaml").string() + " (" + std::to_string(r.unmapped.size()) +
-                        " instruction(s) not mapped, listed on stderr)\n";
-  if (!r.commands.empty()) {
-    summary += "the layers install from locks, which these write; next, from " + dir.string() + ":\n";
-    for (const auto& c : r.commands) {
-      summary += "  " + c + "\n";
-    }
-  }
   out.result({{"dockerfile", file.string()},
               {"spec", (dir / "spec.yaml").string()},
               {"unmapped", unmapped},
+              {"files", written},
+              {"left_out", r.left_out},
               {"commands", r.commands}},
-             summary);
+             from_dockerfile_summary(file, dir, r, written));
   return 0;
 }
 

@@ -208,17 +208,154 @@ std::string layer_name(Mapping& m, std::string want) {
   return out;
 }
 
+// `s` split at the blanks outside quotes, each piece as written (quotes and
+// backslashes kept): ENV's NAME=value pairs before substitution.
+std::vector<std::string> raw_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  char quote = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote == 0 && (c == ' ' || c == '\t')) {
+      if (!cur.empty()) {
+        out.push_back(cur);
+        cur.clear();
+      }
+      continue;
+    }
+    if (c == '\\' && quote != '\'' && i + 1 < s.size()) {
+      cur += c;
+      cur += s[++i];
+      continue;
+    }
+    if ((c == '"' || c == '\'') && (quote == 0 || quote == c)) {
+      quote = quote == 0 ? c : 0;
+    }
+    cur += c;
+  }
+  if (!cur.empty()) {
+    out.push_back(cur);
+  }
+  return out;
+}
+
+// The variables an instruction may refer to: name -> value (nullopt: declared by an ARG
+// without a default, which only a --build-arg would give).
+using Vars = std::map<std::string, std::optional<std::string>>;
+
+// Dockerfile's substitution: $NAME, ${NAME}, ${NAME:-word} and ${NAME:+word}, not inside
+// single quotes nor after a backslash (`\$` stays, for words() to unescape). A variable
+// with no value is left as written and named in *missing (the first one).
+std::string expand(const std::string& s, const Vars& vars, std::string* missing) {
+  std::string out;
+  bool single = false;
+  auto value_of = [&](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : it->second;
+  };
+  auto is_name = [](char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           (!first && std::isdigit(static_cast<unsigned char>(c)));
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\\' && !single && i + 1 < s.size()) {
+      out += c;
+      out += s[++i];
+      continue;
+    }
+    if (c == '\'') {
+      single = !single;
+    }
+    if (c != '$' || single || i + 1 >= s.size()) {
+      out += c;
+      continue;
+    }
+    std::size_t start = i;
+    std::string name, op, word;
+    if (s[i + 1] == '{') {
+      std::size_t close = s.find('}', i + 2);
+      if (close == std::string::npos) {
+        out += c;
+        continue;
+      }
+      std::string inner = s.substr(i + 2, close - i - 2);
+      std::size_t n = 0;
+      while (n < inner.size() && is_name(inner[n], n == 0)) {
+        ++n;
+      }
+      name = inner.substr(0, n);
+      if (n < inner.size()) {
+        op = inner.substr(n, 2);
+        word = inner.substr(std::min(inner.size(), n + 2));
+        if (op != ":-" && op != ":+") {
+          out += s.substr(start, close + 1 - start); // a form Dockerfile does not expand either
+          i = close;
+          continue;
+        }
+      }
+      i = close;
+    } else {
+      std::size_t n = i + 1;
+      while (n < s.size() && is_name(s[n], n == i + 1)) {
+        ++n;
+      }
+      if (n == i + 1) {
+        out += c;
+        continue;
+      }
+      name = s.substr(i + 1, n - i - 1);
+      i = n - 1;
+    }
+    std::optional<std::string> v = value_of(name);
+    if (op == ":-") {
+      out += v && !v->empty() ? *v : expand(word, vars, missing);
+    } else if (op == ":+") {
+      out += v && !v->empty() ? expand(word, vars, missing) : "";
+    } else if (v) {
+      out += *v;
+    } else {
+      if (missing != nullptr && missing->empty()) {
+        *missing = name;
+      }
+      out += s.substr(start, i + 1 - start);
+    }
+  }
+  return out;
+}
+
 class Mapper {
 public:
-  Mapper(std::string context) : m_context(std::move(context)) {}
+  Mapper(std::string context, std::string file_name) : m_context(std::move(context)), m_file(std::move(file_name)) {}
 
-  void instruction(const DockerInstruction& in) {
-    m_cur = &in;
-    m_stage_ins.push_back(&in);
-    const std::string& k = in.keyword;
+  void instruction(const DockerInstruction& raw) {
+    m_cur = &raw;
+    const std::string& k = raw.keyword;
+    if (k == "ARG" && !m_seen_from) {
+      arg(raw.args, m_global, nullptr); // a global ARG: for the FROM lines, not a stage of its own
+      return;
+    }
+    m_stage_ins.push_back(&raw);
     if (k == "FROM") {
-      from(in.args);
-    } else if (k == "COPY" || k == "ADD") {
+      m_seen_from = true;
+      std::string missing;
+      std::string args = expand(raw.args, m_global, &missing);
+      if (!missing.empty()) {
+        throw Error(ErrorKind::input,
+                    m_file + ":" + std::to_string(raw.line) + ": FROM refers to $" + missing +
+                        ", which no ARG before the first FROM gives a value",
+                    "give it a default (ARG " + missing + "=VALUE before the FROM) or write the image reference");
+      }
+      from(args);
+      return;
+    }
+    // Every other instruction sees the stage's ARGs and ENVs (RUN too: its shell gets them).
+    DockerInstruction in = raw;
+    m_missing.clear();
+    if (k != "ENV" && k != "ARG") {
+      in.args = expand(raw.args, m_vars, &m_missing);
+    }
+    if (k == "COPY" || k == "ADD") {
       copy(in);
     } else if (k == "WORKDIR") {
       if (!no_vars(in.args)) {
@@ -259,7 +396,7 @@ public:
     } else if (k == "RUN") {
       run(in.args);
     } else if (k == "ARG") {
-      skip("build arguments have no spec equivalent: write the value where it is used");
+      arg(in.args, m_vars, &m_global);
     } else {
       skip(k + " has no spec equivalent");
     }
@@ -280,6 +417,9 @@ public:
     m_stage_ins.clear();
     m = Mapping{};
     m_lock_commands.clear();
+    m_vars.clear();
+    files.clear();
+    left_out.clear();
   }
 
   void finish() {
@@ -292,6 +432,8 @@ public:
   Mapping m;
   std::vector<Unmapped> unmapped;
   std::vector<std::string> m_lock_commands;
+  std::vector<std::pair<std::string, std::string>> files; // requirements files of pip install NAME lines
+  std::vector<std::string> left_out;                      // "LINE: command" a spec needs nothing for
 
 private:
   // `shown`: what to show instead of the instruction (one that holds a secret).
@@ -305,9 +447,45 @@ private:
     bool vars = false;
     words(args, &vars);
     if (vars) {
-      skip("refers to a variable ($...), which a spec cannot expand: write the value");
+      skip(unresolved());
     }
     return !vars;
+  }
+
+  // Why a line with a variable left in it is not mapped: the variable, and where a
+  // value would come from.
+  std::string unresolved() const {
+    if (m_missing.empty()) {
+      return "refers to a variable ($...), which a spec cannot expand: write the value";
+    }
+    std::string why = m_vars.count(m_missing) != 0 ? ", an ARG without a default (a --build-arg would give it)"
+                      : m_global.count(m_missing) != 0
+                          ? ", an ARG before the first FROM, which a stage sees only when it declares it again (ARG " +
+                                m_missing + ")"
+                          : ", which no ARG or ENV before it sets (the base's environment?)";
+    return "refers to $" + m_missing + why + ": write the value";
+  }
+
+  // ARG NAME[=default] ...: into `scope` (a stage's ARG without a default takes the
+  // global one of that name, as Dockerfile does).
+  void arg(const std::string& args, Vars& scope, const Vars* global) {
+    for (const auto& w : words(args)) {
+      std::size_t eq = w.find('=');
+      std::string name = w.substr(0, eq);
+      if (name.empty()) {
+        skip("cannot read '" + w + "' as NAME[=default]");
+        return;
+      }
+      if (eq != std::string::npos) {
+        std::string missing;
+        std::string v = expand(w.substr(eq + 1), scope, &missing);
+        scope[name] = missing.empty() ? std::optional<std::string>(v) : std::nullopt;
+      } else if (global != nullptr && global->count(name) != 0) {
+        scope[name] = global->at(name);
+      } else if (scope.count(name) == 0) {
+        scope[name] = std::nullopt;
+      }
+    }
   }
 
   void from(const std::string& args) {
@@ -321,12 +499,6 @@ private:
     }
     if (i >= w.size()) {
       skip("FROM without an image");
-      return;
-    }
-    bool vars = false;
-    words(args, &vars);
-    if (vars) {
-      skip("the base refers to a build argument: write the image reference as the spec's base");
       return;
     }
     std::string img = w[i];
@@ -375,7 +547,7 @@ private:
       bool vars = false;
       w = words(rest, &vars);
       if (vars) {
-        skip("refers to a variable ($...), which a spec cannot expand: write the paths");
+        skip(unresolved());
         return;
       }
     }
@@ -455,27 +627,53 @@ private:
     m.env.emplace_back(name, value);
   }
 
+  // ENV: each NAME=value with the variables set before this instruction substituted (as
+  // Dockerfile does: one ENV's keys do not see each other); a value that refers to one
+  // nobody set (the base's $PATH) is listed, the other keys are mapped.
   void env(const std::string& args) {
-    bool vars = false;
-    auto w = words(args, &vars);
-    if (vars) {
-      skip("refers to a variable ($...), which a spec cannot expand: write the value");
-      return;
-    }
-    if (!w.empty() && w[0].find('=') == std::string::npos) {
+    const Vars before = m_vars;
+    auto put = [&](const std::string& name, const std::string& raw_value) {
+      std::string missing;
+      std::string v = expand(raw_value, before, &missing);
+      if (!missing.empty()) {
+        skip("ENV " + name + " refers to $" + missing +
+             (before.count(missing) != 0 ? ", an ARG without a default"
+                                         : ", which the base's environment would give (the spec's env replaces it)") +
+             ": write the whole value (paddle-image inspect --base-view BASE shows the base's)");
+        m_vars[name] = std::nullopt;
+        return;
+      }
+      m_vars[name] = v;
+      add_env(name, v);
+    };
+    std::string rest = util::trim(args, " \t\r");
+    auto first = words(rest.substr(0, rest.find_first_of(" \t")));
+    if (!first.empty() && first[0].find('=') == std::string::npos) {
       // legacy form: ENV NAME value with spaces
-      std::string rest = util::trim(args, " \t\r");
       std::size_t sp = rest.find_first_of(" \t");
-      add_env(w[0], sp == std::string::npos ? "" : util::trim(rest.substr(sp), " \t\r"));
+      put(first[0], sp == std::string::npos ? "" : util::trim(rest.substr(sp), " \t\r"));
       return;
     }
-    for (const auto& kv : w) {
+    for (const auto& kv : raw_words(rest)) {
       std::size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
         skip("cannot read '" + kv + "' as NAME=value");
         return;
       }
-      add_env(kv.substr(0, eq), kv.substr(eq + 1));
+      std::string value = kv.substr(eq + 1);
+      // The value's quotes are the shell's: words() undoes them after substitution.
+      std::string missing;
+      auto unquoted = words(expand(value, before, &missing));
+      if (!missing.empty()) {
+        put(kv.substr(0, eq), value);
+        continue;
+      }
+      std::string joined = unquoted.empty() ? "" : unquoted[0];
+      for (std::size_t i = 1; i < unquoted.size(); ++i) {
+        joined += " " + unquoted[i];
+      }
+      m_vars[kv.substr(0, eq)] = joined;
+      add_env(kv.substr(0, eq), joined);
     }
   }
 
@@ -602,35 +800,77 @@ private:
     return true;
   }
 
-  // RUN pip install -r FILE [-i URL]: a wheels layer from an index with FILE.lock.
-  void run(const std::string& args) {
-    if (auto j = json_form(args)) {
-      skip("RUN executes a command at build time; paddle-image runs nothing (put its result in the base or a layer)");
-      return;
+  // A hint specific to a command a spec cannot run, by its name.
+  static std::string command_hint(const std::vector<std::string>& seg) {
+    const std::string& c = seg[0];
+    if (c == "wget" || c == "curl") {
+      return "downloads at build time: download the file into the project (checking its SHA-256) and copy it with a "
+             "files or data layer";
     }
-    bool vars = false;
-    auto w = words(args, &vars);
-    if (apt_run(w, vars)) {
-      return;
+    if (c == "git") {
+      return "clones code at build time: check the repository out into the project at a fixed commit and copy it";
     }
-    std::size_t i = 0;
-    if (i < w.size() && (w[i] == "python" || w[i] == "python3" || w[i].rfind("python3.", 0) == 0) && i + 2 < w.size() &&
-        w[i + 1] == "-m" && w[i + 2] == "pip") {
-      i += 3;
-    } else if (i < w.size() && (w[i] == "pip" || w[i] == "pip3")) {
-      i += 1;
-    } else {
-      skip("RUN executes a command at build time; paddle-image runs nothing (put its result in the base or a layer)");
-      return;
+    if (c == "tar" || c == "unzip") {
+      return "unpacks an archive at build time: unpack it into the project and copy the directory";
     }
-    if (i >= w.size() || w[i] != "install") {
-      skip("only `pip install -r FILE` maps to a spec (a wheels layer)");
-      return;
+    if (c == "mkdir") {
+      return "creates a directory: a copy rule creates the directories above its destination (copy an empty "
+             "directory from the project for an empty one)";
     }
-    ++i;
-    std::vector<std::string> reqs;
-    Layer l;
-    l.wheels = true;
+    if (c == "chmod" || c == "chown") {
+      return "changes modes or owners: give the copy rule that ships the file `mode:` or `owner:`";
+    }
+    if (c == "ln") {
+      return "makes a link: put the symlink in the project and copy it (copy rules keep symlinks)";
+    }
+    if (c == "useradd" || c == "adduser" || c == "groupadd" || c == "addgroup") {
+      return "adds a user: a spec writes no /etc/passwd; use a base that has the user and set config.user to UID:GID";
+    }
+    if (c == "echo" || c == "sed" || c == "printf" || c == "cat") {
+      return "writes or edits a file in the image: ship the finished file in a files layer";
+    }
+    if (c == "locale-gen" || c == "update-locale" || c == "localedef") {
+      return "generates locales: set LANG=C.UTF-8 in config.env (every Debian and Ubuntu base has that locale)";
+    }
+    if (c == "conda" || c == "mamba") {
+      return "installs with conda: a spec installs wheels; export the environment's pip packages to a "
+             "requirements file for a wheels layer";
+    }
+    if (c == "python" || c == "python3" || c.rfind("python3.", 0) == 0 || c == "bash" || c == "sh" ||
+        c.rfind("./", 0) == 0) {
+      return "runs a program at build time: run it outside and copy what it makes";
+    }
+    return "RUN executes a command at build time; paddle-image runs nothing (put its result in the base or a layer)";
+  }
+
+  // Where the pip of a command starts: after `pip`, `pip3`, `pip3.X`, `python[3[.X]] -m
+  // pip`; npos when the command is not pip's.
+  static std::size_t pip_start(const std::vector<std::string>& seg) {
+    auto python = [](const std::string& c) {
+      return c == "python" || c == "python3" || (c.rfind("python3.", 0) == 0 && c.size() > 8) ||
+             c.rfind("/usr/bin/python", 0) == 0 || c.rfind("/usr/local/bin/python", 0) == 0;
+    };
+    const std::string& c = seg[0];
+    if (c == "pip" || c == "pip3" || (c.rfind("pip3.", 0) == 0 && c.size() > 5) ||
+        c.rfind("/usr/local/bin/pip", 0) == 0 || c.rfind("/usr/bin/pip", 0) == 0) {
+      return 1;
+    }
+    if (python(c) && seg.size() >= 3 && seg[1] == "-m" && seg[2] == "pip") {
+      return 3;
+    }
+    return std::string::npos;
+  }
+
+  struct PipInstall {
+    std::vector<std::string> reqs;  // -r FILE, as image paths
+    std::vector<std::string> names; // NAME[==VERSION] arguments
+    std::vector<std::string> indexes, find_links;
+    bool upgrade = false;
+  };
+
+  // `pip install ...` from w[i] on; an error message for what it cannot map.
+  std::optional<std::string> parse_pip_install(const std::vector<std::string>& w, std::size_t i, const std::string& cwd,
+                                               PipInstall& p) {
     for (; i < w.size(); ++i) {
       const std::string& a = w[i];
       auto value = [&](const std::string& flag) -> std::optional<std::string> {
@@ -640,41 +880,98 @@ private:
         if (flag.rfind("--", 0) == 0 && a.rfind(flag + "=", 0) == 0) {
           return a.substr(flag.size() + 1);
         }
+        if (flag.size() == 2 && a.size() > 2 && a.rfind(flag, 0) == 0) {
+          return a.substr(2); // -rrequirements.txt
+        }
         return std::nullopt;
       };
       if (auto v = value("-r")) {
-        reqs.push_back(*v);
+        p.reqs.push_back(join_path(cwd, *v));
       } else if (auto v2 = value("--requirement")) {
-        reqs.push_back(*v2);
+        p.reqs.push_back(join_path(cwd, *v2));
       } else if (auto v3 = value("-i")) {
-        l.indexes.insert(l.indexes.begin(), *v3);
+        p.indexes.insert(p.indexes.begin(), *v3);
       } else if (auto v4 = value("--index-url")) {
-        l.indexes.insert(l.indexes.begin(), *v4);
+        p.indexes.insert(p.indexes.begin(), *v4);
       } else if (auto v5 = value("--extra-index-url")) {
-        l.indexes.push_back(*v5);
+        p.indexes.push_back(*v5);
       } else if (auto v6 = value("-f")) {
-        l.find_links.push_back(*v6);
+        p.find_links.push_back(*v6);
       } else if (auto v7 = value("--find-links")) {
-        l.find_links.push_back(*v7);
-      } else if (a == "--no-cache-dir" || a == "--upgrade" || a == "-U" || a == "-q" || a == "--quiet" ||
-                 a == "--disable-pip-version-check" || a == "--no-compile") {
+        p.find_links.push_back(*v7);
+      } else if (auto v8 = value("--trusted-host")) {
+        continue; // TLS is the build host's: --insecure-registry / --ca-file
+      } else if (a == "--upgrade" || a == "-U") {
+        p.upgrade = true;
+      } else if (a == "--no-cache-dir" || a == "-q" || a == "--quiet" || a == "-qq" ||
+                 a == "--disable-pip-version-check" || a == "--no-compile" || a == "--user" ||
+                 a == "--break-system-packages" || a == "--ignore-installed" || a == "--no-warn-script-location" ||
+                 a == "--root-user-action=ignore" || a == "--progress-bar=off") {
         continue;
+      } else if (a == "-e" || a == "--editable" || a == "." || a.rfind("./", 0) == 0 || a.rfind("/", 0) == 0 ||
+                 a.rfind("git+", 0) == 0) {
+        return "`" + a +
+               "` installs a local project or a VCS checkout: build its wheel outside (pip wheel) and "
+               "install the wheel with a wheels layer (dir:)";
+      } else if (a.rfind("http://", 0) == 0 || a.rfind("https://", 0) == 0) {
+        return "`" + a +
+               "` installs a wheel by URL: download it into a directory of the project and install it with a "
+               "wheels layer (dir:), or name the project and its index";
+      } else if (!a.empty() && a[0] == '-') {
+        return "`" + a + "` in a pip install has no spec equivalent";
       } else {
-        skip("`" + a + "` in a pip install: only `pip install -r FILE [-i URL]` maps to a spec (a wheels layer)");
-        return;
+        p.names.push_back(a);
       }
     }
-    if (vars) {
-      skip("refers to a variable ($...), which a spec cannot expand: write the value");
-      return;
+    return std::nullopt;
+  }
+
+  // Where an image path came from: the context path the last COPY that wrote there
+  // copied it from (a file copied as or into a destination, or a file inside a copied
+  // directory); nullopt when no COPY before wrote it. Paths as the spec's copy rules
+  // name them (the context prefix included).
+  std::optional<std::string> copied_from(const std::string& image_path) const {
+    auto tidy = [](std::string p) {
+      for (std::size_t at; (at = p.find("/./")) != std::string::npos;) {
+        p.erase(at, 2);
+      }
+      for (std::size_t at; (at = p.find("//")) != std::string::npos;) {
+        p.erase(at, 1);
+      }
+      return p.rfind("./", 0) == 0 && p.size() > 2 ? p.substr(2) : p;
+    };
+    for (auto l = m.layers.rbegin(); l != m.layers.rend(); ++l) {
+      for (auto c = l->copies.rbegin(); c != l->copies.rend(); ++c) {
+        const bool into = !c->to.empty() && c->to.back() == '/';
+        const bool dir_src = !c->from.empty() && c->from.back() == '/';
+        if (!into && !dir_src && c->to == image_path) {
+          return tidy(c->from); // COPY req.txt /app/req.txt
+        }
+        const std::string prefix = into ? c->to : c->to + "/";
+        if (image_path.rfind(prefix, 0) != 0) {
+          continue;
+        }
+        const std::string rel = image_path.substr(prefix.size());
+        std::string trimmed = c->from;
+        while (trimmed.size() > 1 && trimmed.back() == '/') {
+          trimmed.pop_back();
+        }
+        if (into && !dir_src && rel == trimmed.substr(trimmed.find_last_of('/') + 1)) {
+          return tidy(c->from); // COPY req.txt /app/
+        }
+        return tidy(trimmed + "/" + rel); // a directory's contents: COPY . /app/, COPY src /app/src
+      }
     }
-    if (reqs.size() != 1) {
-      skip(reqs.empty() ? "pip install without -r FILE: list the packages in a requirements file"
-                        : "several -r files: merge them into one requirements file");
-      return;
-    }
-    // Credentials in an index or find-links URL never reach the spec (nor its --json):
-    // the URL is kept without them and the line says where they go instead.
+    return std::nullopt;
+  }
+
+  // A wheels layer for one pip install: its -r file followed back through the COPY that
+  // put it there, or the named packages written into a requirements file beside the spec.
+  void add_pip_layer(PipInstall& p) {
+    Layer l;
+    l.wheels = true;
+    l.indexes = p.indexes;
+    l.find_links = p.find_links;
     std::vector<std::string> with_credentials;
     for (auto* urls : {&l.indexes, &l.find_links}) {
       for (auto& u : *urls) {
@@ -689,7 +986,37 @@ private:
            " are not copied into the spec: put them in ~/.netrc (machine HOST login USER password PASS) or "
            "PIP_INDEX_URL where paddle-image runs");
     }
-    std::string req = m_context + (reqs[0].rfind("./", 0) == 0 ? reqs[0].substr(2) : reqs[0]);
+    if (p.reqs.size() > 1 || (!p.reqs.empty() && !p.names.empty())) {
+      skip("several requirements sources in one pip install: merge them into one requirements file");
+      return;
+    }
+    std::string req;
+    if (!p.reqs.empty()) {
+      auto src = copied_from(p.reqs[0]);
+      if (!src) {
+        skip("-r " + p.reqs[0] +
+             ": no COPY before this RUN puts a file there; copy the requirements file from the "
+             "project first (a files layer), then this maps to a wheels layer");
+        return;
+      }
+      req = *src;
+    }
+    l.name = layer_name(m, "deps");
+    if (p.reqs.empty()) {
+      req = "requirements-" + l.name + ".txt";
+      std::string text = "# From " + m_file + ":" + std::to_string(m_cur->line) +
+                         " (pip install). paddle-image lock needs NAME==VERSION on every line.\n";
+      bool unpinned = false;
+      for (const auto& n : p.names) {
+        text += n + "\n";
+        unpinned = unpinned || n.find("==") == std::string::npos;
+      }
+      files.emplace_back(req, text);
+      if (unpinned) {
+        skip("some packages are not pinned (NAME==VERSION), which a lock needs: pin them in " + req +
+             " (the versions pip picks today: pip install --dry-run --report - ...), then run the lock command");
+      }
+    }
     for (const auto& earlier : m.layers) {
       if (earlier.wheels && earlier.lock == req + ".lock") {
         skip("installs " + req + " again: wheels layer " + earlier.name +
@@ -697,13 +1024,113 @@ private:
         return;
       }
     }
-    l.name = layer_name(m, "deps");
-    l.lock = req + ".lock";
+    l.lock =
+        (req.size() > 4 && req.compare(req.size() - 4, 4, ".txt") == 0 && p.reqs.empty() ? req.substr(0, req.size() - 4)
+                                                                                         : req) +
+        ".lock";
     m.layers.push_back(l);
     m_lock_commands.push_back("paddle-image lock " + req + " -o " + l.lock + " --spec spec.yaml --layer " + l.name);
   }
 
+  // RUN: its commands (split at && and ;) mapped when each is one a spec expresses (pip
+  // install: a wheels layer; apt-get install: the debs layer) or needs nothing for
+  // (apt-get update and clean, rm, cd, a pip self-upgrade, pip cache purge).
+  void run(const std::string& args) {
+    if (auto j = json_form(args)) {
+      skip("RUN executes a command at build time; paddle-image runs nothing (put its result in the base or a layer)");
+      return;
+    }
+    bool vars = false;
+    auto w = words(args, &vars);
+    if (apt_run(w, vars)) {
+      return;
+    }
+    std::vector<std::vector<std::string>> segs(1);
+    for (const auto& t : w) {
+      if (t == "&&" || t == ";") {
+        segs.emplace_back();
+      } else if (t.size() > 1 && t.back() == ';') {
+        segs.back().push_back(t.substr(0, t.size() - 1));
+        segs.emplace_back();
+      } else {
+        segs.back().push_back(t);
+      }
+    }
+    std::string cwd = m.workdir.empty() ? "/" : m.workdir;
+    std::vector<PipInstall> pips;
+    std::vector<std::string> harmless;
+    for (auto seg : segs) {
+      while (!seg.empty() && seg[0].find('=') != std::string::npos && seg[0][0] != '-') {
+        seg.erase(seg.begin());
+      }
+      if (seg.empty()) {
+        continue;
+      }
+      if (seg[0] == "cd" && seg.size() == 2) {
+        cwd = join_path(cwd, seg[1]);
+        continue;
+      }
+      if (seg[0] == "rm" || (seg[0] == "apt-get" && seg.size() >= 2 && (seg[1] == "clean" || seg[1] == "update"))) {
+        harmless.push_back(util::join(seg, " "));
+        continue;
+      }
+      std::size_t i = pip_start(seg);
+      if (i == std::string::npos) {
+        skip(command_hint(seg));
+        return;
+      }
+      if (i < seg.size() && seg[i] == "cache") {
+        harmless.push_back(util::join(seg, " "));
+        continue;
+      }
+      if (i >= seg.size() || seg[i] != "install") {
+        skip("`pip " + (i < seg.size() ? seg[i] : std::string()) + "` has no spec equivalent (only pip install maps)");
+        return;
+      }
+      PipInstall p;
+      if (auto why = parse_pip_install(seg, i + 1, cwd, p)) {
+        skip(*why);
+        return;
+      }
+      bool self_upgrade =
+          p.reqs.empty() && !p.names.empty() && std::all_of(p.names.begin(), p.names.end(), [](const std::string& n) {
+            std::string base = util::ascii_lower(n.substr(0, n.find_first_of("=<>!~")));
+            return base == "pip" || base == "setuptools" || base == "wheel";
+          });
+      if (self_upgrade) {
+        harmless.push_back(util::join(seg, " ") + " (the tools that install, which the image does not need)");
+        continue;
+      }
+      if (p.reqs.empty() && p.names.empty()) {
+        skip("pip install with nothing to install");
+        return;
+      }
+      pips.push_back(p);
+    }
+    if (vars) {
+      skip(unresolved());
+      return;
+    }
+    if (pips.empty()) {
+      skip(harmless.empty() ? "RUN executes a command at build time; paddle-image runs nothing"
+                            : "needs nothing in a spec (" + util::join(harmless, "; ") + ")");
+      return;
+    }
+    for (auto& p : pips) {
+      add_pip_layer(p);
+    }
+    for (auto h : harmless) {
+      std::replace(h.begin(), h.end(), '\n', ' ');
+      left_out.push_back(std::to_string(m_cur->line) + ": " + util::redact_text(h));
+    }
+  }
+
   std::string m_context;
+  std::string m_file;
+  Vars m_global; // the ARGs before the first FROM
+  Vars m_vars;   // the stage's ARGs and ENVs, as set so far
+  bool m_seen_from = false;
+  std::string m_missing; // the current instruction's first variable without a value
   const DockerInstruction* m_cur = nullptr;
   std::vector<Unmapped> m_stage;
   std::vector<const DockerInstruction*> m_stage_ins;
@@ -766,7 +1193,7 @@ std::string debs_yaml(const std::string& base, const Layer& l) {
 }
 
 std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const std::string& file_name,
-                 const std::vector<std::string>& commands) {
+                 const std::vector<std::string>& commands, const std::vector<std::string>& left_out) {
   std::string y = "# Made by `paddle-image init --from-dockerfile " + file_name + "`. Reference: docs/spec.md.\n";
   if (!unmapped.empty()) {
     y += "# Not mapped (no spec equivalent; see docs/templates.md):\n";
@@ -774,6 +1201,12 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
       std::string t = u.instruction;
       std::replace(t.begin(), t.end(), '\n', ' ');
       y += "#   " + file_name + ":" + std::to_string(u.line) + ": " + t + "\n#     " + u.reason + "\n";
+    }
+  }
+  if (!left_out.empty()) {
+    y += "# Left out, as a spec needs nothing for them:\n";
+    for (const auto& l : left_out) {
+      y += "#   " + file_name + ":" + l + "\n";
     }
   }
   for (const auto& c : commands) {
@@ -968,7 +1401,7 @@ FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& 
   if (prefix == "." || prefix == "./") {
     prefix.clear();
   }
-  Mapper mp(prefix);
+  Mapper mp(prefix, file_name);
   bool seen_from = false;
   for (const auto& in : ins) {
     if (in.keyword == "FROM") {
@@ -986,7 +1419,9 @@ FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& 
   FromDockerfile r;
   r.unmapped = mp.unmapped;
   r.commands = mp.m_lock_commands;
-  r.spec = emit(mp.m, r.unmapped, file_name, r.commands);
+  r.files = mp.files;
+  r.left_out = mp.left_out;
+  r.spec = emit(mp.m, r.unmapped, file_name, r.commands, r.left_out);
   return r;
 }
 

@@ -28,6 +28,11 @@ struct FromDockerfile {
   std::string spec;                  // spec.yaml text
   std::vector<Unmapped> unmapped;    // in line order
   std::vector<std::string> commands; // to run next (paddle-image lock for each requirements file)
+  // Files to write beside the spec: the requirements files of `pip install NAME...` lines.
+  std::vector<std::pair<std::string, std::string>> files;
+  // Steps left out because a spec needs nothing for them (apt-get update, rm, cd, a pip
+  // self-upgrade, cache cleaning): "LINE: what", for the record.
+  std::vector<std::string> left_out;
 };
 
 // `context` is the Dockerfile's build context as seen from the spec's directory ("" when

@@ -359,10 +359,9 @@ TEST_CASE("templates: a seed's Dockerfile mapped onto a spec, the rest listed wi
                    "ENTRYPOINT [\"python3\"]\n"                                             // 12
                    "CMD train.py --epochs 3\n";                                             // 13
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
-  REQUIRE(r.unmapped.size() == 2);
+  REQUIRE(r.unmapped.size() == 1); // ARG V (line 9) only declares a variable
   CHECK(r.unmapped[0].line == 7);
   CHECK(r.unmapped[0].reason.find("URL") != std::string::npos);
-  CHECK(r.unmapped[1].line == 9);
   REQUIRE(r.commands.size() == 2);
   CHECK(r.commands[0] == "paddle-image lock requirements.txt -o requirements.txt.lock --spec spec.yaml --layer deps");
   CHECK(r.commands[1] == "paddle-image lock --spec spec.yaml --layer system");
@@ -409,6 +408,86 @@ TEST_CASE("templates: apt-get lines of every usual shape map to one debs layer; 
   CHECK(r.spec.find("installed Recommends too") != std::string::npos); // line 3 had no --no-install-recommends
   REQUIRE(r.commands.size() == 1);
   CHECK(r.commands[0] == "paddle-image lock --spec spec.yaml --layer system");
+}
+
+TEST_CASE("templates: ARG defaults and earlier ENV values are substituted where Dockerfile substitutes them") {
+  std::string df = "ARG TAG=2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\n"                           // 1: global, for FROM
+                   "ARG REG\n"                                                              // 2
+                   "FROM paddlepaddle/paddle:${TAG}\n"                                      // 3
+                   "ARG APP=/workspace/ocr\n"                                               // 4
+                   "ARG TAG\n"                                                              // 5: the global value again
+                   "ENV PATH=/opt/bin:$PATH LANG=C.UTF-8 DIR=${APP} V=${TAG:-x} W='$APP'\n" // 6
+                   "WORKDIR $APP\n"                                                         // 7
+                   "COPY requirements.txt ./\n"                                             // 8
+                   "USER ${REG}\n"       // 9: global, not declared again
+                   "ENV OTHER=$UNSET\n"; // 10
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  auto has = [&](const std::string& s) { return r.spec.find(s) != std::string::npos; };
+  CHECK(has("base: \"paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\"\n"));
+  CHECK(has("    \"LANG\": \"C.UTF-8\"\n    \"DIR\": \"/workspace/ocr\"\n"));
+  CHECK(has("    \"V\": \"2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\"\n"));
+  CHECK(has("    \"W\": \"$APP\"\n")); // single quotes keep the '$'
+  CHECK(has("  workdir: \"/workspace/ocr\"\n"));
+  CHECK(has("        to: \"/workspace/ocr/\"\n"));
+  REQUIRE(r.unmapped.size() == 3);
+  CHECK(r.unmapped[0].line == 6); // PATH only: the other keys are mapped
+  CHECK(r.unmapped[0].reason.find("ENV PATH refers to $PATH") != std::string::npos);
+  CHECK(r.unmapped[1].line == 9);
+  CHECK(r.unmapped[1].reason.find("declares it again") != std::string::npos);
+  CHECK(r.unmapped[2].line == 10);
+  CHECK(r.unmapped[2].reason.find("$UNSET") != std::string::npos);
+  // No global ARG is "an earlier stage".
+  for (const auto& u : r.unmapped) {
+    CHECK(u.reason.find("earlier stage") == std::string::npos);
+  }
+  // A FROM with a variable nobody sets is an error naming the line, never `scratch`.
+  util::Error e = test_support::error_of(
+      [] { templates::spec_from_dockerfile("ARG TAG\nFROM paddlepaddle/paddle:${TAG}\n", "Dockerfile"); });
+  CHECK(std::string(e.what()).find("Dockerfile:2: FROM refers to $TAG") != std::string::npos);
+  CHECK(e.kind() == util::ErrorKind::input);
+}
+
+TEST_CASE("templates: pip lines of every shape: -r followed back through its COPY, named packages to a file") {
+  std::string df = "FROM python:3.10\n"         // 1
+                   "WORKDIR /srv\n"             // 2
+                   "COPY requirements.txt ./\n" // 3
+                   "RUN python3 -m pip install --upgrade pip && pip3.10 install --no-cache-dir -r "
+                   "requirements.txt && rm requirements.txt\n" // 4
+                   "RUN pip install paddlepaddle-gpu==2.4.0.post116 -f https://www.paddlepaddle.org.cn/whl/"
+                   "linux/mkl/avx/stable.html\n"                                   // 5
+                   "COPY . /app\n"                                                 // 6
+                   "RUN cd /app && pip install -r deploy/requirements.txt\n"       // 7
+                   "RUN pip install -r /work/requirements.txt\n"                   // 8
+                   "RUN pip install -e .\n"                                        // 9
+                   "RUN git clone https://github.com/PaddlePaddle/PaddleOCR.git\n" // 10
+                   "RUN chmod +x /app/run.sh\n";                                   // 11
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  auto has = [&](const std::string& s) { return r.spec.find(s) != std::string::npos; };
+  REQUIRE(r.commands.size() == 3);
+  CHECK(r.commands[0] == "paddle-image lock requirements.txt -o requirements.txt.lock --spec spec.yaml --layer deps");
+  CHECK(r.commands[1] ==
+        "paddle-image lock requirements-deps-2.txt -o requirements-deps-2.lock --spec spec.yaml --layer deps-2");
+  CHECK(r.commands[2] == "paddle-image lock deploy/requirements.txt -o deploy/requirements.txt.lock --spec spec.yaml "
+                         "--layer deps-3");
+  REQUIRE(r.files.size() == 1);
+  CHECK(r.files[0].first == "requirements-deps-2.txt");
+  CHECK(r.files[0].second.find("\npaddlepaddle-gpu==2.4.0.post116\n") != std::string::npos);
+  CHECK(has("      find_links: [\"https://www.paddlepaddle.org.cn/whl/linux/mkl/avx/stable.html\"]\n"));
+  REQUIRE(r.left_out.size() == 2);
+  CHECK(r.left_out[0].rfind("4: python3 -m pip install --upgrade pip", 0) == 0);
+  CHECK(r.left_out[1] == "4: rm requirements.txt");
+  REQUIRE(r.unmapped.size() == 4);
+  CHECK(r.unmapped[0].line == 8);
+  CHECK(r.unmapped[0].reason.find("no COPY before this RUN puts a file there") != std::string::npos);
+  CHECK(r.unmapped[1].line == 9);
+  CHECK(r.unmapped[1].reason.find("local project") != std::string::npos);
+  CHECK(r.unmapped[2].reason.find("clones code") != std::string::npos);
+  CHECK(r.unmapped[3].reason.find("mode:") != std::string::npos);
+  // An unpinned name is written, and listed with what to do.
+  auto u = templates::spec_from_dockerfile("FROM python:3.10\nRUN pip install shapely\n", "Dockerfile");
+  REQUIRE(u.unmapped.size() == 1);
+  CHECK(u.unmapped[0].reason.find("not pinned") != std::string::npos);
+  CHECK(u.files.size() == 1);
 }
 
 TEST_CASE("templates: multi-stage Dockerfiles map the last stage and list every earlier instruction") {
