@@ -62,7 +62,7 @@ AptRoot make_root(const fs::path& root, const std::vector<RepositoryIndex>& repo
 std::vector<std::string> apt_args(const fs::path& root, const std::string& arch) {
   const std::string r = root.string();
   return {"-o", "Dir=" + r,
-          "-o", "Dir::State::status=" + r + "/var/lib/dpkg/status",
+          "-o", "Dir::State::status=" + (root / "var" / "lib" / "dpkg" / "status").string(),
           "-o", "Dir::Etc::Trusted=" + r + "/etc/apt/trusted.gpg",
           "-o", "Dir::Etc::TrustedParts=" + r + "/etc/apt/trusted.gpg.d",
           "-o", "APT::Architecture=" + arch,

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace layers {
@@ -505,6 +506,42 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
   }
   r.bytes_after = size_bytes();
   return r;
+}
+
+BlobInfo
+cached_download(LayerCache& cache, const std::string& key, const std::string& media_type,
+                const std::function<void(const DownloadSink& write, const std::function<void()>& restart)>& download,
+                const std::function<void(const std::string& sha256, std::int64_t size)>& check, bool& fetched) {
+  LayerRecord record;
+  return cache.get_or_build(
+      key,
+      [&](util::AtomicFile& tmp, LayerRecord&) {
+        util::Sha256 hash;
+        std::int64_t size = 0;
+        download(
+            [&](const char* data, std::size_t len) {
+              tmp.write(data, len);
+              hash.update(data, len);
+              size += static_cast<std::int64_t>(len);
+            },
+            [&] {
+              if (::ftruncate(tmp.fd(), 0) != 0 || ::lseek(tmp.fd(), 0, SEEK_SET) != 0) {
+                util::throw_errno("cannot rewind " + tmp.temp_path().string());
+              }
+              hash.reset();
+              size = 0;
+            });
+        std::string got = hash.finish_hex();
+        check(got, size);
+        BlobInfo b;
+        b.digest = oci::Digest::sha256(got);
+        b.diff_id = b.digest;
+        b.size = size;
+        b.uncompressed_size = size;
+        b.media_type = media_type;
+        return b;
+      },
+      fetched, record);
 }
 
 } // namespace layers

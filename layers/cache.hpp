@@ -218,4 +218,15 @@ private:
   std::map<std::string, RemoteHit> m_hits;  // digest -> every remote hit of this build
 };
 
+// A file fetched once into the cache as a blob under `key` (a download the build
+// needs as it is: a wheel, a .deb). On a miss, download(write, restart) streams it
+// (restart: the source sends it whole again after a cut; what was written so far is
+// dropped), hashed while written; check(sha256_hex, size) may throw before anything is
+// committed. `fetched` says whether it was downloaded now.
+using DownloadSink = std::function<void(const char*, std::size_t)>;
+BlobInfo
+cached_download(LayerCache& cache, const std::string& key, const std::string& media_type,
+                const std::function<void(const DownloadSink& write, const std::function<void()>& restart)>& download,
+                const std::function<void(const std::string& sha256, std::int64_t size)>& check, bool& fetched);
+
 } // namespace layers

@@ -12,7 +12,6 @@
 #include <mutex>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 namespace python {
 
@@ -436,42 +435,26 @@ std::vector<FetchedWheel> fetch_wheels(const std::vector<Selected>& selected, py
                                                     : "wheel-file\n" + sel.file.sha256;
     std::string key = util::sha256_hex(key_input);
     bool rebuilt = false;
-    layers::LayerRecord record;
-    layers::BlobInfo blob = cache.get_or_build(
-        key,
-        [&](util::AtomicFile& tmp, layers::LayerRecord&) {
+    layers::BlobInfo blob = layers::cached_download(
+        cache, key, "application/vnd.python.wheel",
+        [&](const layers::DownloadSink& write, const std::function<void()>& restart) {
           say("  downloading " + sel.file.filename + " from " + util::redact_url(sel.file.page));
-          util::Sha256 hash;
           std::int64_t size = 0;
-          auto restart = [&]() {
-            if (::ftruncate(tmp.fd(), 0) != 0 || ::lseek(tmp.fd(), 0, SEEK_SET) != 0) {
-              util::throw_errno("cannot rewind " + tmp.temp_path().string());
-            }
-            hash.reset();
-            size = 0;
-          };
           index.download(
               sel.file,
               [&](const char* data, std::size_t len) {
-                tmp.write(data, len);
-                hash.update(data, len);
+                write(data, len);
                 size += static_cast<std::int64_t>(len);
                 if (progress) {
                   progress(sel.file.filename, size, sel.file.size);
                 }
               },
-              restart);
-          std::string got = hash.finish_hex();
-          check_locked_hash(sel, got);
-          layers::BlobInfo b;
-          b.digest = oci::Digest::sha256(got);
-          b.diff_id = b.digest;
-          b.size = size;
-          b.uncompressed_size = size;
-          b.media_type = "application/vnd.python.wheel";
-          return b;
+              [&] {
+                size = 0;
+                restart();
+              });
         },
-        rebuilt, record);
+        [&](const std::string& got, std::int64_t) { check_locked_hash(sel, got); }, rebuilt);
     check_locked_hash(sel, blob.digest.hex); // a URL-keyed entry from another lock
     FetchedWheel& fw = out[i];
     fw.selected = sel;

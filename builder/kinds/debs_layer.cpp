@@ -14,11 +14,9 @@
 #include "util/text.hpp"
 #include "util/url.hpp"
 
-#include <fcntl.h>
 #include <map>
 #include <mutex>
 #include <set>
-#include <unistd.h>
 
 namespace builder {
 
@@ -97,37 +95,32 @@ std::vector<fs::path> fetch_debs(const spec::LayerSpec& l, const debian::Lock& l
     const debian::LockedPackage& p = lock.packages[i];
     const std::string url = package_url(repo_of(l, p), p);
     bool rebuilt = false;
-    layers::LayerRecord record;
-    layers::BlobInfo blob = cx.cache.get_or_build(
-        util::sha256_hex("deb-file\n" + p.sha256),
-        [&](util::AtomicFile& tmp, layers::LayerRecord&) {
+    layers::BlobInfo blob = layers::cached_download(
+        cx.cache, util::sha256_hex("deb-file\n" + p.sha256), "application/vnd.debian.binary-package",
+        [&](const layers::DownloadSink& write, const std::function<void()>& restart) {
           if (!fetcher) {
             fetcher = debs_fetcher(l, cx.options);
           }
-          util::Sha256 hash;
           std::int64_t size = 0;
           fetcher->fetch(
               url,
               [&](const char* data, std::size_t len) {
-                tmp.write(data, len);
-                hash.update(data, len);
                 size += static_cast<std::int64_t>(len);
                 if (p.size >= 0 && size > p.size) {
-                  throw Error(
-                      ErrorKind::integrity,
-                      util::redact_url(url) + " sends more than the " + std::to_string(p.size) +
-                          " bytes the lock gives for " + p.name + " " + p.version + "; nothing was stored",
-                      "the repository serves another file than the one locked; find out why before you lock again");
+                  throw Error(ErrorKind::integrity,
+                              util::redact_url(url) + " sends more than the " + std::to_string(p.size) +
+                                  " bytes the lock gives for " + p.name + " " + p.version + "; nothing was stored",
+                              "the repository serves another file than the one locked; find out why before you lock "
+                              "again");
                 }
+                write(data, len);
               },
               [&] {
-                if (::ftruncate(tmp.fd(), 0) != 0 || ::lseek(tmp.fd(), 0, SEEK_SET) != 0) {
-                  util::throw_errno("cannot rewind " + tmp.temp_path().string());
-                }
-                hash.reset();
                 size = 0;
+                restart();
               });
-          std::string got = hash.finish_hex();
+        },
+        [&](const std::string& got, std::int64_t size) {
           if (got != p.sha256 || (p.size >= 0 && size != p.size)) {
             throw Error(ErrorKind::integrity,
                         util::redact_url(url) + ": " + p.name + " " + p.version + " has sha256 " + got + " (" +
@@ -136,15 +129,8 @@ std::vector<fs::path> fetch_debs(const spec::LayerSpec& l, const debian::Lock& l
                         "the repository serves other bytes than the ones its signed index listed when the lock was "
                         "written (a tampered mirror, or a rebuilt package): find out why before you lock again");
           }
-          layers::BlobInfo b;
-          b.digest = oci::Digest::sha256(got);
-          b.diff_id = b.digest;
-          b.size = size;
-          b.uncompressed_size = size;
-          b.media_type = "application/vnd.debian.binary-package";
-          return b;
         },
-        rebuilt, record);
+        rebuilt);
     if (blob.digest.hex != p.sha256) {
       throw Error(ErrorKind::integrity, "the cache holds other bytes for " + p.name + " " + p.version,
                   "run paddle-image cache prune --all");

@@ -265,7 +265,8 @@ check "... its one override is initial-upload-closes-no-bugs (the .deb is not up
   "[[ \$(dpkg-deb -c '$DEB' | grep -c usr/share/lintian/overrides/.) -eq 1 ]] &&
    [[ \$(lintian --pedantic --no-override '$DEB' | sed 's/ \\[.*//') == 'W: paddle-image: initial-upload-closes-no-bugs' ]] &&
    dpkg-deb --fsys-tarfile '$DEB' | tar xO ./usr/share/lintian/overrides/paddle-image | grep -q '^# .*not uploaded to Debian'"
-check "it recommends ca-certificates" bash -c "[[ \$(dpkg-deb -f '$DEB' Recommends) == ca-certificates ]]"
+check "it recommends ca-certificates, and apt and gpgv (lock of a debs layer runs them)" bash -c \
+  "[[ \$(dpkg-deb -f '$DEB' Recommends) == 'ca-certificates, apt, gpgv' ]]"
 dpkg-deb -f "$DEB" Depends >deb-depends.txt
 rm -rf debx && mkdir debx && dpkg-deb -x "$DEB" debx
 mkdir -p shl/debian/paddle-image/usr/bin && cp debx/usr/bin/paddle-image shl/debian/paddle-image/usr/bin/ &&
