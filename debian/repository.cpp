@@ -9,6 +9,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <ctime>
 #include <memory>
 #include <sstream>
 
@@ -159,6 +160,26 @@ std::string decompress(const std::string& data, const std::string& name, const s
   return out;
 }
 
+void check_valid_until(const std::string& release, std::int64_t now, const std::string& what) {
+  auto paras = parse_paragraphs(release, what);
+  if (paras.empty() || paras.front().get("Valid-Until") == nullptr) {
+    return;
+  }
+  std::string v = paras.front().value("Valid-Until");
+  struct tm tm {};
+  const char* end = ::strptime(v.c_str(), "%a, %d %b %Y %H:%M:%S", &tm);
+  if (end == nullptr) {
+    throw Error(ErrorKind::integrity, what + ": Valid-Until '" + v + "' is not a date apt reads",
+                "the repository's Release is malformed: use another mirror");
+  }
+  std::int64_t until = static_cast<std::int64_t>(::timegm(&tm));
+  if (until < now) {
+    throw Error(ErrorKind::integrity,
+                what + " expired at " + v + " (Valid-Until): the mirror serves an old Release; nothing was written",
+                "a mirror that stopped updating, or one replaying an old signed Release: use an up-to-date mirror");
+  }
+}
+
 RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, const Fetch& fetch,
                                  const fs::path& work) {
   RepositoryIndex idx;
@@ -190,6 +211,7 @@ RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, c
   idx.signed_by = v.fingerprint;
   idx.release_sha256 = util::sha256_hex(v.text);
   const std::string what = where_of(r, dists + release_name);
+  check_valid_until(v.text, static_cast<std::int64_t>(::time(nullptr)), what);
   auto files = release_files(v.text, what);
   auto paras = parse_paragraphs(v.text, what);
   std::string listed_archs = paras.empty() ? "" : paras.front().value("Architectures");

@@ -64,6 +64,11 @@ struct ReleaseFile {
 };
 std::vector<std::pair<std::string, ReleaseFile>> release_files(const std::string& release, const std::string& what);
 
+// A Release's Valid-Until (RFC 2822 date, as apt reads it) against `now` (seconds since
+// the epoch): Error(integrity) naming `what` when it has passed (a mirror replaying an
+// old, still validly signed Release would hide the fixes made since). No field: valid.
+void check_valid_until(const std::string& release, std::int64_t now, const std::string& what);
+
 // Fetches and verifies the repository's Release and its components' Packages indexes
 // for `arch` (the xz, gz or plain index, the first the Release lists). `work` holds
 // gpgv's files for the call. Throws Error(integrity) for a bad signature or a hash

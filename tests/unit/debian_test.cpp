@@ -75,6 +75,15 @@ TEST_CASE("maintainer scripts: debhelper's no-op sections pass, anything else is
                   util::Error);
 }
 
+TEST_CASE("a Release past its Valid-Until is refused, as apt refuses it") {
+  const std::string rel = "Suite: bookworm-security\nValid-Until: Sat, 09 Dec 2023 10:00:00 UTC\n";
+  CHECK_NOTHROW(debian::check_valid_until(rel, 1702000000, "InRelease"));       // 2023-12-08
+  CHECK_THROWS_WITH_AS(debian::check_valid_until(rel, 1702200000, "InRelease"), // 2023-12-10
+                       doctest::Contains("InRelease expired at Sat, 09 Dec 2023 10:00:00 UTC"), util::Error);
+  CHECK_NOTHROW(debian::check_valid_until("Suite: bookworm\n", 4000000000, "InRelease"));
+  CHECK_THROWS_AS(debian::check_valid_until("Valid-Until: soon\n", 0, "InRelease"), util::Error);
+}
+
 TEST_CASE("the Release's SHA256 list, and a lock that is not one") {
   auto files = debian::release_files(
       "Suite: bookworm\nSHA256:\n " + std::string(64, 'a') + " 12 main/binary-amd64/Packages.xz\n", "Release");
