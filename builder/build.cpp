@@ -425,6 +425,9 @@ json BuildReport::to_json() const {
     if (!l.debs.is_null()) {
       ls.back()["packages"] = l.debs;
     }
+    if (!l.sources.is_null()) {
+      ls.back()["sources"] = l.sources;
+    }
   }
   json ws = json::array();
   for (const auto& w : wheels) {

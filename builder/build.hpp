@@ -88,6 +88,9 @@ struct LayerReport {
   // A debs layer: the packages it installs, from its lock ([{name, version,
   // architecture, filename, sha256, url}]); null for other kinds.
   nlohmann::json debs;
+  // A files or data layer's remote sources (url:), each as fetched: [{url, sha256,
+  // size, extract, to, downloaded}]; null for a layer without.
+  nlohmann::json sources;
 };
 
 // A wheel installed by one of the build's wheels layers.

@@ -47,11 +47,19 @@ std::string landing_dpkg_status(const layers::BaseView& view, const std::string&
 }
 
 std::unique_ptr<DebsFetcher> debs_fetcher(const spec::LayerSpec& l, const BuildOptions& o) {
+  std::vector<std::string> urls;
+  for (const auto& r : l.debs().repositories) {
+    urls.push_back(r.url);
+  }
+  return url_fetcher(urls, o);
+}
+
+std::unique_ptr<DebsFetcher> url_fetcher(const std::vector<std::string>& urls, const BuildOptions& o) {
   auto f = std::make_unique<DebsFetcher>();
   python::Sources src;
   src.sources.netrc = o.index.defaults.netrc;
-  for (const auto& r : l.debs().repositories) {
-    src.sources.find_links.push_back(r.url); // for --insecure's hosts; never listed as a page
+  for (const auto& u : urls) {
+    src.sources.find_links.push_back(u); // for --insecure's hosts; never listed as a page
   }
   f->index = python::open_index(src, o.index, f->stats);
   python::PackageIndex* idx = f->index.get();

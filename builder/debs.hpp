@@ -25,6 +25,8 @@ struct DebsFetcher {
   debian::Fetch fetch;
 };
 std::unique_ptr<DebsFetcher> debs_fetcher(const spec::LayerSpec& l, const BuildOptions& o);
+// The same for any files on the hosts of `urls` (a files or data layer's remote sources).
+std::unique_ptr<DebsFetcher> url_fetcher(const std::vector<std::string>& urls, const BuildOptions& o);
 
 // `paddle-image lock` for a debs layer (`layer`, or the spec's only one): the
 // repositories verified, apt's resolution against the base's dpkg status, the lock

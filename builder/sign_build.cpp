@@ -5,6 +5,7 @@
 #include "signing/sign.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/url.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -64,7 +65,26 @@ signing::SbomInput built_image_sbom(const oci::Image& img, const BuildReport& r,
   so.created = util::rfc3339_utc(o.source_date_epoch);
   so.tool_version = tool_version;
   so.info = info;
-  return image_sbom(img, img.root(), so);
+  signing::SbomInput in = image_sbom(img, img.root(), so);
+  // What the files and data layers downloaded (url:), each by its URL and SHA-256: the
+  // image's tree cannot tell them from copied files.
+  for (const auto& l : r.layers) {
+    for (const auto& d : l.sources.is_array() ? l.sources : nlohmann::json::array()) {
+      std::string url = d.value("url", "");
+      std::string name = url.substr(url.rfind('/') + 1);
+      signing::SbomComponent c;
+      c.kind = "download";
+      c.name = name;
+      c.purl = "pkg:generic/" + util::percent_encode(name) + "?checksum=sha256:" + d.value("sha256", "") +
+               "&download_url=" + util::percent_encode(url);
+      c.location = d.value("to", "");
+      c.layer = l.blob.digest.str();
+      c.sha256 = d.value("sha256", "");
+      c.origin = "downloaded by " + l.kind + " layer '" + l.name + "'";
+      in.components.push_back(c);
+    }
+  }
+  return in;
 }
 
 std::map<std::string, std::string> image_labels(const oci::Image& img) {

@@ -158,6 +158,15 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
                     {"architecture", d.value("architecture", "")}});
       p.dependencies.push_back(dep);
     }
+    for (const auto& d : l.sources.is_array() ? l.sources : nlohmann::json::array()) {
+      // Each file a files or data layer downloads (url:), by the SHA-256 the spec pins.
+      std::string url = d.value("url", "");
+      p.dependencies.push_back(resource(url.substr(url.rfind('/') + 1), url, "sha256:" + d.value("sha256", ""),
+                                        {{"role", "download"},
+                                         {"layer", l.name},
+                                         {"extract", d.value("extract", false)},
+                                         {"to", d.value("to", "")}}));
+    }
     if (auto k = spec::kind_of_name(l.kind); k && spec::ships_copied_files(*k)) {
       // The layer's content (its uncompressed tar) is the digest of its inputs.
       p.dependencies.push_back(resource(l.name, "", l.blob.diff_id.str(), {{"role", l.kind + " layer"}}));

@@ -490,6 +490,9 @@ PruneResult LayerCache::prune(std::int64_t max_bytes) {
         return fs::exists(key_path(key), rm);
       },
       max_bytes == 0);
+  // Downloaded sources as their rules lay them out: made again from their blobs (or
+  // downloaded again) by the next build that needs them.
+  fs::remove_all(m_layout.sources(), ec);
   ec.clear();
   if (max_bytes == 0) {
     // --all: the base views too (they are rebuilt from the layers), and the per-layer SBOM

@@ -8,6 +8,7 @@
 //   CACHE/locks/<key>.lock        one builder of a key at a time
 //   CACHE/staging/                builds' staging trees (a wheels layer's install)
 //   CACHE/walks/<id>              a files or data layer's walk memo (layers/walk_memo)
+//   CACHE/sources/<id>/           a downloaded source laid out as its rule copies it (builder/remote_sources)
 //   CACHE/base-view/<key>.zst     a list of layers' file tree (layers::cached_view)
 //   CACHE/base-info/blobs/<hex>.json  a base blob's stat when its digest was verified
 //   CACHE/registry-cache/         the registry cache's local state (builder/registry_cache)
@@ -33,6 +34,7 @@ public:
   std::filesystem::path staging() const { return m_root / "staging"; }
   std::filesystem::path walks() const { return m_root / "walks"; }
   std::filesystem::path walk_memo(const std::string& id) const { return walks() / id; }
+  std::filesystem::path sources() const { return m_root / "sources"; }
   std::filesystem::path base_views() const { return m_root / "base-view"; }
   std::filesystem::path base_view(const std::string& key) const { return base_views() / (key + ".zst"); }
   std::filesystem::path base_info_blobs() const { return m_root / "base-info" / "blobs"; }

@@ -15,6 +15,74 @@ using namespace detail;
 
 namespace {
 
+bool is_hex64(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// A rule's `url` with its sha256, and how it is extracted.
+RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string& f) {
+  RemoteSpec r;
+  r.url = c.str(item["url"], f + ".url");
+  if (r.url.rfind("http://", 0) != 0 && r.url.rfind("https://", 0) != 0) {
+    c.fail(item["url"], f + ".url", "'" + r.url + "' is not an http(s):// URL",
+           "give the file's URL, e.g. https://paddle-model-ecology.bj.bcebos.com/.../model.tar");
+  }
+  auto host_end = r.url.find('/', r.url.find("//") + 2);
+  if (r.url.find('@') != std::string::npos && r.url.find('@') < host_end) {
+    c.fail(item["url"], f + ".url", "the URL carries credentials",
+           "put them in ~/.netrc (or the file $NETRC names): a spec is shared and never holds secrets");
+  }
+  std::string path = r.url.substr(0, r.url.find_first_of("?#"));
+  r.filename = host_end == std::string::npos ? "" : path.substr(path.rfind('/') + 1);
+  if (!item["sha256"]) {
+    c.fail(item, f, "a download needs 'sha256': the build fetches nothing it cannot check",
+           "add sha256: HEX (sha256sum of the file); curl -L URL | sha256sum prints it");
+  }
+  r.sha256 = c.str(item["sha256"], f + ".sha256");
+  if (r.sha256.rfind("sha256:", 0) == 0) {
+    r.sha256 = r.sha256.substr(7);
+  }
+  if (!is_hex64(r.sha256)) {
+    c.fail(item["sha256"], f + ".sha256", "'" + r.sha256 + "' is not a SHA-256 (64 lower-case hex digits)",
+           "sha256sum FILE prints it");
+  }
+  if (item["size"]) {
+    r.size = c.integer(item["size"], f + ".size");
+    if (r.size < 0) {
+      c.fail(item["size"], f + ".size", "must be the file's size in bytes (0 or more)");
+    }
+  }
+  if (item["extract"]) {
+    r.extract = boolean(c, item["extract"], f + ".extract");
+  }
+  if (item["strip_components"]) {
+    std::int64_t n = c.integer(item["strip_components"], f + ".strip_components");
+    if (n < 0 || n > 64) {
+      c.fail(item["strip_components"], f + ".strip_components", "must be 0 to 64",
+             "the number of leading path components to drop, as tar --strip-components takes it");
+    }
+    r.strip_components = static_cast<int>(n);
+  }
+  if (item["include"]) {
+    r.include = c.str_list(item["include"], f + ".include");
+  }
+  if (!r.extract && (item["strip_components"] || item["include"])) {
+    const char* k = item["strip_components"] ? "strip_components" : "include";
+    c.fail(item[k], f + "." + k,
+           "strip_components and include apply to an archive that is extracted", "add extract: true");
+  }
+  if (!r.extract && r.filename.empty() && item["to"] && item["to"].Scalar().back() == '/') {
+    c.fail(item["url"], f + ".url", "the URL names no file", "give 'to' the file's path in the image");
+  }
+  for (const char* k : {"allow_outside", "exclude"}) {
+    if (item[k]) {
+      c.fail(item[k], f + "." + k, std::string("'") + k + "' applies to a path on this machine",
+             r.extract ? "use include: to choose the archive's members" : "drop it");
+    }
+  }
+  return r;
+}
+
 std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
                              const std::vector<std::string>& ignore) {
   if (!n.IsSequence() || n.size() == 0) {
@@ -25,18 +93,34 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     std::string f = field + "[" + std::to_string(i) + "]";
     const YAML::Node& item = n[i];
     c.check_keys(item, f,
-                 {"from", "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
-    if (!item["from"]) {
-      c.fail(item, f, "missing 'from'", "name a file or directory relative to the spec");
+                 {"from", "url", "sha256", "size", "extract", "strip_components", "include", "to", "exclude", "mode",
+                  "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
+    if (!item["from"] && !item["url"]) {
+      c.fail(item, f, "missing 'from'",
+             "name a file or directory relative to the spec, or a file to download with url: and sha256:");
+    }
+    if (item["from"] && item["url"]) {
+      c.fail(item["url"], f + ".url", "a copy rule takes 'from' (a path) or 'url' (a download), not both",
+             "split it into two rules");
     }
     if (!item["to"]) {
       c.fail(item, f, "missing 'to'", "name the absolute destination in the image, e.g. /app/");
     }
     CopySpec cs;
     cs.origin = c.where(item);
-    cs.from = source_path(c, item["from"], f + ".from", dir);
     cs.to = c.str(item["to"], f + ".to");
     check_image_path(c, item["to"], f + ".to", cs.to);
+    if (item["url"]) {
+      cs.remote = remote_source(c, item, f);
+    } else {
+      for (const char* k : {"sha256", "size", "extract", "strip_components", "include"}) {
+        if (item[k]) {
+          c.fail(item[k], f + "." + k, std::string("'") + k + "' belongs to a download (url:)",
+                 "drop it, or give url: in place of from:");
+        }
+      }
+      cs.from = source_path(c, item["from"], f + ".from", dir);
+    }
     if (item["exclude"]) {
       cs.exclude = c.str_list(item["exclude"], f + ".exclude");
     }
@@ -54,6 +138,10 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     }
     if (item["allow_outside"]) {
       cs.allow_outside = boolean(c, item["allow_outside"], f + ".allow_outside");
+    }
+    if (cs.remote) {
+      out.push_back(cs); // fetched into the cache: no .paddleimageignore, never outside the spec
+      continue;
     }
     if (auto rel = inside_spec_dir(cs.from, dir)) {
       cs.ignore = ignore;

@@ -23,8 +23,21 @@ struct OwnerSpec {
   std::string gname;
 };
 
+// A copy rule's remote source (`url:` in place of `from:`): a file fetched over HTTP(S)
+// and checked against its SHA-256, copied as it is or extracted.
+struct RemoteSpec {
+  std::string url;    // http(s):// (credentials from netrc, never here)
+  std::string sha256; // 64 lower-case hex digits
+  std::int64_t size = -1; // bytes, when given
+  bool extract = false;   // unpack (tar of any compression, or zip) rather than copy the file
+  int strip_components = 0;
+  std::vector<std::string> include; // globs of the members kept (after stripping); empty: all
+  std::string filename;             // the file's name when copied as it is (the URL's last segment)
+};
+
 struct CopySpec {
-  fs::path from; // absolute (resolved against the spec's directory)
+  fs::path from; // absolute (resolved against the spec's directory); for a remote source, set by the build
+  std::optional<RemoteSpec> remote;
   std::string to;
   std::vector<std::string> exclude;
   std::optional<std::uint32_t> mode;

@@ -111,9 +111,47 @@ nlohmann::json text_list(const std::vector<std::string>& lines, const char* key)
   return a;
 }
 
+// A download (url:): ADD --checksum, and for an archive, tar in the base unpacks it.
+void download(const DockerLayer& l, const DockerCopy& rule, std::vector<std::string>& lines,
+              std::vector<std::string>& notes) {
+  const DockerDownload& c = rule.download;
+  std::string chown = rule.chown.empty() ? l.chown : rule.chown;
+  std::string flags = " --checksum=sha256:" + one_line(c.sha256, "sha256");
+  if (!chown.empty()) {
+    flags += " --chown=" + one_line(chown, "owner");
+  }
+  if (!c.extract) {
+    if (rule.mode) {
+      flags += " --chmod=" + octal(*rule.mode);
+    }
+    lines.push_back("ADD" + flags + " [" + json_word(c.url, "url") + ", " + json_word(rule.to, "to") + "]");
+    return;
+  }
+  std::string tmp = "/tmp/paddle-image/" + safe_name(l.name) + "/" + safe_name(c.filename.empty() ? "archive" : c.filename);
+  lines.push_back("ADD" + flags + " [" + json_word(c.url, "url") + ", " + json_word(tmp, "to") + "]");
+  std::string run = "RUN mkdir -p " + util::shell_quote(one_line(rule.to, "to")) + " && tar -xf " +
+                    util::shell_quote(tmp) + " -C " + util::shell_quote(rule.to) + " --no-same-owner";
+  if (c.strip_components > 0) {
+    run += " --strip-components=" + std::to_string(c.strip_components);
+  }
+  if (!c.include.empty()) {
+    run += " --wildcards";
+    for (const auto& i : c.include) {
+      run += " " + util::shell_quote(one_line(i, "include pattern"));
+    }
+  }
+  lines.push_back(run + " && rm -f " + util::shell_quote(tmp));
+  notes.push_back(c.url + " is unpacked by the base's tar (a zip needs unzip instead; paddle-image refuses members "
+                          "that point outside " + rule.to + ", tar only warns)");
+}
+
 void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vector<std::string>& notes,
                  std::vector<std::string>& mode_diffs) {
   for (const auto& c : l.copies) {
+    if (!c.download.url.empty()) {
+      download(l, c, lines, notes);
+      continue;
+    }
     std::string line = "COPY";
     std::string chown = c.chown.empty() ? l.chown : c.chown;
     if (!chown.empty()) {

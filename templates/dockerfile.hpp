@@ -11,6 +11,16 @@
 
 namespace templates {
 
+// A copy rule's download (url:): its SHA-256, and how it is extracted.
+struct DockerDownload {
+  std::string url;
+  std::string sha256;
+  std::string filename;
+  bool extract = false;
+  int strip_components = 0;
+  std::vector<std::string> include;
+};
+
 struct DockerCopy {
   std::string from; // relative to the build context (the spec's directory), '/' kept for directories
   std::string to;
@@ -19,6 +29,8 @@ struct DockerCopy {
   std::optional<std::uint32_t> dir_mode;
   std::string chown;            // "UID:GID" or "" (root)
   bool outside_context = false; // allow_outside: `from` lies outside the spec's directory
+  // A download (url:) in place of `from` (url empty: none).
+  DockerDownload download;
 };
 
 struct DockerLayer {

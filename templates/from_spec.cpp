@@ -53,7 +53,16 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
   if (const spec::CopyLayerSpec* body = l.as_copy()) {
     for (const auto& c : body->copies) {
       DockerCopy dc;
-      dc.from = context_path(c.from, dir, &dc.outside_context);
+      if (c.remote) {
+        dc.download.url = c.remote->url;
+        dc.download.sha256 = c.remote->sha256;
+        dc.download.filename = c.remote->filename;
+        dc.download.extract = c.remote->extract;
+        dc.download.strip_components = c.remote->strip_components;
+        dc.download.include = c.remote->include;
+      } else {
+        dc.from = context_path(c.from, dir, &dc.outside_context);
+      }
       dc.to = c.to;
       dc.exclude = c.exclude;
       dc.mode = c.mode;

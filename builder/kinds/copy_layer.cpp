@@ -2,6 +2,7 @@
 // the walk memo that lets an unchanged tree be reused without a walk, and `split`
 // (a layer shipped as parts of about a given size).
 #include "builder/layer_kind.hpp"
+#include "builder/remote_sources.hpp"
 #include "layers/tree.hpp"
 #include "layers/walk_memo.hpp"
 #include "util/error.hpp"
@@ -220,7 +221,18 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
 class CopyLayerKind : public LayerKind {
 public:
   std::vector<LayerReport> build(const spec::LayerSpec& l, const LayerContext& cx, LayerReport proto) const override {
-    return build_copy_layer(l, cx, std::move(proto));
+    if (!has_remote_sources(l)) {
+      return build_copy_layer(l, cx, std::move(proto));
+    }
+    // Downloads fetched (or found in the cache) and laid out first: the rules then copy
+    // them as directories of this machine.
+    nlohmann::json sources;
+    spec::LayerSpec local = with_remote_sources(l, cx, sources);
+    std::vector<LayerReport> out = build_copy_layer(local, cx, std::move(proto));
+    for (auto& r : out) {
+      r.sources = sources;
+    }
+    return out;
   }
 };
 

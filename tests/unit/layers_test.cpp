@@ -5,6 +5,7 @@
 #include "layers/cache.hpp"
 #include "layers/compress.hpp"
 #include "layers/docker_archive.hpp"
+#include "layers/extract.hpp"
 #include "layers/tar.hpp"
 #include "layers/tree.hpp"
 #include "layers/walk_memo.hpp"
@@ -222,6 +223,58 @@ void check_same_info(const layers::BlobInfo& a, const layers::BlobInfo& b) {
 } // namespace
 
 TEST_SUITE("layers") {
+
+  TEST_CASE("extract: include globs keep what they name and what lies below a named directory") {
+    CHECK(layers::included({}, "anything/at/all"));
+    CHECK(layers::included({"inference.*"}, "inference.pdmodel"));
+    CHECK_FALSE(layers::included({"inference.*"}, "README.txt"));
+    CHECK(layers::included({"sub"}, "sub/config.json"));
+    CHECK(layers::included({"sub/"}, "sub/deeper/x"));
+    CHECK_FALSE(layers::included({"sub"}, "subway/x"));
+    CHECK(layers::included({"*.txt"}, "a/b.txt")); // '*' crosses '/'
+  }
+
+  TEST_CASE("extract: a tar's members land inside, stripped; a member climbing out is refused before it is written") {
+    util::TempDir tmp(std::filesystem::temp_directory_path());
+    auto write_tar = [&](const std::string& name, const std::vector<std::pair<std::string, std::string>>& files) {
+      struct archive* a = archive_write_new();
+      archive_write_set_format_pax_restricted(a);
+      archive_write_add_filter_gzip(a);
+      REQUIRE(archive_write_open_filename(a, (tmp.path() / name).c_str()) == ARCHIVE_OK);
+      for (const auto& [path, data] : files) {
+        struct archive_entry* e = archive_entry_new();
+        archive_entry_set_pathname(e, path.c_str());
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0755);
+        archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
+        archive_write_header(a, e);
+        archive_write_data(a, data.data(), data.size());
+        archive_entry_free(e);
+      }
+      archive_write_close(a);
+      archive_write_free(a);
+    };
+    write_tar("ok.tar.gz", {{"top/a/x.txt", "x"}, {"top/b.bin", "bb"}, {"toplevel", "skip"}});
+    layers::ExtractOptions o;
+    o.strip_components = 1;
+    layers::ExtractResult r = layers::extract_archive(tmp.path() / "ok.tar.gz", tmp.path() / "out", o, "ok");
+    CHECK(r.members == 2);
+    CHECK(r.skipped == 1);
+    CHECK(util::read_file(tmp.path() / "out/a/x.txt") == "x");
+    struct stat st {};
+    REQUIRE(::stat((tmp.path() / "out/b.bin").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0755);
+    write_tar("bad.tar.gz", {{"top/ok", "1"}, {"top/../../evil", "2"}});
+    try {
+      layers::extract_archive(tmp.path() / "bad.tar.gz", tmp.path() / "bad", {}, "https://h/bad.tar.gz");
+      FAIL("extracted");
+    } catch (const util::Error& e) {
+      CHECK(e.kind() == util::ErrorKind::integrity);
+      CHECK(contains(e.what(), "https://h/bad.tar.gz: member 'top/../../evil' climbs out with '..'"));
+    }
+    CHECK_FALSE(std::filesystem::exists(tmp.path() / "evil"));
+    CHECK_FALSE(std::filesystem::exists(tmp.path().parent_path() / "evil"));
+  }
 
   TEST_CASE("normalize_image_path") {
     CHECK(layers::normalize_image_path("/a/./b/", "o") == "a/b");

@@ -166,6 +166,37 @@ TEST_SUITE("spec") {
                    "a spec has one debs layer, and layer 'a' is one"));
   }
 
+  TEST_CASE("remote sources: url with sha256, extraction fields, and the errors") {
+    Project p;
+    const std::string h(64, 'a');
+    auto s = p.parse("layers:\n  - name: models\n    data:\n      - url: https://m.example/det.tar?sig=1\n"
+                     "        sha256: sha256:" + h + "\n        size: 12\n        extract: true\n"
+                     "        strip_components: 1\n        include: [\"*.pdmodel\"]\n        to: /opt/m\n");
+    const spec::CopySpec& c = s.layers[0].copy().copies[0];
+    REQUIRE(c.remote);
+    CHECK(c.remote->url == "https://m.example/det.tar?sig=1");
+    CHECK(c.remote->sha256 == h);
+    CHECK(c.remote->size == 12);
+    CHECK(c.remote->extract);
+    CHECK(c.remote->strip_components == 1);
+    CHECK(c.remote->include == std::vector<std::string>{"*.pdmodel"});
+    CHECK(c.remote->filename == "det.tar");
+    CHECK(c.from.empty());
+    auto err = [&](const std::string& rule) {
+      return std::string(p.error("layers:\n  - name: m\n    data:\n      - " + rule + "\n").what());
+    };
+    CHECK(contains(err("{url: https://h/x, to: /x}"), "a download needs 'sha256'"));
+    CHECK(contains(err("{url: https://h/x, sha256: abc, to: /x}"), "is not a SHA-256"));
+    CHECK(contains(err("{url: \"https://u:pw@h/x\", sha256: " + h + ", to: /x}"), "carries credentials"));
+    CHECK_FALSE(contains(err("{url: \"https://u:pw@h/x\", sha256: " + h + ", to: /x}"), "pw"));
+    CHECK(contains(err("{url: file:///x, sha256: " + h + ", to: /x}"), "is not an http(s):// URL"));
+    CHECK(contains(err("{url: https://h/x, sha256: " + h + ", to: /x, include: [a]}"), "data[0].include: strip_components and include apply to an archive that is extracted"));
+    CHECK(contains(err("{url: https://h/x, sha256: " + h + ", extract: true, strip_components: -1, to: /x}"),
+                   "must be 0 to 64"));
+    CHECK(contains(err("{from: a, url: https://h/x, sha256: " + h + ", to: /x}"), "not both"));
+    CHECK(contains(err("{from: a, sha256: " + h + ", to: /x}"), "belongs to a download"));
+  }
+
   TEST_CASE("a full spec is parsed into its fields") {
     Project p;
     auto s = p.parse(k_full_spec);

@@ -89,8 +89,8 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"},
                               {},     "",       {}};
   templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}};
-  app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false});
-  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false});
+  app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false, {}});
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false, {}});
   in.layers = {deps, app};
   in.config.entrypoint = std::vector<std::string>{"python3", "/app/train.py"};
   in.config.env = {{"A", "x \"y\" $z"}};
@@ -577,10 +577,10 @@ TEST_CASE("templates: COPY --chmod only where it gives paddle-image's modes; the
   in.base = "scratch";
   in.python = "python3";
   templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}};
-  app.copies.push_back({"app/", "/app/", {}, 0640u, std::nullopt, "", false});     // dirs stay 0755: no --chmod
-  app.copies.push_back({"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false}); // 0755 both: --chmod matches
-  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false}); // one file
-  app.copies.push_back({"data/", "/data/", {}, 0600u, 0700u, "", false});                     // both differ
+  app.copies.push_back({"app/", "/app/", {}, 0640u, std::nullopt, "", false, {}});     // dirs stay 0755: no --chmod
+  app.copies.push_back({"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false, {}}); // 0755 both: --chmod matches
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false, {}}); // one file
+  app.copies.push_back({"data/", "/data/", {}, 0600u, 0700u, "", false, {}});                     // both differ
   in.layers = {app};
   std::string out = templates::render_dockerfile(in, "");
   CHECK(out.find("COPY [\"app/\", \"/app/\"]\n") != std::string::npos);

@@ -1,0 +1,151 @@
+#include "builder/remote_sources.hpp"
+
+#include "builder/debs.hpp"
+#include "layers/extract.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+#include "util/url.hpp"
+
+#include <cerrno>
+#include <cstdio>
+
+namespace builder {
+
+using util::Error;
+using util::ErrorKind;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The downloaded file in the blob store, fetched now when the cache lacks it.
+fs::path fetch_remote(const spec::RemoteSpec& r, const std::string& origin, const LayerContext& cx,
+                      std::unique_ptr<DebsFetcher>& fetcher, bool& downloaded) {
+  const std::string shown = util::redact_url(r.url);
+  auto mismatch = [&](const std::string& got, const std::string& detail) {
+    return Error(ErrorKind::integrity,
+                 origin + ": " + shown + " " + detail + "; expected sha256:" + r.sha256 +
+                     (r.size >= 0 ? " (" + std::to_string(r.size) + " bytes)" : "") + ", got " +
+                     (got.empty() ? std::string("more") : "sha256:" + got) + "; nothing was stored",
+                 "the server sends other bytes than the spec pins: if the file was republished on purpose, check it "
+                 "and put its new sha256 in the spec");
+  };
+  layers::BlobInfo blob = layers::cached_download(
+      cx.cache, util::sha256_hex("remote-file\n" + r.sha256), "application/octet-stream",
+      [&](const layers::DownloadSink& write, const std::function<void()>& restart) {
+        if (!fetcher) {
+          fetcher = url_fetcher({r.url}, cx.options);
+        }
+        std::int64_t size = 0;
+        cx.events.info("  downloading " + shown);
+        fetcher->fetch(
+            r.url,
+            [&](const char* data, std::size_t len) {
+              size += static_cast<std::int64_t>(len);
+              if (r.size >= 0 && size > r.size) {
+                throw mismatch("", "sends more than " + std::to_string(r.size) + " bytes");
+              }
+              write(data, len);
+            },
+            [&] {
+              size = 0;
+              restart();
+            });
+      },
+      [&](const std::string& got, std::int64_t size) {
+        if (got != r.sha256) {
+          throw mismatch(got, "sent " + std::to_string(size) + " bytes of other content");
+        }
+        if (r.size >= 0 && size != r.size) {
+          throw mismatch(got, "sent " + std::to_string(size) + " bytes");
+        }
+      },
+      downloaded);
+  if (blob.digest.hex != r.sha256) {
+    throw Error(ErrorKind::integrity, origin + ": the cache holds other bytes for " + shown,
+                "run paddle-image cache prune --all");
+  }
+  return cx.cache.blobs().blob_path(blob.digest);
+}
+
+// Moves a finished staging directory to `dest`; another build that got there first wins.
+void publish_dir(const fs::path& staged, const fs::path& dest) {
+  util::create_dirs(dest.parent_path(), "the cache's sources directory");
+  if (::rename(staged.c_str(), dest.c_str()) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
+    util::throw_errno("cannot rename " + staged.string() + " to " + dest.string());
+  }
+}
+
+// The rule's file or tree in the cache's sources directory.
+fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs::path& file,
+                 const LayerContext& cx) {
+  KeyHasher id;
+  id.add({{"remote-source", 1},
+          {"sha256", r.sha256},
+          {"extract", r.extract},
+          {"strip_components", r.strip_components},
+          {"include", r.include},
+          {"filename", r.extract ? "" : r.filename}});
+  const fs::path dir = cx.cache.layout().sources() / id.finish();
+  const fs::path out = r.extract ? dir / "tree" : dir / r.filename;
+  std::error_code ec;
+  if (fs::exists(out, ec)) {
+    return out;
+  }
+  util::create_dirs(cx.cache.layout().staging(), "the cache's staging directory");
+  util::TempDir tmp(cx.cache.layout().staging(), "source-");
+  if (r.extract) {
+    layers::ExtractOptions eo;
+    eo.strip_components = r.strip_components;
+    eo.include = r.include;
+    layers::ExtractResult res = layers::extract_archive(file, tmp.path() / "tree", eo, origin + ": " +
+                                                                                         util::redact_url(r.url));
+    cx.events.info("  extracted " + util::redact_url(r.url) + ": " + std::to_string(res.members) + " members (" +
+                   std::to_string(res.bytes) + " bytes)" +
+                   (res.skipped > 0 ? ", " + std::to_string(res.skipped) + " left out" : ""));
+  } else {
+    util::link_or_copy(file, tmp.path() / r.filename);
+  }
+  publish_dir(tmp.path(), dir);
+  return out;
+}
+
+} // namespace
+
+bool has_remote_sources(const spec::LayerSpec& l) {
+  if (const auto* c = l.as_copy()) {
+    for (const auto& cs : c->copies) {
+      if (cs.remote) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext& cx, nlohmann::json& report) {
+  spec::LayerSpec out = l;
+  report = nlohmann::json::array();
+  std::unique_ptr<DebsFetcher> fetcher;
+  for (auto& cs : out.copy().copies) {
+    if (!cs.remote) {
+      continue;
+    }
+    const spec::RemoteSpec& r = *cs.remote;
+    bool downloaded = false;
+    fs::path file = fetch_remote(r, cs.origin, cx, fetcher, downloaded);
+    cs.from = lay_out(r, cs.origin, file, cx);
+    cs.allow_outside = true;
+    cs.ignore.clear();
+    cs.ignore_prefix.clear();
+    report.push_back({{"url", util::redact_url(r.url)},
+                      {"sha256", r.sha256},
+                      {"size", static_cast<std::int64_t>(fs::file_size(file))},
+                      {"extract", r.extract},
+                      {"to", cs.to},
+                      {"downloaded", downloaded}});
+  }
+  return out;
+}
+
+} // namespace builder

@@ -1,0 +1,42 @@
+#pragma once
+// Unpacks a downloaded archive (a remote source of a files or data layer: every tar
+// compression libarchive reads, and zip) into an empty directory, safely: a member
+// whose path is absolute or climbs out with "..", a symlink or hard link pointing out
+// of the tree, a member written through a symlink, and devices or FIFOs are refused
+// with the member named, before anything of it is written. Modes come from the archive
+// (permission bits only, the owner always able to read, and to enter directories);
+// owners and times do not (the layer's rule and SOURCE_DATE_EPOCH give them), so the
+// tree is the same on any machine.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace layers {
+
+struct ExtractOptions {
+  // Leading path components dropped from every member (tar --strip-components); a
+  // member with no more than that many is skipped.
+  int strip_components = 0;
+  // Glob patterns ('*' also matches '/') for the members to keep, after stripping; a
+  // pattern naming a directory keeps what lies below it. Empty: every member.
+  std::vector<std::string> include;
+};
+
+struct ExtractResult {
+  std::size_t members = 0; // written (directories, files, links)
+  std::size_t skipped = 0; // left out by strip_components or include
+  std::int64_t bytes = 0;  // file content written
+};
+
+// Whether `rel` (a member's path after stripping) is kept by the include patterns.
+bool included(const std::vector<std::string>& include, const std::string& rel);
+
+// Extracts `archive` into `dest` (created; must not exist). `what` names the source in
+// errors ("https://host/model.tar"). Throws util::Error(integrity) for a member that
+// would write outside `dest`, util::Error(input) for an archive it cannot read or a
+// member of a type it refuses.
+ExtractResult extract_archive(const std::filesystem::path& archive, const std::filesystem::path& dest,
+                              const ExtractOptions& options, const std::string& what);
+
+} // namespace layers

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Remote sources of files and data layers (a copy rule's url: with its sha256): models
+# fetched over HTTP from a local server, checked while they stream, extracted (tar.gz
+# with strip_components and include, zip) or copied as they are; cached by content (a
+# rebuild, or another spec naming the same hash, downloads nothing); the same digest
+# from two caches; provenance and SBOM name every download. Then the server misbehaves
+# (slow, a cut answer that resumes, a lying one, a wrong size) and hostile archives
+# (a ../ member, a symlink pointing out, an absolute path, a hard link out) are refused
+# with the member named, nothing stored.
+source "$(dirname "$0")/../support/common.sh"
+cd "$WORK"
+
+# The files the server serves.
+mkdir -p files src/ch_PP-OCRv4_det_infer/sub
+printf 'det-model-%.0s' $(seq 1000) >src/ch_PP-OCRv4_det_infer/inference.pdmodel
+head -c 300000 /dev/urandom >src/ch_PP-OCRv4_det_infer/inference.pdiparams
+echo "{}" >src/ch_PP-OCRv4_det_infer/sub/config.json
+echo "notes" >src/ch_PP-OCRv4_det_infer/README.txt
+ln -s inference.pdmodel src/ch_PP-OCRv4_det_infer/model.link
+tar -C src -czf files/det.tar.gz ch_PP-OCRv4_det_infer
+(cd src && python3 -c "
+import zipfile; z = zipfile.ZipFile('../files/dict.zip', 'w')
+z.writestr('dict/ppocr_keys_v1.txt', 'a\nb\nc\n'); z.writestr('dict/extra/en.txt', 'x\n'); z.close()")
+head -c 200000 /dev/urandom >files/tool.bin
+python3 - files <<'PY'
+import io, os, sys, tarfile
+d = sys.argv[1]
+def tar(name, members):
+    with tarfile.open(os.path.join(d, name), "w") as t:
+        for m, data in members:
+            if data is not None:
+                m.size = len(data)
+            t.addfile(m, io.BytesIO(data) if data is not None else None)
+def f(name): return tarfile.TarInfo(name)
+def sym(name, target):
+    m = tarfile.TarInfo(name); m.type = tarfile.SYMTYPE; m.linkname = target; return m
+def hard(name, target):
+    m = tarfile.TarInfo(name); m.type = tarfile.LNKTYPE; m.linkname = target; return m
+tar("dotdot.tar", [(f("m/ok.txt"), b"ok"), (f("m/../../escape.txt"), b"x")])
+tar("symout.tar", [(f("m/ok.txt"), b"ok"), (sym("m/etc", "../../../etc"), None)])
+tar("symabs.tar", [(sym("m/passwd", "/etc/passwd"), None)])
+tar("through.tar", [(sym("m/d", "."), None), (f("m/d/x.txt"), b"x")])
+tar("absolute.tar", [(f("/tmp/abs.txt"), b"x")])
+tar("hardout.tar", [(f("m/ok.txt"), b"ok"), (hard("m/h", "../../etc/passwd"), None)])
+PY
+sha() { sha256sum "files/$1" | cut -d' ' -f1; }
+
+# The server: GET (with Range) over files/; ?mode=slow trickles, cut sends half the first
+# time, lie sends other bytes. It counts the requests per path.
+python3 - files "$WORK/port.txt" "$WORK/requests.log" <<'PY' &
+import http.server, os, socketserver, sys, time, urllib.parse
+root, portfile, log = sys.argv[1:4]
+cut_done = set()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def handle(self):
+        try:
+            super().handle()
+        except ConnectionError:
+            pass  # a client that gave up on a cut or lying answer
+    def do_GET(self):
+        u = urllib.parse.urlsplit(self.path)
+        name = os.path.basename(u.path)
+        mode = u.path.split("/")[1] if u.path.count("/") > 1 else ""
+        open(log, "a").write(u.path + "\n")
+        p = os.path.join(root, name)
+        if not os.path.isfile(p):
+            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+        data = open(p, "rb").read()
+        if mode == "lie":
+            data = b"X" * len(data)
+        start = 0
+        rng = self.headers.get("Range")
+        if rng and rng.startswith("bytes=") and mode != "lie":
+            start = int(rng[6:].split("-")[0])
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))
+        else:
+            self.send_response(200)
+        body = data[start:]
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        if mode == "cut" and u.path not in cut_done:
+            cut_done.add(u.path)
+            self.wfile.write(body[: len(body) // 2]); self.wfile.flush()
+            self.close_connection = True
+            return
+        if mode == "slow":
+            for i in range(0, len(body), 16384):
+                self.wfile.write(body[i:i + 16384]); self.wfile.flush(); time.sleep(0.02)
+            return
+        self.wfile.write(body)
+class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+with S(("127.0.0.1", 0), H) as s:
+    open(portfile + ".tmp", "w").write(str(s.server_address[1])); os.rename(portfile + ".tmp", portfile)
+    s.serve_forever()
+PY
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [[ -s port.txt ]] && break; sleep 0.1; done
+URL=http://127.0.0.1:$(cat port.txt)
+requests() { grep -cE -- "$1" requests.log || true; }
+
+echo "print('app')" >app.py
+cat >spec.yaml <<YAML
+base: scratch
+source_date_epoch: 1700000000
+layers:
+  - name: models
+    data:
+      - url: $URL/f/det.tar.gz
+        sha256: $(sha det.tar.gz)
+        size: $(stat -c %s files/det.tar.gz)
+        extract: true
+        strip_components: 1
+        include: ["inference.*", "sub", "model.link"]
+        to: /opt/models/det
+      - url: $URL/f/dict.zip
+        sha256: $(sha dict.zip)
+        extract: true
+        to: /opt/models/
+      - url: $URL/f/tool.bin
+        sha256: $(sha tool.bin)
+        to: /usr/local/bin/tool
+        mode: 0755
+  - name: app
+    files:
+      - {from: app.py, to: /app/app.py}
+YAML
+check "a spec with downloads builds" "$PI" build spec.yaml -o oci:img:v1
+check "... each file was downloaded once" test "$(requests /f/det.tar.gz)" = 1 -a "$(requests /f/dict.zip)" = 1
+umoci unpack --image img:v1 bundle >/dev/null 2>&1
+R=bundle/rootfs
+check "... the tar.gz is extracted under its target, strip_components 1" \
+  cmp $R/opt/models/det/inference.pdiparams src/ch_PP-OCRv4_det_infer/inference.pdiparams
+check "... include keeps what it names (a directory with what lies below, a link)" \
+  bash -c "test -f $R/opt/models/det/sub/config.json && test \"\$(readlink $R/opt/models/det/model.link)\" = inference.pdmodel"
+check "... and leaves the rest out" test ! -e $R/opt/models/det/README.txt
+check "... the zip is extracted" bash -c "test \"\$(cat $R/opt/models/dict/ppocr_keys_v1.txt)\" = \$'a\nb\nc' && test -f $R/opt/models/dict/extra/en.txt"
+check "... the file is copied as it is, with its rule's mode" \
+  bash -c "cmp $R/usr/local/bin/tool files/tool.bin && test \"\$(stat -c %a $R/usr/local/bin/tool)\" = 755"
+check "... file times are SOURCE_DATE_EPOCH" test "$(stat -c %Y $R/opt/models/det/inference.pdmodel)" = 1700000000
+
+check "a rebuild downloads nothing and gives the same image" "$PI" build spec.yaml -o oci:img2:v1
+check "... no request was sent" test "$(requests /f/)" = 3
+check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_digest img2 v1)"
+check "a fresh cache builds the same digest" "$PI" build spec.yaml --cache-dir c2 -o oci:img3:v1
+check "... the same digest from both caches" test "$(manifest_digest img v1)" = "$(manifest_digest img3 v1)"
+
+# Another spec naming the same hash (another URL) downloads nothing.
+sed "s#$URL/f/det.tar.gz#$URL/cut/det.tar.gz#" spec.yaml >other.yaml
+check "another URL with the same sha256 is taken from the cache" "$PI" build other.yaml -o oci:img4:v1
+check "... without a request" test "$(requests /cut/)" = 0
+
+# A slow server, then one that cuts the answer: the download resumes.
+sed "s#$URL/f/#$URL/slow/#" spec.yaml >slow.yaml
+check "a slow server: the build completes" "$PI" build slow.yaml --cache-dir c4 -o oci:slow:v1
+check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_digest slow v1)"
+sed "s#$URL/f/#$URL/cut/#" spec.yaml >cut.yaml
+check "a server that cuts the answer: the download resumes" "$PI" build cut.yaml --cache-dir c5 -o oci:cut:v1
+check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_digest cut v1)"
+
+# A lying server: other bytes than the pinned hash. Exit 8, the URL and both digests, nothing stored.
+sed "s#$URL/f/tool.bin#$URL/lie/tool.bin#" spec.yaml >lie.yaml
+expect_fail "other bytes than the sha256: exit 8, the URL and both digests named" 8 \
+  "lie/tool.bin.*expected sha256:$(sha tool.bin).*got sha256:[0-9a-f]{64}" "$PI" build lie.yaml --cache-dir c6 -o oci:lie:v1
+check "... nothing stored for it" bash -c "! grep -rl '$(sha tool.bin)' c6/keys 2>/dev/null | grep -q . && ! test -e lie"
+sed "s#size: $(stat -c %s files/det.tar.gz)#size: 10#" spec.yaml >size.yaml
+expect_fail "more bytes than the size given: exit 8" 8 "sends more than 10 bytes" \
+  "$PI" build size.yaml --cache-dir c7 -o oci:size:v1
+sed "s#$URL/f/tool.bin#$URL/f/missing.bin#" spec.yaml >missing.yaml
+sed -i "s#sha256: $(sha tool.bin)#sha256: $(printf x | sha256sum | cut -d' ' -f1)#" missing.yaml
+expect_fail "a 404: exit 7, the URL named" 7 "missing.bin.*404" "$PI" build missing.yaml --cache-dir c8 -o oci:missing:v1
+
+# Hostile archives: refused with the member named, exit 8, nothing written outside.
+hostile() { # NAME PATTERN
+  cat >h-$1.yaml <<YAML
+base: scratch
+layers:
+  - name: models
+    data:
+      - {url: $URL/f/$1.tar, sha256: $(sha $1.tar), extract: true, to: /opt/m}
+YAML
+  expect_fail "$1.tar is refused: $2" 8 "$2" "$PI" build h-$1.yaml --cache-dir ch -o oci:h:v1
+}
+hostile dotdot "member 'm/../../escape.txt' climbs out"
+hostile symout "member 'm/etc' is a symlink to '../../../etc', which points out"
+hostile symabs "member 'm/passwd' is a symlink to the absolute path"
+hostile through "member 'm/d/x.txt' is written through the symlink"
+hostile absolute "member '/tmp/abs.txt' has an absolute path"
+hostile hardout "member 'm/h' is a hard link to '../../etc/passwd', which points out"
+check "... nothing escaped" bash -c "test ! -e ch/escape.txt -a ! -e /tmp/abs.txt -a ! -e escape.txt && ! ls ch/sources/*/tree >/dev/null 2>&1"
+
+# Spec errors: file:line:field and the fix.
+printf 'base: scratch\nlayers:\n  - name: m\n    data:\n      - {url: %s/f/tool.bin, to: /x}\n' "$URL" >nosha.yaml
+expect_fail "a url without sha256: the line and the fix" 3 "nosha.yaml:5.*sha256" "$PI" build nosha.yaml -o oci:n:v1
+printf 'base: scratch\nlayers:\n  - name: m\n    data:\n      - {url: "http://u:s3cr3tpw@127.0.0.1/x", sha256: %s, to: /x}\n' "$(sha tool.bin)" >cred.yaml
+expect_fail "credentials in the URL are refused" 3 "carries credentials" "$PI" build cred.yaml -o oci:n:v1
+check "... and never printed" bash -c "test -s err.txt && ! grep -q s3cr3tpw err.txt"
+printf 'base: scratch\nlayers:\n  - name: m\n    data:\n      - {url: "ftp://h/x", sha256: %s, to: /x, strip_components: 1}\n' "$(sha tool.bin)" >ftp.yaml
+expect_fail "an ftp URL is refused" 3 "not an http" "$PI" build ftp.yaml -o oci:n:v1
+
+# Provenance and SBOM: every download by its URL and SHA-256.
+export COSIGN_PASSWORD=remote-test-passphrase
+check "a key for --sign" "$PI" key generate -o k
+check "build --sign attaches provenance and an SBOM" "$PI" build spec.yaml -q -o oci:signed:v1 --sign --key k.key \
+  --identity registry.example/team/ocr:v1
+check "the provenance lists each download (role download) with its URL and SHA-256" python3 - signed v1 "$URL" \
+  "$(sha det.tar.gz)" "$(sha dict.zip)" "$(sha tool.bin)" <<'PY'
+import base64, json, sys
+lay, tag, url = sys.argv[1:4]
+want = set(sys.argv[4:])
+idx = json.load(open(lay + "/index.json"))
+img = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag][0]
+att = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == img["digest"].replace(":", "-") + ".att"][0]
+man = json.load(open(lay + "/blobs/sha256/" + att["digest"][7:]))
+deps = []
+sbom = None
+for l in man["layers"]:
+    st = json.loads(base64.b64decode(json.load(open(lay + "/blobs/sha256/" + l["digest"][7:]))["payload"]))
+    if st["predicateType"] == "https://slsa.dev/provenance/v1":
+        deps = [d for d in st["predicate"]["buildDefinition"]["resolvedDependencies"] if d.get("annotations", {}).get("role") == "download"]
+    elif "spdx" in st["predicateType"]:
+        sbom = st["predicate"]
+assert {d["digest"]["sha256"] for d in deps} == want, deps
+assert all(d["uri"].startswith(url + "/f/") for d in deps), deps
+assert sbom is not None
+refs = [r["referenceLocator"] for p in sbom["packages"] for r in p.get("externalRefs", [])]
+for h in want:
+    assert any(r.startswith("pkg:generic/") and ("checksum=sha256:" + h) in r for r in refs), (h, refs)
+PY
+
+check "render dockerfile writes ADD --checksum for each download" bash -c \
+  "'$PI' render dockerfile spec.yaml | grep -q 'ADD --checksum=sha256:$(sha tool.bin)'"
+before=$(wc -l <requests.log)
+check "cache prune drops the laid-out sources" bash -c "'$PI' cache prune --max-size 100G >/dev/null && test ! -e cache/sources"
+check "... a build lays them out again from the cached files, the same image" "$PI" build spec.yaml -o oci:img5:v1
+check "... without a request" test "$(wc -l <requests.log)" = "$before"
+check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_digest img5 v1)"
+finish
