@@ -77,8 +77,7 @@ void publish_dir(const fs::path& staged, const fs::path& dest) {
 }
 
 // The rule's file or tree in the cache's sources directory.
-fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs::path& file,
-                 const LayerContext& cx) {
+fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs::path& file, const LayerContext& cx) {
   KeyHasher id;
   id.add({{"remote-source", 1},
           {"sha256", r.sha256},
@@ -98,8 +97,8 @@ fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs:
     layers::ExtractOptions eo;
     eo.strip_components = r.strip_components;
     eo.include = r.include;
-    layers::ExtractResult res = layers::extract_archive(file, tmp.path() / "tree", eo, origin + ": " +
-                                                                                         util::redact_url(r.url));
+    layers::ExtractResult res =
+        layers::extract_archive(file, tmp.path() / "tree", eo, origin + ": " + util::redact_url(r.url));
     cx.events.info("  extracted " + util::redact_url(r.url) + ": " + std::to_string(res.members) + " members (" +
                    std::to_string(res.bytes) + " bytes)" +
                    (res.skipped > 0 ? ", " + std::to_string(res.skipped) + " left out" : ""));

@@ -85,6 +85,29 @@ void add_embedded_sboms(const layers::BaseView& view, signing::SbomInput& in) {
   }
 }
 
+// What a layer fetched, each by its URL and SHA-256: a debs layer's packages (role deb),
+// a files or data layer's downloads (role download).
+void add_fetched_dependencies(const LayerReport& l, signing::ProvenanceInput& p) {
+  for (const auto& d : l.debs.is_array() ? l.debs : nlohmann::json::array()) {
+    // Each package a debs layer installs: the file fetched (URL) and its SHA-256.
+    signing::ResourceDescriptor dep =
+        resource(d.value("filename", ""), d.value("url", ""), "sha256:" + d.value("sha256", ""),
+                 {{"role", "deb"},
+                  {"layer", l.name},
+                  {"package", d.value("name", "")},
+                  {"version", d.value("version", "")},
+                  {"architecture", d.value("architecture", "")}});
+    p.dependencies.push_back(dep);
+  }
+  for (const auto& d : l.sources.is_array() ? l.sources : nlohmann::json::array()) {
+    // Each file a files or data layer downloads (url:), by the SHA-256 the spec pins.
+    std::string url = d.value("url", "");
+    p.dependencies.push_back(resource(
+        url.substr(url.rfind('/') + 1), url, "sha256:" + d.value("sha256", ""),
+        {{"role", "download"}, {"layer", l.name}, {"extract", d.value("extract", false)}, {"to", d.value("to", "")}}));
+  }
+}
+
 } // namespace
 
 signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildOptions& o, const BuildReport& rep,
@@ -147,26 +170,7 @@ signing::ProvenanceInput build_provenance(const spec::BuildSpec& s, const BuildO
                                       w.value("sha256", ""), {{"role", "wheel"}, {"layer", w.value("layer", "")}}));
   }
   for (const auto& l : rep.layers) {
-    for (const auto& d : l.debs.is_array() ? l.debs : nlohmann::json::array()) {
-      // Each package a debs layer installs: the file fetched (URL) and its SHA-256.
-      signing::ResourceDescriptor dep =
-          resource(d.value("filename", ""), d.value("url", ""), "sha256:" + d.value("sha256", ""),
-                   {{"role", "deb"},
-                    {"layer", l.name},
-                    {"package", d.value("name", "")},
-                    {"version", d.value("version", "")},
-                    {"architecture", d.value("architecture", "")}});
-      p.dependencies.push_back(dep);
-    }
-    for (const auto& d : l.sources.is_array() ? l.sources : nlohmann::json::array()) {
-      // Each file a files or data layer downloads (url:), by the SHA-256 the spec pins.
-      std::string url = d.value("url", "");
-      p.dependencies.push_back(resource(url.substr(url.rfind('/') + 1), url, "sha256:" + d.value("sha256", ""),
-                                        {{"role", "download"},
-                                         {"layer", l.name},
-                                         {"extract", d.value("extract", false)},
-                                         {"to", d.value("to", "")}}));
-    }
+    add_fetched_dependencies(l, p);
     if (auto k = spec::kind_of_name(l.kind); k && spec::ships_copied_files(*k)) {
       // The layer's content (its uncompressed tar) is the digest of its inputs.
       p.dependencies.push_back(resource(l.name, "", l.blob.diff_id.str(), {{"role", l.kind + " layer"}}));

@@ -88,10 +88,12 @@ public:
       struct stat st {};
       if (::lstat(at.c_str(), &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
-          refuse(member, "is written through the symlink '" + join_components({parts.begin(), parts.begin() + i + 1}) + "'");
+          refuse(member,
+                 "is written through the symlink '" + join_components({parts.begin(), parts.begin() + i + 1}) + "'");
         }
         if (!S_ISDIR(st.st_mode)) {
-          refuse(member, "lies below '" + join_components({parts.begin(), parts.begin() + i + 1}) + "', which is a file");
+          refuse(member,
+                 "lies below '" + join_components({parts.begin(), parts.begin() + i + 1}) + "', which is a file");
         }
         continue;
       }

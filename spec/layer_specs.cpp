@@ -68,8 +68,8 @@ RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string
   }
   if (!r.extract && (item["strip_components"] || item["include"])) {
     const char* k = item["strip_components"] ? "strip_components" : "include";
-    c.fail(item[k], f + "." + k,
-           "strip_components and include apply to an archive that is extracted", "add extract: true");
+    c.fail(item[k], f + "." + k, "strip_components and include apply to an archive that is extracted",
+           "add extract: true");
   }
   if (!r.extract && r.filename.empty() && item["to"] && item["to"].Scalar().back() == '/') {
     c.fail(item["url"], f + ".url", "the URL names no file", "give 'to' the file's path in the image");

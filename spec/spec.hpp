@@ -26,8 +26,8 @@ struct OwnerSpec {
 // A copy rule's remote source (`url:` in place of `from:`): a file fetched over HTTP(S)
 // and checked against its SHA-256, copied as it is or extracted.
 struct RemoteSpec {
-  std::string url;    // http(s):// (credentials from netrc, never here)
-  std::string sha256; // 64 lower-case hex digits
+  std::string url;        // http(s):// (credentials from netrc, never here)
+  std::string sha256;     // 64 lower-case hex digits
   std::int64_t size = -1; // bytes, when given
   bool extract = false;   // unpack (tar of any compression, or zip) rather than copy the file
   int strip_components = 0;

@@ -127,7 +127,8 @@ void download(const DockerLayer& l, const DockerCopy& rule, std::vector<std::str
     lines.push_back("ADD" + flags + " [" + json_word(c.url, "url") + ", " + json_word(rule.to, "to") + "]");
     return;
   }
-  std::string tmp = "/tmp/paddle-image/" + safe_name(l.name) + "/" + safe_name(c.filename.empty() ? "archive" : c.filename);
+  std::string tmp =
+      "/tmp/paddle-image/" + safe_name(l.name) + "/" + safe_name(c.filename.empty() ? "archive" : c.filename);
   lines.push_back("ADD" + flags + " [" + json_word(c.url, "url") + ", " + json_word(tmp, "to") + "]");
   std::string run = "RUN mkdir -p " + util::shell_quote(one_line(rule.to, "to")) + " && tar -xf " +
                     util::shell_quote(tmp) + " -C " + util::shell_quote(rule.to) + " --no-same-owner";
@@ -141,8 +142,10 @@ void download(const DockerLayer& l, const DockerCopy& rule, std::vector<std::str
     }
   }
   lines.push_back(run + " && rm -f " + util::shell_quote(tmp));
-  notes.push_back(c.url + " is unpacked by the base's tar (a zip needs unzip instead; paddle-image refuses members "
-                          "that point outside " + rule.to + ", tar only warns)");
+  notes.push_back(c.url +
+                  " is unpacked by the base's tar (a zip needs unzip instead; paddle-image refuses members "
+                  "that point outside " +
+                  rule.to + ", tar only warns)");
 }
 
 void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vector<std::string>& notes,

@@ -170,7 +170,9 @@ TEST_SUITE("spec") {
     Project p;
     const std::string h(64, 'a');
     auto s = p.parse("layers:\n  - name: models\n    data:\n      - url: https://m.example/det.tar?sig=1\n"
-                     "        sha256: sha256:" + h + "\n        size: 12\n        extract: true\n"
+                     "        sha256: sha256:" +
+                     h +
+                     "\n        size: 12\n        extract: true\n"
                      "        strip_components: 1\n        include: [\"*.pdmodel\"]\n        to: /opt/m\n");
     const spec::CopySpec& c = s.layers[0].copy().copies[0];
     REQUIRE(c.remote);
@@ -190,7 +192,8 @@ TEST_SUITE("spec") {
     CHECK(contains(err("{url: \"https://u:pw@h/x\", sha256: " + h + ", to: /x}"), "carries credentials"));
     CHECK_FALSE(contains(err("{url: \"https://u:pw@h/x\", sha256: " + h + ", to: /x}"), "pw"));
     CHECK(contains(err("{url: file:///x, sha256: " + h + ", to: /x}"), "is not an http(s):// URL"));
-    CHECK(contains(err("{url: https://h/x, sha256: " + h + ", to: /x, include: [a]}"), "data[0].include: strip_components and include apply to an archive that is extracted"));
+    CHECK(contains(err("{url: https://h/x, sha256: " + h + ", to: /x, include: [a]}"),
+                   "data[0].include: strip_components and include apply to an archive that is extracted"));
     CHECK(contains(err("{url: https://h/x, sha256: " + h + ", extract: true, strip_components: -1, to: /x}"),
                    "must be 0 to 64"));
     CHECK(contains(err("{from: a, url: https://h/x, sha256: " + h + ", to: /x}"), "not both"));
