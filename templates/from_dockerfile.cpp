@@ -161,12 +161,15 @@ struct Copy {
   std::string to;
   std::string owner;
   std::string mode;
+  std::string url;    // ADD --checksum=sha256:HEX URL: a download rule in place of `from`
+  std::string sha256; // its hex digest
 };
 
 struct Layer {
   std::string name;
   bool wheels = false;
   bool debs = false;                 // a debs layer: `packages` from the base's distribution
+  bool data = false;                 // a data layer (downloads)
   std::vector<std::string> packages; // debs: as apt-get install named them
   bool recommends = false;           // debs: the Dockerfile's apt-get installed Recommends
   std::vector<Copy> copies;
@@ -513,6 +516,7 @@ private:
     std::string rest = util::trim(in.args, " \t\r");
     std::string owner;
     std::string mode;
+    std::string checksum;
     while (rest.rfind("--", 0) == 0) {
       std::size_t sp = rest.find_first_of(" \t");
       std::string flag = rest.substr(0, sp);
@@ -523,8 +527,14 @@ private:
         mode = flag.substr(8);
       } else if (flag == "--link") {
         continue;
+      } else if (add && flag.rfind("--checksum=sha256:", 0) == 0) {
+        checksum = util::ascii_lower(flag.substr(18));
       } else if (flag.rfind("--from=", 0) == 0) {
-        skip("COPY --from copies out of another stage or image, which a spec cannot do");
+        std::string what = util::trim(rest, " \t\r");
+        skip("COPY --from=" + flag.substr(7) + " copies what another stage built: build that stage outside " +
+             "(docker build --target " + flag.substr(7) +
+             ", or the stage's commands), put the files it leaves at the source paths (" + what +
+             ") into the project, and copy them with a files rule of this spec");
         return;
       } else {
         skip("flag " + flag + " has no spec equivalent");
@@ -560,9 +570,14 @@ private:
     if (w.size() > 1 && dest.back() != '/') {
       dest += '/';
     }
+    if (add && w.size() == 1 && is_remote_source(w[0])) {
+      add_download(w[0], dest, checksum, owner, mode);
+      return;
+    }
     for (const auto& src : w) {
       if (is_remote_source(src)) {
-        skip("ADD of a URL: download it into the project and copy the file");
+        skip("ADD of several URLs: write one ADD --checksum=sha256:HEX URL DEST per file (each becomes a download "
+             "rule with url: and sha256:)");
         return;
       }
       if (add && is_archive(src)) {
@@ -593,9 +608,78 @@ private:
     l.name = layer_name(m, base_name.empty() ? "files" : base_name);
     for (const auto& src : w) {
       std::string from = src == "." || src == "./" ? "./" : src.rfind("./", 0) == 0 ? src.substr(2) : src;
-      l.copies.push_back({m_context + from, dest, numeric_owner ? owner : "", mode});
+      l.copies.push_back({m_context + from, dest, numeric_owner ? owner : "", mode, "", ""});
     }
     m.layers.push_back(l);
+  }
+
+  // ADD [--checksum=sha256:HEX] URL DEST: a download rule of a data layer (url: with its
+  // sha256); without the checksum, the rule to write is the hint.
+  void add_download(const std::string& url, const std::string& dest, const std::string& checksum,
+                    const std::string& owner, const std::string& mode) {
+    const std::string shown = util::redact_text(url);
+    if (shown != url) {
+      skip("ADD of a URL with credentials: put them in ~/.netrc and add the download as a rule with url: and sha256:");
+      return;
+    }
+    if (checksum.size() != 64 || checksum.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      skip("ADD of a URL without --checksum=sha256:HEX: add it as a download rule of a data layer, {url: " + url +
+           ", sha256: HEX, to: " + dest + "}, HEX being the file's sha256sum (the build fetches nothing unpinned)");
+      return;
+    }
+    Layer l;
+    l.data = true;
+    std::string path = url.substr(0, url.find_first_of("?#"));
+    std::string file = path.substr(path.rfind('/') + 1);
+    l.name = layer_name(m, file.empty() ? "download" : file.substr(0, file.find('.')));
+    bool numeric_owner = owner.find_first_not_of("0123456789:") == std::string::npos;
+    Copy c;
+    c.url = url;
+    c.sha256 = checksum;
+    c.to = dest;
+    c.owner = numeric_owner ? owner : "";
+    c.mode = mode;
+    l.copies.push_back(c);
+    m.layers.push_back(l);
+  }
+
+  // `chmod MODE PATH...` of files this stage's copy rules put there: the rules' mode.
+  // False (nothing changed) when a path is not exactly a copied file's.
+  bool chmod_of_copies(const std::vector<std::string>& seg, const std::string& cwd) {
+    if (seg.size() < 3 || seg[1].rfind("-", 0) == 0) {
+      return false;
+    }
+    std::string mode;
+    if (seg[1] == "+x" || seg[1] == "a+x" || seg[1] == "755" || seg[1] == "0755") {
+      mode = "0755";
+    } else if (seg[1].find_first_not_of("01234567") == std::string::npos && seg[1].size() >= 3 && seg[1].size() <= 4) {
+      mode = seg[1];
+    } else {
+      return false;
+    }
+    std::vector<Copy*> hits;
+    for (std::size_t i = 2; i < seg.size(); ++i) {
+      std::string path = join_path(cwd, seg[i]);
+      Copy* hit = nullptr;
+      for (auto& l : m.layers) {
+        for (auto& c : l.copies) {
+          bool file = !c.from.empty() && c.from.back() != '/' && c.url.empty();
+          std::string name = c.from.substr(c.from.rfind('/') + 1);
+          std::string lands = !c.to.empty() && c.to.back() == '/' ? c.to + name : c.to;
+          if (file && lands == path) {
+            hit = &c;
+          }
+        }
+      }
+      if (hit == nullptr) {
+        return false;
+      }
+      hits.push_back(hit);
+    }
+    for (Copy* c : hits) {
+      c->mode = mode;
+    }
+    return true;
   }
 
   // A variable that carries a secret (credentials in a URL, a signed URL's signature, or
@@ -804,8 +888,16 @@ private:
   static std::string command_hint(const std::vector<std::string>& seg) {
     const std::string& c = seg[0];
     if (c == "wget" || c == "curl") {
-      return "downloads at build time: download the file into the project (checking its SHA-256) and copy it with a "
-             "files or data layer";
+      std::string url;
+      for (const auto& a : seg) {
+        if (is_remote_source(a) && url.empty()) {
+          url = util::redact_text(a);
+        }
+      }
+      return "downloads at build time: make it a download rule of a data layer, {url: " +
+             (url.empty() ? std::string("URL") : url) +
+             ", sha256: HEX, to: DEST} (HEX: the file's sha256sum; add extract: true, strip_components and include "
+             "for an archive that tar or unzip unpacks after it)";
     }
     if (c == "git") {
       return "clones code at build time: check the repository out into the project at a fixed commit and copy it";
@@ -1059,6 +1151,7 @@ private:
     std::string cwd = m.workdir.empty() ? "/" : m.workdir;
     std::vector<PipInstall> pips;
     std::vector<std::string> harmless;
+    std::vector<std::string> chmods; // mapped into the copy rules' mode
     for (auto seg : segs) {
       while (!seg.empty() && seg[0].find('=') != std::string::npos && seg[0][0] != '-') {
         seg.erase(seg.begin());
@@ -1072,6 +1165,10 @@ private:
       }
       if (seg[0] == "rm" || (seg[0] == "apt-get" && seg.size() >= 2 && (seg[1] == "clean" || seg[1] == "update"))) {
         harmless.push_back(util::join(seg, " "));
+        continue;
+      }
+      if (seg[0] == "chmod" && !vars && chmod_of_copies(seg, cwd)) {
+        chmods.push_back(util::join(seg, " "));
         continue;
       }
       std::size_t i = pip_start(seg);
@@ -1111,7 +1208,7 @@ private:
       skip(unresolved());
       return;
     }
-    if (pips.empty()) {
+    if (pips.empty() && chmods.empty()) {
       skip(harmless.empty() ? "RUN executes a command at build time; paddle-image runs nothing"
                             : "needs nothing in a spec (" + util::join(harmless, "; ") + ")");
       return;
@@ -1238,9 +1335,13 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
       }
       continue;
     }
-    y += "    files:\n";
+    y += l.data ? "    data:\n" : "    files:\n";
     for (const auto& c : l.copies) {
-      y += "      - from: " + q(c.from) + "\n        to: " + q(c.to) + "\n";
+      if (!c.url.empty()) {
+        y += "      - url: " + q(c.url) + "\n        sha256: " + q(c.sha256) + "\n        to: " + q(c.to) + "\n";
+      } else {
+        y += "      - from: " + q(c.from) + "\n        to: " + q(c.to) + "\n";
+      }
       if (!c.owner.empty()) {
         y += "        owner: " + q(c.owner) + "\n";
       }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "spec/spec.hpp"
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
 #include "templates/from_dockerfile.hpp"
@@ -7,9 +8,11 @@
 #include "templates/render.hpp"
 #include "tests/unit/error_text.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -638,6 +641,39 @@ TEST_CASE("templates: init --from-dockerfile reads several heredocs of one instr
   CHECK(r.spec.find("evil-b\"]\n") == std::string::npos);
   REQUIRE(r.unmapped.size() == 1);
   CHECK(r.unmapped[0].line == 2);
+}
+
+TEST_CASE("init --from-dockerfile: ADD --checksum URL is a download rule, chmod of a copied file its mode") {
+  const std::string df = "FROM paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\n" // 1
+                         "ADD --checksum=sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa "
+                         "https://m.example/ppocr/det.tar /opt/models/\n"                           // 2
+                         "ADD https://m.example/ppocr/rec.tar /opt/models/\n"                       // 3
+                         "COPY run.sh /usr/local/bin/\n"                                            // 4
+                         "RUN chmod +x /usr/local/bin/run.sh\n"                                     // 5
+                         "RUN chmod 755 /etc/other.sh\n"                                            // 6
+                         "RUN wget -q https://m.example/x.tar -O /tmp/x.tar && tar xf /tmp/x.tar\n" // 7
+                         "COPY --from=builder /src/dist /app/dist\n";                               // 8
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  auto has = [&](const std::string& t) { return r.spec.find(t) != std::string::npos; };
+  CHECK(has("    data:\n      - url: \"https://m.example/ppocr/det.tar\"\n        sha256: "
+            "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n"
+            "        to: \"/opt/models/\"\n"));
+  CHECK(has("      - from: \"run.sh\"\n        to: \"/usr/local/bin/\"\n        mode: \"0755\"\n"));
+  std::vector<int> lines;
+  for (const auto& u : r.unmapped) {
+    lines.push_back(u.line);
+  }
+  CHECK(lines == std::vector<int>{3, 6, 7, 8});
+  REQUIRE(r.unmapped.size() == 4);
+  CHECK(r.unmapped[0].reason.find("{url: https://m.example/ppocr/rec.tar, sha256: HEX, to: /opt/models/}") !=
+        std::string::npos);
+  CHECK(r.unmapped[1].reason.find("mode:") != std::string::npos); // not a copied file: the hint
+  CHECK(r.unmapped[2].reason.find("{url: https://m.example/x.tar, sha256: HEX") != std::string::npos);
+  CHECK(r.unmapped[3].reason.find("docker build --target builder") != std::string::npos);
+  // The spec loads.
+  util::TempDir tmp(std::filesystem::temp_directory_path());
+  util::write_file_atomic(tmp.path() / "run.sh", "#!/bin/sh\n");
+  CHECK_NOTHROW(spec::parse(r.spec, tmp.path() / "spec.yaml"));
 }
 
 } // namespace unit_templates_test
