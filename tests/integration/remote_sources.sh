@@ -22,6 +22,7 @@ tar -C src -czf files/det.tar.gz ch_PP-OCRv4_det_infer
 import zipfile; z = zipfile.ZipFile('../files/dict.zip', 'w')
 z.writestr('dict/ppocr_keys_v1.txt', 'a\nb\nc\n'); z.writestr('dict/extra/en.txt', 'x\n'); z.close()")
 head -c 200000 /dev/urandom >files/tool.bin
+head -c 4000000 /dev/urandom >files/big.bin
 python3 - files <<'PY'
 import io, os, sys, tarfile
 d = sys.argv[1]
@@ -162,6 +163,30 @@ check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_diges
 sed "s#$URL/f/#$URL/cut/#" spec.yaml >cut.yaml
 check "a server that cuts the answer: the download resumes" "$PI" build cut.yaml --cache-dir c5 -o oci:cut:v1
 check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_digest cut v1)"
+
+# Interrupted while the download streams (SIGINT): exit 130, nothing of it left in the
+# cache; the next build downloads it whole.
+cat >big.yaml <<YAML
+base: scratch
+layers:
+  - name: big
+    data:
+      - {url: $URL/slow/big.bin, sha256: $(sha big.bin), to: /opt/big.bin}
+YAML
+set -m # its own process group, SIGINT not ignored as a background job's is
+"$PI" build big.yaml --cache-dir cbig -o oci:big:v1 >big.log 2>&1 &
+pid=$!
+set +m
+for _ in $(seq 100); do grep -q "downloading" big.log && break; sleep 0.1; done
+sleep 0.5
+kill -INT $pid
+rc=0; wait $pid || rc=$?
+check "SIGINT during a download: exit 130" test "$rc" = 130
+check "... nothing of it was kept (no blob, no temporary file)" bash -c \
+  "! ls cbig/blobs/sha256/ 2>/dev/null | grep -q '$(sha big.bin)' && test -z \"\$(find cbig -type f -name '*tmp*' -o -name '*-source-*' | head -1)\""
+sed -i "s#$URL/slow/big.bin#$URL/f/big.bin#" big.yaml
+check "... the next build downloads it whole" "$PI" build big.yaml --cache-dir cbig -o oci:big:v1
+check "... and the file is the one served" bash -c "test \"\$(sha256sum cbig/blobs/sha256/$(sha big.bin) | cut -c1-64)\" = $(sha big.bin)"
 
 # A lying server: other bytes than the pinned hash. Exit 8, the URL and both digests, nothing stored.
 sed "s#$URL/f/tool.bin#$URL/lie/tool.bin#" spec.yaml >lie.yaml
