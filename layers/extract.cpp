@@ -1,6 +1,8 @@
 #include "layers/extract.hpp"
 
+#include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -19,29 +21,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A member path's components, without empty ones and ".".
 std::vector<std::string> member_components(const std::string& path) {
   std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i <= path.size()) {
-    std::size_t j = path.find('/', i);
-    if (j == std::string::npos) {
-      j = path.size();
-    }
-    std::string c = path.substr(i, j - i);
+  for (auto& c : util::split(path, '/')) {
     if (!c.empty() && c != ".") {
-      out.push_back(c);
+      out.push_back(std::move(c));
     }
-    i = j + 1;
   }
   return out;
 }
 
 std::string join_components(const std::vector<std::string>& parts, std::size_t from = 0) {
-  std::string out;
-  for (std::size_t i = from; i < parts.size(); ++i) {
-    out += (out.empty() ? "" : "/") + parts[i];
-  }
-  return out;
+  return util::join(std::vector<std::string>(parts.begin() + static_cast<std::ptrdiff_t>(from), parts.end()), "/");
 }
 
 struct ArchiveCloser {
