@@ -4,6 +4,7 @@
 #include "layers/extract.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/process.hpp"
 #include "util/sha256.hpp"
 #include "util/url.hpp"
 
@@ -109,6 +110,74 @@ fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs:
   return out;
 }
 
+// Runs git with the environment a build wants: no prompt, no system config.
+void run_git(const std::vector<std::string>& args, const std::string& what) {
+  std::vector<std::string> argv{"git"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  util::ProcessOptions po;
+  po.env_set = {"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_ASKPASS=/bin/false", "LC_ALL=C"};
+  po.timeout_s = 1800;
+  util::ProcessResult r = util::run_process(argv, po, "install git (apt-get install git)");
+  if (r.exit_code != 0) {
+    std::string err = util::redact_text(r.err);
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) {
+      err.pop_back();
+    }
+    throw Error(ErrorKind::network, what + ": " + (r.timed_out ? std::string("git timed out") : err),
+                "check that the repository is reachable and holds the commit (git's credentials come from its "
+                "credential helpers or ~/.netrc)");
+  }
+}
+
+// A git source's tree in the cache: fetched at its commit, exported without .git
+// (git archive, umask 022) and unpacked as an archive is. Keyed by the commit and the
+// extraction only: the same commit from a mirror is the same tree.
+fs::path lay_out_git(const spec::RemoteSpec& r, const std::string& origin, const LayerContext& cx, bool& fetched) {
+  KeyHasher id;
+  id.add(
+      {{"git-source", 1}, {"commit", r.git_commit}, {"strip_components", r.strip_components}, {"include", r.include}});
+  const fs::path dir = cx.cache.layout().sources() / id.finish();
+  const fs::path out = dir / "tree";
+  std::error_code ec;
+  fetched = false;
+  if (fs::exists(out, ec)) {
+    return out;
+  }
+  fetched = true;
+  const std::string shown = util::redact_url(r.url);
+  const std::string what = origin + ": " + shown + " at " + r.git_commit;
+  util::create_dirs(cx.cache.layout().staging(), "the cache's staging directory");
+  util::TempDir tmp(cx.cache.layout().staging(), "source-");
+  // Absolute: git runs with -C in the repository.
+  const std::string repo = fs::absolute(tmp.path() / "repo.git").string();
+  cx.events.info("  fetching " + shown + " at " + r.git_commit);
+  run_git({"init", "-q", "--bare", repo}, what);
+  try {
+    run_git({"-C", repo, "fetch", "-q", "--depth", "1", "--no-tags", r.url, r.git_commit}, what);
+  } catch (const Error&) {
+    // A server that serves only its refs' tips: everything, then the commit among it.
+    run_git({"-C", repo, "fetch", "-q", "--no-tags", r.url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"},
+            what);
+  }
+  try {
+    run_git({"-C", repo, "cat-file", "-e", r.git_commit + "^{commit}"}, what);
+  } catch (const Error&) {
+    throw Error(ErrorKind::input, what + ": the repository has no such commit",
+                "git ls-remote " + shown + " lists what it has; pin one of its commits");
+  }
+  const std::string tar = fs::absolute(tmp.path() / "export.tar").string();
+  run_git({"-C", repo, "-c", "tar.umask=0022", "archive", "--format=tar", "-o", tar, r.git_commit}, what);
+  layers::ExtractOptions eo;
+  eo.strip_components = r.strip_components;
+  eo.include = r.include;
+  util::TempDir tree(cx.cache.layout().staging(), "source-");
+  layers::ExtractResult res = layers::extract_archive(tar, tree.path() / "tree", eo, what);
+  cx.events.info("  exported " + shown + " at " + r.git_commit.substr(0, 12) + ": " + std::to_string(res.members) +
+                 " entries (" + std::to_string(res.bytes) + " bytes)");
+  publish_dir(tree.path(), dir);
+  return out;
+}
+
 } // namespace
 
 bool has_remote_sources(const spec::LayerSpec& l) {
@@ -132,6 +201,15 @@ spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext
     }
     const spec::RemoteSpec& r = *cs.remote;
     bool downloaded = false;
+    cs.allow_outside = true;
+    cs.ignore.clear();
+    cs.ignore_prefix.clear();
+    if (r.is_git()) {
+      cs.from = lay_out_git(r, cs.origin, cx, downloaded);
+      report.push_back(
+          {{"git", util::redact_url(r.url)}, {"commit", r.git_commit}, {"to", cs.to}, {"downloaded", downloaded}});
+      continue;
+    }
     fs::path file = fetch_remote(r, cs.origin, cx, fetcher, downloaded);
     cs.from = lay_out(r, cs.origin, file, cx);
     cs.allow_outside = true;

@@ -16,7 +16,8 @@ bool has_remote_sources(const spec::LayerSpec& l);
 
 // The layer with each remote rule's `from` set to its file or tree in the cache
 // (downloaded or extracted now when missing). `report` receives one object per
-// remote rule: {url (redacted), sha256, size, extract, downloaded}. Throws
+// remote rule: {url (redacted), sha256, size, extract, to, downloaded}, or for a git
+// source {git (redacted), commit, to, downloaded}. Throws
 // util::Error(integrity) on a size or hash mismatch (naming the URL and both digests;
 // nothing is kept) and for an archive member that would land outside its target.
 spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext& cx, nlohmann::json& report);

@@ -70,6 +70,24 @@ signing::SbomInput built_image_sbom(const oci::Image& img, const BuildReport& r,
   // image's tree cannot tell them from copied files.
   for (const auto& l : r.layers) {
     for (const auto& d : l.sources.is_array() ? l.sources : nlohmann::json::array()) {
+      if (d.contains("git")) {
+        std::string repo = d.value("git", "");
+        std::string name = repo.substr(repo.rfind('/') + 1);
+        if (name.size() > 4 && name.compare(name.size() - 4, 4, ".git") == 0) {
+          name.resize(name.size() - 4);
+        }
+        signing::SbomComponent c;
+        c.kind = "git";
+        c.name = name;
+        c.version = d.value("commit", "");
+        c.purl = "pkg:generic/" + util::percent_encode(name) + "@" + c.version +
+                 "?vcs_url=" + util::percent_encode("git+" + repo + "@" + c.version);
+        c.location = d.value("to", "");
+        c.layer = l.blob.digest.str();
+        c.origin = "exported from git by " + l.kind + " layer '" + l.name + "'";
+        in.components.push_back(c);
+        continue;
+      }
       std::string url = d.value("url", "");
       std::string name = url.substr(url.rfind('/') + 1);
       signing::SbomComponent c;

@@ -100,6 +100,15 @@ void add_fetched_dependencies(const LayerReport& l, signing::ProvenanceInput& p)
     p.dependencies.push_back(dep);
   }
   for (const auto& d : l.sources.is_array() ? l.sources : nlohmann::json::array()) {
+    if (d.contains("git")) {
+      // A git source (git:), by the commit the spec pins.
+      std::string repo = d.value("git", "");
+      signing::ResourceDescriptor g = resource(repo.substr(repo.rfind('/') + 1), "git+" + repo, "",
+                                               {{"role", "git"}, {"layer", l.name}, {"to", d.value("to", "")}});
+      g.digest["gitCommit"] = d.value("commit", "");
+      p.dependencies.push_back(g);
+      continue;
+    }
     // Each file a files or data layer downloads (url:), by the SHA-256 the spec pins.
     std::string url = d.value("url", "");
     p.dependencies.push_back(resource(

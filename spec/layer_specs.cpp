@@ -15,6 +15,50 @@ using namespace detail;
 
 namespace {
 
+// A rule's `git` at its `commit`: exported as an extracted tree.
+RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f) {
+  RemoteSpec r;
+  r.url = c.str(item["git"], f + ".git");
+  bool scheme_ok = r.url.rfind("https://", 0) == 0 || r.url.rfind("http://", 0) == 0 ||
+                   r.url.rfind("file://", 0) == 0 || r.url.rfind("ssh://", 0) == 0;
+  if (!scheme_ok) {
+    c.fail(item["git"], f + ".git", "'" + r.url + "' is not an https://, http://, ssh:// or file:// repository URL",
+           "e.g. https://github.com/PaddlePaddle/PaddleOCR.git");
+  }
+  auto host_end = r.url.find('/', r.url.find("//") + 2);
+  if (r.url.rfind("ssh://", 0) != 0 && r.url.find('@') != std::string::npos && r.url.find('@') < host_end) {
+    c.fail(item["git"], f + ".git", "the URL carries credentials",
+           "let git find them (a credential helper, ~/.netrc): a spec is shared and never holds secrets");
+  }
+  if (!item["commit"]) {
+    c.fail(item, f, "a git source needs 'commit': the full commit to export",
+           "git ls-remote URL REF prints the commit a tag or branch names now");
+  }
+  r.git_commit = util::ascii_lower(c.str(item["commit"], f + ".commit"));
+  if (r.git_commit.size() != 40 || r.git_commit.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    c.fail(item["commit"], f + ".commit", "'" + r.git_commit + "' is not a full commit (40 hex digits)",
+           "a tag or branch moves: pin the commit it names now (git ls-remote URL REF)");
+  }
+  r.extract = true;
+  if (item["strip_components"]) {
+    std::int64_t n = c.integer(item["strip_components"], f + ".strip_components");
+    if (n < 0 || n > 64) {
+      c.fail(item["strip_components"], f + ".strip_components", "must be 0 to 64");
+    }
+    r.strip_components = static_cast<int>(n);
+  }
+  if (item["include"]) {
+    r.include = c.str_list(item["include"], f + ".include");
+  }
+  for (const char* k : {"sha256", "size", "extract", "allow_outside", "exclude"}) {
+    if (item[k]) {
+      c.fail(item[k], f + "." + k, std::string("'") + k + "' does not apply to a git source",
+             "a git source is its commit; choose paths with include:");
+    }
+  }
+  return r;
+}
+
 bool is_hex64(const std::string& s) {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
@@ -93,15 +137,15 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     std::string f = field + "[" + std::to_string(i) + "]";
     const YAML::Node& item = n[i];
     c.check_keys(item, f,
-                 {"from", "url", "sha256", "size", "extract", "strip_components", "include", "to", "exclude", "mode",
-                  "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
-    if (!item["from"] && !item["url"]) {
+                 {"from", "url", "git", "commit", "sha256", "size", "extract", "strip_components", "include", "to",
+                  "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
+    if ((item["from"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) > 1) {
+      c.fail(item, f, "a copy rule takes one of 'from' (a path), 'url' (a download) and 'git' (a repository)",
+             "split it into several rules");
+    }
+    if (!item["from"] && !item["url"] && !item["git"]) {
       c.fail(item, f, "missing 'from'",
              "name a file or directory relative to the spec, or a file to download with url: and sha256:");
-    }
-    if (item["from"] && item["url"]) {
-      c.fail(item["url"], f + ".url", "a copy rule takes 'from' (a path) or 'url' (a download), not both",
-             "split it into two rules");
     }
     if (!item["to"]) {
       c.fail(item, f, "missing 'to'", "name the absolute destination in the image, e.g. /app/");
@@ -110,10 +154,12 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     cs.origin = c.where(item);
     cs.to = c.str(item["to"], f + ".to");
     check_image_path(c, item["to"], f + ".to", cs.to);
-    if (item["url"]) {
+    if (item["git"]) {
+      cs.remote = git_source(c, item, f);
+    } else if (item["url"]) {
       cs.remote = remote_source(c, item, f);
     } else {
-      for (const char* k : {"sha256", "size", "extract", "strip_components", "include"}) {
+      for (const char* k : {"sha256", "size", "extract", "strip_components", "include", "commit"}) {
         if (item[k]) {
           c.fail(item[k], f + "." + k, std::string("'") + k + "' belongs to a download (url:)",
                  "drop it, or give url: in place of from:");

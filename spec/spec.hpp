@@ -33,6 +33,10 @@ struct RemoteSpec {
   int strip_components = 0;
   std::vector<std::string> include; // globs of the members kept (after stripping); empty: all
   std::string filename;             // the file's name when copied as it is (the URL's last segment)
+  // `git:` in place of `url:`: `url` is the repository, exported at this full commit
+  // (40 hex digits) without .git, as an extracted archive is (strip_components, include).
+  std::string git_commit;
+  bool is_git() const { return !git_commit.empty(); }
 };
 
 struct CopySpec {

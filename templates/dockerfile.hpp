@@ -19,6 +19,7 @@ struct DockerDownload {
   bool extract = false;
   int strip_components = 0;
   std::vector<std::string> include;
+  std::string git_commit; // a git source (url: the repository)
 };
 
 struct DockerCopy {

@@ -163,6 +163,8 @@ struct Copy {
   std::string mode;
   std::string url;    // ADD --checksum=sha256:HEX URL: a download rule in place of `from`
   std::string sha256; // its hex digest
+  std::string git;    // git clone URL && git checkout COMMIT: a git source at that commit
+  std::string commit;
 };
 
 struct Layer {
@@ -608,7 +610,7 @@ private:
     l.name = layer_name(m, base_name.empty() ? "files" : base_name);
     for (const auto& src : w) {
       std::string from = src == "." || src == "./" ? "./" : src.rfind("./", 0) == 0 ? src.substr(2) : src;
-      l.copies.push_back({m_context + from, dest, numeric_owner ? owner : "", mode, "", ""});
+      l.copies.push_back({m_context + from, dest, numeric_owner ? owner : "", mode, "", "", "", ""});
     }
     m.layers.push_back(l);
   }
@@ -643,6 +645,57 @@ private:
     m.layers.push_back(l);
   }
 
+  // `git clone URL [DIR] && cd DIR && git checkout COMMIT` (a full commit; `git -C DIR
+  // checkout` too): a git source of a files layer at DIR. False when the RUN is anything else.
+  bool git_clone(const std::vector<std::vector<std::string>>& segs, const std::string& cwd) {
+    if (segs.size() < 2 || segs[0].size() < 3 || segs[0][0] != "git" || segs[0][1] != "clone") {
+      return false;
+    }
+    std::vector<std::string> pos;
+    for (std::size_t i = 2; i < segs[0].size(); ++i) {
+      const std::string& a = segs[0][i];
+      if (a == "-b" || a == "--branch" || a == "--depth") {
+        ++i;
+      } else if (a.rfind("-", 0) != 0) {
+        pos.push_back(a);
+      }
+    }
+    if (pos.empty() || pos.size() > 2 || !is_remote_source(pos[0]) || util::redact_text(pos[0]) != pos[0]) {
+      return false;
+    }
+    std::string name = pos[0].substr(pos[0].find_last_of('/') + 1);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".git") == 0) {
+      name.resize(name.size() - 4);
+    }
+    std::string dir = join_path(cwd, pos.size() == 2 ? pos[1] : name);
+    std::string commit;
+    std::size_t i = 1;
+    if (i < segs.size() && segs[i].size() == 2 && segs[i][0] == "cd" && join_path(cwd, segs[i][1]) == dir) {
+      ++i;
+      if (i < segs.size() && segs[i].size() == 3 && segs[i][0] == "git" && segs[i][1] == "checkout") {
+        commit = segs[i][2];
+        ++i;
+      }
+    } else if (i < segs.size() && segs[i].size() == 5 && segs[i][0] == "git" && segs[i][1] == "-C" &&
+               join_path(cwd, segs[i][2]) == dir && segs[i][3] == "checkout") {
+      commit = segs[i][4];
+      ++i;
+    }
+    bool full = commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!full || i != segs.size()) {
+      return false;
+    }
+    Layer l;
+    l.name = layer_name(m, name.empty() ? "code" : name);
+    Copy c;
+    c.git = pos[0];
+    c.commit = commit;
+    c.to = dir;
+    l.copies.push_back(c);
+    m.layers.push_back(l);
+    return true;
+  }
+
   // `chmod MODE PATH...` of files this stage's copy rules put there: the rules' mode.
   // False (nothing changed) when a path is not exactly a copied file's.
   bool chmod_of_copies(const std::vector<std::string>& seg, const std::string& cwd) {
@@ -663,7 +716,7 @@ private:
       Copy* hit = nullptr;
       for (auto& l : m.layers) {
         for (auto& c : l.copies) {
-          bool file = !c.from.empty() && c.from.back() != '/' && c.url.empty();
+          bool file = !c.from.empty() && c.from.back() != '/' && c.url.empty() && c.git.empty();
           std::string name = c.from.substr(c.from.rfind('/') + 1);
           std::string lands = !c.to.empty() && c.to.back() == '/' ? c.to + name : c.to;
           if (file && lands == path) {
@@ -900,7 +953,17 @@ private:
              "for an archive that tar or unzip unpacks after it)";
     }
     if (c == "git") {
-      return "clones code at build time: check the repository out into the project at a fixed commit and copy it";
+      std::string url;
+      for (std::size_t i = 2; i < seg.size() && seg[1] == "clone"; ++i) {
+        if (seg[i].rfind("-", 0) != 0 && url.empty() && (i < 2 || seg[i - 1] != "-b") && seg[i - 1] != "--branch" &&
+            seg[i - 1] != "--depth") {
+          url = util::redact_text(seg[i]);
+        }
+      }
+      return "clones code at build time: make it a git source of a files layer, {git: " +
+             (url.empty() ? std::string("URL") : url) +
+             ", commit: COMMIT, to: DEST} (COMMIT: the full commit, which git ls-remote URL REF prints for a tag or "
+             "branch)";
     }
     if (c == "tar" || c == "unzip") {
       return "unpacks an archive at build time: unpack it into the project and copy the directory";
@@ -1149,6 +1212,9 @@ private:
       }
     }
     std::string cwd = m.workdir.empty() ? "/" : m.workdir;
+    if (!vars && git_clone(segs, cwd)) {
+      return;
+    }
     std::vector<PipInstall> pips;
     std::vector<std::string> harmless;
     std::vector<std::string> chmods; // mapped into the copy rules' mode
@@ -1337,7 +1403,9 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
     }
     y += l.data ? "    data:\n" : "    files:\n";
     for (const auto& c : l.copies) {
-      if (!c.url.empty()) {
+      if (!c.git.empty()) {
+        y += "      - git: " + q(c.git) + "\n        commit: " + q(c.commit) + "\n        to: " + q(c.to) + "\n";
+      } else if (!c.url.empty()) {
         y += "      - url: " + q(c.url) + "\n        sha256: " + q(c.sha256) + "\n        to: " + q(c.to) + "\n";
       } else {
         y += "      - from: " + q(c.from) + "\n        to: " + q(c.to) + "\n";

@@ -258,6 +258,67 @@ for h in want:
     assert any(r.startswith("pkg:generic/") and ("checksum=sha256:" + h) in r for r in refs), (h, refs)
 PY
 
+# A git source at a commit: exported without .git, the commit's tree (not the branch's
+# tip), modes from git (0755 kept), include; fetched once.
+g() { git -C repo -c user.name=t -c user.email=t@example.com "$@"; }
+git init -q repo
+mkdir -p repo/ppocr/utils repo/tools
+echo "v1" >repo/ppocr/version.txt
+printf '#!/bin/sh\necho run\n' >repo/tools/run.sh
+chmod 0755 repo/tools/run.sh
+echo "docs" >repo/README.md
+g add -A && g commit -q -m one
+C1=$(g rev-parse HEAD)
+echo "v2" >repo/ppocr/version.txt
+g commit -q -am two
+cat >git.yaml <<YAML
+base: scratch
+source_date_epoch: 1700000000
+layers:
+  - name: code
+    files:
+      - git: file://$WORK/repo
+        commit: $C1
+        include: [ppocr, tools]
+        to: /app/PaddleOCR
+YAML
+check "a git source builds" bash -c "'$PI' build git.yaml -o oci:git:v1 2>git.log"
+rm -rf gbundle && umoci unpack --image git:v1 gbundle >/dev/null 2>&1
+check "... the commit's tree, not the branch tip's" test "$(cat gbundle/rootfs/app/PaddleOCR/ppocr/version.txt)" = v1
+check "... git's modes kept (0755), include leaves the rest out, no .git" bash -c \
+  "test \"\$(stat -c %a gbundle/rootfs/app/PaddleOCR/tools/run.sh)\" = 755 && test ! -e gbundle/rootfs/app/PaddleOCR/README.md && test ! -e gbundle/rootfs/app/PaddleOCR/.git"
+check "a rebuild fetches nothing, the same image" bash -c "'$PI' build git.yaml -o oci:git2:v1 2>git2.log && ! grep -q fetching git2.log"
+check "... the same digest" test "$(manifest_digest git v1)" = "$(manifest_digest git2 v1)"
+check "a fresh cache gives the same digest" "$PI" build git.yaml --cache-dir cg -o oci:git3:v1
+check "... the same digest" test "$(manifest_digest git v1)" = "$(manifest_digest git3 v1)"
+sed "s/commit: $C1/commit: $(printf x | sha1sum | cut -c1-40)/" git.yaml >nocommit.yaml
+expect_fail "a commit the repository lacks: exit 3, named" 3 "no such commit" \
+  "$PI" build nocommit.yaml --cache-dir cg2 -o oci:nc:v1
+sed "s/commit: $C1/commit: master/" git.yaml >branch.yaml
+expect_fail "a branch name for commit: refused with the fix" 3 "branch.yaml:7.*not a full commit" \
+  "$PI" build branch.yaml -o oci:nc:v1
+check "build --sign: provenance names the repository and commit, the SBOM its purl" bash -c \
+  "'$PI' build git.yaml -q -o oci:gsigned:v1 --sign --key k.key --identity registry.example/team/ocr:v1"
+check "... (checked)" python3 - gsigned v1 "$C1" <<'PY'
+import base64, json, sys
+lay, tag, commit = sys.argv[1:4]
+idx = json.load(open(lay + "/index.json"))
+img = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag][0]
+att = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == img["digest"].replace(":", "-") + ".att"][0]
+man = json.load(open(lay + "/blobs/sha256/" + att["digest"][7:]))
+for l in man["layers"]:
+    st = json.loads(base64.b64decode(json.load(open(lay + "/blobs/sha256/" + l["digest"][7:]))["payload"]))
+    if st["predicateType"] == "https://slsa.dev/provenance/v1":
+        deps = [d for d in st["predicate"]["buildDefinition"]["resolvedDependencies"] if d.get("annotations", {}).get("role") == "git"]
+        assert len(deps) == 1 and deps[0]["digest"] == {"gitCommit": commit}, deps
+        assert deps[0]["uri"].startswith("git+file://"), deps
+    elif "spdx" in st["predicateType"]:
+        refs = [r["referenceLocator"] for p in st["predicate"]["packages"] for r in p.get("externalRefs", [])]
+        assert any(r.startswith("pkg:generic/repo@" + commit + "?vcs_url=") for r in refs), refs
+PY
+check "render dockerfile writes ADD of the repository at its commit" bash -c \
+  "'$PI' render dockerfile git.yaml | grep -qF '#$C1\", \"/app/PaddleOCR\"]'"
+
 check "render dockerfile writes ADD --checksum for each download" bash -c \
   "'$PI' render dockerfile spec.yaml | grep -q 'ADD --checksum=sha256:$(sha tool.bin)'"
 before=$(wc -l <requests.log)

@@ -196,7 +196,23 @@ TEST_SUITE("spec") {
                    "data[0].include: strip_components and include apply to an archive that is extracted"));
     CHECK(contains(err("{url: https://h/x, sha256: " + h + ", extract: true, strip_components: -1, to: /x}"),
                    "must be 0 to 64"));
-    CHECK(contains(err("{from: a, url: https://h/x, sha256: " + h + ", to: /x}"), "not both"));
+    CHECK(
+        contains(err("{from: a, url: https://h/x, sha256: " + h + ", to: /x}"), "takes one of 'from' (a path), 'url'"));
+    const std::string commit(40, 'b');
+    auto g = p.parse("layers:\n  - name: src\n    files:\n      - git: https://g.example/PaddleOCR.git\n"
+                     "        commit: " +
+                     commit + "\n        include: [ppocr]\n        to: /app/\n");
+    const spec::CopySpec& gc = g.layers[0].copy().copies[0];
+    REQUIRE(gc.remote);
+    CHECK(gc.remote->is_git());
+    CHECK(gc.remote->git_commit == commit);
+    CHECK(gc.remote->url == "https://g.example/PaddleOCR.git");
+    CHECK(contains(err("{git: https://g.example/r.git, to: /x}"), "a git source needs 'commit'"));
+    CHECK(contains(err("{git: https://g.example/r.git, commit: v1.2, to: /x}"), "is not a full commit"));
+    CHECK(contains(err("{git: https://g.example/r.git, commit: " + commit + ", sha256: " + h + ", to: /x}"),
+                   "does not apply to a git source"));
+    CHECK(contains(err("{git: \"https://u:pw@g.example/r.git\", commit: " + commit + ", to: /x}"),
+                   "carries credentials"));
     CHECK(contains(err("{from: a, sha256: " + h + ", to: /x}"), "belongs to a download"));
   }
 

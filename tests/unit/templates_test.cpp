@@ -676,4 +676,22 @@ TEST_CASE("init --from-dockerfile: ADD --checksum URL is a download rule, chmod 
   CHECK_NOTHROW(spec::parse(r.spec, tmp.path() / "spec.yaml"));
 }
 
+TEST_CASE("init --from-dockerfile: git clone && git checkout COMMIT is a git source") {
+  const std::string df = "FROM python:3.10\n"
+                         "WORKDIR /app\n"
+                         "RUN git clone https://github.com/PaddlePaddle/PaddleOCR.git && cd PaddleOCR && "
+                         "git checkout cccccccccccccccccccccccccccccccccccccccc\n"
+                         "RUN git clone -b release/2.7 https://github.com/PaddlePaddle/PaddleDetection.git\n";
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  CHECK(r.spec.find("      - git: \"https://github.com/PaddlePaddle/PaddleOCR.git\"\n        commit: "
+                    "\"cccccccccccccccccccccccccccccccccccccccc\"\n"
+                    "        to: \"/app/PaddleOCR\"\n") != std::string::npos);
+  REQUIRE(r.unmapped.size() == 1);
+  CHECK(r.unmapped[0].line == 4);
+  CHECK(r.unmapped[0].reason.find("{git: https://github.com/PaddlePaddle/PaddleDetection.git, commit: COMMIT") !=
+        std::string::npos);
+  util::TempDir tmp(std::filesystem::temp_directory_path());
+  CHECK_NOTHROW(spec::parse(r.spec, tmp.path() / "spec.yaml"));
+}
+
 } // namespace unit_templates_test
