@@ -77,6 +77,21 @@ void publish_dir(const fs::path& staged, const fs::path& dest) {
   }
 }
 
+// Unpacks `archive` as the rule says (strip_components, include) into `dir`/tree: in a
+// staging directory first, then moved into place whole. `what` names it in errors and
+// in the line that tells what was unpacked.
+void unpack_into(const spec::RemoteSpec& r, const fs::path& archive, const fs::path& dir, const std::string& what,
+                 const LayerContext& cx) {
+  layers::ExtractOptions eo;
+  eo.strip_components = r.strip_components;
+  eo.include = r.include;
+  util::TempDir tmp(cx.cache.layout().staging(), "source-");
+  layers::ExtractResult res = layers::extract_archive(archive, tmp.path() / "tree", eo, what);
+  cx.events.info("  unpacked " + what + ": " + std::to_string(res.members) + " entries (" + std::to_string(res.bytes) +
+                 " bytes)" + (res.skipped > 0 ? ", " + std::to_string(res.skipped) + " left out" : ""));
+  publish_dir(tmp.path(), dir);
+}
+
 // The rule's file or tree in the cache's sources directory.
 fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs::path& file, const LayerContext& cx) {
   KeyHasher id;
@@ -93,19 +108,12 @@ fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs:
     return out;
   }
   util::create_dirs(cx.cache.layout().staging(), "the cache's staging directory");
-  util::TempDir tmp(cx.cache.layout().staging(), "source-");
   if (r.extract) {
-    layers::ExtractOptions eo;
-    eo.strip_components = r.strip_components;
-    eo.include = r.include;
-    layers::ExtractResult res =
-        layers::extract_archive(file, tmp.path() / "tree", eo, origin + ": " + util::redact_url(r.url));
-    cx.events.info("  extracted " + util::redact_url(r.url) + ": " + std::to_string(res.members) + " members (" +
-                   std::to_string(res.bytes) + " bytes)" +
-                   (res.skipped > 0 ? ", " + std::to_string(res.skipped) + " left out" : ""));
-  } else {
-    util::link_or_copy(file, tmp.path() / r.filename);
+    unpack_into(r, file, dir, origin + ": " + util::redact_url(r.url), cx);
+    return out;
   }
+  util::TempDir tmp(cx.cache.layout().staging(), "source-");
+  util::link_or_copy(file, tmp.path() / r.filename);
   publish_dir(tmp.path(), dir);
   return out;
 }
@@ -167,14 +175,7 @@ fs::path lay_out_git(const spec::RemoteSpec& r, const std::string& origin, const
   }
   const std::string tar = fs::absolute(tmp.path() / "export.tar").string();
   run_git({"-C", repo, "-c", "tar.umask=0022", "archive", "--format=tar", "-o", tar, r.git_commit}, what);
-  layers::ExtractOptions eo;
-  eo.strip_components = r.strip_components;
-  eo.include = r.include;
-  util::TempDir tree(cx.cache.layout().staging(), "source-");
-  layers::ExtractResult res = layers::extract_archive(tar, tree.path() / "tree", eo, what);
-  cx.events.info("  exported " + shown + " at " + r.git_commit.substr(0, 12) + ": " + std::to_string(res.members) +
-                 " entries (" + std::to_string(res.bytes) + " bytes)");
-  publish_dir(tree.path(), dir);
+  unpack_into(r, tar, dir, what, cx);
   return out;
 }
 
@@ -212,9 +213,6 @@ spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext
     }
     fs::path file = fetch_remote(r, cs.origin, cx, fetcher, downloaded);
     cs.from = lay_out(r, cs.origin, file, cx);
-    cs.allow_outside = true;
-    cs.ignore.clear();
-    cs.ignore_prefix.clear();
     report.push_back({{"url", util::redact_url(r.url)},
                       {"sha256", r.sha256},
                       {"size", static_cast<std::int64_t>(fs::file_size(file))},
