@@ -125,15 +125,12 @@ export COSIGN_PASSWORD=debs-test-passphrase
 check "a key for --sign" "$PI" key generate -o k
 check "build --sign attaches provenance and an SBOM" "$PI" build gl.yaml -q -o oci:signed:v1 --sign --key k.key \
   --identity registry.example/team/gl:v1
-check "the provenance lists each package (role deb) with its URL and SHA-256" python3 - signed v1 gl.lock <<'PY'
-import base64, json, sys, urllib.parse
-lay, tag, lock = sys.argv[1:4]
-idx = json.load(open(lay + "/index.json"))
-img = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag][0]
-att = [m for m in idx["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == img["digest"].replace(":", "-") + ".att"][0]
-man = json.load(open(lay + "/blobs/sha256/" + att["digest"][7:]))
-for l in man["layers"]:
-    st = json.loads(base64.b64decode(json.load(open(lay + "/blobs/sha256/" + l["digest"][7:]))["payload"]))
+attestation_statements signed v1 >signed.statements
+check "the provenance lists each package (role deb) with its URL and SHA-256" python3 - signed.statements gl.lock <<'PY'
+import json, sys, urllib.parse
+statements, lock = sys.argv[1:3]
+for line in open(statements):
+    st = json.loads(line)
     if st["predicateType"] == "https://slsa.dev/provenance/v1":
         deps = [d for d in st["predicate"]["buildDefinition"]["resolvedDependencies"] if d.get("annotations", {}).get("role") == "deb"]
 want = {p["sha256"]: p for p in json.load(open(lock))["packages"]}

@@ -52,6 +52,22 @@ for m in idx["manifests"]:
         print(m["digest"]); break
 PY
 }
+# attestation_statements LAYOUT TAG: the in-toto statements attached to LAYOUT:TAG (the
+# DSSE payloads of its .att manifest), one JSON document per line.
+attestation_statements() {
+  python3 - "$1" "$2" <<'PY'
+import base64, json, sys
+lay, tag = sys.argv[1:3]
+name = lambda m: m.get("annotations", {}).get("org.opencontainers.image.ref.name")
+idx = json.load(open(lay + "/index.json"))
+img = [m for m in idx["manifests"] if name(m) == tag][0]
+att = [m for m in idx["manifests"] if name(m) == img["digest"].replace(":", "-") + ".att"][0]
+man = json.load(open(lay + "/blobs/sha256/" + att["digest"][7:]))
+for l in man["layers"]:
+    env = json.load(open(lay + "/blobs/sha256/" + l["digest"][7:]))
+    print(json.dumps(json.loads(base64.b64decode(env["payload"]))))
+PY
+}
 # patch_config LAYOUT PYTHON: rewrites the config of the layout's first image as another
 # tool might have written it (PYTHON edits the config dict `c`), its manifest and index
 # entry following (new digests).
