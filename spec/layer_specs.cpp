@@ -15,6 +15,31 @@ using namespace detail;
 
 namespace {
 
+// Whether a URL's authority carries userinfo ("user:password@host").
+bool has_userinfo(const std::string& url) {
+  auto start = url.find("//");
+  if (start == std::string::npos) {
+    return false;
+  }
+  auto at = url.find('@', start + 2);
+  return at != std::string::npos && at < url.find('/', start + 2);
+}
+
+// A download's or a git source's `strip_components` and `include` (how its tree is unpacked).
+void extraction_fields(const Ctx& c, const YAML::Node& item, const std::string& f, RemoteSpec& r) {
+  if (item["strip_components"]) {
+    std::int64_t n = c.integer(item["strip_components"], f + ".strip_components");
+    if (n < 0 || n > 64) {
+      c.fail(item["strip_components"], f + ".strip_components", "must be 0 to 64",
+             "the number of leading path components to drop, as tar --strip-components takes it");
+    }
+    r.strip_components = static_cast<int>(n);
+  }
+  if (item["include"]) {
+    r.include = c.str_list(item["include"], f + ".include");
+  }
+}
+
 // A rule's `git` at its `commit`: exported as an extracted tree.
 RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f) {
   RemoteSpec r;
@@ -25,8 +50,7 @@ RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f
     c.fail(item["git"], f + ".git", "'" + r.url + "' is not an https://, http://, ssh:// or file:// repository URL",
            "e.g. https://github.com/PaddlePaddle/PaddleOCR.git");
   }
-  auto host_end = r.url.find('/', r.url.find("//") + 2);
-  if (r.url.rfind("ssh://", 0) != 0 && r.url.find('@') != std::string::npos && r.url.find('@') < host_end) {
+  if (r.url.rfind("ssh://", 0) != 0 && has_userinfo(r.url)) {
     c.fail(item["git"], f + ".git", "the URL carries credentials",
            "let git find them (a credential helper, ~/.netrc): a spec is shared and never holds secrets");
   }
@@ -40,16 +64,7 @@ RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f
            "a tag or branch moves: pin the commit it names now (git ls-remote URL REF)");
   }
   r.extract = true;
-  if (item["strip_components"]) {
-    std::int64_t n = c.integer(item["strip_components"], f + ".strip_components");
-    if (n < 0 || n > 64) {
-      c.fail(item["strip_components"], f + ".strip_components", "must be 0 to 64");
-    }
-    r.strip_components = static_cast<int>(n);
-  }
-  if (item["include"]) {
-    r.include = c.str_list(item["include"], f + ".include");
-  }
+  extraction_fields(c, item, f, r);
   for (const char* k : {"sha256", "size", "extract", "allow_outside", "exclude"}) {
     if (item[k]) {
       c.fail(item[k], f + "." + k, std::string("'") + k + "' does not apply to a git source",
@@ -72,7 +87,7 @@ RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string
            "give the file's URL, e.g. https://paddle-model-ecology.bj.bcebos.com/.../model.tar");
   }
   auto host_end = r.url.find('/', r.url.find("//") + 2);
-  if (r.url.find('@') != std::string::npos && r.url.find('@') < host_end) {
+  if (has_userinfo(r.url)) {
     c.fail(item["url"], f + ".url", "the URL carries credentials",
            "put them in ~/.netrc (or the file $NETRC names): a spec is shared and never holds secrets");
   }
@@ -99,17 +114,7 @@ RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string
   if (item["extract"]) {
     r.extract = boolean(c, item["extract"], f + ".extract");
   }
-  if (item["strip_components"]) {
-    std::int64_t n = c.integer(item["strip_components"], f + ".strip_components");
-    if (n < 0 || n > 64) {
-      c.fail(item["strip_components"], f + ".strip_components", "must be 0 to 64",
-             "the number of leading path components to drop, as tar --strip-components takes it");
-    }
-    r.strip_components = static_cast<int>(n);
-  }
-  if (item["include"]) {
-    r.include = c.str_list(item["include"], f + ".include");
-  }
+  extraction_fields(c, item, f, r);
   if (!r.extract && (item["strip_components"] || item["include"])) {
     const char* k = item["strip_components"] ? "strip_components" : "include";
     c.fail(item[k], f + "." + k, "strip_components and include apply to an archive that is extracted",
@@ -369,7 +374,7 @@ void parse_debs_layer(const Ctx& c, const YAML::Node& n, const std::string& key,
       c.fail(r["url"], rf + ".url", "'" + rs.url + "' is not an http(s):// or file:// URL",
              "give the archive root, e.g. http://deb.debian.org/debian");
     }
-    if (rs.url.find('@') != std::string::npos && rs.url.find('@') < rs.url.find('/', rs.url.find("//") + 2)) {
+    if (has_userinfo(rs.url)) {
       c.fail(r["url"], rf + ".url", "the URL carries credentials",
              "put them in ~/.netrc (or --netrc FILE): a spec and its lock are shared and never hold secrets");
     }
