@@ -1,4 +1,5 @@
 #include "builder/build.hpp"
+#include "builder/remote_sources.hpp"
 
 #include "builder/base.hpp"
 #include "builder/built_image.hpp"
@@ -493,6 +494,7 @@ python::LockResult lock(const spec::BuildSpec& s, const std::string& layer_name,
 }
 
 BuildResult build(const spec::BuildSpec& s, const BuildOptions& o, const Events& ev) {
+  check_sources_pinned(s); // before any work: a build fetches nothing it cannot check
   double t0 = o.clock();
   BuildReport rep;
   rep.source_date_epoch = o.source_date_epoch;

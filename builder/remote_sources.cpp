@@ -2,14 +2,19 @@
 
 #include "builder/debs.hpp"
 #include "layers/extract.hpp"
+#include "spec/sources_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
 #include "util/sha256.hpp"
 #include "util/url.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
+#include <map>
+#include <unistd.h>
 
 namespace builder {
 
@@ -19,8 +24,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What fetching a source needs: the cache, the options' transport, the events.
+struct Fetching {
+  layers::LayerCache& cache;
+  const BuildOptions& options;
+  const Events& events;
+};
+
 // The downloaded file in the blob store, fetched now when the cache lacks it.
-fs::path fetch_remote(const spec::RemoteSpec& r, const std::string& origin, const LayerContext& cx,
+// The blob store's key of a download by its SHA-256: the same for every URL that serves it.
+std::string download_key(const std::string& sha256) {
+  return util::sha256_hex("remote-file\n" + sha256);
+}
+
+fs::path fetch_remote(const spec::RemoteSpec& r, const std::string& origin, const Fetching& cx,
                       std::unique_ptr<DebsFetcher>& fetcher, bool& downloaded) {
   const std::string shown = util::redact_url(r.url);
   auto mismatch = [&](const std::string& got, const std::string& detail) {
@@ -32,7 +49,7 @@ fs::path fetch_remote(const spec::RemoteSpec& r, const std::string& origin, cons
                  "and put its new sha256 in the spec");
   };
   layers::BlobInfo blob = layers::cached_download(
-      cx.cache, util::sha256_hex("remote-file\n" + r.sha256), "application/octet-stream",
+      cx.cache, download_key(r.sha256), "application/octet-stream",
       [&](const layers::DownloadSink& write, const std::function<void()>& restart) {
         if (!fetcher) {
           fetcher = url_fetcher({r.url}, cx.options);
@@ -119,7 +136,7 @@ fs::path lay_out(const spec::RemoteSpec& r, const std::string& origin, const fs:
 }
 
 // Runs git with the environment a build wants: no prompt, no system config.
-void run_git(const std::vector<std::string>& args, const std::string& what) {
+std::string run_git(const std::vector<std::string>& args, const std::string& what) {
   std::vector<std::string> argv{"git"};
   argv.insert(argv.end(), args.begin(), args.end());
   util::ProcessOptions po;
@@ -135,6 +152,7 @@ void run_git(const std::vector<std::string>& args, const std::string& what) {
                 "check that the repository is reachable and holds the commit (git's credentials come from its "
                 "credential helpers or ~/.netrc)");
   }
+  return r.out;
 }
 
 // A git source's tree in the cache: fetched at its commit, exported without .git
@@ -192,6 +210,10 @@ bool has_remote_sources(const spec::LayerSpec& l) {
   return false;
 }
 
+bool spec_has_remote_sources(const spec::BuildSpec& s) {
+  return std::any_of(s.layers.begin(), s.layers.end(), [](const spec::LayerSpec& l) { return has_remote_sources(l); });
+}
+
 spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext& cx, nlohmann::json& report) {
   spec::LayerSpec out = l;
   report = nlohmann::json::array();
@@ -211,7 +233,7 @@ spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext
           {{"git", util::redact_url(r.url)}, {"commit", r.git_commit}, {"to", cs.to}, {"downloaded", downloaded}});
       continue;
     }
-    fs::path file = fetch_remote(r, cs.origin, cx, fetcher, downloaded);
+    fs::path file = fetch_remote(r, cs.origin, Fetching{cx.cache, cx.options, cx.events}, fetcher, downloaded);
     cs.from = lay_out(r, cs.origin, file, cx);
     report.push_back({{"url", util::redact_url(r.url)},
                       {"sha256", r.sha256},
@@ -220,6 +242,182 @@ spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext
                       {"to", cs.to},
                       {"downloaded", downloaded}});
   }
+  return out;
+}
+
+// --- paddle-image lock --sources ---
+
+namespace {
+
+// Streams `file` (a download on this machine) to `write` in pieces.
+void stream_file(const fs::path& file, const layers::DownloadSink& write) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<char> buf(std::size_t{1} << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) {
+      write(buf.data(), static_cast<std::size_t>(in.gcount()));
+    }
+  }
+  if (in.bad()) {
+    util::throw_errno("cannot read " + file.string());
+  }
+}
+
+// Downloads an unpinned file once, hashing it as it streams, and keeps it in the blob
+// store under the key a build looks it up by: the build that follows sends no request.
+spec::SourcesLock::Download lock_download(const spec::RemoteSpec& r, const std::string& origin, const Fetching& f,
+                                          std::unique_ptr<DebsFetcher>& fetcher) {
+  const std::string shown = util::redact_url(r.url);
+  util::create_dirs(f.cache.layout().staging(), "the cache's staging directory");
+  util::TempDir tmp(f.cache.layout().staging(), "lock-");
+  const fs::path file = tmp.path() / "download";
+  util::Sha256 hash;
+  std::int64_t size = 0;
+  {
+    util::AtomicFile out(file, tmp.path());
+    if (!fetcher) {
+      fetcher = url_fetcher({r.url}, f.options);
+    }
+    f.events.info("  downloading " + shown + " to hash it");
+    fetcher->fetch(
+        r.url,
+        [&](const char* data, std::size_t len) {
+          out.write(data, len);
+          hash.update(data, len);
+          size += static_cast<std::int64_t>(len);
+          if (r.size >= 0 && size > r.size) {
+            throw Error(ErrorKind::integrity,
+                        origin + ": " + shown + " sends more than the spec's size of " + std::to_string(r.size) +
+                            " bytes; nothing was locked",
+                        "check the URL, or correct size: in the spec");
+          }
+        },
+        [&] {
+          if (::ftruncate(out.fd(), 0) != 0 || ::lseek(out.fd(), 0, SEEK_SET) != 0) {
+            util::throw_errno("cannot rewind " + out.temp_path().string());
+          }
+          hash.reset();
+          size = 0;
+        });
+    out.commit();
+  }
+  spec::SourcesLock::Download d{r.url, hash.finish_hex(), size};
+  if (r.size >= 0 && size != r.size) {
+    throw Error(ErrorKind::integrity,
+                origin + ": " + shown + " sent " + std::to_string(size) + " bytes, the spec's size is " +
+                    std::to_string(r.size) + "; nothing was locked",
+                "check the URL, or correct size: in the spec");
+  }
+  bool stored = false;
+  layers::cached_download(
+      f.cache, download_key(d.sha256), "application/octet-stream",
+      [&](const layers::DownloadSink& write, const std::function<void()>&) { stream_file(file, write); },
+      [&](const std::string& got, std::int64_t) {
+        if (got != d.sha256) {
+          throw Error(ErrorKind::io, file.string() + " changed while it was stored in the cache");
+        }
+      },
+      stored);
+  return d;
+}
+
+bool is_commit(const std::string& s) {
+  return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// The commit a branch or tag of the repository names now, as git looks a name up:
+// an annotated tag's commit, then a tag, then a branch, then the ref as written (HEAD).
+std::string resolve_ref(const spec::RemoteSpec& r, const std::string& origin) {
+  if (is_commit(r.git_ref)) {
+    return r.git_ref;
+  }
+  const std::string shown = util::redact_url(r.url);
+  std::string listing = run_git({"ls-remote", "--", r.url}, origin + ": " + shown);
+  std::map<std::string, std::string> refs;
+  std::size_t pos = 0;
+  while (pos < listing.size()) {
+    std::size_t end = listing.find('\n', pos);
+    std::string line = listing.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    pos = end == std::string::npos ? listing.size() : end + 1;
+    std::size_t tab = line.find('\t');
+    if (tab == 40 && is_commit(line.substr(0, 40))) {
+      refs[line.substr(41)] = line.substr(0, 40);
+    }
+  }
+  for (const std::string& name :
+       {"refs/tags/" + r.git_ref + "^{}", "refs/tags/" + r.git_ref, "refs/heads/" + r.git_ref, r.git_ref}) {
+    if (auto it = refs.find(name); it != refs.end()) {
+      return it->second;
+    }
+  }
+  throw Error(ErrorKind::input, origin + ": " + shown + " has no branch or tag '" + r.git_ref + "'",
+              "git ls-remote " + shown + " lists its branches and tags; correct ref: in the spec");
+}
+
+} // namespace
+
+void check_sources_pinned(const spec::BuildSpec& s) {
+  std::vector<const spec::CopySpec*> open = spec::unpinned_sources(s);
+  if (open.empty()) {
+    return;
+  }
+  const spec::RemoteSpec& r = *open.front()->remote;
+  std::string what = r.is_git() ? util::redact_url(r.url) + " at ref " + r.git_ref + " has no commit"
+                                : util::redact_url(r.url) + " has no sha256";
+  std::string more = open.size() > 1 ? " (and " + std::to_string(open.size() - 1) + " more source(s))" : "";
+  throw Error(ErrorKind::input,
+              open.front()->origin + ": " + what + " in the spec or in " + s.sources_lock.filename().string() + more +
+                  ": a build fetches nothing that is not pinned",
+              "run paddle-image lock --sources --spec " + s.file.string() +
+                  " (it fetches each source once, records its sha256 or commit in " +
+                  s.sources_lock.filename().string() + "; commit that file with the spec)");
+}
+
+SourcesLockResult lock_sources(const spec::BuildSpec& s, const BuildOptions& o, bool update, const Events& ev) {
+  SourcesLockResult out;
+  out.file = s.sources_lock;
+  out.entries = nlohmann::json::array();
+  std::optional<spec::SourcesLock> old = update ? std::nullopt : spec::read_sources_lock(s.sources_lock);
+  layers::LayerCache cache(o.cache_dir, ev.debug);
+  auto cache_use = cache.use();
+  Fetching f{cache, o, ev};
+  std::unique_ptr<DebsFetcher> fetcher;
+  for (const auto& l : s.layers) {
+    const spec::CopyLayerSpec* c = l.as_copy();
+    if (c == nullptr) {
+      continue;
+    }
+    for (const auto& cs : c->copies) {
+      if (!cs.remote || cs.remote->pinned_by == "spec") {
+        continue;
+      }
+      const spec::RemoteSpec& r = *cs.remote;
+      nlohmann::json e = {{"origin", cs.origin}, {"layer", l.name}};
+      if (r.is_git()) {
+        if (out.lock.git_pin(r.url, r.git_ref) != nullptr) {
+          continue;
+        }
+        const auto* kept = old ? old->git_pin(r.url, r.git_ref) : nullptr;
+        std::string commit = kept ? kept->commit : resolve_ref(r, cs.origin);
+        out.lock.git.push_back({r.url, r.git_ref, commit});
+        e.update({{"git", util::redact_url(r.url)}, {"ref", r.git_ref}, {"commit", commit}, {"resolved", !kept}});
+        ev.info("  " + util::redact_url(r.url) + " " + r.git_ref + ": " + commit + (kept ? " (kept)" : ""));
+      } else {
+        if (out.lock.download(r.url) != nullptr) {
+          continue;
+        }
+        const auto* kept = old ? old->download(r.url) : nullptr;
+        spec::SourcesLock::Download d = kept ? *kept : lock_download(r, cs.origin, f, fetcher);
+        out.lock.downloads.push_back(d);
+        e.update({{"url", util::redact_url(r.url)}, {"sha256", d.sha256}, {"size", d.size}, {"downloaded", !kept}});
+        ev.info("  " + util::redact_url(r.url) + ": sha256:" + d.sha256 + " (" + std::to_string(d.size) + " bytes)" +
+                (kept ? " (kept)" : ""));
+      }
+      out.entries.push_back(e);
+    }
+  }
+  out.text = spec::sources_lock_text(out.lock);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "builder/build.hpp"
 #include "builder/debs.hpp"
 #include "builder/lock_request.hpp"
+#include "builder/remote_sources.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
@@ -24,6 +25,8 @@ struct LockArgs {
   std::string spec_file;
   std::string layer;
   bool all_platforms = false;
+  bool sources = false; // --sources: the remote sources of files and data layers
+  bool update = false;
   std::vector<std::string> index_urls;
   std::vector<std::string> find_links;
   std::string cache_dir;
@@ -97,12 +100,48 @@ int run_debs_lock(const Output& out, const LockArgs& a, const spec::BuildSpec& s
   return 0;
 }
 
+// The sources lock: each download and git ref the spec leaves open, pinned, in the
+// STEM.sources.lock beside the spec.
+int run_sources_lock(const Output& out, const LockArgs& a, const spec::BuildSpec& s, const builder::BuildOptions& o,
+                     const builder::Events& ev) {
+  if (!a.requirements.empty() || !a.output.empty() || !a.layer.empty() || !a.index_urls.empty() ||
+      !a.find_links.empty() || a.all_platforms) {
+    throw util::Error(util::ErrorKind::usage,
+                      "--sources locks every remote source of the spec into " + s.sources_lock.filename().string() +
+                          ": it takes no requirements, -o, --layer, --index-url, --find-links or --all-platforms",
+                      "paddle-image lock --sources --spec " + a.spec_file);
+  }
+  if (!builder::spec_has_remote_sources(s)) {
+    throw util::Error(util::ErrorKind::usage, a.spec_file + " has no url: or git: rule to lock",
+                      "a download (url:) or git source (git:) in a files or data layer is what --sources pins");
+  }
+  builder::SourcesLockResult r = builder::lock_sources(s, o, a.update, ev);
+  std::error_code ec;
+  if (!r.lock.downloads.empty() || !r.lock.git.empty() || std::filesystem::exists(r.file, ec)) {
+    util::write_file_atomic(r.file, r.text);
+  }
+  std::string text;
+  for (const auto& e : r.entries) {
+    text += e.contains("git") ? e["git"].get<std::string>() + " " + e["ref"].get<std::string>() + " -> " +
+                                    e["commit"].get<std::string>() + "\n"
+                              : e["url"].get<std::string>() + " -> sha256:" + e["sha256"].get<std::string>() + "\n";
+  }
+  if (r.entries.empty()) {
+    text += "every source is pinned in the spec: nothing to lock\n";
+  }
+  nlohmann::json j = {{"kind", "sources"}, {"output", r.file.string()}, {"sources", r.entries}};
+  out.result(j, text + "wrote " + r.file.string() + "\n");
+  return 0;
+}
+
 int run_lock(const LockArgs& a) {
   Output out = Output::detect(a.json, a.quiet);
   builder::check_lock_request(a.spec_file, a.requirements, a.index_urls);
   spec::BuildSpec s = spec::load(a.spec_file);
-  const bool debs = builder::debs_layer_named(s, a.layer) != nullptr;
-  if (!debs && a.requirements.empty()) {
+  const bool debs = !a.sources && builder::debs_layer_named(s, a.layer) != nullptr;
+  const bool sources =
+      a.sources || (!debs && a.requirements.empty() && a.layer.empty() && builder::spec_has_remote_sources(s));
+  if (!debs && !sources && a.requirements.empty()) {
     throw util::Error(util::ErrorKind::usage, "lock needs REQUIREMENTS for a wheels layer",
                       "paddle-image lock requirements.txt -o requirements.lock --spec " + a.spec_file +
                           (a.layer.empty() ? "" : " --layer " + a.layer) +
@@ -121,6 +160,9 @@ int run_lock(const LockArgs& a) {
   lo.find_links = a.find_links;
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
+  if (sources) {
+    return run_sources_lock(out, a, s, o, ev);
+  }
   if (debs) {
     return run_debs_lock(out, a, s, o, ev);
   }
@@ -135,7 +177,8 @@ void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& 
   CLI::App* c = app.add_subcommand(
       "lock", "Write pip's hash-checking lock for pinned requirements: the sha256 of every wheel that fits a spec's "
               "wheels layer; or a debs layer's lock: its packages resolved by apt against the base, each with its "
-              "version and sha256");
+              "version and sha256; or (--sources) the sha256 of each download and the commit of each git ref the "
+              "spec leaves open");
   c->add_option("requirements", a->requirements,
                 "Pinned requirements (NAME==VERSION lines; -r includes followed); none for a debs layer, whose "
                 "packages the spec lists");
@@ -150,6 +193,13 @@ void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& 
   c->add_option("--cache-dir", a->cache_dir,
                 "Layer cache directory, which keeps downloaded wheels (default $PADDLE_IMAGE_CACHE or "
                 "~/.cache/paddle-image)");
+  c->add_flag("--sources", a->sources,
+              "Pin the spec's downloads (url: without sha256) and git refs (git: with ref:) in STEM.sources.lock "
+              "beside the spec: each file fetched once and hashed, each ref resolved to its commit (the default "
+              "for a spec with no debs layer and such sources)");
+  c->add_flag("--update", a->update,
+              "With --sources: fetch and resolve every open source again (a moved branch, a republished file), "
+              "rather than keep the pins the lock holds");
   c->add_flag("--json", a->json, "Print the result as JSON on stdout");
   c->add_flag("-q,--quiet", a->quiet, "No progress output");
   // The index's credentials come from its URL or netrc (docs/wheels.md): no -u here.

@@ -54,14 +54,26 @@ RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f
     c.fail(item["git"], f + ".git", "the URL carries credentials",
            "let git find them (a credential helper, ~/.netrc): a spec is shared and never holds secrets");
   }
-  if (!item["commit"]) {
-    c.fail(item, f, "a git source needs 'commit': the full commit to export",
-           "git ls-remote URL REF prints the commit a tag or branch names now");
+  r.git = true;
+  if (!item["commit"] && !item["ref"]) {
+    c.fail(item, f, "a git source needs 'commit' (the full commit to export) or 'ref' (a branch or tag)",
+           "give ref: v2.7.0 and run paddle-image lock --sources --spec " + c.file().filename().string() +
+               ", which pins it to its commit in the sources lock");
   }
-  r.git_commit = util::ascii_lower(c.str(item["commit"], f + ".commit"));
-  if (r.git_commit.size() != 40 || r.git_commit.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    c.fail(item["commit"], f + ".commit", "'" + r.git_commit + "' is not a full commit (40 hex digits)",
-           "a tag or branch moves: pin the commit it names now (git ls-remote URL REF)");
+  if (item["ref"]) {
+    r.git_ref = c.str(item["ref"], f + ".ref");
+    if (r.git_ref.empty() || r.git_ref.front() == '-' ||
+        r.git_ref.find_first_of(" \t\n:?*[\\~^") != std::string::npos) {
+      c.fail(item["ref"], f + ".ref", "'" + r.git_ref + "' is not a branch or tag name", "e.g. ref: release/2.7");
+    }
+  }
+  if (item["commit"]) {
+    r.git_commit = util::ascii_lower(c.str(item["commit"], f + ".commit"));
+    if (r.git_commit.size() != 40 || r.git_commit.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      c.fail(item["commit"], f + ".commit", "'" + r.git_commit + "' is not a full commit (40 hex digits)",
+             "a tag or branch moves: put it in ref: and let paddle-image lock --sources pin the commit it names now");
+    }
+    r.pinned_by = "spec";
   }
   r.extract = true;
   extraction_fields(c, item, f, r);
@@ -93,17 +105,18 @@ RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string
   }
   std::string path = r.url.substr(0, r.url.find_first_of("?#"));
   r.filename = host_end == std::string::npos ? "" : path.substr(path.rfind('/') + 1);
-  if (!item["sha256"]) {
-    c.fail(item, f, "a download needs 'sha256': the build fetches nothing it cannot check",
-           "add sha256: HEX (sha256sum of the file); curl -L URL | sha256sum prints it");
-  }
-  r.sha256 = c.str(item["sha256"], f + ".sha256");
-  if (r.sha256.rfind("sha256:", 0) == 0) {
-    r.sha256 = r.sha256.substr(7);
-  }
-  if (!is_hex64(r.sha256)) {
-    c.fail(item["sha256"], f + ".sha256", "'" + r.sha256 + "' is not a SHA-256 (64 lower-case hex digits)",
-           "sha256sum FILE prints it");
+  // Without sha256 the sources lock pins it (spec/sources_lock.hpp); a build refuses a
+  // download neither pins.
+  if (item["sha256"]) {
+    r.sha256 = c.str(item["sha256"], f + ".sha256");
+    if (r.sha256.rfind("sha256:", 0) == 0) {
+      r.sha256 = r.sha256.substr(7);
+    }
+    if (!is_hex64(r.sha256)) {
+      c.fail(item["sha256"], f + ".sha256", "'" + r.sha256 + "' is not a SHA-256 (64 lower-case hex digits)",
+             "sha256sum FILE prints it; or drop the key and let paddle-image lock --sources record it");
+    }
+    r.pinned_by = "spec";
   }
   if (item["size"]) {
     r.size = c.integer(item["size"], f + ".size");
@@ -129,6 +142,12 @@ RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string
              r.extract ? "use include: to choose the archive's members" : "drop it");
     }
   }
+  for (const char* k : {"commit", "ref"}) {
+    if (item[k]) {
+      c.fail(item[k], f + "." + k, std::string("'") + k + "' belongs to a git source (git:)",
+             "a download is pinned by its sha256");
+    }
+  }
   return r;
 }
 
@@ -142,8 +161,8 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     std::string f = field + "[" + std::to_string(i) + "]";
     const YAML::Node& item = n[i];
     c.check_keys(item, f,
-                 {"from", "url", "git", "commit", "sha256", "size", "extract", "strip_components", "include", "to",
-                  "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
+                 {"from", "url", "git", "commit", "ref", "sha256", "size", "extract", "strip_components", "include",
+                  "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
     if ((item["from"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) > 1) {
       c.fail(item, f, "a copy rule takes one of 'from' (a path), 'url' (a download) and 'git' (a repository)",
              "split it into several rules");
@@ -164,7 +183,7 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     } else if (item["url"]) {
       cs.remote = remote_source(c, item, f);
     } else {
-      for (const char* k : {"sha256", "size", "extract", "strip_components", "include", "commit"}) {
+      for (const char* k : {"sha256", "size", "extract", "strip_components", "include", "commit", "ref"}) {
         if (item[k]) {
           c.fail(item[k], f + "." + k, std::string("'") + k + "' belongs to a download (url:)",
                  "drop it, or give url: in place of from:");

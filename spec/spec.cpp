@@ -1,6 +1,7 @@
 #include "spec/spec.hpp"
 
 #include "spec/parse_context.hpp"
+#include "spec/sources_lock.hpp"
 
 #include "oci/reference.hpp"
 #include "util/encoding.hpp"
@@ -478,6 +479,8 @@ BuildSpec parse(const std::string& text, const fs::path& file) {
     throw Error(ErrorKind::input, file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
                                       std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
+  s.sources_lock = sources_lock_path(file);
+  apply_sources_lock(s);
   return s;
 }
 

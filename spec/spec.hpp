@@ -27,7 +27,7 @@ struct OwnerSpec {
 // and checked against its SHA-256, copied as it is or extracted.
 struct RemoteSpec {
   std::string url;        // http(s):// (credentials from netrc, never here)
-  std::string sha256;     // 64 lower-case hex digits
+  std::string sha256;     // 64 lower-case hex digits; "" while the spec leaves it to the sources lock
   std::int64_t size = -1; // bytes, when given
   bool extract = false;   // unpack (tar of any compression, or zip) rather than copy the file
   int strip_components = 0;
@@ -35,8 +35,14 @@ struct RemoteSpec {
   std::string filename;             // the file's name when copied as it is (the URL's last segment)
   // `git:` in place of `url:`: `url` is the repository, exported at this full commit
   // (40 hex digits) without .git, as an extracted archive is (strip_components, include).
-  std::string git_commit;
-  bool is_git() const { return !git_commit.empty(); }
+  bool git = false;
+  std::string git_commit; // "" while only `ref` is given and the sources lock has no pin for it
+  std::string git_ref;    // a branch or tag (`ref:`), pinned to git_commit by `paddle-image lock --sources`
+  // Where the pin came from: "spec" (sha256 or commit written in the spec), "lock" (the
+  // sources lock), "" (not pinned: a build refuses it).
+  std::string pinned_by;
+  bool is_git() const { return git; }
+  bool pinned() const { return git ? !git_commit.empty() : !sha256.empty(); }
 };
 
 struct CopySpec {
@@ -227,6 +233,9 @@ struct BuildSpec {
   // .paddleimageignore of the spec's directory, with the implicit leading ".git"
   // (gitignore syntax; later lines win; "!.git" brings .git back).
   std::vector<std::string> ignore;
+  // The sources lock (spec/sources_lock.hpp): where `paddle-image lock --sources` writes
+  // the sha256 and commits the spec leaves open, beside the spec as STEM.sources.lock.
+  fs::path sources_lock;
 };
 
 // Largest timestamp accepted anywhere (9999-12-31T23:59:59Z): later dates do not fit the

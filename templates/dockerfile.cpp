@@ -116,17 +116,25 @@ void download(const DockerLayer& l, const DockerCopy& rule, std::vector<std::str
               std::vector<std::string>& notes) {
   const DockerDownload& c = rule.download;
   std::string chown = rule.chown.empty() ? l.chown : rule.chown;
-  if (!c.git_commit.empty()) {
+  const std::string unpinned = ": not pinned yet (paddle-image lock --sources writes its pin to the sources lock)";
+  if (c.git) {
     // BuildKit's ADD of a git repository at a ref, without .git.
+    const std::string at = c.git_commit.empty() ? c.git_ref : c.git_commit;
     lines.push_back("ADD" + (chown.empty() ? std::string() : " --chown=" + one_line(chown, "owner")) + " [" +
-                    json_word(c.url + "#" + c.git_commit, "git") + ", " + json_word(rule.to, "to") + "]");
+                    json_word(c.url + "#" + at, "git") + ", " + json_word(rule.to, "to") + "]");
+    if (c.git_commit.empty()) {
+      notes.push_back(c.url + " at " + c.git_ref + unpinned);
+    }
     if (c.strip_components > 0 || !c.include.empty()) {
       notes.push_back(c.url + ": ADD copies the whole tree; the spec keeps only part of it (strip_components, "
                               "include)");
     }
     return;
   }
-  std::string flags = " --checksum=sha256:" + one_line(c.sha256, "sha256");
+  std::string flags = c.sha256.empty() ? std::string() : " --checksum=sha256:" + one_line(c.sha256, "sha256");
+  if (c.sha256.empty()) {
+    notes.push_back(c.url + unpinned);
+  }
   if (!chown.empty()) {
     flags += " --chown=" + one_line(chown, "owner");
   }

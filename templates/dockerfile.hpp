@@ -19,7 +19,9 @@ struct DockerDownload {
   bool extract = false;
   int strip_components = 0;
   std::vector<std::string> include;
-  std::string git_commit; // a git source (url: the repository)
+  bool git = false;       // a git source (url: the repository)
+  std::string git_commit; // its commit ("" while only its ref is given and not locked)
+  std::string git_ref;
 };
 
 struct DockerCopy {

@@ -161,11 +161,23 @@ struct Copy {
   std::string to;
   std::string owner;
   std::string mode;
-  std::string url;    // ADD --checksum=sha256:HEX URL: a download rule in place of `from`
-  std::string sha256; // its hex digest
-  std::string git;    // git clone URL && git checkout COMMIT: a git source at that commit
+  std::string url;    // ADD [--checksum=sha256:HEX] URL, wget, curl: a download rule in place of `from`
+  std::string sha256; // its hex digest ("": the sources lock pins it)
+  bool extract = false;
+  int strip_components = 0;
+  std::string git; // git clone URL [&& git checkout X]: a git source
   std::string commit;
+  std::string ref; // a branch or tag (or HEAD) the sources lock pins
 };
+
+Copy local_copy(std::string from, std::string to, std::string owner, std::string mode) {
+  Copy c;
+  c.from = std::move(from);
+  c.to = std::move(to);
+  c.owner = std::move(owner);
+  c.mode = std::move(mode);
+  return c;
+}
 
 struct Layer {
   std::string name;
@@ -610,7 +622,7 @@ private:
     l.name = layer_name(m, base_name.empty() ? "files" : base_name);
     for (const auto& src : w) {
       std::string from = src == "." || src == "./" ? "./" : src.rfind("./", 0) == 0 ? src.substr(2) : src;
-      l.copies.push_back({m_context + from, dest, numeric_owner ? owner : "", mode, "", "", "", ""});
+      l.copies.push_back(local_copy(m_context + from, dest, numeric_owner ? owner : "", mode));
     }
     m.layers.push_back(l);
   }
@@ -624,10 +636,15 @@ private:
       skip("ADD of a URL with credentials: put them in ~/.netrc and add the download as a rule with url: and sha256:");
       return;
     }
-    if (checksum.size() != 64 || checksum.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      skip("ADD of a URL without --checksum=sha256:HEX: add it as a download rule of a data layer, {url: " + url +
-           ", sha256: HEX, to: " + dest + "}, HEX being the file's sha256sum (the build fetches nothing unpinned)");
+    const bool pinned = checksum.size() == 64 && checksum.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!checksum.empty() && !pinned) {
+      skip("ADD --checksum=" + checksum +
+           " is not sha256:HEX (64 hex digits): drop it and let paddle-image lock "
+           "--sources record the file's sha256");
       return;
+    }
+    if (!pinned) {
+      need_sources_lock();
     }
     Layer l;
     l.data = true;
@@ -637,7 +654,7 @@ private:
     bool numeric_owner = owner.find_first_not_of("0123456789:") == std::string::npos;
     Copy c;
     c.url = url;
-    c.sha256 = checksum;
+    c.sha256 = pinned ? checksum : "";
     c.to = dest;
     c.owner = numeric_owner ? owner : "";
     c.mode = mode;
@@ -648,19 +665,28 @@ private:
   // `git clone URL [DIR] && cd DIR && git checkout COMMIT` (a full commit; `git -C DIR
   // checkout` too): a git source of a files layer at DIR. False when the RUN is anything else.
   bool git_clone(const std::vector<std::vector<std::string>>& segs, const std::string& cwd) {
-    if (segs.size() < 2 || segs[0].size() < 3 || segs[0][0] != "git" || segs[0][1] != "clone") {
+    if (segs.empty() || segs[0].size() < 3 || segs[0][0] != "git" || segs[0][1] != "clone") {
       return false;
     }
     std::vector<std::string> pos;
+    std::string branch;
     for (std::size_t i = 2; i < segs[0].size(); ++i) {
       const std::string& a = segs[0][i];
-      if (a == "-b" || a == "--branch" || a == "--depth") {
+      if ((a == "-b" || a == "--branch") && i + 1 < segs[0].size()) {
+        branch = segs[0][++i];
+      } else if (a.rfind("--branch=", 0) == 0) {
+        branch = a.substr(9);
+      } else if (a == "--depth") {
         ++i;
+      } else if (a.rfind("--recurse", 0) == 0 || a == "--recursive") {
+        return false; // submodules: a git source exports the repository's own tree only
       } else if (a.rfind("-", 0) != 0) {
         pos.push_back(a);
       }
     }
-    if (pos.empty() || pos.size() > 2 || !is_remote_source(pos[0]) || util::redact_text(pos[0]) != pos[0]) {
+    bool git_url = pos.size() == 1 || pos.size() == 2;
+    git_url = git_url && (pos[0].rfind("https://", 0) == 0 || pos[0].rfind("http://", 0) == 0);
+    if (!git_url || util::redact_text(pos[0]) != pos[0]) {
       return false;
     }
     std::string name = pos[0].substr(pos[0].find_last_of('/') + 1);
@@ -681,18 +707,244 @@ private:
       commit = segs[i][4];
       ++i;
     }
-    bool full = commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
-    if (!full || i != segs.size()) {
+    while (i < segs.size() && segs[i].size() == 3 && segs[i][0] == "rm" &&
+           (segs[i][1] == "-rf" || segs[i][1] == "-fr") &&
+           (join_path(cwd, segs[i][2]) == dir + "/.git" || segs[i][2] == ".git")) {
+      ++i; // a git source has no .git
+    }
+    if (i != segs.size()) {
       return false;
     }
+    bool full = commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
     Layer l;
     l.name = layer_name(m, name.empty() ? "code" : name);
     Copy c;
     c.git = pos[0];
-    c.commit = commit;
+    if (full) {
+      c.commit = commit;
+    } else {
+      c.ref = !commit.empty() ? commit : !branch.empty() ? branch : "HEAD";
+      need_sources_lock();
+    }
     c.to = dir;
     l.copies.push_back(c);
     m.layers.push_back(l);
+    return true;
+  }
+
+  // The sources lock's command, once: a download or git ref is mapped without its pin.
+  void need_sources_lock() {
+    const std::string cmd = "paddle-image lock --sources --spec spec.yaml";
+    if (std::find(m_lock_commands.begin(), m_lock_commands.end(), cmd) == m_lock_commands.end()) {
+      m_lock_commands.push_back(cmd);
+    }
+  }
+
+  // `wget [-q] [-O FILE | -P DIR] URL...` or `curl [-fsSL] (-o FILE | -O) URL`: the URLs
+  // with the paths they are saved to. False for an option that changes what is fetched
+  // or sent (a header, a POST, credentials), or output to stdout.
+  static bool fetch_command(const std::vector<std::string>& seg, const std::string& cwd,
+                            std::vector<std::pair<std::string, std::string>>& out) {
+    const bool wget = seg[0] == "wget";
+    std::string file;
+    std::string dir = cwd;
+    bool remote_name = wget;
+    std::vector<std::string> urls;
+    for (std::size_t i = 1; i < seg.size(); ++i) {
+      const std::string& a = seg[i];
+      auto value = [&](const std::string& flag) -> std::optional<std::string> {
+        if (a == flag && i + 1 < seg.size()) {
+          return seg[++i];
+        }
+        if (flag.size() > 2 && a.rfind(flag + "=", 0) == 0) {
+          return a.substr(flag.size() + 1);
+        }
+        return std::nullopt;
+      };
+      if (is_remote_source(a)) {
+        urls.push_back(a);
+      } else if (auto f = value(wget ? "-O" : "-o")) {
+        file = *f;
+      } else if (auto f2 = value(wget ? "--output-document" : "--output")) {
+        file = *f2;
+      } else if (auto d = wget ? value("-P") : std::nullopt) {
+        dir = join_path(cwd, *d);
+      } else if (auto d2 = wget ? value("--directory-prefix") : std::nullopt) {
+        dir = join_path(cwd, *d2);
+      } else if (value("--retry") || value("--tries") || value("-t") || value("--progress") || value("-C") ||
+                 value("--connect-timeout") || value("--max-time") || value("--timeout") || value("-T")) {
+        continue;
+      } else if (!wget && (a == "-O" || a == "--remote-name")) {
+        remote_name = true;
+      } else if (!wget && a.size() > 1 && a[0] == '-' && a[1] != '-' &&
+                 a.find_first_not_of("-fsSLkO#") == std::string::npos) {
+        remote_name = remote_name || a.find('O') != std::string::npos; // -fsSLO
+      } else if (a == "-q" || a == "-nv" || a == "--quiet" || a == "-c" || a == "--continue" ||
+                 a == "--no-check-certificate" || a == "--show-progress" || a == "--fail" || a == "--silent" ||
+                 a == "--show-error" || a == "--location" || a == "--insecure" || a == "--create-dirs" ||
+                 a == "--progress-bar" || a == "--no-verbose") {
+        continue;
+      } else {
+        return false;
+      }
+    }
+    if (urls.empty() || (!file.empty() && urls.size() != 1) || (file.empty() && !remote_name) || file == "-") {
+      return false;
+    }
+    for (const auto& u : urls) {
+      std::string path = u.substr(0, u.find_first_of("?#"));
+      std::string name = path.substr(path.rfind('/') + 1);
+      if (file.empty() && name.empty()) {
+        return false;
+      }
+      out.emplace_back(u, file.empty() ? join_path(dir, name) : join_path(cwd, file));
+    }
+    return true;
+  }
+
+  // `tar -x[z|j|J]f FILE [-C DIR] [--strip-components=N]` or `unzip [-q] [-o] FILE [-d
+  // DIR]` of FILE: where it unpacks and how much it strips. False for anything else.
+  static bool unpack_command(const std::vector<std::string>& seg, const std::string& cwd, std::string& file,
+                             std::string& into, int& strip) {
+    into = cwd;
+    strip = 0;
+    file.clear();
+    bool extract = seg[0] == "unzip";
+    for (std::size_t i = 1; i < seg.size(); ++i) {
+      const std::string& a = seg[i];
+      if (seg[0] == "unzip") {
+        if (a == "-d" && i + 1 < seg.size()) {
+          into = join_path(cwd, seg[++i]);
+        } else if (a == "-q" || a == "-o" || a == "-qo" || a == "-oq") {
+          continue;
+        } else if (a[0] != '-' && file.empty()) {
+          file = join_path(cwd, a);
+        } else {
+          return false;
+        }
+        continue;
+      }
+      if ((a == "-C" || a == "--directory") && i + 1 < seg.size()) {
+        into = join_path(cwd, seg[++i]);
+      } else if (a.rfind("--strip-components=", 0) == 0) {
+        std::string n = a.substr(19);
+        if (n.empty() || n.size() > 2 || n.find_first_not_of("0123456789") != std::string::npos) {
+          return false;
+        }
+        strip = std::stoi(n);
+      } else if ((a == "-f" || a == "--file") && i + 1 < seg.size()) {
+        file = join_path(cwd, seg[++i]);
+      } else if (a == "--no-same-owner" || a == "-v" || a == "--gzip" || a == "-z" || a == "-x" || a == "--extract") {
+        extract = extract || a == "-x" || a == "--extract";
+      } else if (a.find_first_not_of("-xzjJvfoa") == std::string::npos && a.find('x') != std::string::npos) {
+        extract = true; // -xzf, xvf: with f last, the file follows
+        if (a.back() == 'f' && i + 1 < seg.size()) {
+          file = join_path(cwd, seg[++i]);
+        }
+      } else {
+        return false;
+      }
+    }
+    return extract && !file.empty();
+  }
+
+  // A RUN of downloads: wget/curl of files, each then unpacked (tar, unzip) and removed,
+  // with `mkdir`/`cd` around them: a data layer of download rules, pinned by the sources
+  // lock. False (nothing mapped) when the RUN does anything else.
+  bool download_run(const std::vector<std::vector<std::string>>& segs, std::string cwd) {
+    struct Fetched {
+      std::string url, path;
+      bool extracted = false, removed = false;
+      std::string into;
+      int strip = 0;
+    };
+    std::vector<Fetched> got;
+    auto find = [&](const std::string& path) -> Fetched* {
+      for (auto& f : got) {
+        if (f.path == path) {
+          return &f;
+        }
+      }
+      return nullptr;
+    };
+    for (const auto& seg : segs) {
+      if (seg.empty()) {
+        continue;
+      }
+      const std::string& c = seg[0];
+      if (c == "cd" && seg.size() == 2) {
+        cwd = join_path(cwd, seg[1]);
+      } else if (c == "mkdir") {
+        continue; // a rule makes the directories above what it lays out
+      } else if (c == "wget" || c == "curl") {
+        std::vector<std::pair<std::string, std::string>> out;
+        if (!fetch_command(seg, cwd, out)) {
+          return false;
+        }
+        for (auto& [u, p] : out) {
+          Fetched f;
+          f.url = u;
+          f.path = p;
+          got.push_back(f);
+        }
+      } else if (c == "tar" || c == "unzip") {
+        Fetched unpack;
+        if (!unpack_command(seg, cwd, unpack.path, unpack.into, unpack.strip)) {
+          return false;
+        }
+        Fetched* f = find(unpack.path);
+        if (f == nullptr || f->extracted) {
+          return false;
+        }
+        f->extracted = true;
+        f->into = unpack.into;
+        f->strip = unpack.strip;
+      } else if (c == "rm") {
+        for (std::size_t i = 1; i < seg.size(); ++i) {
+          if (seg[i][0] == '-') {
+            continue;
+          }
+          Fetched* f = find(join_path(cwd, seg[i]));
+          if (f == nullptr) {
+            return false;
+          }
+          f->removed = true;
+        }
+      } else {
+        return false;
+      }
+    }
+    if (got.empty()) {
+      return false;
+    }
+    for (const auto& f : got) {
+      if (util::redact_text(f.url) != f.url) {
+        skip("downloads a URL with credentials: put them in ~/.netrc and add the download as a rule with url:");
+        return true;
+      }
+    }
+    Layer l;
+    l.data = true;
+    std::string first = got[0].path.substr(got[0].path.rfind('/') + 1);
+    l.name = layer_name(m, first.substr(0, first.find('.')).empty() ? "download" : first.substr(0, first.find('.')));
+    for (const auto& f : got) {
+      Copy c;
+      c.url = f.url;
+      if (f.extracted) {
+        c.extract = true;
+        c.strip_components = f.strip;
+        c.to = f.into.empty() || f.into.back() == '/' ? f.into : f.into + "/";
+        l.copies.push_back(c);
+      }
+      if (!f.removed || !f.extracted) { // the file itself stays in the image too
+        Copy plain;
+        plain.url = f.url;
+        plain.to = f.path;
+        l.copies.push_back(plain);
+      }
+    }
+    m.layers.push_back(l);
+    need_sources_lock();
     return true;
   }
 
@@ -947,23 +1199,26 @@ private:
           url = util::redact_text(a);
         }
       }
-      return "downloads at build time: make it a download rule of a data layer, {url: " +
+      return "downloads at build time, in a form not mapped (stdout, headers, a pipe): make it a download rule of "
+             "a data layer, {url: " +
              (url.empty() ? std::string("URL") : url) +
-             ", sha256: HEX, to: DEST} (HEX: the file's sha256sum; add extract: true, strip_components and include "
-             "for an archive that tar or unzip unpacks after it)";
+             ", to: DEST} (extract: true, strip_components and include for an archive that tar or unzip unpacks "
+             "after it), and run paddle-image lock --sources to pin its sha256";
     }
     if (c == "git") {
       std::string url;
+      std::string ref = "BRANCH-OR-TAG";
       for (std::size_t i = 2; i < seg.size() && seg[1] == "clone"; ++i) {
-        if (seg[i].rfind("-", 0) != 0 && url.empty() && (i < 2 || seg[i - 1] != "-b") && seg[i - 1] != "--branch" &&
-            seg[i - 1] != "--depth") {
+        if ((seg[i - 1] == "-b" || seg[i - 1] == "--branch")) {
+          ref = seg[i];
+        } else if (seg[i].rfind("-", 0) != 0 && url.empty() && seg[i - 1] != "--depth") {
           url = util::redact_text(seg[i]);
         }
       }
-      return "clones code at build time: make it a git source of a files layer, {git: " +
-             (url.empty() ? std::string("URL") : url) +
-             ", commit: COMMIT, to: DEST} (COMMIT: the full commit, which git ls-remote URL REF prints for a tag or "
-             "branch)";
+      return "clones code at build time, with more than a checkout after it (or submodules, which a git source "
+             "does not export): make it a git source of a files layer, {git: " +
+             (url.empty() ? std::string("URL") : url) + ", ref: " + ref +
+             ", to: DEST}, pinned by paddle-image lock --sources, and do the rest outside";
     }
     if (c == "tar" || c == "unzip") {
       return "unpacks an archive at build time: unpack it into the project and copy the directory";
@@ -1212,7 +1467,7 @@ private:
       }
     }
     std::string cwd = m.workdir.empty() ? "/" : m.workdir;
-    if (!vars && git_clone(segs, cwd)) {
+    if (!vars && (git_clone(segs, cwd) || download_run(segs, cwd))) {
       return;
     }
     std::vector<PipInstall> pips;
@@ -1355,6 +1610,40 @@ std::string debs_yaml(const std::string& base, const Layer& l) {
   return y;
 }
 
+// One copy rule of a files or data layer, as the spec writes it.
+std::string copy_yaml(const Copy& c) {
+  std::string y;
+  if (!c.git.empty()) {
+    y += "      - git: " + q(c.git) + "\n" +
+         (c.commit.empty() ? "        ref: " + q(c.ref) + " # pinned to its commit by paddle-image lock --sources\n"
+                           : "        commit: " + q(c.commit) + "\n") +
+         "        to: " + q(c.to) + "\n";
+  } else if (!c.url.empty()) {
+    y += "      - url: " + q(c.url) + "\n" +
+         (c.sha256.empty() ? "        # sha256: pinned by paddle-image lock --sources\n"
+                           : "        sha256: " + q(c.sha256) + "\n");
+    if (c.extract) {
+      y += "        extract: true\n";
+    }
+    if (c.strip_components > 0) {
+      y += "        strip_components: " + std::to_string(c.strip_components) + "\n";
+    }
+    y += "        to: " + q(c.to) + "\n";
+  } else {
+    y += "      - from: " + q(c.from) + "\n        to: " + q(c.to) + "\n";
+  }
+  if (!c.owner.empty()) {
+    y += "        owner: " + q(c.owner) + "\n";
+  }
+  if (c.from.rfind("../", 0) == 0) {
+    y += "        allow_outside: true # the build context lies outside the spec's directory\n";
+  }
+  if (!c.mode.empty()) {
+    y += "        mode: " + q(c.mode.size() < 4 ? std::string(4 - c.mode.size(), '0') + c.mode : c.mode) + "\n";
+  }
+  return y;
+}
+
 std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const std::string& file_name,
                  const std::vector<std::string>& commands, const std::vector<std::string>& left_out) {
   std::string y = "# Made by `paddle-image init --from-dockerfile " + file_name + "`. Reference: docs/spec.md.\n";
@@ -1373,7 +1662,9 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
     }
   }
   for (const auto& c : commands) {
-    y += (c.rfind("paddle-image lock --spec ", 0) == 0
+    y += (c.rfind("paddle-image lock --sources", 0) == 0
+              ? "# Downloads and git refs are pinned (sha256, commit) in the sources lock; write it with\n#   "
+          : c.rfind("paddle-image lock --spec ", 0) == 0
               ? "# The debs layer installs from a lock; write it with\n#   "
               : "# A requirements file is not a lock; write the lock with\n#   ") +
          c + "\n";
@@ -1403,22 +1694,7 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
     }
     y += l.data ? "    data:\n" : "    files:\n";
     for (const auto& c : l.copies) {
-      if (!c.git.empty()) {
-        y += "      - git: " + q(c.git) + "\n        commit: " + q(c.commit) + "\n        to: " + q(c.to) + "\n";
-      } else if (!c.url.empty()) {
-        y += "      - url: " + q(c.url) + "\n        sha256: " + q(c.sha256) + "\n        to: " + q(c.to) + "\n";
-      } else {
-        y += "      - from: " + q(c.from) + "\n        to: " + q(c.to) + "\n";
-      }
-      if (!c.owner.empty()) {
-        y += "        owner: " + q(c.owner) + "\n";
-      }
-      if (c.from.rfind("../", 0) == 0) {
-        y += "        allow_outside: true # the build context lies outside the spec's directory\n";
-      }
-      if (!c.mode.empty()) {
-        y += "        mode: " + q(c.mode.size() < 4 ? std::string(4 - c.mode.size(), '0') + c.mode : c.mode) + "\n";
-      }
+      y += copy_yaml(c);
     }
   }
   std::string cfg;

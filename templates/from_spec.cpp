@@ -60,7 +60,9 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
         dc.download.extract = c.remote->extract;
         dc.download.strip_components = c.remote->strip_components;
         dc.download.include = c.remote->include;
+        dc.download.git = c.remote->is_git();
         dc.download.git_commit = c.remote->git_commit;
+        dc.download.git_ref = c.remote->git_ref;
       } else {
         dc.from = context_path(c.from, dir, &dc.outside_context);
       }

@@ -1,12 +1,15 @@
 // The files and data layers: the copy rules' entries, keyed by their stat data, with
 // the walk memo that lets an unchanged tree be reused without a walk, and `split`
-// (a layer shipped as parts of about a given size).
+// (a layer shipped as parts of about a given size). A layer of remote sources alone
+// is keyed by their pins instead (nothing read or downloaded to find it).
 #include "builder/layer_kind.hpp"
 #include "builder/remote_sources.hpp"
 #include "layers/tree.hpp"
 #include "layers/walk_memo.hpp"
 #include "util/error.hpp"
+#include "util/url.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -218,11 +221,94 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
   return out;
 }
 
+// Whether every rule of the layer is a remote source (a download or a git source).
+bool all_remote(const spec::LayerSpec& l) {
+  const auto& cs = l.copy().copies;
+  return std::all_of(cs.begin(), cs.end(), [](const spec::CopySpec& c) { return c.remote.has_value(); });
+}
+
+// The key of a layer of remote sources alone: their pins (sha256, commit), how each is
+// unpacked and copied, and what the layer lands on; no file is read for it, so a layer
+// found here or in a registry cache needs no download at all. Portable as it is.
+std::string remote_layer_key(const spec::LayerSpec& l, const LayerContext& cx) {
+  KeyHasher key;
+  start_layer_key(key, cx.compress, cx.options);
+  key.add({{"kind", "copy-remote"}, {"format", 1}, {"landing", landing_id(cx)}});
+  for (const auto& c : l.copy().copies) {
+    const spec::RemoteSpec& s = *c.remote;
+    layers::CopyRule r = copy_rule(c, l);
+    key.add({{"source", s.is_git() ? "git:" + s.git_commit : "sha256:" + s.sha256},
+             {"extract", s.extract},
+             {"strip_components", s.strip_components},
+             {"include", s.include},
+             {"filename", s.extract ? "" : s.filename},
+             {"to", r.to},
+             {"exclude", r.exclude},
+             {"mode", r.file_mode.value_or(~0U)},
+             {"dir_mode", r.dir_mode.value_or(~0U)},
+             {"owner", {r.owner.uid, r.owner.gid, r.owner.uname.str(), r.owner.gname.str()}},
+             {"absolute_symlinks", r.allow_absolute_symlinks}});
+  }
+  return key.finish();
+}
+
+// What a reused layer of remote sources reports of them: its pins, as the spec (or the
+// sources lock) gives them; nothing was downloaded.
+nlohmann::json pinned_sources(const spec::LayerSpec& l) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : l.copy().copies) {
+    const spec::RemoteSpec& s = *c.remote;
+    if (s.is_git()) {
+      out.push_back({{"git", util::redact_url(s.url)}, {"commit", s.git_commit}, {"to", c.to}, {"downloaded", false}});
+      continue;
+    }
+    nlohmann::json e = {{"url", util::redact_url(s.url)},
+                        {"sha256", s.sha256},
+                        {"extract", s.extract},
+                        {"to", c.to},
+                        {"downloaded", false}};
+    if (s.size >= 0) {
+      e["size"] = s.size;
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+// A files or data layer of remote sources alone, keyed by remote_layer_key: fetched,
+// laid out and walked only when the layer is built. Its tree is kept in the record, so
+// a later layer lands on it when this one is reused.
+std::vector<LayerReport> build_remote_layer(const spec::LayerSpec& l, const LayerContext& cx, LayerReport r) {
+  const std::string key = remote_layer_key(l, cx);
+  nlohmann::json sources = pinned_sources(l);
+  layers::LayerRecord record;
+  layers::Found found = layers::Found::built;
+  r.blob = cx.cache.get_or_build(
+      key, [&] { return key; },
+      [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
+        spec::LayerSpec local = with_remote_sources(l, cx, sources);
+        std::unique_ptr<CopyWalk> w = walk_copy_layer(local, cx, landing_id(cx));
+        tell_links(w->memo.links, cx.events);
+        rec.tree = w->memo.tree;
+        rec.entries = w->set.entries().size();
+        return write_layer(w->set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+      },
+      found, record);
+  note_found(cx, found, r.blob, r);
+  r.entries = record.entries.value_or(0);
+  r.sources = sources;
+  cx.tree_out = record.tree.value_or(nlohmann::json::array());
+  return {std::move(r)};
+}
+
 class CopyLayerKind : public LayerKind {
 public:
   std::vector<LayerReport> build(const spec::LayerSpec& l, const LayerContext& cx, LayerReport proto) const override {
     if (!has_remote_sources(l)) {
       return build_copy_layer(l, cx, std::move(proto));
+    }
+    if (all_remote(l) && l.copy().split == 0) {
+      return build_remote_layer(l, cx, std::move(proto));
     }
     // Downloads fetched (or found in the cache) and laid out first: the rules then copy
     // them as directories of this machine.

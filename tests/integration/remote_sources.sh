@@ -8,6 +8,8 @@
 # (a ../ member, a symlink pointing out, an absolute path, a hard link out) are refused
 # with the member named, nothing stored.
 source "$(dirname "$0")/../support/common.sh"
+# shellcheck source=../support/registry/registry.sh
+source "$SUPPORT/registry/registry.sh"
 cd "$WORK"
 
 # The files the server serves.
@@ -100,7 +102,7 @@ with S(("127.0.0.1", 0), H) as s:
     s.serve_forever()
 PY
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
+trap 'kill $SERVER 2>/dev/null || true; registry_stop_all' EXIT
 for _ in $(seq 50); do [[ -s port.txt ]] && break; sleep 0.1; done
 URL=http://127.0.0.1:$(cat port.txt)
 requests() { grep -cE -- "$1" requests.log || true; }
@@ -317,7 +319,96 @@ check "render dockerfile writes ADD --checksum for each download" bash -c \
   "'$PI' render dockerfile spec.yaml | grep -q 'ADD --checksum=sha256:$(sha tool.bin)'"
 before=$(wc -l <requests.log)
 check "cache prune drops the laid-out sources" bash -c "'$PI' cache prune --max-size 100G >/dev/null && test ! -e cache/sources"
-check "... a build lays them out again from the cached files, the same image" "$PI" build spec.yaml -o oci:img5:v1
+check "... a build finds the layer by its pins: nothing laid out again, the same image" bash -c \
+  "'$PI' build spec.yaml -o oci:img5:v1 2>prune.log && ! grep -q unpacked prune.log && test ! -e cache/sources"
 check "... without a request" test "$(wc -l <requests.log)" = "$before"
 check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_digest img5 v1)"
+
+# A fresh runner with the registry cache: the layer of downloads is found by its pins
+# (the hash and the rule), so nothing is downloaded from the file's server at all.
+registry_start reg open "$WORK/srv" >/dev/null
+RC=$REG_HOST/team/ocr/cache
+check "a build stores its layers in the registry cache" "$PI" build spec.yaml --cache-dir rc1 -o oci:r1:v1 --cache-to "$RC"
+before=$(wc -l <requests.log)
+check "a fresh cache with the registry cache builds the same image" bash -c \
+  "'$PI' build spec.yaml --cache-dir rc2 -o oci:r2:v1 --cache-from '$RC' --json >r2.json 2>r2.err"
+check "... without a request to the files' server" test "$(wc -l <requests.log)" = "$before"
+check "... the downloads' layer came from the registry cache" /usr/bin/python3 -c "
+import json, sys; j = json.load(open('r2.json'))
+m = [l for l in j['layers'] if l['name'] == 'models'][0]
+assert m['status'] == 'reused' and 'cache' in m, m
+assert {s['sha256'] for s in m['sources']} == set(sys.argv[1:]) and not any(s['downloaded'] for s in m['sources']), m
+" "$(sha det.tar.gz)" "$(sha dict.zip)" "$(sha tool.bin)"
+check "... the same digest" test "$(manifest_digest img v1)" = "$(manifest_digest r2 v1)"
+
+# paddle-image lock --sources: a spec that leaves the sha256s and the commit open. The
+# build refuses it until the lock pins them; the lock fetches each file once (kept in
+# the cache: the build then sends no request) and resolves the ref with git ls-remote.
+BR=$(git -C repo symbolic-ref --short HEAD)
+C2=$(g rev-parse HEAD)
+g tag -a v1 -m "release one" "$C1"
+cat >open.yaml <<YAML
+base: scratch
+source_date_epoch: 1700000000
+layers:
+  - name: models
+    data:
+      - url: $URL/f/det.tar.gz
+        extract: true
+        strip_components: 1
+        include: ["inference.*", "sub", "model.link"]
+        to: /opt/models/det
+      - {url: $URL/f/dict.zip, extract: true, to: /opt/models/}
+      - {url: $URL/f/tool.bin, to: /usr/local/bin/tool, mode: 0755}
+  - name: code
+    files:
+      - {git: file://$WORK/repo, ref: $BR, include: [ppocr, tools], to: /app/PaddleOCR}
+      - {git: file://$WORK/repo, ref: v1, include: [ppocr], to: /app/v1}
+YAML
+expect_fail "a build of unpinned sources is refused before anything is fetched: the line and the lock command" 3 \
+  "open.yaml:6.*has no sha256 in the spec or in open.sources.lock \\(and 4 more" \
+  "$PI" build open.yaml --cache-dir cl -o oci:open:v1
+check "... the hint is the lock command" grep -q "hint: run paddle-image lock --sources --spec open.yaml" err.txt
+before=$(requests /f/)
+check "lock --sources pins every open source" bash -c "'$PI' lock --sources --spec open.yaml --cache-dir cl --json >lock.json"
+check "... each file was fetched once" test "$(requests /f/)" = "$((before + 3))"
+check "... the lock holds each file's sha256 and size, the branch's tip and the annotated tag's commit" \
+  /usr/bin/python3 - open.sources.lock "$URL" "$(sha det.tar.gz)" "$(sha dict.zip)" "$(sha tool.bin)" \
+  "$(stat -c %s files/tool.bin)" "$C2" "$C1" "$BR" <<'PY'
+import json, sys
+lock, url, det, dic, tool, tool_size, c2, c1, br = sys.argv[1:]
+j = json.load(open(lock))
+assert j["lockVersion"] == 1
+d = {e["url"]: e for e in j["downloads"]}
+assert d[url + "/f/det.tar.gz"]["sha256"] == det and d[url + "/f/dict.zip"]["sha256"] == dic, d
+assert d[url + "/f/tool.bin"] == {"url": url + "/f/tool.bin", "sha256": tool, "size": int(tool_size)}, d
+g = {e["ref"]: e["commit"] for e in j["git"]}
+assert g == {br: c2, "v1": c1}, g
+PY
+before=$(wc -l <requests.log)
+check "the build with the lock sends no request" bash -c "'$PI' build open.yaml --cache-dir cl -o oci:open:v1 2>open.log"
+check "... (none)" test "$(wc -l <requests.log)" = "$before"
+check "... the downloads' layer is the one the spec with its own pins made" \
+  test "$(layer_digests open v1 | head -1)" = "$(layer_digests img v1 | head -1)"
+rm -rf obundle && umoci unpack --image open:v1 obundle >/dev/null 2>&1
+check "... the branch's tip and the tag's tree" bash -c \
+  "test \"\$(cat obundle/rootfs/app/PaddleOCR/ppocr/version.txt)\" = v2 && test \"\$(cat obundle/rootfs/app/v1/ppocr/version.txt)\" = v1"
+cp open.sources.lock open.sources.lock.first
+before=$(requests /f/)
+check "lock again keeps the pins: no request, the same file" bash -c \
+  "'$PI' lock --sources --spec open.yaml --cache-dir cl -q && cmp open.sources.lock open.sources.lock.first"
+check "... (no request)" test "$(requests /f/)" = "$before"
+echo "v3" >repo/ppocr/version.txt
+g commit -q -am three
+check "the branch moves: the lock keeps its commit" bash -c \
+  "'$PI' lock --sources --spec open.yaml --cache-dir cl -q && cmp open.sources.lock open.sources.lock.first"
+check "... lock --update resolves it again and fetches the files again" bash -c \
+  "'$PI' lock --sources --update --spec open.yaml --cache-dir cl -q && grep -q \"\$(git -C repo rev-parse HEAD)\" open.sources.lock"
+check "... (three requests)" test "$(requests /f/)" = "$((before + 3))"
+sed "s/ref: v1,/ref: v9,/" open.yaml >badref.yaml
+expect_fail "a ref the repository lacks: exit 3, named" 3 "has no branch or tag 'v9'" \
+  "$PI" lock --sources --spec badref.yaml --cache-dir cl
+printf '{"lockVersion": 1, "downloads": [{"url": "x", "sha256": "zz"}]}' >open.sources.lock
+expect_fail "a damaged lock: exit 3, the file and the entry named" 3 "open.sources.lock: downloads\\[0\\].sha256" \
+  "$PI" build open.yaml --cache-dir cl -o oci:open:v2
 finish

@@ -2,6 +2,7 @@
 
 #include "tests/unit/support.hpp"
 
+#include "spec/sources_lock.hpp"
 #include "spec/spec.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -187,7 +188,11 @@ TEST_SUITE("spec") {
     auto err = [&](const std::string& rule) {
       return std::string(p.error("layers:\n  - name: m\n    data:\n      - " + rule + "\n").what());
     };
-    CHECK(contains(err("{url: https://h/x, to: /x}"), "a download needs 'sha256'"));
+    auto open = p.parse("layers:\n  - name: m\n    data:\n      - {url: https://h/x.tar, to: /x}\n");
+    CHECK_FALSE(open.layers[0].copy().copies[0].remote->pinned());
+    CHECK(open.sources_lock == p.tmp.path() / "spec.sources.lock");
+    CHECK(spec::unpinned_sources(open).size() == 1);
+    CHECK(contains(err("{url: https://h/x, ref: v1, to: /x}"), "'ref' belongs to a git source"));
     CHECK(contains(err("{url: https://h/x, sha256: abc, to: /x}"), "is not a SHA-256"));
     CHECK(contains(err("{url: \"https://u:pw@h/x\", sha256: " + h + ", to: /x}"), "carries credentials"));
     CHECK_FALSE(contains(err("{url: \"https://u:pw@h/x\", sha256: " + h + ", to: /x}"), "pw"));
@@ -208,12 +213,56 @@ TEST_SUITE("spec") {
     CHECK(gc.remote->git_commit == commit);
     CHECK(gc.remote->url == "https://g.example/PaddleOCR.git");
     CHECK(contains(err("{git: https://g.example/r.git, to: /x}"), "a git source needs 'commit'"));
+    CHECK(contains(err("{git: https://g.example/r.git, to: /x}"), "or 'ref' (a branch or tag)"));
     CHECK(contains(err("{git: https://g.example/r.git, commit: v1.2, to: /x}"), "is not a full commit"));
+    CHECK(contains(err("{git: https://g.example/r.git, ref: \"a b\", to: /x}"), "is not a branch or tag name"));
+    auto byref =
+        p.parse("layers:\n  - name: src\n    files:\n      - {git: https://g.example/r.git, ref: v2.7, to: /a/}\n");
+    CHECK(byref.layers[0].copy().copies[0].remote->is_git());
+    CHECK_FALSE(byref.layers[0].copy().copies[0].remote->pinned());
     CHECK(contains(err("{git: https://g.example/r.git, commit: " + commit + ", sha256: " + h + ", to: /x}"),
                    "does not apply to a git source"));
     CHECK(contains(err("{git: \"https://u:pw@g.example/r.git\", commit: " + commit + ", to: /x}"),
                    "carries credentials"));
     CHECK(contains(err("{from: a, sha256: " + h + ", to: /x}"), "belongs to a download"));
+  }
+
+  TEST_CASE("the sources lock pins what the spec leaves open, and a malformed one is named") {
+    Project p;
+    const std::string h(64, 'c');
+    const std::string commit(40, 'd');
+    const std::string yaml = "layers:\n  - name: m\n    data:\n      - {url: https://h/x.tar, to: /x}\n"
+                             "      - {url: https://h/y.tar, sha256: " +
+                             std::string(64, 'e') +
+                             ", to: /y}\n      - {git: https://g.example/r.git, ref: v2.7, to: /r/}\n";
+    spec::SourcesLock lock;
+    lock.downloads.push_back({"https://h/x.tar", h, 7});
+    lock.downloads.push_back({"https://h/y.tar", std::string(64, 'f'), 1});
+    lock.git.push_back({"https://g.example/r.git", "v2.7", commit});
+    lock.git.push_back({"https://g.example/r.git", "main", std::string(40, 'a')});
+    const std::string text = spec::sources_lock_text(lock);
+    CHECK(text.find("\"lockVersion\": 1") != std::string::npos);
+    CHECK(text.find("main") < text.find("v2.7")); // sorted by URL, then ref
+    util::write_file_atomic(p.tmp.path() / "spec.sources.lock", text);
+    auto s = p.parse(yaml);
+    const auto& c = s.layers[0].copy().copies;
+    CHECK(c[0].remote->sha256 == h);
+    CHECK(c[0].remote->size == 7);
+    CHECK(c[0].remote->pinned_by == "lock");
+    CHECK(c[1].remote->sha256 == std::string(64, 'e')); // the spec's own pin wins
+    CHECK(c[1].remote->pinned_by == "spec");
+    CHECK(c[2].remote->git_commit == commit);
+    CHECK(spec::unpinned_sources(s).empty());
+    auto round = spec::read_sources_lock(p.tmp.path() / "spec.sources.lock");
+    REQUIRE(round);
+    CHECK(spec::sources_lock_text(*round) == text);
+    util::write_file_atomic(
+        p.tmp.path() / "spec.sources.lock",
+        "{\"lockVersion\": 1, \"downloads\": [{\"url\": \"https://h/x.tar\", \"sha256\": \"nope\"}]}");
+    std::string e = p.error(yaml).what();
+    CHECK(contains(e, "spec.sources.lock: downloads[0].sha256 is not 64 lower-case hex digits"));
+    util::write_file_atomic(p.tmp.path() / "spec.sources.lock", "{not json");
+    CHECK(contains(p.error(yaml).what(), "spec.sources.lock: not JSON"));
   }
 
   TEST_CASE("a full spec is parsed into its fields") {

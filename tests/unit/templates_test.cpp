@@ -362,12 +362,13 @@ TEST_CASE("templates: a seed's Dockerfile mapped onto a spec, the rest listed wi
                    "ENTRYPOINT [\"python3\"]\n"                                             // 12
                    "CMD train.py --epochs 3\n";                                             // 13
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
-  REQUIRE(r.unmapped.size() == 1); // ARG V (line 9) only declares a variable
-  CHECK(r.unmapped[0].line == 7);
-  CHECK(r.unmapped[0].reason.find("URL") != std::string::npos);
-  REQUIRE(r.commands.size() == 2);
+  CHECK(r.unmapped.empty()); // ARG V (line 9) only declares a variable; ADD URL is a download the lock pins
+  CHECK(r.spec.find("      - url: \"https://example.com/m.tar\"\n        # sha256: pinned by paddle-image lock "
+                    "--sources\n        to: \"/opt/\"\n") != std::string::npos);
+  REQUIRE(r.commands.size() == 3);
   CHECK(r.commands[0] == "paddle-image lock requirements.txt -o requirements.txt.lock --spec spec.yaml --layer deps");
   CHECK(r.commands[1] == "paddle-image lock --spec spec.yaml --layer system");
+  CHECK(r.commands[2] == "paddle-image lock --sources --spec spec.yaml");
   auto has = [&](const std::string& s) { return r.spec.find(s) != std::string::npos; };
   // apt-get install: the first layer, a debs layer of the base's distribution
   CHECK(has("  - name: \"system\"\n"));
@@ -457,13 +458,13 @@ TEST_CASE("templates: pip lines of every shape: -r followed back through its COP
                    "RUN python3 -m pip install --upgrade pip && pip3.10 install --no-cache-dir -r "
                    "requirements.txt && rm requirements.txt\n" // 4
                    "RUN pip install paddlepaddle-gpu==2.4.0.post116 -f https://www.paddlepaddle.org.cn/whl/"
-                   "linux/mkl/avx/stable.html\n"                                   // 5
-                   "COPY . /app\n"                                                 // 6
-                   "RUN cd /app && pip install -r deploy/requirements.txt\n"       // 7
-                   "RUN pip install -r /work/requirements.txt\n"                   // 8
-                   "RUN pip install -e .\n"                                        // 9
-                   "RUN git clone https://github.com/PaddlePaddle/PaddleOCR.git\n" // 10
-                   "RUN chmod +x /app/run.sh\n";                                   // 11
+                   "linux/mkl/avx/stable.html\n"                                                        // 5
+                   "COPY . /app\n"                                                                      // 6
+                   "RUN cd /app && pip install -r deploy/requirements.txt\n"                            // 7
+                   "RUN pip install -r /work/requirements.txt\n"                                        // 8
+                   "RUN pip install -e .\n"                                                             // 9
+                   "RUN git clone --recurse-submodules https://github.com/PaddlePaddle/PaddleOCR.git\n" // 10
+                   "RUN chmod +x /app/run.sh\n";                                                        // 11
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
   auto has = [&](const std::string& s) { return r.spec.find(s) != std::string::npos; };
   REQUIRE(r.commands.size() == 3);
@@ -663,13 +664,18 @@ TEST_CASE("init --from-dockerfile: ADD --checksum URL is a download rule, chmod 
   for (const auto& u : r.unmapped) {
     lines.push_back(u.line);
   }
-  CHECK(lines == std::vector<int>{3, 6, 7, 8});
-  REQUIRE(r.unmapped.size() == 4);
-  CHECK(r.unmapped[0].reason.find("{url: https://m.example/ppocr/rec.tar, sha256: HEX, to: /opt/models/}") !=
-        std::string::npos);
-  CHECK(r.unmapped[1].reason.find("mode:") != std::string::npos); // not a copied file: the hint
-  CHECK(r.unmapped[2].reason.find("{url: https://m.example/x.tar, sha256: HEX") != std::string::npos);
-  CHECK(r.unmapped[3].reason.find("docker build --target builder") != std::string::npos);
+  CHECK(lines == std::vector<int>{6, 8});
+  REQUIRE(r.unmapped.size() == 2);
+  CHECK(r.unmapped[0].reason.find("mode:") != std::string::npos); // not a copied file: the hint
+  CHECK(r.unmapped[1].reason.find("docker build --target builder") != std::string::npos);
+  // ADD URL without a checksum, and wget + tar: downloads the sources lock pins.
+  CHECK(has("      - url: \"https://m.example/ppocr/rec.tar\"\n        # sha256: pinned by paddle-image lock "
+            "--sources\n        to: \"/opt/models/\"\n"));
+  CHECK(has("      - url: \"https://m.example/x.tar\"\n        # sha256: pinned by paddle-image lock --sources\n"
+            "        extract: true\n        to: \"/\"\n"));
+  CHECK(has("      - url: \"https://m.example/x.tar\"\n        # sha256: pinned by paddle-image lock --sources\n"
+            "        to: \"/tmp/x.tar\"\n")); // not removed: the archive stays too
+  CHECK(r.commands == std::vector<std::string>{"paddle-image lock --sources --spec spec.yaml"});
   // The spec loads.
   util::TempDir tmp(std::filesystem::temp_directory_path());
   util::write_file_atomic(tmp.path() / "run.sh", "#!/bin/sh\n");
@@ -681,14 +687,23 @@ TEST_CASE("init --from-dockerfile: git clone && git checkout COMMIT is a git sou
                          "WORKDIR /app\n"
                          "RUN git clone https://github.com/PaddlePaddle/PaddleOCR.git && cd PaddleOCR && "
                          "git checkout cccccccccccccccccccccccccccccccccccccccc\n"
-                         "RUN git clone -b release/2.7 https://github.com/PaddlePaddle/PaddleDetection.git\n";
+                         "RUN git clone -b release/2.7 https://github.com/PaddlePaddle/PaddleDetection.git\n"
+                         "RUN git clone https://github.com/PaddlePaddle/PaddleNLP.git nlp && cd nlp && "
+                         "git checkout v2.8.0 && rm -rf .git\n"
+                         "RUN git clone --recursive https://github.com/PaddlePaddle/FastDeploy.git\n"; // 6
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
-  CHECK(r.spec.find("      - git: \"https://github.com/PaddlePaddle/PaddleOCR.git\"\n        commit: "
-                    "\"cccccccccccccccccccccccccccccccccccccccc\"\n"
-                    "        to: \"/app/PaddleOCR\"\n") != std::string::npos);
+  auto has = [&](const std::string& t) { return r.spec.find(t) != std::string::npos; };
+  CHECK(has("      - git: \"https://github.com/PaddlePaddle/PaddleOCR.git\"\n        commit: "
+            "\"cccccccccccccccccccccccccccccccccccccccc\"\n"
+            "        to: \"/app/PaddleOCR\"\n"));
+  CHECK(has("      - git: \"https://github.com/PaddlePaddle/PaddleDetection.git\"\n        ref: \"release/2.7\""));
+  CHECK(has("      - git: \"https://github.com/PaddlePaddle/PaddleNLP.git\"\n        ref: \"v2.8.0\" # pinned to "
+            "its commit by paddle-image lock --sources\n        to: \"/app/nlp\"\n"));
+  CHECK(r.commands == std::vector<std::string>{"paddle-image lock --sources --spec spec.yaml"});
   REQUIRE(r.unmapped.size() == 1);
-  CHECK(r.unmapped[0].line == 4);
-  CHECK(r.unmapped[0].reason.find("{git: https://github.com/PaddlePaddle/PaddleDetection.git, commit: COMMIT") !=
+  CHECK(r.unmapped[0].line == 6);
+  CHECK(r.unmapped[0].reason.find("submodules") != std::string::npos);
+  CHECK(r.unmapped[0].reason.find("{git: https://github.com/PaddlePaddle/FastDeploy.git, ref: BRANCH-OR-TAG") !=
         std::string::npos);
   util::TempDir tmp(std::filesystem::temp_directory_path());
   CHECK_NOTHROW(spec::parse(r.spec, tmp.path() / "spec.yaml"));
