@@ -211,7 +211,8 @@ layers::CopyRule copy_rule(const spec::CopySpec& c, const spec::LayerSpec& l) {
                           c.allow_absolute_symlinks,
                           c.origin,
                           c.ignore,
-                          c.ignore_prefix};
+                          c.ignore_prefix,
+                          c.symlink};
 }
 
 } // namespace builder

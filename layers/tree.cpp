@@ -217,6 +217,16 @@ void EntrySet::put(Entry e, const std::string& origin) {
 }
 
 void EntrySet::add(const CopyRule& rule) {
+  if (rule.symlink) {
+    Entry e;
+    e.path = normalize_image_path(rule.to, rule.origin);
+    e.type = Entry::Type::symlink;
+    e.mode = 0777;
+    e.owner = rule.owner;
+    e.link_target = *rule.symlink;
+    put(std::move(e), rule.origin);
+    return;
+  }
   struct stat root_st = lstat_or_throw(rule.from, rule.origin);
   if (m_log != nullptr) {
     m_log->roots.emplace_back(rule.from.string(), stat_sig(root_st));

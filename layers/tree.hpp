@@ -85,6 +85,8 @@ struct CopyRule {
   // naming a path in a rule asks for it).
   std::vector<std::string> ignore;
   std::string ignore_prefix;
+  // A link to make at `to` pointing here, in place of `from` (nothing read from disk).
+  std::optional<std::string> symlink;
 };
 
 class EntrySet {

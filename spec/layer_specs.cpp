@@ -151,6 +151,37 @@ RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string
   return r;
 }
 
+// `symlink: TARGET` with `to: LINK` (and `owner`): the link itself, nothing read from disk.
+CopySpec symlink_rule(const Ctx& c, const YAML::Node& item, const std::string& f) {
+  CopySpec cs;
+  cs.origin = c.where(item);
+  if (!item["to"]) {
+    c.fail(item, f, "missing 'to'", "name the link's absolute path in the image, e.g. /usr/local/bin/ppocr");
+  }
+  cs.to = c.str(item["to"], f + ".to");
+  check_image_path(c, item["to"], f + ".to", cs.to);
+  if (cs.to.back() == '/' || cs.to == "/") {
+    c.fail(item["to"], f + ".to", "a symlink's 'to' is the link's own path, not a directory to put it in",
+           "e.g. to: /usr/local/bin/start");
+  }
+  cs.symlink = c.str(item["symlink"], f + ".symlink");
+  if (cs.symlink->empty() || cs.symlink->find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
+    c.fail(item["symlink"], f + ".symlink", "a link target is a non-empty path on one line",
+           "e.g. symlink: /opt/app/run.sh (absolute: an image path) or run.sh (relative to the link's directory)");
+  }
+  for (const char* k : {"sha256", "size", "extract", "strip_components", "include", "commit", "ref", "exclude", "mode",
+                        "dir_mode", "allow_absolute_symlinks", "allow_outside"}) {
+    if (item[k]) {
+      c.fail(item[k], f + "." + k, std::string("'") + k + "' does not apply to a symlink",
+             "a symlink rule takes symlink, to and owner");
+    }
+  }
+  if (item["owner"]) {
+    cs.owner = c.owner(item["owner"], f + ".owner");
+  }
+  return cs;
+}
+
 std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
                              const std::vector<std::string>& ignore) {
   if (!n.IsSequence() || n.size() == 0) {
@@ -161,11 +192,17 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     std::string f = field + "[" + std::to_string(i) + "]";
     const YAML::Node& item = n[i];
     c.check_keys(item, f,
-                 {"from", "url", "git", "commit", "ref", "sha256", "size", "extract", "strip_components", "include",
-                  "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
-    if ((item["from"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) > 1) {
-      c.fail(item, f, "a copy rule takes one of 'from' (a path), 'url' (a download) and 'git' (a repository)",
+                 {"from", "url", "git", "symlink", "commit", "ref", "sha256", "size", "extract", "strip_components",
+                  "include", "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
+    if ((item["from"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) + (item["symlink"] ? 1 : 0) > 1) {
+      c.fail(item, f,
+             "a copy rule takes one of 'from' (a path), 'url' (a download), 'git' (a repository) and 'symlink' (a "
+             "link to make)",
              "split it into several rules");
+    }
+    if (item["symlink"]) {
+      out.push_back(symlink_rule(c, item, f));
+      continue;
     }
     if (!item["from"] && !item["url"] && !item["git"]) {
       c.fail(item, f, "missing 'from'",

@@ -48,6 +48,9 @@ struct RemoteSpec {
 struct CopySpec {
   fs::path from; // absolute (resolved against the spec's directory); for a remote source, set by the build
   std::optional<RemoteSpec> remote;
+  // `symlink: TARGET` in place of a source: a symbolic link at `to` pointing at TARGET
+  // (as `ln -s TARGET TO` makes it; an absolute TARGET is an image path).
+  std::optional<std::string> symlink;
   std::string to;
   std::vector<std::string> exclude;
   std::optional<std::uint32_t> mode;

@@ -173,6 +173,19 @@ void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vec
       download(l, c, lines, notes);
       continue;
     }
+    if (c.symlink) {
+      // The link itself: ln in the base (which every Debian and Ubuntu base has).
+      const std::string link = one_line(c.to, "to");
+      const std::string parent = link.substr(0, link.find_last_of('/'));
+      std::string run = "RUN " + (parent.empty() ? std::string() : "mkdir -p " + util::shell_quote(parent) + " && ") +
+                        "ln -sfn " + util::shell_quote(one_line(*c.symlink, "symlink")) + " " + util::shell_quote(link);
+      std::string chown = c.chown.empty() ? l.chown : c.chown;
+      if (!chown.empty()) {
+        run += " && chown -h " + util::shell_quote(one_line(chown, "owner")) + " " + util::shell_quote(link);
+      }
+      lines.push_back(run);
+      continue;
+    }
     std::string line = "COPY";
     std::string chown = c.chown.empty() ? l.chown : c.chown;
     if (!chown.empty()) {

@@ -34,6 +34,7 @@ struct DockerCopy {
   bool outside_context = false; // allow_outside: `from` lies outside the spec's directory
   // A download (url:) in place of `from` (url empty: none).
   DockerDownload download;
+  std::optional<std::string> symlink; // a symlink rule: the link's target, made at `to`
 };
 
 struct DockerLayer {

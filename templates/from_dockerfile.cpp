@@ -167,7 +167,8 @@ struct Copy {
   int strip_components = 0;
   std::string git; // git clone URL [&& git checkout X]: a git source
   std::string commit;
-  std::string ref; // a branch or tag (or HEAD) the sources lock pins
+  std::string ref;     // a branch or tag (or HEAD) the sources lock pins
+  std::string symlink; // ln -s TARGET LINK: a symlink rule (to: LINK)
 };
 
 Copy local_copy(std::string from, std::string to, std::string owner, std::string mode) {
@@ -407,6 +408,10 @@ public:
     } else if (k == "USER") {
       if (no_vars(in.args)) {
         m.user = words(in.args).empty() ? "" : words(in.args)[0];
+        // A user this Dockerfile's useradd made is not in the base's /etc/passwd: by its ids.
+        if (auto it = m_users.find(m.user.substr(0, m.user.find(':'))); it != m_users.end()) {
+          m.user = it->second;
+        }
       }
     } else if (k == "STOPSIGNAL") {
       m.stop_signal = util::trim(in.args, " \t\r");
@@ -449,6 +454,7 @@ public:
   Mapping m;
   std::vector<Unmapped> unmapped;
   std::vector<std::string> m_lock_commands;
+  std::map<std::string, std::string> m_users;             // useradd -u UID [-g GID] NAME: NAME -> "UID:GID"
   std::vector<std::pair<std::string, std::string>> files; // requirements files of pip install NAME lines
   std::vector<std::string> left_out;                      // "LINE: command" a spec needs nothing for
 
@@ -948,6 +954,57 @@ private:
     return true;
   }
 
+  // `ln -s[f][n] TARGET LINK` (LINK ending in '/' or naming no file: LINK/basename of
+  // TARGET is what ln makes when LINK ends in '/'): a symlink rule. nullopt for a hard
+  // link or several targets.
+  static std::optional<Copy> link_command(const std::vector<std::string>& seg, const std::string& cwd) {
+    std::vector<std::string> pos;
+    bool soft = false;
+    for (std::size_t i = 1; i < seg.size(); ++i) {
+      const std::string& a = seg[i];
+      if (a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find_first_not_of("-sfnvT") == std::string::npos) {
+        soft = soft || a.find('s') != std::string::npos;
+      } else if (a == "--symbolic" || a == "--force" || a == "--no-dereference") {
+        soft = soft || a == "--symbolic";
+      } else if (a[0] == '-') {
+        return std::nullopt;
+      } else {
+        pos.push_back(a);
+      }
+    }
+    if (!soft || pos.size() != 2 || pos[0].empty() || pos[1].empty()) {
+      return std::nullopt;
+    }
+    std::string link = join_path(cwd, pos[1]);
+    if (link.back() == '/') {
+      std::string t = pos[0];
+      while (t.size() > 1 && t.back() == '/') {
+        t.pop_back();
+      }
+      link += t.substr(t.find_last_of('/') + 1);
+    }
+    if (link == "/") {
+      return std::nullopt;
+    }
+    Copy c;
+    c.symlink = pos[0];
+    c.to = link;
+    return c;
+  }
+
+  // The files layer the Dockerfile's symlinks go to (one, made by the first).
+  Layer& links_layer() {
+    for (auto& l : m.layers) {
+      if (!l.copies.empty() && !l.copies[0].symlink.empty()) {
+        return l;
+      }
+    }
+    Layer l;
+    l.name = layer_name(m, "links");
+    m.layers.push_back(l);
+    return m.layers.back();
+  }
+
   // `chmod MODE PATH...` of files this stage's copy rules put there: the rules' mode.
   // False (nothing changed) when a path is not exactly a copied file's.
   bool chmod_of_copies(const std::vector<std::string>& seg, const std::string& cwd) {
@@ -1078,6 +1135,22 @@ private:
     }
   }
 
+  // A RUN's words as its commands: split at `&&` and `;` (also a word ending in ';', "libgl1;").
+  static std::vector<std::vector<std::string>> segments(const std::vector<std::string>& w) {
+    std::vector<std::vector<std::string>> segs(1);
+    for (const auto& t : w) {
+      if (t == "&&" || t == ";") {
+        segs.emplace_back();
+      } else if (t.size() > 1 && t.back() == ';') {
+        segs.back().push_back(t.substr(0, t.size() - 1));
+        segs.emplace_back();
+      } else {
+        segs.back().push_back(t);
+      }
+    }
+    return segs;
+  }
+
   // One `apt-get install` / `apt install` command: its packages, or false for a flag that
   // changes what apt trusts or does (--allow-unauthenticated, -t, a .deb path...).
   static bool apt_install(const std::vector<std::string>& seg, std::vector<std::string>& pkgs, bool& recommends) {
@@ -1117,17 +1190,7 @@ private:
   // RUN apt-get update && apt-get install -y PKGS && rm -rf /var/lib/apt/lists/*: the
   // packages go to the spec's debs layer. False when the RUN does anything else.
   bool apt_run(const std::vector<std::string>& w, bool vars) {
-    std::vector<std::vector<std::string>> segs(1);
-    for (const auto& t : w) {
-      if (t == "&&" || t == ";") {
-        segs.emplace_back();
-      } else if (t.size() > 1 && t.back() == ';') { // "libgl1;"
-        segs.back().push_back(t.substr(0, t.size() - 1));
-        segs.emplace_back();
-      } else {
-        segs.back().push_back(t);
-      }
-    }
+    std::vector<std::vector<std::string>> segs = segments(w);
     std::vector<std::string> pkgs;
     bool recommends = false;
     for (auto seg : segs) {
@@ -1189,6 +1252,39 @@ private:
     return true;
   }
 
+  // `useradd [-u UID] [-g GID] ... NAME`: its ids kept for a USER NAME after it (the
+  // spec's user by number: the base's /etc/passwd lacks the name). The hint.
+  std::string user_added(const std::vector<std::string>& seg) {
+    std::string uid;
+    std::string gid;
+    std::string name;
+    for (std::size_t i = 1; i < seg.size(); ++i) {
+      const std::string& a = seg[i];
+      bool takes = a == "-s" || a == "-d" || a == "-c" || a == "-G" || a == "--shell" || a == "--home-dir" ||
+                   a == "--comment" || a == "--groups" || a == "--gecos" || a == "--ingroup";
+      if ((a == "-u" || a == "--uid") && i + 1 < seg.size()) {
+        uid = seg[++i];
+      } else if ((a == "-g" || a == "--gid") && i + 1 < seg.size()) {
+        gid = seg[++i];
+      } else if (takes) {
+        ++i;
+      } else if (a[0] != '-') {
+        name = a;
+      }
+    }
+    const bool numeric = !uid.empty() && uid.find_first_not_of("0123456789") == std::string::npos &&
+                         gid.find_first_not_of("0123456789") == std::string::npos;
+    if (name.empty() || !numeric) {
+      return command_hint(seg);
+    }
+    const std::string ids = uid + ":" + (gid.empty() ? uid : gid);
+    m_users[name] = ids;
+    return "adds user " + name + " (" + ids + "), which the base does not have: a spec writes no /etc/passwd; a USER " +
+           name + " after this becomes config.user \"" + ids + "\" (files copied with --chown=" + ids +
+           " keep those ids); for the name and a home directory use a base "
+           "that has the user";
+  }
+
   // A hint specific to a command a spec cannot run, by its name.
   static std::string command_hint(const std::vector<std::string>& seg) {
     const std::string& c = seg[0];
@@ -1235,6 +1331,13 @@ private:
     }
     if (c == "useradd" || c == "adduser" || c == "groupadd" || c == "addgroup") {
       return "adds a user: a spec writes no /etc/passwd; use a base that has the user and set config.user to UID:GID";
+    }
+    if (c == "echo" && seg.size() >= 4 && seg[2] == ">>" && seg[1].rfind("export ", 0) == 0 &&
+        seg[3].find("bashrc") != std::string::npos && seg[1].find('=') != std::string::npos) {
+      const std::string kv = seg[1].substr(7);
+      const std::string name = kv.substr(0, kv.find('='));
+      return "sets " + name + " for interactive shells (.bashrc): put it in config.env (" + name + ": " +
+             kv.substr(kv.find('=') + 1) + "), which every process of the container sees";
     }
     if (c == "echo" || c == "sed" || c == "printf" || c == "cat") {
       return "writes or edits a file in the image: ship the finished file in a files layer";
@@ -1338,9 +1441,10 @@ private:
 
   // Where an image path came from: the context path the last COPY that wrote there
   // copied it from (a file copied as or into a destination, or a file inside a copied
-  // directory); nullopt when no COPY before wrote it. Paths as the spec's copy rules
-  // name them (the context prefix included).
-  std::optional<std::string> copied_from(const std::string& image_path) const {
+  // directory); nullopt when no COPY before wrote it, or when a download or git source
+  // did (then *remote names it). Paths as the spec's copy rules name them (the context
+  // prefix included).
+  std::optional<std::string> copied_from(const std::string& image_path, const Copy** remote = nullptr) const {
     auto tidy = [](std::string p) {
       for (std::size_t at; (at = p.find("/./")) != std::string::npos;) {
         p.erase(at, 2);
@@ -1352,6 +1456,16 @@ private:
     };
     for (auto l = m.layers.rbegin(); l != m.layers.rend(); ++l) {
       for (auto c = l->copies.rbegin(); c != l->copies.rend(); ++c) {
+        if (c->from.empty()) { // a download or git source: not a file of the project
+          std::string under = c->to.empty() || c->to.back() == '/' ? c->to : c->to + "/";
+          if (image_path == c->to || image_path.rfind(under, 0) == 0) {
+            if (remote != nullptr) {
+              *remote = &*c;
+            }
+            return std::nullopt;
+          }
+          continue;
+        }
         const bool into = !c->to.empty() && c->to.back() == '/';
         const bool dir_src = !c->from.empty() && c->from.back() == '/';
         if (!into && !dir_src && c->to == image_path) {
@@ -1402,7 +1516,14 @@ private:
     }
     std::string req;
     if (!p.reqs.empty()) {
-      auto src = copied_from(p.reqs[0]);
+      const Copy* remote = nullptr;
+      auto src = copied_from(p.reqs[0], &remote);
+      if (!src && remote != nullptr) {
+        skip("-r " + p.reqs[0] + ": the file comes from " + (remote->git.empty() ? remote->url : remote->git) +
+             ", not from the project: a lock is made from a file here; put a copy of it in the project (pinned "
+             "NAME==VERSION lines) and map it to a wheels layer");
+        return;
+      }
       if (!src) {
         skip("-r " + p.reqs[0] +
              ": no COPY before this RUN puts a file there; copy the requirements file from the "
@@ -1455,17 +1576,7 @@ private:
     if (apt_run(w, vars)) {
       return;
     }
-    std::vector<std::vector<std::string>> segs(1);
-    for (const auto& t : w) {
-      if (t == "&&" || t == ";") {
-        segs.emplace_back();
-      } else if (t.size() > 1 && t.back() == ';') {
-        segs.back().push_back(t.substr(0, t.size() - 1));
-        segs.emplace_back();
-      } else {
-        segs.back().push_back(t);
-      }
-    }
+    std::vector<std::vector<std::string>> segs = segments(w);
     std::string cwd = m.workdir.empty() ? "/" : m.workdir;
     if (!vars && (git_clone(segs, cwd) || download_run(segs, cwd))) {
       return;
@@ -1473,6 +1584,7 @@ private:
     std::vector<PipInstall> pips;
     std::vector<std::string> harmless;
     std::vector<std::string> chmods; // mapped into the copy rules' mode
+    std::vector<Copy> links;         // ln -s: symlink rules, added once the whole RUN maps
     for (auto seg : segs) {
       while (!seg.empty() && seg[0].find('=') != std::string::npos && seg[0][0] != '-') {
         seg.erase(seg.begin());
@@ -1488,13 +1600,19 @@ private:
         harmless.push_back(util::join(seg, " "));
         continue;
       }
+      if (seg[0] == "ln" && !vars) {
+        if (auto link = link_command(seg, cwd)) {
+          links.push_back(*link);
+          continue;
+        }
+      }
       if (seg[0] == "chmod" && !vars && chmod_of_copies(seg, cwd)) {
         chmods.push_back(util::join(seg, " "));
         continue;
       }
       std::size_t i = pip_start(seg);
       if (i == std::string::npos) {
-        skip(command_hint(seg));
+        skip(seg[0] == "useradd" || seg[0] == "adduser" ? user_added(seg) : command_hint(seg));
         return;
       }
       if (i < seg.size() && seg[i] == "cache") {
@@ -1529,9 +1647,12 @@ private:
       skip(unresolved());
       return;
     }
-    if (pips.empty() && chmods.empty()) {
-      skip(harmless.empty() ? "RUN executes a command at build time; paddle-image runs nothing"
-                            : "needs nothing in a spec (" + util::join(harmless, "; ") + ")");
+    if (!links.empty()) {
+      Layer& ll = links_layer();
+      ll.copies.insert(ll.copies.end(), links.begin(), links.end());
+    }
+    if (pips.empty() && chmods.empty() && harmless.empty() && links.empty()) {
+      skip("RUN executes a command at build time; paddle-image runs nothing");
       return;
     }
     for (auto& p : pips) {
@@ -1613,7 +1734,9 @@ std::string debs_yaml(const std::string& base, const Layer& l) {
 // One copy rule of a files or data layer, as the spec writes it.
 std::string copy_yaml(const Copy& c) {
   std::string y;
-  if (!c.git.empty()) {
+  if (!c.symlink.empty()) {
+    y += "      - symlink: " + q(c.symlink) + "\n        to: " + q(c.to) + "\n";
+  } else if (!c.git.empty()) {
     y += "      - git: " + q(c.git) + "\n" +
          (c.commit.empty() ? "        ref: " + q(c.ref) + " # pinned to its commit by paddle-image lock --sources\n"
                            : "        commit: " + q(c.commit) + "\n") +

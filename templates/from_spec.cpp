@@ -63,6 +63,8 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
         dc.download.git = c.remote->is_git();
         dc.download.git_commit = c.remote->git_commit;
         dc.download.git_ref = c.remote->git_ref;
+      } else if (c.symlink) {
+        dc.symlink = c.symlink;
       } else {
         dc.from = context_path(c.from, dir, &dc.outside_context);
       }

@@ -80,7 +80,8 @@ std::filesystem::path walk_memo_file(const spec::LayerSpec& l, const LayerContex
             {"owner", {r.owner.uid, r.owner.gid, r.owner.uname.str(), r.owner.gname.str()}},
             {"absolute_symlinks", r.allow_absolute_symlinks},
             {"ignore", r.ignore},
-            {"ignore_prefix", r.ignore_prefix}});
+            {"ignore_prefix", r.ignore_prefix},
+            {"symlink", r.symlink.value_or("")}});
   }
   return cx.cache.layout().walk_memo(id.finish());
 }
@@ -221,10 +222,12 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
   return out;
 }
 
-// Whether every rule of the layer is a remote source (a download or a git source).
+// Whether every rule of the layer is a remote source (a download or a git source) or a
+// symlink: a layer whose key needs no file of this machine.
 bool all_remote(const spec::LayerSpec& l) {
   const auto& cs = l.copy().copies;
-  return std::all_of(cs.begin(), cs.end(), [](const spec::CopySpec& c) { return c.remote.has_value(); });
+  return std::all_of(cs.begin(), cs.end(),
+                     [](const spec::CopySpec& c) { return c.remote.has_value() || c.symlink.has_value(); });
 }
 
 // The key of a layer of remote sources alone: their pins (sha256, commit), how each is
@@ -235,8 +238,14 @@ std::string remote_layer_key(const spec::LayerSpec& l, const LayerContext& cx) {
   start_layer_key(key, cx.compress, cx.options);
   key.add({{"kind", "copy-remote"}, {"format", 1}, {"landing", landing_id(cx)}});
   for (const auto& c : l.copy().copies) {
-    const spec::RemoteSpec& s = *c.remote;
     layers::CopyRule r = copy_rule(c, l);
+    if (c.symlink) {
+      key.add({{"symlink", *c.symlink},
+               {"to", r.to},
+               {"owner", {r.owner.uid, r.owner.gid, r.owner.uname.str(), r.owner.gname.str()}}});
+      continue;
+    }
+    const spec::RemoteSpec& s = *c.remote;
     key.add({{"source", s.is_git() ? "git:" + s.git_commit : "sha256:" + s.sha256},
              {"extract", s.extract},
              {"strip_components", s.strip_components},
@@ -257,6 +266,9 @@ std::string remote_layer_key(const spec::LayerSpec& l, const LayerContext& cx) {
 nlohmann::json pinned_sources(const spec::LayerSpec& l) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : l.copy().copies) {
+    if (!c.remote) {
+      continue; // a symlink
+    }
     const spec::RemoteSpec& s = *c.remote;
     if (s.is_git()) {
       out.push_back({{"git", util::redact_url(s.url)}, {"commit", s.git_commit}, {"to", c.to}, {"downloaded", false}});

@@ -227,6 +227,24 @@ TEST_SUITE("spec") {
     CHECK(contains(err("{from: a, sha256: " + h + ", to: /x}"), "belongs to a download"));
   }
 
+  TEST_CASE("a symlink rule: the link at to, and the keys it refuses") {
+    Project p;
+    auto s = p.parse("layers:\n  - name: links\n    files:\n      - {symlink: /opt/app/run.sh, to: /usr/local/bin/run, "
+                     "owner: \"1000:1000\"}\n");
+    const spec::CopySpec& c = s.layers[0].copy().copies[0];
+    CHECK(c.symlink == std::optional<std::string>("/opt/app/run.sh"));
+    CHECK(c.to == "/usr/local/bin/run");
+    CHECK(c.from.empty());
+    auto err = [&](const std::string& rule) {
+      return std::string(p.error("layers:\n  - name: l\n    files:\n      - " + rule + "\n").what());
+    };
+    CHECK(contains(err("{symlink: x, to: /usr/bin/}"), "the link's own path, not a directory"));
+    CHECK(contains(err("{symlink: x, to: /usr/bin/x, mode: \"0755\"}"), "'mode' does not apply to a symlink"));
+    CHECK(contains(err("{symlink: x, from: a, to: /x}"), "takes one of 'from'"));
+    CHECK(contains(err("{symlink: \"\", to: /x}"), "a link target is a non-empty path"));
+    CHECK(contains(err("{symlink: x}"), "missing 'to'"));
+  }
+
   TEST_CASE("the sources lock pins what the spec leaves open, and a malformed one is named") {
     Project p;
     const std::string h(64, 'c');

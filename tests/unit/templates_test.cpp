@@ -92,8 +92,12 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"},
                               {},     "",       {}};
   templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}};
-  app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false, {}});
-  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false, {}});
+  app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false, {}, {}});
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false, {}, {}});
+  templates::DockerCopy link;
+  link.to = "/usr/local/bin/start";
+  link.symlink = "run x";
+  app.copies.push_back(link);
   in.layers = {deps, app};
   in.config.entrypoint = std::vector<std::string>{"python3", "/app/train.py"};
   in.config.env = {{"A", "x \"y\" $z"}};
@@ -113,6 +117,8 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   CHECK(at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n") <
         at("COPY --chown=0:0 --chmod=0755 [\"run.sh\", \"/usr/local/bin/run\"]\n"));
   at("# excluded from src/ by the spec (add to .dockerignore): *.pyc\n");
+  at("RUN mkdir -p /usr/local/bin && ln -sfn 'run x' /usr/local/bin/start && chown -h 1000:1000 "
+     "/usr/local/bin/start\n");
   at("ENV A=\"x \\\"y\\\" \\$z\"\n");
   at("LABEL \"team\"=\"ocr: \\\"vision\\\"\"\n");
   at("EXPOSE 8080/tcp\n");
@@ -581,10 +587,10 @@ TEST_CASE("templates: COPY --chmod only where it gives paddle-image's modes; the
   in.base = "scratch";
   in.python = "python3";
   templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}};
-  app.copies.push_back({"app/", "/app/", {}, 0640u, std::nullopt, "", false, {}});     // dirs stay 0755: no --chmod
-  app.copies.push_back({"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false, {}}); // 0755 both: --chmod matches
-  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false, {}}); // one file
-  app.copies.push_back({"data/", "/data/", {}, 0600u, 0700u, "", false, {}});                     // both differ
+  app.copies.push_back({"app/", "/app/", {}, 0640u, std::nullopt, "", false, {}, {}});     // dirs stay 0755: no --chmod
+  app.copies.push_back({"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false, {}, {}}); // 0755 both: --chmod matches
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false, {}, {}}); // one file
+  app.copies.push_back({"data/", "/data/", {}, 0600u, 0700u, "", false, {}, {}});                     // both differ
   in.layers = {app};
   std::string out = templates::render_dockerfile(in, "");
   CHECK(out.find("COPY [\"app/\", \"/app/\"]\n") != std::string::npos);
@@ -680,6 +686,29 @@ TEST_CASE("init --from-dockerfile: ADD --checksum URL is a download rule, chmod 
   util::TempDir tmp(std::filesystem::temp_directory_path());
   util::write_file_atomic(tmp.path() / "run.sh", "#!/bin/sh\n");
   CHECK_NOTHROW(spec::parse(r.spec, tmp.path() / "spec.yaml"));
+}
+
+TEST_CASE("init --from-dockerfile: ln -s becomes a symlink rule, useradd's ids the USER") {
+  const std::string df = "FROM python:3.10\n"                                                  // 1
+                         "WORKDIR /opt/app\n"                                                  // 2
+                         "RUN ln -s /opt/app/run.sh /usr/local/bin/start && ln -sf run.sh r\n" // 3
+                         "RUN ln -snf /opt/conda/bin/python3 /usr/bin/\n"                      // 4
+                         "RUN ln /a /b\n"                                                      // 5
+                         "RUN useradd -m -u 1001 -g 100 paddle\n"                              // 6
+                         "USER paddle\n";                                                      // 7
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  auto has = [&](const std::string& t) { return r.spec.find(t) != std::string::npos; };
+  CHECK(has("  - name: \"links\"\n    files:\n      - symlink: \"/opt/app/run.sh\"\n        to: "
+            "\"/usr/local/bin/start\"\n      - symlink: \"run.sh\"\n        to: \"/opt/app/r\"\n"
+            "      - symlink: \"/opt/conda/bin/python3\"\n        to: \"/usr/bin/python3\"\n"));
+  CHECK(has("  user: \"1001:100\"\n"));
+  REQUIRE(r.unmapped.size() == 2);
+  CHECK(r.unmapped[0].line == 5); // a hard link
+  CHECK(r.unmapped[1].line == 6);
+  CHECK(r.unmapped[1].reason.find("adds user paddle (1001:100)") != std::string::npos);
+  util::TempDir tmp(std::filesystem::temp_directory_path());
+  spec::BuildSpec s = spec::parse(r.spec, tmp.path() / "spec.yaml");
+  CHECK(s.layers[0].copy().copies[0].symlink == std::optional<std::string>("/opt/app/run.sh"));
 }
 
 TEST_CASE("init --from-dockerfile: git clone && git checkout COMMIT is a git source") {
