@@ -11,14 +11,15 @@
 # The packages: libgl1 (its closure reaches the base's libc6 and friends), tcl-signal
 # (an alternative: libtcl8.6 | libtcl), python3-async-timeout (an alternative the base's
 # python3 satisfies; dh_python3's postinst), lua5.1 (a postinst that registers an
-# alternative: refused).
+# alternative: refused), and the libraries OpenCV wheels need that Paddle Dockerfiles install
+# (libglib2.0-0 libgomp1 libsm6 libxext6 libxrender1: the Dockerfile corpus test).
 #   make-debs-repo.sh OUTDIR ROOTFS
 set -euo pipefail
 [[ $# -eq 2 ]] || { echo "usage: $0 OUTDIR ROOTFS" >&2; exit 2; }
 out=$1
 rootfs=$2
 SUITE=${SUITE:-bookworm}
-ROOTS=(libgl1 tcl-signal python3-async-timeout lua5.1)
+ROOTS=(libgl1 tcl-signal python3-async-timeout lua5.1 libglib2.0-0 libgomp1 libsm6 libxext6 libxrender1)
 stamp=$(printf '%s\n' "$SUITE" "${ROOTS[@]}" v1 | sha256sum | cut -c1-16)
 [[ -f "$out/.done" && $(cat "$out/.done") == "$stamp" ]] && { echo "make-debs-repo: cached at $out" >&2; exit 0; }
 [[ -f "$rootfs/var/lib/dpkg/status" ]] || { echo "make-debs-repo: $rootfs is not a Debian rootfs" >&2; exit 1; }
