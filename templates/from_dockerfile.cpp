@@ -1345,6 +1345,10 @@ private:
     if (c == "locale-gen" || c == "update-locale" || c == "localedef") {
       return "generates locales: set LANG=C.UTF-8 in config.env (every Debian and Ubuntu base has that locale)";
     }
+    if (c == "make" || c == "cmake" || c == "ninja" || c == "gcc" || c == "g++" || c == "go" || c == "cargo" ||
+        c == "npm" || c == "yarn" || c == "nvcc") {
+      return "compiles or builds at build time: build it outside (or in CI) and copy what it makes with a files rule";
+    }
     if (c == "conda" || c == "mamba") {
       return "installs with conda: a spec installs wheels; export the environment's pip packages to a "
              "requirements file for a wheels layer";
