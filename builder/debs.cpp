@@ -69,7 +69,17 @@ std::unique_ptr<DebsFetcher> url_fetcher(const std::vector<std::string>& urls, c
     file.url = url;
     file.filename = url.substr(url.rfind('/') + 1);
     file.page = url;
-    idx->download(file, write, restart);
+    try {
+      idx->download(file, write, restart);
+    } catch (const util::Error& e) {
+      // The index client's hint speaks of a package index's listing; this URL is the spec's.
+      if (e.hint().find("the index lists a file") == std::string::npos) {
+        throw;
+      }
+      throw util::Error(e.kind(), e.what(),
+                        "check the URL: the server has no such file (a download's URL is in the spec, an apt "
+                        "repository's in its debs layer)");
+    }
   };
   return f;
 }

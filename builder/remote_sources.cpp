@@ -32,6 +32,20 @@ struct Fetching {
 };
 
 // The downloaded file in the blob store, fetched now when the cache lacks it.
+// fetcher->fetch(url), an error from the transport named by the rule's file:line (the
+// checks' own errors name it already).
+void fetch_for_rule(DebsFetcher& fetcher, const std::string& url, const std::string& origin,
+                    const std::function<void(const char*, std::size_t)>& write, const std::function<void()>& restart) {
+  try {
+    fetcher.fetch(url, write, restart);
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).rfind(origin, 0) == 0) {
+      throw;
+    }
+    std::rethrow_exception(e.in_context(origin));
+  }
+}
+
 // The blob store's key of a download by its SHA-256: the same for every URL that serves it.
 std::string download_key(const std::string& sha256) {
   return util::sha256_hex("remote-file\n" + sha256);
@@ -56,8 +70,8 @@ fs::path fetch_remote(const spec::RemoteSpec& r, const std::string& origin, cons
         }
         std::int64_t size = 0;
         cx.events.info("  downloading " + shown);
-        fetcher->fetch(
-            r.url,
+        fetch_for_rule(
+            *fetcher, r.url, origin,
             [&](const char* data, std::size_t len) {
               size += static_cast<std::int64_t>(len);
               if (r.size >= 0 && size > r.size) {
@@ -280,8 +294,8 @@ spec::SourcesLock::Download lock_download(const spec::RemoteSpec& r, const std::
       fetcher = url_fetcher({r.url}, f.options);
     }
     f.events.info("  downloading " + shown + " to hash it");
-    fetcher->fetch(
-        r.url,
+    fetch_for_rule(
+        *fetcher, r.url, origin,
         [&](const char* data, std::size_t len) {
           out.write(data, len);
           hash.update(data, len);

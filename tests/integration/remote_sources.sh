@@ -200,7 +200,9 @@ expect_fail "more bytes than the size given: exit 8" 8 "sends more than 10 bytes
   "$PI" build size.yaml --cache-dir c7 -o oci:size:v1
 sed "s#$URL/f/tool.bin#$URL/f/missing.bin#" spec.yaml >missing.yaml
 sed -i "s#sha256: $(sha tool.bin)#sha256: $(printf x | sha256sum | cut -d' ' -f1)#" missing.yaml
-expect_fail "a 404: exit 7, the URL named" 7 "missing.bin.*404" "$PI" build missing.yaml --cache-dir c8 -o oci:missing:v1
+expect_fail "a 404: exit 7, the rule's line and the URL named" 7 "missing.yaml:[0-9]+:[0-9]+: .*missing.bin.*404" \
+  "$PI" build missing.yaml --cache-dir c8 -o oci:missing:v1
+check "... with the hint to check the URL" grep -q "hint: check the URL: the server has no such file" err.txt
 
 # Hostile archives: refused with the member named, exit 8, nothing written outside.
 hostile() { # NAME PATTERN
@@ -405,6 +407,10 @@ check "the branch moves: the lock keeps its commit" bash -c \
 check "... lock --update resolves it again and fetches the files again" bash -c \
   "'$PI' lock --sources --update --spec open.yaml --cache-dir cl -q && grep -q \"\$(git -C repo rev-parse HEAD)\" open.sources.lock"
 check "... (three requests)" test "$(requests /f/)" = "$((before + 3))"
+sed "s#$URL/f/tool.bin#$URL/f/gone.bin#" open.yaml >gone.yaml
+expect_fail "lock --sources of a URL the server lacks: exit 7, the line named, no lock written" 7 \
+  "gone.yaml:[0-9]+:[0-9]+: .*gone.bin.*404" "$PI" lock --sources --spec gone.yaml --cache-dir cl
+check "... (no gone.sources.lock)" test ! -e gone.sources.lock
 sed "s/ref: v1,/ref: v9,/" open.yaml >badref.yaml
 expect_fail "a ref the repository lacks: exit 3, named" 3 "has no branch or tag 'v9'" \
   "$PI" lock --sources --spec badref.yaml --cache-dir cl
