@@ -117,7 +117,8 @@ int run_sources_lock(const Output& out, const LockArgs& a, const spec::BuildSpec
   }
   builder::SourcesLockResult r = builder::lock_sources(s, o, a.update, ev);
   std::error_code ec;
-  if (!r.lock.downloads.empty() || !r.lock.git.empty() || std::filesystem::exists(r.file, ec)) {
+  const bool write = !r.lock.downloads.empty() || !r.lock.git.empty() || std::filesystem::exists(r.file, ec);
+  if (write) {
     util::write_file_atomic(r.file, r.text);
   }
   std::string text;
@@ -129,8 +130,10 @@ int run_sources_lock(const Output& out, const LockArgs& a, const spec::BuildSpec
   if (r.entries.empty()) {
     text += "every source is pinned in the spec: nothing to lock\n";
   }
-  nlohmann::json j = {{"kind", "sources"}, {"output", r.file.string()}, {"sources", r.entries}};
-  out.result(j, text + "wrote " + r.file.string() + "\n");
+  nlohmann::json j = {{"kind", "sources"},
+                      {"output", write ? nlohmann::json(r.file.string()) : nlohmann::json(nullptr)},
+                      {"sources", r.entries}};
+  out.result(j, text + (write ? "wrote " + r.file.string() + "\n" : std::string()));
   return 0;
 }
 

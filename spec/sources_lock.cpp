@@ -35,7 +35,8 @@ template <typename Spec, typename Fn> void for_each_remote(Spec& s, Fn&& fn) {
 
 Error malformed(const fs::path& file, const std::string& what) {
   return Error(ErrorKind::input, file.string() + ": " + what,
-               "write it again: paddle-image lock --sources --spec SPEC (it is generated; never edit it by hand)");
+               "it is generated, never edited by hand: delete it and run paddle-image lock --sources --spec "
+               "YOUR-SPEC to write it again");
 }
 
 std::string field(const nlohmann::json& e, const char* key, const fs::path& file, const std::string& where) {
