@@ -11,6 +11,13 @@
 # the Dockerfiles put there. The figures go to corpus-report.txt (printed at the end).
 source "$(dirname "$0")/../support/common.sh"
 cd "$WORK"
+# Nothing of this host's pip or proxy settings, nor the user's netrc: the stand-ins are
+# all the locks and builds see (a host's PIP_FIND_LINKS is a find-links of every lock).
+unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
+export PIP_CONFIG_FILE=/dev/null
+: >"$WORK/empty.netrc"
+export NETRC=$WORK/empty.netrc
 CORPUS=$ROOT/tests/corpus
 REPO=$FIXTURES/debs-repo
 
@@ -125,7 +132,7 @@ for n in "${names[@]}"; do
     refused+=("$n: $(head -1 "e-$n/build.err")")
   else
     failed+=("$n")
-    echo "$n: $(tail -3 "e-$n/build.err" "e-$n/lock.log" 2>/dev/null)" >>build-failures.txt
+    { echo "$n:"; tail -3 "e-$n/lock.log" 2>/dev/null; tail -3 "e-$n/build.err" 2>/dev/null; } >>build-failures.txt
   fi
 done
 check "every migrated spec builds against the stand-ins but build-refused.txt's (${#built[@]} of ${#names[@]} built)" \
