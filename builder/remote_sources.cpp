@@ -3,6 +3,7 @@
 #include "builder/debs.hpp"
 #include "layers/extract.hpp"
 #include "spec/sources_lock.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -337,7 +338,7 @@ spec::SourcesLock::Download lock_download(const spec::RemoteSpec& r, const std::
 }
 
 bool is_commit(const std::string& s) {
-  return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return s.size() == 40 && util::is_lower_hex(s);
 }
 
 // The commit a branch or tag of the repository names now, as git looks a name up:

@@ -69,7 +69,7 @@ RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f
   }
   if (item["commit"]) {
     r.git_commit = util::ascii_lower(c.str(item["commit"], f + ".commit"));
-    if (r.git_commit.size() != 40 || r.git_commit.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    if (r.git_commit.size() != 40 || !util::is_lower_hex(r.git_commit)) {
       c.fail(item["commit"], f + ".commit", "'" + r.git_commit + "' is not a full commit (40 hex digits)",
              "a tag or branch moves: put it in ref: and let paddle-image lock --sources pin the commit it names now");
     }
@@ -87,7 +87,7 @@ RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f
 }
 
 bool is_hex64(const std::string& s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return s.size() == 64 && util::is_lower_hex(s);
 }
 
 // A rule's `url` with its sha256, and how it is extracted.

@@ -1,5 +1,6 @@
 #include "spec/sources_lock.hpp"
 
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 constexpr int k_lock_version = 1;
 
 bool is_hex(const std::string& s, std::size_t n) {
-  return s.size() == n && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return s.size() == n && util::is_lower_hex(s);
 }
 
 // Every remote rule of the spec's files and data layers.

@@ -642,7 +642,7 @@ private:
       skip("ADD of a URL with credentials: put them in ~/.netrc and add the download as a rule with url: and sha256:");
       return;
     }
-    const bool pinned = checksum.size() == 64 && checksum.find_first_not_of("0123456789abcdef") == std::string::npos;
+    const bool pinned = checksum.size() == 64 && util::is_lower_hex(checksum);
     if (!checksum.empty() && !pinned) {
       skip("ADD --checksum=" + checksum +
            " is not sha256:HEX (64 hex digits): drop it and let paddle-image lock "
@@ -721,7 +721,7 @@ private:
     if (i != segs.size()) {
       return false;
     }
-    bool full = commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+    bool full = commit.size() == 40 && util::is_lower_hex(commit);
     Layer l;
     l.name = layer_name(m, name.empty() ? "code" : name);
     Copy c;
