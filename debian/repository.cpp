@@ -200,10 +200,29 @@ RepositoryIndex fetch_repository(const Repository& r, const std::string& arch, c
     std::string release, sig;
     try {
       release = fetch_all(fetch, repo_url(r, dists + "Release"));
-      sig = fetch_all(fetch, repo_url(r, dists + "Release.gpg"));
     } catch (const Error&) {
       throw Error(e.kind(), where_of(r, dists + "InRelease") + ": " + inrelease_error,
                   "check the repository URL and suite (the archive root holds dists/" + r.suite + "/)");
+    }
+    try {
+      sig = fetch_all(fetch, repo_url(r, dists + "Release.gpg"));
+    } catch (const Error& gpg) {
+      const std::string said = gpg.what();
+      const bool missing = gpg.kind() == ErrorKind::io ||
+                           (gpg.kind() == ErrorKind::registry &&
+                            (said.find("HTTP 404") != std::string::npos || said.find("HTTP 410") != std::string::npos));
+      if (!missing) {
+        throw; // the signature may be there: a server or network failure is not "unsigned"
+      }
+      // A Release served without InRelease or Release.gpg is an unsigned repository
+      // (apt: "The repository ... is not signed"), not one that cannot be reached.
+      throw Error(ErrorKind::integrity,
+                  where_of(r, dists + "Release") +
+                      ": the repository is not signed: it serves a Release but neither "
+                      "InRelease nor Release.gpg (" +
+                      inrelease_error + "; Release.gpg: " + gpg.what() + ")",
+                  "sign the repository (apt-ftparchive release, then gpg --clearsign into InRelease) with the key of "
+                  "the layer's keyring, or ask its owner to; a debs layer installs only from signed repositories");
     }
     v = verify_signature(r.keyring, release, sig, where_of(r, dists + "Release"), work);
   }

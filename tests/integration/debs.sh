@@ -182,6 +182,10 @@ expect_fail "a repository signed by a key the keyring lacks: exit 8" 8 "signed b
 check "no lock was written for it" test ! -e otherkey.lock
 mv served/dists/bookworm/InRelease inrelease.moved
 check "without InRelease, Release + Release.gpg verify" "$PI" lock --spec gl.yaml -q
+mv served/dists/bookworm/Release.gpg release-gpg.moved
+expect_fail "a Release with neither InRelease nor Release.gpg is unsigned: exit 8, not a 404" 8 \
+  "Release: the repository is not signed" "$PI" lock --spec gl.yaml -q
+mv release-gpg.moved served/dists/bookworm/Release.gpg
 mv inrelease.moved served/dists/bookworm/InRelease
 spec missing.yaml "no-such-package-here"
 expect_fail "an unknown package: exit 3 with apt's reason" 3 "Unable to locate package no-such-package-here" \
