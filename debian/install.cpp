@@ -21,13 +21,46 @@ std::string info_name(const Paragraph& control) {
   return name;
 }
 
-Paragraph status_paragraph(const Paragraph& control,
-                           const std::vector<std::pair<std::string, std::string>>& conffiles) {
+namespace {
+
+bool same_field(const std::string& a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Fields dpkg writes itself from what it did: in a package's control file dpkg refuses
+// them ("value for 'Status' field not allowed in this context").
+constexpr std::string_view k_dpkg_fields[] = {"Status", "Conffiles", "Config-Version", "Triggers-Pending",
+                                              "Triggers-Awaited"};
+// Fields only an archive's index has (where the file is, its hashes): dpkg does not
+// keep them for an installed package.
+constexpr std::string_view k_index_fields[] = {"Filename", "Size",   "MD5sum",         "SHA1",
+                                               "SHA256",   "SHA512", "MSDOS-Filename", "Description-md5"};
+
+} // namespace
+
+Paragraph status_paragraph(const Paragraph& control, const std::vector<std::pair<std::string, std::string>>& conffiles,
+                           const std::string& what) {
   Paragraph p;
   p.fields.emplace_back("Package", control.value("Package"));
   p.fields.emplace_back("Status", "install ok installed");
   for (const auto& f : control.fields) {
-    if (f.first != "Package" && f.first != "Status") {
+    for (auto refused : k_dpkg_fields) {
+      if (same_field(f.first, refused)) {
+        throw Error(ErrorKind::input,
+                    what + ": its control file has a '" + f.first +
+                        "' field, which dpkg writes itself (dpkg: value for '" + std::string(refused) +
+                        "' field not allowed in this context)",
+                    "the package is badly built or forged: rebuild it without the field (conffiles belong in the "
+                    "conffiles member), or leave it out");
+      }
+    }
+    bool index_only = false;
+    for (auto dropped : k_index_fields) {
+      index_only = index_only || same_field(f.first, dropped);
+    }
+    if (!index_only && !same_field(f.first, "Package")) {
       p.fields.push_back(f);
     }
   }
@@ -139,10 +172,48 @@ bool harmless_outside(const std::string& t) {
          std::regex_match(t, control);
 }
 
+// "#!/bin/sh", "#! /bin/bash -e", "#!/usr/bin/env sh": shells, whose lines are read here.
+bool shell_interpreter(const std::string& shebang) {
+  static const std::regex sh(R"(^#!\s*(/usr)?/bin/(env\s+)?(sh|bash|dash)(\s+-[a-z]+)*$)");
+  return std::regex_match(shebang, sh);
+}
+
+// A package's triggers file: activating the `ldconfig` trigger (dh_makeshlibs' line) is
+// what the layer does itself; any other trigger, or an interest in one, runs a script.
+void check_triggers(const DebControl& deb, const std::string& what, MaintainerSteps& steps) {
+  auto it = deb.files.find("triggers");
+  if (it == deb.files.end()) {
+    return;
+  }
+  static const std::regex ldconfig(R"(^activate(-noawait|-await)?\s+ldconfig$)");
+  std::istringstream in(it->second);
+  int lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    std::string t = util::trim(line);
+    if (t.empty() || t.front() == '#') {
+      continue;
+    }
+    if (std::regex_match(t, ldconfig)) {
+      steps.ldconfig = true;
+      continue;
+    }
+    throw Error(ErrorKind::input,
+                what + ": its triggers file (line " + std::to_string(lineno) + ": '" + t.substr(0, 120) +
+                    "') asks dpkg to run " +
+                    (t.rfind("interest", 0) == 0 ? "this package's postinst when the trigger fires"
+                                                 : "another package's trigger script") +
+                    ", and a debs layer runs no maintainer script",
+                "install it with a files layer built by a tool that runs its scripts, or leave it out; a debs layer "
+                "does only the ldconfig trigger (docs/spec.md \"Maintainer scripts\")");
+  }
+}
+
 } // namespace
 
-void check_maintainer_scripts(const DebControl& deb, const std::string& what) {
-  for (const char* script : {"preinst", "postinst"}) {
+MaintainerSteps check_maintainer_scripts(const DebControl& deb, const std::string& what) {
+  MaintainerSteps steps;
+  for (const char* script : {"preinst", "postinst", "config"}) {
     auto it = deb.files.find(script);
     if (it == deb.files.end() || reviewed(deb.control.value("Package"), script, it->second)) {
       continue;
@@ -153,6 +224,12 @@ void check_maintainer_scripts(const DebControl& deb, const std::string& what) {
     for (std::string line; std::getline(in, line);) {
       ++lineno;
       std::string t = util::trim(line);
+      if (lineno == 1 && t.rfind("#!", 0) == 0 && !shell_interpreter(t)) {
+        throw Error(ErrorKind::input,
+                    what + ": its " + script + " runs " + t.substr(2, 120) +
+                        ", not a shell a debs layer can read: its steps cannot be checked",
+                    "install it with a files layer built by a tool that runs its scripts, or leave it out");
+      }
       if (t.rfind("# Automatically added by dh_", 0) == 0) {
         in_section = true;
         continue;
@@ -161,17 +238,24 @@ void check_maintainer_scripts(const DebControl& deb, const std::string& what) {
         in_section = false;
         continue;
       }
+      if (t == "ldconfig" || t == "/sbin/ldconfig" || t == "/usr/sbin/ldconfig") {
+        steps.ldconfig = true; // done by the layer: it writes etc/ld.so.cache
+        continue;
+      }
       if (in_section ? (t.empty() || harmless_in_section(t)) : harmless_outside(t)) {
         continue;
       }
       throw Error(ErrorKind::input,
                   what + ": its " + script + " (sha256 " + util::sha256_hex(it->second) + ", line " +
                       std::to_string(lineno) + ": '" + t.substr(0, 120) +
-                      "') does more than a debs layer does, which runs no maintainer script",
+                      "') does more than a debs layer does, which runs no maintainer script" +
+                      (std::string(script) == "config" ? " and asks no debconf question" : ""),
                   "install it with a files layer built by a tool that runs its scripts, or leave it out; the "
                   "accepted script steps are listed in docs/spec.md (\"Maintainer scripts\")");
     }
   }
+  check_triggers(deb, what, steps);
+  return steps;
 }
 
 } // namespace debian

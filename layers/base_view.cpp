@@ -100,6 +100,13 @@ nlohmann::json owner_json(const Owner& o) {
 bool BaseView::wants_content(const std::string& path) {
   static const std::regex cuda_version("usr/local/cuda[^/]*/version\\.(json|txt)");
   static const std::regex cudnn_header("(usr/include|usr/local/cuda[^/]*/include|usr/include/[^/]+)/cudnn_version\\.h");
+  // dpkg's records and the loader's files a debs layer's unpack rules and ldconfig step read.
+  static const std::regex dpkg_list("var/lib/dpkg/info/[^/]+\\.list");
+  if (path == "var/lib/dpkg/diversions" || path == "var/lib/dpkg/statoverride" || path == "etc/passwd" ||
+      path == "etc/group" || path == "etc/ld.so.conf" || path == "etc/ld.so.cache" ||
+      (path.rfind("var/lib/dpkg/info/", 0) == 0 && std::regex_match(path, dpkg_list))) {
+    return true;
+  }
   return path == "var/lib/dpkg/status" || path == "etc/os-release" || path == "usr/lib/os-release" ||
          base_name(path) == "pyvenv.cfg" || // which interpreter a venv's python is, and what it sees
          path.rfind("etc/ld.so.conf.d/", 0) == 0 || dist_info_file(path, "METADATA") ||

@@ -101,7 +101,9 @@ public:
   void fill_link_target(const std::string& target, const std::string& content);
   // 5: hard links to wanted files carry their target's content (format 4 lost it).
   // 6: embedded SPDX documents (var/lib/db/sbom/*.spdx.json) are kept.
-  static constexpr int k_format = 6;
+  // 7: dpkg's file lists, diversions and stat overrides, etc/passwd and etc/group,
+  //    etc/ld.so.conf and etc/ld.so.cache are kept (a debs layer's dpkg rules read them).
+  static constexpr int k_format = 7;
   // The lines compress_view writes, uncompressed; Error(input) for anything else.
   static BaseView from_lines(const std::string& text);
 

@@ -6,8 +6,8 @@
 // var/lib/dpkg/info. Keyed by the lock's packages and the base's dpkg status, so a
 // fresh runner with the registry cache fetches nothing.
 #include "builder/debs.hpp"
+#include "builder/kinds/debs_unpack.hpp"
 #include "builder/layer_kind.hpp"
-#include "debian/install.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -147,150 +147,8 @@ std::vector<fs::path> fetch_debs(const spec::LayerSpec& l, const debian::Lock& l
   return out;
 }
 
-layers::Owner member_owner(const debian::DataMember& m) {
-  layers::Owner o;
-  o.uid = m.uid;
-  o.gid = m.gid;
-  o.uname = layers::Name(m.uname);
-  o.gname = layers::Name(m.gname);
-  return o;
-}
-
-// A file dpkg's records add to the layer (root's, 0644 or 0755).
-void add_record(std::map<std::string, layers::Entry>& entries, const fs::path& staging, int& counter,
-                const std::string& path, const std::string& content, std::uint32_t mode) {
-  fs::path src = staging / ("r" + std::to_string(counter++));
-  util::write_file_atomic(src, content);
-  layers::Entry e;
-  e.path = path;
-  e.type = layers::Entry::Type::file;
-  e.mode = mode;
-  e.size = static_cast<std::int64_t>(content.size());
-  e.source = src.string();
-  entries[path] = e;
-}
-
-struct Installed {
-  std::map<std::string, layers::Entry> entries;
-  std::map<std::string, std::string> owner_of; // path -> the package that ships it
-  std::vector<debian::Paragraph> status;
-};
-
-// One package's files into `in`, its records beside.
-void install_deb(const debian::LockedPackage& p, const fs::path& deb, const fs::path& staging, int& counter,
-                 Installed& in) {
-  const std::string what = "package " + p.name + " " + p.version + " (" + p.filename + ")";
-  std::set<std::string> conffiles;
-  std::vector<std::pair<std::string, std::string>> conffile_sums;
-  std::vector<std::string> paths;
-  debian::DebControl control = debian::read_deb(
-      deb, what,
-      [&](const debian::DebControl& c) {
-        if (c.control.value("Package") != p.name || c.control.value("Version") != p.version ||
-            c.control.value("Architecture") != p.architecture) {
-          throw Error(ErrorKind::integrity, what + ": its control file says " + c.control.value("Package") + " " +
-                                                c.control.value("Version") + " " + c.control.value("Architecture"));
-        }
-        debian::check_maintainer_scripts(c, what);
-        for (const auto& f : debian::conffile_paths(c)) {
-          conffiles.insert(f);
-        }
-      },
-      [&](const debian::DataMember& m, const debian::ReadData& read) {
-        paths.push_back(m.path);
-        if (m.path.empty()) {
-          return; // "./": the root, which the base has
-        }
-        if (m.path.rfind("etc/ld.so.conf.d/", 0) == 0 && m.type != '5') {
-          throw Error(ErrorKind::input,
-                      what + " adds " + m.path + ", a library directory the loader finds only after ldconfig runs",
-                      "a debs layer runs no ldconfig: leave the package out, or set LD_LIBRARY_PATH in the spec's "
-                      "config.env to the directory it names");
-        }
-        layers::Entry e;
-        e.path = m.path;
-        e.mode = m.mode;
-        e.owner = member_owner(m);
-        auto prev = in.entries.find(m.path);
-        if (m.type == '5') {
-          e.type = layers::Entry::Type::dir;
-          if (prev != in.entries.end() && prev->second.type != layers::Entry::Type::dir) {
-            throw Error(ErrorKind::input,
-                        what + " has a directory /" + m.path + " where " + in.owner_of[m.path] + " has a file");
-          }
-          if (prev == in.entries.end()) {
-            in.entries[m.path] = e;
-          }
-          return;
-        }
-        if (prev != in.entries.end()) {
-          throw Error(ErrorKind::input, what + " ships /" + m.path + ", which " + in.owner_of[m.path] + " ships too",
-                      "dpkg would refuse to overwrite it as well: leave one of the two packages out");
-        }
-        in.owner_of[m.path] = p.name;
-        if (m.type == '2') {
-          e.type = layers::Entry::Type::symlink;
-          e.link_target = m.link;
-        } else if (m.type == '1') {
-          e.type = layers::Entry::Type::hardlink;
-          e.link_target = m.link;
-        } else {
-          e.type = layers::Entry::Type::file;
-          fs::path src = staging / ("f" + std::to_string(counter++));
-          util::AtomicFile out(src);
-          std::string keep; // a conffile's bytes, for its recorded MD5
-          const bool conf = conffiles.count("/" + m.path) != 0;
-          char buf[65536];
-          std::int64_t total = 0;
-          for (std::size_t n; (n = read(buf, sizeof buf)) > 0;) {
-            out.write(buf, n);
-            total += static_cast<std::int64_t>(n);
-            if (conf) {
-              keep.append(buf, n);
-            }
-          }
-          out.commit();
-          if (conf) {
-            conffile_sums.emplace_back("/" + m.path, util::md5_hex(keep));
-          }
-          e.size = total;
-          e.source = src.string();
-        }
-        in.entries[m.path] = e;
-      });
-  std::sort(conffile_sums.begin(), conffile_sums.end());
-  in.status.push_back(debian::status_paragraph(control.control, conffile_sums));
-  for (const auto& [name, content] : debian::info_files(control, paths)) {
-    std::string ext = name.substr(name.rfind('.') + 1);
-    bool script = ext == "preinst" || ext == "postinst" || ext == "prerm" || ext == "postrm" || ext == "config";
-    add_record(in.entries, staging, counter, "var/lib/dpkg/info/" + name, content, script ? 0755 : 0644);
-  }
-}
-
-// No entry below a file or a symlink of the layer itself (a package that ships a link
-// and then files through it would have the runtime write wherever the link points).
-void check_parents(const Installed& in) {
-  for (const auto& [path, e] : in.entries) {
-    auto slash = path.rfind('/');
-    if (slash == std::string::npos) {
-      continue;
-    }
-    auto parent = in.entries.find(path.substr(0, slash));
-    if (parent != in.entries.end() && parent->second.type != layers::Entry::Type::dir) {
-      auto owner = in.owner_of.find(path);
-      auto parent_owner = in.owner_of.find(parent->first);
-      throw Error(ErrorKind::input,
-                  "package " + (owner == in.owner_of.end() ? std::string("?") : owner->second) + " ships /" + path +
-                      " below /" + parent->first + ", which " +
-                      (parent_owner == in.owner_of.end() ? std::string("?") : parent_owner->second) +
-                      " ships as a file or symlink",
-                  "dpkg would not install it either: leave one of the packages out");
-    }
-  }
-}
-
-// The layer's key: the lock's packages, the dpkg status it lands on, and the landing's
-// directories and links (which its entries take their metadata from).
+// The layer's key: the lock's packages, the dpkg status and records it lands on, and the
+// landing's directories and links (which its entries take their metadata from).
 std::string debs_key(const debian::Lock& lock, const std::string& status, const LayerContext& cx) {
   KeyHasher key;
   start_layer_key(key, cx.compress, cx.options);
@@ -298,7 +156,18 @@ std::string debs_key(const debian::Lock& lock, const std::string& status, const 
   for (const auto& p : lock.packages) {
     pk.push_back({p.name, p.version, p.architecture, p.sha256, p.size});
   }
-  key.add({{"kind", "debs"}, {"packages", pk}, {"status", util::sha256_hex(status)}});
+  key.add({{"kind", "debs"}, {"packages", pk}, {"status", util::sha256_hex(status)}, {"dpkg_rules", 2}});
+  // The base's files the unpack rules and the ldconfig step read: dpkg's file lists,
+  // diversions and stat overrides, the users and groups, the loader's configuration and cache.
+  util::Sha256 records;
+  for (const auto& [path, content] : cx.landing.contents()) {
+    if (path.rfind("var/lib/dpkg/", 0) == 0 || path.rfind("etc/ld.so.", 0) == 0 || path == "etc/passwd" ||
+        path == "etc/group") {
+      records.update(path + "\n" + std::to_string(content.size()) + "\n");
+      records.update(content);
+    }
+  }
+  key.add({{"records", records.finish_hex()}});
   util::Sha256 tree;
   for (const auto& [path, n] : cx.landing.nodes()) {
     if (n.type == '5' || n.type == '2') {
@@ -339,18 +208,18 @@ public:
         [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
           std::vector<fs::path> debs = fetch_debs(l, lock, cx);
           util::TempDir staging(cx.cache.layout().staging(), "debs-");
-          Installed in;
-          int counter = 0;
-          for (std::size_t i = 0; i < debs.size(); ++i) {
-            util::with_context(where, [&] { install_deb(lock.packages[i], debs[i], staging.path(), counter, in); });
-          }
-          util::with_context(where, [&] { check_parents(in); });
-          add_record(in.entries, staging.path(), counter, "var/lib/dpkg/status",
-                     debian::merged_status(status, in.status), 0644);
+          std::map<std::string, layers::Entry> entries;
+          util::with_context(where, [&] {
+            DebsUnpack unpack(cx.landing, status, cx.architecture, staging.path());
+            for (std::size_t i = 0; i < debs.size(); ++i) {
+              unpack.install(lock.packages[i], debs[i]);
+            }
+            entries = unpack.finish(cx.events.info);
+          });
           cx.events.info("  installing " + std::to_string(lock.packages.size()) +
-                         " package(s): " + std::to_string(in.entries.size()) + " entries with dpkg's records");
+                         " package(s): " + std::to_string(entries.size()) + " entries with dpkg's records");
           layers::EntrySet set;
-          set.replace_entries(std::move(in.entries));
+          set.replace_entries(std::move(entries));
           set.add_missing_parents(layers::Owner{});
           tell_links(land_on_base(set, cx, l), cx.events);
           rec.tree = layers::entry_tree(set);

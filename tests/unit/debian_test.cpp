@@ -31,7 +31,7 @@ TEST_CASE("deb822 paragraphs round-trip with continuation lines and field order"
 TEST_CASE("a status paragraph: Status after Package, Conffiles before Description") {
   auto c = debian::parse_paragraphs("Package: x\nVersion: 1\nArchitecture: amd64\nMulti-Arch: same\nDescription: d\n",
                                     "control");
-  auto p = debian::status_paragraph(c[0], {{"/etc/x.conf", "d41d8cd98f00b204e9800998ecf8427e"}});
+  auto p = debian::status_paragraph(c[0], {{"/etc/x.conf", "d41d8cd98f00b204e9800998ecf8427e"}}, "pkg");
   CHECK(p.text() == "Package: x\nStatus: install ok installed\nVersion: 1\nArchitecture: amd64\nMulti-Arch: same\n"
                     "Conffiles:\n /etc/x.conf d41d8cd98f00b204e9800998ecf8427e\nDescription: d\n");
   CHECK(debian::info_name(c[0]) == "x:amd64");
