@@ -77,4 +77,28 @@ std::string md5_hex(std::string_view data) {
   return digest_hex(data, EVP_md5(), "md5");
 }
 
+Md5::Md5() : m_ctx(EVP_MD_CTX_new()) {
+  if (m_ctx == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_ctx), EVP_md5(), nullptr) != 1) {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_ctx));
+    throw Error(ErrorKind::internal, "cannot initialise MD5");
+  }
+}
+
+Md5::~Md5() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_ctx));
+}
+
+void Md5::update(const void* data, std::size_t size) {
+  if (size > 0) {
+    EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(m_ctx), data, size);
+  }
+}
+
+std::string Md5::finish_hex() {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(m_ctx), out.data(), &len);
+  return hex_encode(std::string_view(reinterpret_cast<const char*>(out.data()), len));
+}
+
 } // namespace util

@@ -32,7 +32,20 @@ std::string sha256_file_hex(const std::filesystem::path& path);
 
 // SHA-1, for the documents that still list it beside SHA-256 (SPDX file checksums).
 std::string sha1_hex(std::string_view data);
-// MD5, for what only dpkg's records still use it (a conffile's recorded sum).
+// MD5, for what only dpkg's records still use it (a conffile's recorded sum, the
+// md5sums dpkg writes for a package that ships none), whole or streamed.
 std::string md5_hex(std::string_view data);
+class Md5 {
+public:
+  Md5();
+  ~Md5();
+  Md5(const Md5&) = delete;
+  Md5& operator=(const Md5&) = delete;
+  void update(const void* data, std::size_t size);
+  std::string finish_hex();
+
+private:
+  void* m_ctx;
+};
 
 } // namespace util

@@ -119,6 +119,7 @@ void DebsUnpack::install(const debian::LockedPackage& p, const fs::path& deb) {
         debian::parse_relations(c.control.value("Replaces"), what + ": its Replaces field");
         debian::status_paragraph(c.control, {}, what); // refuses the fields dpkg writes itself
         m_packages[index].control = c;
+        m_packages[index].make_md5sums = c.files.count("md5sums") == 0;
         for (const auto& f : debian::conffile_paths(c)) {
           conffiles.insert(f);
         }
@@ -128,6 +129,9 @@ void DebsUnpack::install(const debian::LockedPackage& p, const fs::path& deb) {
       });
   Package& pk = m_packages[index];
   pk.control = std::move(control);
+  if (pk.make_md5sums && !pk.md5sums.empty()) {
+    pk.control.files["md5sums"] = pk.md5sums;
+  }
   for (const auto& c : conffiles) {
     if (shipped_regular.count(c) == 0) {
       throw Error(ErrorKind::input,
@@ -258,22 +262,31 @@ void DebsUnpack::add_member(std::size_t index, const debian::DataMember& m, cons
     e.type = layers::Entry::Type::file;
     fs::path src = m_staging / ("f" + std::to_string(m_counter++));
     util::AtomicFile out(src);
-    std::string keep; // a conffile's or a loader configuration's bytes
+    std::string keep; // a loader configuration's bytes
     const bool conf = conffiles.count("/" + m.path) != 0;
     const bool loader = loader_conf(canon);
+    const bool sum = conf || pk.make_md5sums;
+    util::Md5 md5;
     char buf[65536];
     std::int64_t total = 0;
     for (std::size_t n; (n = read(buf, sizeof buf)) > 0;) {
       out.write(buf, n);
       total += static_cast<std::int64_t>(n);
-      if ((conf || loader) && keep.size() < (64u << 20)) {
+      if (sum) {
+        md5.update(buf, n);
+      }
+      if (loader && keep.size() < (1u << 20)) {
         keep.append(buf, n);
       }
     }
     out.commit();
+    const std::string hex = sum ? md5.finish_hex() : std::string();
     if (conf) {
-      pk.conffiles.emplace_back("/" + m.path, util::md5_hex(keep));
+      pk.conffiles.emplace_back("/" + m.path, hex);
       shipped_regular.insert("/" + m.path);
+    }
+    if (pk.make_md5sums) {
+      pk.md5sums += hex + "  " + m.path + "\n"; // as dpkg writes them for a package that ships none
     }
     if (loader) {
       m_loader_conf[canon] = keep;

@@ -44,6 +44,8 @@ private:
     std::set<std::string> given_up; // paths a later package that Replaces this one took over
     std::vector<std::pair<std::string, std::string>> conffiles; // "/etc/x", md5
     debian::Paragraph status;
+    bool make_md5sums = false; // it ships no md5sums: dpkg writes them from what it unpacks
+    std::string md5sums;
   };
   std::string canonical(const std::string& path, bool follow_last) const;
   void add_member(std::size_t index, const debian::DataMember& m, const debian::ReadData& read,
