@@ -63,10 +63,11 @@ std::string normalise(const std::string& p) {
 
 } // namespace
 
-void DebsUnpack::update_ld_cache(const std::function<void(const std::string&)>& info) {
-  if (!m_ldconfig && m_loader_conf.empty()) {
-    return;
-  }
+// The loader's search directories (the base's and the layer's etc/ld.so.conf and
+// etc/ld.so.conf.d, then the trusted ones), each by where it lands in the tree (a merged
+// /usr makes /lib/X and /usr/lib/X one): the first name ldconfig meets for each is the
+// one its entries carry.
+DebsUnpack::LoaderDirs DebsUnpack::loader_dirs() const {
   const auto& base = m_landing.contents();
   std::map<std::string, std::string> conf_files;
   for (auto it = base.lower_bound("etc/ld.so.conf"); it != base.end() && it->first.rfind("etc/ld.so.conf", 0) == 0;
@@ -78,35 +79,44 @@ void DebsUnpack::update_ld_cache(const std::function<void(const std::string&)>& 
   }
   auto conf = conf_files.find("etc/ld.so.conf");
   const std::string triplet = m_architecture == "arm64" ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
-  const std::int32_t want_flags = m_architecture == "arm64" ? debian::k_ld_flags_aarch64 : debian::k_ld_flags_x86_64;
-  std::vector<std::string> dirs =
-      debian::ld_search_dirs(conf == conf_files.end() ? "" : conf->second, conf_files, triplet);
-  // Directories by where they are in the tree (a merged /usr makes /lib/X and /usr/lib/X
-  // one): the first name ldconfig meets for each is the one its entries carry.
-  std::map<std::string, std::pair<std::size_t, std::string>> listed;
-  for (std::size_t i = 0; i < dirs.size(); ++i) {
-    listed.emplace(canonical(dirs[i].substr(1), true), std::make_pair(i, dirs[i]));
+  LoaderDirs out;
+  out.dirs = debian::ld_search_dirs(conf == conf_files.end() ? "" : conf->second, conf_files, triplet);
+  for (std::size_t i = 0; i < out.dirs.size(); ++i) {
+    out.listed.emplace(canonical(out.dirs[i].substr(1), true), std::make_pair(i, out.dirs[i]));
   }
-  debian::LdCache cache;
+  return out;
+}
+
+// The base's etc/ld.so.cache, or an empty cache where the base has none.
+debian::LdCache DebsUnpack::base_ld_cache() const {
+  const auto& base = m_landing.contents();
   auto old = base.find("etc/ld.so.cache");
   if (old != base.end()) {
-    cache = debian::parse_ld_cache(old->second, "the base's /etc/ld.so.cache");
-  } else if (const layers::ViewNode* n = m_landing.find("etc/ld.so.cache"); n != nullptr && n->type == '0') {
+    return debian::parse_ld_cache(old->second, "the base's /etc/ld.so.cache");
+  }
+  if (const layers::ViewNode* n = m_landing.find("etc/ld.so.cache"); n != nullptr && n->type == '0') {
     throw Error(ErrorKind::input,
                 "the base's /etc/ld.so.cache (" + std::to_string(n->size) + " bytes) is too large to read",
                 "a debs layer that runs ldconfig's step adds to the base's loader cache");
   }
+  return {};
+}
+
+// Every shared library of the layer in a directory the loader searches, as ldconfig
+// lists it; `links` gets the SONAME links ldconfig would make (canonical path, target).
+std::vector<debian::LdCacheEntry>
+DebsUnpack::layer_libraries(const LoaderDirs& dirs, std::vector<std::pair<std::string, std::string>>& links) const {
+  const std::int32_t want_flags = m_architecture == "arm64" ? debian::k_ld_flags_aarch64 : debian::k_ld_flags_x86_64;
   std::map<std::string, std::string> by_canonical; // canonical -> entry path
   for (const auto& [path, canon] : m_canonical) {
     by_canonical[canon] = path;
   }
   std::vector<debian::LdCacheEntry> added;
-  std::vector<std::pair<std::string, std::string>> links; // canonical path, target
   for (const auto& [canon, path] : by_canonical) {
     const layers::Entry& e = m_entries.at(path);
     const std::string name = base_of(canon);
-    auto dir = listed.find(dir_of(canon));
-    if (dir == listed.end() || !library_name(name) ||
+    auto dir = dirs.listed.find(dir_of(canon));
+    if (dir == dirs.listed.end() || !library_name(name) ||
         (e.type != layers::Entry::Type::file && e.type != layers::Entry::Type::symlink)) {
       continue;
     }
@@ -146,6 +156,53 @@ void DebsUnpack::update_ld_cache(const std::function<void(const std::string&)>& 
       links.emplace_back(soname_path, name); // ldconfig makes the SONAME's link when it is missing
     }
   }
+  return added;
+}
+
+// The base's entries first, each key's in the order of the directories; a library the
+// layer adds where the base had one of the same name replaces that entry.
+std::vector<debian::LdCacheEntry> DebsUnpack::merge_ld_entries(std::vector<debian::LdCacheEntry> base,
+                                                               const std::vector<debian::LdCacheEntry>& added,
+                                                               const LoaderDirs& dirs) const {
+  std::set<std::pair<std::string, std::string>> replaced;
+  for (const auto& a : added) {
+    replaced.emplace(a.key, a.value);
+  }
+  std::vector<debian::LdCacheEntry> entries;
+  for (auto& e : base) {
+    if (replaced.count({e.key, e.value}) == 0) {
+      entries.push_back(std::move(e));
+    }
+  }
+  entries.insert(entries.end(), added.begin(), added.end());
+  std::map<std::string, std::size_t> ranks; // an entry's directory -> its place in the search
+  for (const auto& e : entries) {
+    std::string d = dir_of(e.value);
+    if (ranks.count(d) == 0) {
+      auto at = dirs.listed.find(d.empty() ? std::string() : canonical(d.substr(1), true));
+      ranks[d] = at == dirs.listed.end() ? dirs.dirs.size() : at->second.first;
+    }
+  }
+  std::vector<std::pair<std::size_t, debian::LdCacheEntry>> ordered;
+  for (auto& e : entries) {
+    ordered.emplace_back(ranks[dir_of(e.value)], std::move(e));
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<debian::LdCacheEntry> out;
+  for (auto& [r, e] : ordered) {
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void DebsUnpack::update_ld_cache(const std::function<void(const std::string&)>& info) {
+  if (!m_ldconfig && m_loader_conf.empty()) {
+    return;
+  }
+  const LoaderDirs dirs = loader_dirs();
+  debian::LdCache cache = base_ld_cache();
+  std::vector<std::pair<std::string, std::string>> links;
+  const std::vector<debian::LdCacheEntry> added = layer_libraries(dirs, links);
   for (const auto& [canon, target] : links) {
     if (m_entries.count(canon) != 0) {
       continue;
@@ -158,36 +215,7 @@ void DebsUnpack::update_ld_cache(const std::function<void(const std::string&)>& 
     m_entries[canon] = l;
     m_canonical[canon] = canon;
   }
-  // The base's entries first, each key's in the order of the directories; a library the
-  // layer adds where the base had one of the same name replaces that entry.
-  std::set<std::pair<std::string, std::string>> replaced;
-  for (const auto& a : added) {
-    replaced.emplace(a.key, a.value);
-  }
-  std::vector<debian::LdCacheEntry> entries;
-  for (auto& e : cache.entries) {
-    if (replaced.count({e.key, e.value}) == 0) {
-      entries.push_back(e);
-    }
-  }
-  entries.insert(entries.end(), added.begin(), added.end());
-  std::map<std::string, std::size_t> ranks; // an entry's directory -> its place in the search
-  for (const auto& e : entries) {
-    std::string d = dir_of(e.value);
-    if (ranks.count(d) == 0) {
-      auto at = listed.find(d.empty() ? std::string() : canonical(d.substr(1), true));
-      ranks[d] = at == listed.end() ? dirs.size() : at->second.first;
-    }
-  }
-  std::vector<std::pair<std::size_t, debian::LdCacheEntry>> ordered;
-  for (auto& e : entries) {
-    ordered.emplace_back(ranks[dir_of(e.value)], std::move(e));
-  }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  cache.entries.clear();
-  for (auto& [r, e] : ordered) {
-    cache.entries.push_back(std::move(e));
-  }
+  cache.entries = merge_ld_entries(std::move(cache.entries), added, dirs);
   cache.generator = "paddle-image debs layer (the base's cache and the layer's libraries)";
   add_record("etc/ld.so.cache", debian::write_ld_cache(cache), 0644);
   info("  ldconfig: /etc/ld.so.cache lists " + std::to_string(cache.entries.size()) + " libraries, " +

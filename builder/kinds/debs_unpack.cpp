@@ -182,6 +182,72 @@ bool DebsUnpack::take_over(std::size_t index, const std::string& shown, const st
   return took;
 }
 
+// A non-directory of the layer may not land where the layer or the image below has a
+// directory: dpkg keeps a directory and never replaces it.
+void DebsUnpack::check_kept_directory(const std::string& what, const debian::DataMember& m,
+                                      const std::string& canon) const {
+  auto layer_dir = m_dirs.find(canon);
+  if (layer_dir != m_dirs.end()) {
+    throw Error(ErrorKind::input,
+                what + " ships /" + m.path + " as a " + type_name(m.type) + ", where package " +
+                    m_packages[layer_dir->second].name + " has a directory (dpkg keeps a directory, never replaces it)",
+                "the packages do not fit together: leave one of them out");
+  }
+  const layers::ViewNode* there = m_landing.find(canon);
+  if (there != nullptr && (there->type == '5' || (there->type == '2' && [&] {
+                             const layers::ViewNode* to = m_landing.find(canonical(canon, true));
+                             return to != nullptr && to->type == '5';
+                           }()))) {
+    throw Error(ErrorKind::input,
+                what + " ships /" + m.path + " as a " + type_name(m.type) + ", where the image below has " +
+                    (there->type == '5' ? "the directory /" + canon
+                                        : "/" + canon + ", a symlink to the directory " + there->target) +
+                    ": dpkg keeps a directory and never replaces it, and replacing it would hide everything in it",
+                "the package is badly built or hostile: leave it out");
+  }
+}
+
+// A regular file's bytes streamed to the staging directory, hashed for dpkg's md5sums
+// and conffiles as they pass, a loader configuration's bytes kept for the ldconfig step.
+void DebsUnpack::stage_file(Package& pk, const debian::DataMember& m, const debian::ReadData& read,
+                            const std::string& canon, const std::set<std::string>& conffiles,
+                            std::set<std::string>& shipped_regular, layers::Entry& e) {
+  e.type = layers::Entry::Type::file;
+  fs::path src = m_staging / ("f" + std::to_string(m_counter++));
+  util::AtomicFile out(src);
+  std::string keep; // a loader configuration's bytes
+  const bool conf = conffiles.count("/" + m.path) != 0;
+  const bool loader = loader_conf(canon);
+  const bool sum = conf || pk.make_md5sums;
+  util::Md5 md5;
+  char buf[65536];
+  std::int64_t total = 0;
+  for (std::size_t n; (n = read(buf, sizeof buf)) > 0;) {
+    out.write(buf, n);
+    total += static_cast<std::int64_t>(n);
+    if (sum) {
+      md5.update(buf, n);
+    }
+    if (loader && keep.size() < (1u << 20)) {
+      keep.append(buf, n);
+    }
+  }
+  out.commit();
+  const std::string hex = sum ? md5.finish_hex() : std::string();
+  if (conf) {
+    pk.conffiles.emplace_back("/" + m.path, hex);
+    shipped_regular.insert("/" + m.path);
+  }
+  if (pk.make_md5sums) {
+    pk.md5sums += hex + "  " + m.path + "\n"; // as dpkg writes them for a package that ships none
+  }
+  if (loader) {
+    m_loader_conf[canon] = keep;
+  }
+  e.size = total;
+  e.source = src.string();
+}
+
 void DebsUnpack::add_member(std::size_t index, const debian::DataMember& m, const debian::ReadData& read,
                             const std::set<std::string>& conffiles, std::set<std::string>& shipped_regular) {
   Package& pk = m_packages[index];
@@ -230,25 +296,13 @@ void DebsUnpack::add_member(std::size_t index, const debian::DataMember& m, cons
     }
     return;
   }
-  auto layer_dir = m_dirs.find(canon);
-  if (layer_dir != m_dirs.end()) {
-    throw Error(ErrorKind::input,
-                what + " ships /" + m.path + " as a " + type_name(m.type) + ", where package " +
-                    m_packages[layer_dir->second].name + " has a directory (dpkg keeps a directory, never replaces it)",
-                "the packages do not fit together: leave one of them out");
+  // The very link the image below has (a merged-/usr /bin -> usr/bin) changes nothing:
+  // dpkg lists it for the package, and the tree keeps what is there.
+  if (const layers::ViewNode* there = m_landing.find(canon);
+      there != nullptr && there->type == '2' && m.type == '2' && there->target == m.link && m_owner.count(canon) == 0) {
+    return;
   }
-  const layers::ViewNode* there = m_landing.find(canon);
-  if (there != nullptr && (there->type == '5' || (there->type == '2' && [&] {
-                             const layers::ViewNode* to = m_landing.find(canonical(canon, true));
-                             return to != nullptr && to->type == '5';
-                           }()))) {
-    throw Error(ErrorKind::input,
-                what + " ships /" + m.path + " as a " + type_name(m.type) + ", where the image below has " +
-                    (there->type == '5' ? "the directory /" + canon
-                                        : "/" + canon + ", a symlink to the directory " + there->target) +
-                    ": dpkg keeps a directory and never replaces it, and replacing it would hide everything in it",
-                "the package is badly built or hostile: leave it out");
-  }
+  check_kept_directory(what, m, canon);
   take_over(index, m.path, canon);
   m_owner[canon] = Owned{index, path, m.path, m.type};
   m_shipper[path] = pk.name;
@@ -259,40 +313,7 @@ void DebsUnpack::add_member(std::size_t index, const debian::DataMember& m, cons
     e.type = layers::Entry::Type::hardlink;
     e.link_target = m.link;
   } else {
-    e.type = layers::Entry::Type::file;
-    fs::path src = m_staging / ("f" + std::to_string(m_counter++));
-    util::AtomicFile out(src);
-    std::string keep; // a loader configuration's bytes
-    const bool conf = conffiles.count("/" + m.path) != 0;
-    const bool loader = loader_conf(canon);
-    const bool sum = conf || pk.make_md5sums;
-    util::Md5 md5;
-    char buf[65536];
-    std::int64_t total = 0;
-    for (std::size_t n; (n = read(buf, sizeof buf)) > 0;) {
-      out.write(buf, n);
-      total += static_cast<std::int64_t>(n);
-      if (sum) {
-        md5.update(buf, n);
-      }
-      if (loader && keep.size() < (1u << 20)) {
-        keep.append(buf, n);
-      }
-    }
-    out.commit();
-    const std::string hex = sum ? md5.finish_hex() : std::string();
-    if (conf) {
-      pk.conffiles.emplace_back("/" + m.path, hex);
-      shipped_regular.insert("/" + m.path);
-    }
-    if (pk.make_md5sums) {
-      pk.md5sums += hex + "  " + m.path + "\n"; // as dpkg writes them for a package that ships none
-    }
-    if (loader) {
-      m_loader_conf[canon] = keep;
-    }
-    e.size = total;
-    e.source = src.string();
+    stage_file(pk, m, read, canon, conffiles, shipped_regular, e);
   }
   m_entries[path] = e;
   m_canonical[path] = canon;

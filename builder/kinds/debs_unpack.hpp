@@ -11,6 +11,7 @@
 #include "builder/build.hpp"
 #include "debian/database.hpp"
 #include "debian/deb.hpp"
+#include "debian/ld_cache.hpp"
 #include "debian/lock.hpp"
 #include "layers/base_view.hpp"
 #include "layers/tree.hpp"
@@ -50,9 +51,23 @@ private:
   std::string canonical(const std::string& path, bool follow_last) const;
   void add_member(std::size_t index, const debian::DataMember& m, const debian::ReadData& read,
                   const std::set<std::string>& conffiles, std::set<std::string>& shipped_regular);
+  void check_kept_directory(const std::string& what, const debian::DataMember& m, const std::string& canon) const;
+  void stage_file(Package& pk, const debian::DataMember& m, const debian::ReadData& read, const std::string& canon,
+                  const std::set<std::string>& conffiles, std::set<std::string>& shipped_regular, layers::Entry& e);
   bool take_over(std::size_t index, const std::string& shown, const std::string& canon);
   void add_record(const std::string& path, const std::string& content, std::uint32_t mode);
   void check_parents() const;
+  struct LoaderDirs {
+    std::vector<std::string> dirs;                                     // in the loader's order
+    std::map<std::string, std::pair<std::size_t, std::string>> listed; // canonical -> place, name
+  };
+  LoaderDirs loader_dirs() const;
+  debian::LdCache base_ld_cache() const;
+  std::vector<debian::LdCacheEntry> layer_libraries(const LoaderDirs& dirs,
+                                                    std::vector<std::pair<std::string, std::string>>& links) const;
+  std::vector<debian::LdCacheEntry> merge_ld_entries(std::vector<debian::LdCacheEntry> base,
+                                                     const std::vector<debian::LdCacheEntry>& added,
+                                                     const LoaderDirs& dirs) const;
   void update_ld_cache(const std::function<void(const std::string&)>& info);
 
   const layers::BaseView& m_landing;

@@ -327,6 +327,12 @@ TEST_CASE("DebsUnpack: dpkg's unpack rules against the base and the layer") {
                      unpack(base, fresh(), {{"evil", Deb{"", {{"usr/share/zoneinfo", "x"}}, {}}}});
                    }).what(),
                    "ships /usr/share/zoneinfo as a file"));
+    // A symlink to a directory is one too, but the very link it already is changes nothing.
+    CHECK(contains(error_of([&] {
+                     unpack(base, fresh(), {{"evil", Deb{"", {{"bin", "->/tmp"}}, {}}}});
+                   }).what(),
+                   "ships /bin as a symlink, where the image below has /bin, a symlink to the directory usr/bin"));
+    CHECK_NOTHROW(unpack(base, fresh(), {{"merged", Deb{"", {{"bin", "->usr/bin"}}, {}}}}));
     // The legitimate twin: a directory that stays a directory, with a file in it.
     auto ok =
         unpack(base, fresh(), {{"tz", Deb{"", {{"usr/share/zoneinfo/", ""}, {"usr/share/zoneinfo/X", "tz"}}, {}}}});
