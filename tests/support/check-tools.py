@@ -148,6 +148,23 @@ def defined_functions(paths):
     return names
 
 
+_installed = None
+
+
+def installed():
+    """Every installed package: name -> (its Depends and Pre-Depends, "Essential Priority"),
+    from one dpkg-query (one per package cost minutes of CPU)."""
+    global _installed
+    if _installed is None:
+        _installed = {}
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Package}\t${Depends}, ${Pre-Depends}\t${Essential} ${Priority}\n"],
+                           capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            name, deps, flags = (line.split("\t") + ["", ""])[:3]
+            _installed[name] = (deps, flags)
+    return _installed
+
+
 def setup_packages(root):
     """The packages setup.sh names, and what apt installs with them (their Depends and
     Pre-Depends, recursively; the first of alternatives, as apt picks it)."""
@@ -161,14 +178,30 @@ def setup_packages(root):
         if pkg in seen:
             continue
         seen.add(pkg)
-        r = subprocess.run(["dpkg-query", "-W", "-f=${Depends}, ${Pre-Depends}", pkg], capture_output=True, text=True)
-        if r.returncode != 0:
+        if pkg not in installed():
             continue
-        for dep in r.stdout.split(","):
+        for dep in installed()[pkg][0].split(","):
             first = dep.split("|")[0].strip().split(" ")[0].split(":")[0]
             if first:
                 todo.append(first)
     return seen
+
+
+_path_owners = None
+
+
+def path_owner(path):
+    """The package whose file list holds `path` (as `dpkg -S PATH` answers, read from
+    dpkg's .list files once)."""
+    global _path_owners
+    if _path_owners is None:
+        _path_owners = {}
+        for lst in sorted(glob.glob("/var/lib/dpkg/info/*.list")):
+            pkg = os.path.basename(lst)[: -len(".list")].split(":")[0]
+            with open(lst, errors="replace") as f:
+                for line in f:
+                    _path_owners.setdefault(line.rstrip("\n"), pkg)
+    return _path_owners.get(path)
 
 
 _owner_cache = {}
@@ -191,10 +224,8 @@ def owner(tool):
         for path in {c, os.path.realpath(c)}:
             alt = path.replace("/usr/bin/", "/bin/") if path.startswith("/usr/bin/") else path.replace("/bin/", "/usr/bin/", 1)
             for q in (path, alt):
-                r = subprocess.run(["dpkg", "-S", q], capture_output=True, text=True)
-                if r.returncode == 0:
-                    line = [l for l in r.stdout.splitlines() if not l.startswith("diversion")][0]
-                    result = line.split(":")[0].split(",")[0].strip()
+                result = path_owner(q)
+                if result:
                     break
             if result:
                 break
@@ -205,8 +236,8 @@ def owner(tool):
 
 
 def always_there(pkg):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Essential} ${Priority}", pkg], capture_output=True, text=True)
-    return r.returncode == 0 and (r.stdout.startswith("yes") or r.stdout.endswith("required"))
+    flags = installed().get(pkg, (None, None))[1]
+    return flags is not None and (flags.startswith("yes") or flags.endswith("required"))
 
 
 def lint(root, files, pyfiles, owner_of=None):
