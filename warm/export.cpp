@@ -65,9 +65,11 @@ void check_export_options(const ExportOptions& opt, bool thin) {
   }
 }
 
-std::string import_command(const fs::path& file, const oci::Platform& platform) {
-  return "ctr -n k8s.io images import --platform " + util::shell_quote(oci::platform_str(platform)) + " " +
-         util::shell_quote(file.string());
+std::string import_command(const fs::path& file, const oci::Platform& platform, const std::string& digest_names) {
+  std::string by_digest =
+      digest_names.empty() ? std::string() : "--digests --base-name " + util::shell_quote(digest_names) + " ";
+  return "ctr -n k8s.io images import " + by_digest + "--platform " + util::shell_quote(oci::platform_str(platform)) +
+         " " + util::shell_quote(file.string());
 }
 
 std::string pin_command(const std::string& name) {
@@ -112,7 +114,8 @@ ExportResult export_archive(const oci::Image& img, const fs::path& out, const Ex
   res.written = std::move(w.written);
   res.omitted = std::move(w.omitted);
   res.archive_bytes = w.archive_bytes;
-  res.commands.push_back(import_command(out, res.platform));
+  res.commands.push_back(import_command(
+      out, res.platform, opt.format == ArchiveFormat::docker_archive ? std::string() : po.image_name->name()));
   if (opt.pin) {
     for (const auto& n : res.names) {
       res.commands.push_back(pin_command(n));

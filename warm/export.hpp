@@ -57,8 +57,11 @@ void set_export_name(ExportOptions& opt, const oci::ImageRef& image, const std::
 void check_export_options(const ExportOptions& opt, bool thin);
 ExportResult export_archive(const oci::Image& img, const std::filesystem::path& out, const ExportOptions& opt);
 
-// `ctr -n k8s.io images import --platform P FILE` (FILE quoted for a POSIX shell).
-std::string import_command(const std::filesystem::path& file, const oci::Platform& platform);
+// `ctr -n k8s.io images import [--digests --base-name REPO] --platform P FILE` (words
+// quoted for a POSIX shell): with REPO (an oci-archive's repository), containerd also
+// names the image REPO@DIGEST, which a pod pinned by digest looks up.
+std::string import_command(const std::filesystem::path& file, const oci::Platform& platform,
+                           const std::string& digest_names);
 // `ctr -n k8s.io images label NAME io.cri-containerd.pinned=pinned`.
 std::string pin_command(const std::string& name);
 // A word quoted for a POSIX shell when it needs it (util/text.hpp's, named here too).

@@ -11,8 +11,9 @@ namespace {
 // The OCI layout in one tar that `ctr images import`, skopeo and podman read. Each
 // index.json entry is named for skopeo and podman by its tag
 // (org.opencontainers.image.ref.name) and, with an image name, for containerd
-// (io.containerd.image.name "REGISTRY/REPO:TAG" per tag and "REGISTRY/REPO@DIGEST" by
-// the top manifest's digest, so a pod pinned by digest finds it too).
+// (io.containerd.image.name "REGISTRY/REPO:TAG"): one entry per tag, so an image with
+// one tag is read without one by skopeo, podman load and ctr alike. The by-digest name
+// a pod pinned by digest needs comes from `ctr images import --digests --base-name`.
 class OciArchiveSink : public Destination {
 public:
   OciArchiveSink(oci::ImageRef ref, DestinationOptions o) : m_ref(std::move(ref)), m_o(std::move(o)) {}
@@ -32,9 +33,10 @@ public:
         ao.entries.push_back({{k_containerd_name_annotation, repo + ":" + t}, {oci::k_ref_name_annotation, t}});
         r.names.push_back(repo + ":" + t);
       }
-      std::string by_digest = repo + "@" + top.str();
-      ao.entries.push_back({{k_containerd_name_annotation, by_digest}, {oci::k_ref_name_annotation, by_digest}});
-      r.names.push_back(by_digest);
+      // No entry of its own: skopeo, podman load and every containers/image reader take
+      // an archive without a tag only when index.json has one entry. `ctr images import
+      // --digests --base-name REPO` makes this name from the tag's entry.
+      r.names.push_back(repo + "@" + top.str());
     } else {
       for (const auto& t : tags) {
         ao.entries.push_back({{oci::k_ref_name_annotation, t}});

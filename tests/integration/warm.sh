@@ -4,13 +4,16 @@
 # started here on a private socket with its root and state under the test's work dir
 # (CRI plugin disabled, native snapshotter; never the machine's own containerd).
 # Covers warm plan, push --to/--through, export (full, thin, pinned, docker-archive),
-# oci-archive as a reference kind (build -o, copy to and from it, read by skopeo and ctr),
+# oci-archive as a reference kind (build -o, copy to and from it, read by skopeo, podman load
+# and ctr, with and without a tag),
 # hosts (ctr pull --hosts-dir from the mirror with the upstream stopped) and verify,
 # plus bad input: a mirror that is down, garbage --have, --thin without --have, a tag
 # where a digest is required.
 source "$(dirname "$0")/../support/common.sh"
 source "$SUPPORT/registry/registry.sh"
-trap registry_stop_all EXIT
+source "$SUPPORT/container.sh"
+export PODMAN_TMP=$WORK/podman
+trap 'podman_cleanup 2>/dev/null || true; registry_stop_all' EXIT
 cd "$WORK"
 js() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $2" "$1"; }
 # The `ctr images ls` line of NAME in namespace NS (REF TYPE DIGEST SIZE PLATFORMS LABELS).
@@ -167,12 +170,15 @@ expect_fail "a tag the registry does not have (exit 7, named)" 7 "team/ocr:9.9" 
 check "export 1.3: a full oci-archive, pinned" bash -c \
   "'$PI' warm export $U/team/ocr:1.3 -o full13.tar --pin ${INS[*]} -q >cmds13.txt"
 check "prints the exact import line and one pin line per name" bash -c "
-  grep -qx 'ctr -n k8s.io images import --platform linux/amd64 full13.tar' cmds13.txt &&
+  grep -qx 'ctr -n k8s.io images import --digests --base-name $U/team/ocr --platform linux/amd64 full13.tar' cmds13.txt &&
   grep -qx 'ctr -n k8s.io images label $U/team/ocr:1.3 io.cri-containerd.pinned=pinned' cmds13.txt &&
   grep -qx 'ctr -n k8s.io images label $U/team/ocr@$D13 io.cri-containerd.pinned=pinned' cmds13.txt"
 check "the archive's index names the image for containerd and OCI" bash -c \
   "tar -xOf full13.tar index.json | /usr/bin/python3 -c 'import json,sys; m=json.load(sys.stdin)[\"manifests\"]; a=m[0][\"annotations\"]; assert a[\"io.containerd.image.name\"]==\"$U/team/ocr:1.3\" and a[\"org.opencontainers.image.ref.name\"]==\"1.3\", m'"
 check "skopeo reads the archive" skopeo inspect oci-archive:full13.tar:1.3
+check "... without a tag too (one index.json entry for the one image)" bash -c \
+  "tar -xOf full13.tar index.json | /usr/bin/python3 -c 'import json,sys; assert len(json.load(sys.stdin)[\"manifests\"])==1' &&
+   skopeo inspect --raw oci-archive:full13.tar | sha256sum | grep -q '^${D13#sha256:} '"
 run_cmds() { # FILE: runs each printed command as it is
   local line
   while IFS= read -r line; do
@@ -182,6 +188,9 @@ run_cmds() { # FILE: runs each printed command as it is
 check "ctr imports it and pins it (the printed commands, as printed)" run_cmds cmds13.txt
 check "the image is listed by name and digest" listed k8s.io "$U/team/ocr:1.3" "$D13"
 check "and under its digest name" listed k8s.io "$U/team/ocr@$D13" "$D13"
+check "an export by digest (no tag): the printed line makes containerd's by-digest name" bash -c \
+  "'$PI' warm export $U/team/ocr@$D13 -o dig13.tar ${INS[*]} -q | sed 's/ -n k8s.io / -n dig /' | sh >/dev/null &&
+   ctr -n dig images ls -q | grep -qx '$U/team/ocr@$D13'"
 check "the pin label is present" listed k8s.io "$U/team/ocr:1.3" "$D13" io.cri-containerd.pinned=pinned
 "$PI" warm plan "$U/team/ocr:1.3" "${INS[@]}" --json >plan13.json
 chain13=$(js plan13.json 'print(j["layers"][-1]["chain_id"])')
@@ -235,8 +244,16 @@ check "build -o oci-archive:FILE writes the archive, named per tag" bash -c \
 DB=$(cat dbuilt 2>/dev/null)
 check "skopeo reads it by its tag" bash -c \
   "skopeo inspect --raw oci-archive:built13.tar:1.3 | sha256sum | grep -q '^${DB#sha256:} '"
-check "ctr imports it under the spec's name and by digest" bash -c \
-  "ctr -n built images import --platform linux/amd64 built13.tar >/dev/null"
+check "skopeo reads it without a tag" bash -c \
+  "skopeo inspect --raw oci-archive:built13.tar | sha256sum | grep -q '^${DB#sha256:} '"
+podman_reads() { # ARCHIVE DIGEST: podman load names one image, and it is DIGEST
+  local name
+  name=$(podman_load "$1" | head -1) && [[ -n $name ]] &&
+    podman_isolated image inspect --format '{{.Digest}}' "$name" | grep -qx "$2"
+}
+check "podman load reads it (it takes no tag) as the built image" podman_reads built13.tar "$DB"
+check "ctr imports it under the spec's name and by digest (--digests --base-name)" bash -c \
+  "ctr -n built images import --digests --base-name $U/team/built --platform linux/amd64 built13.tar >/dev/null"
 check "... listed by name with the built digest" listed built "$U/team/built:1.3" "$DB"
 check "... and by digest" listed built "$U/team/built@$DB" "$DB"
 check "copy reads it back (by tag and as the only image), every blob hashed on the way" bash -c \

@@ -151,7 +151,9 @@ TEST_SUITE("warm") {
     CHECK(r.written.size() == 5); // config, three layers, manifest
     CHECK(r.omitted.empty());
     REQUIRE(r.commands.size() == 3);
-    CHECK(contains(r.commands[0], "ctr -n k8s.io images import --platform linux/amd64 "));
+    // containerd makes the by-digest name from the tag's entry (--digests, under the repository).
+    CHECK(contains(r.commands[0], "ctr -n k8s.io images import --digests --base-name registry.example.com/team/ocr "
+                                  "--platform linux/amd64 "));
     CHECK(r.commands[1] == "ctr -n k8s.io images label registry.example.com/team/ocr:1.4 "
                            "io.cri-containerd.pinned=pinned");
 
@@ -167,11 +169,11 @@ TEST_SUITE("warm") {
       }
     }
     auto index = nlohmann::json::parse(members["index.json"]);
-    REQUIRE(index["manifests"].size() == 2);
+    // One entry for the one image: skopeo and podman load take an archive without a tag
+    // only when index.json holds one.
+    REQUIRE(index["manifests"].size() == 1);
     CHECK(index["manifests"][0]["annotations"]["io.containerd.image.name"] == "registry.example.com/team/ocr:1.4");
     CHECK(index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == "1.4");
-    CHECK(index["manifests"][1]["annotations"]["io.containerd.image.name"] ==
-          "registry.example.com/team/ocr@" + top.str());
     CHECK(index["manifests"][0]["platform"]["os"] == "linux");
 
     // Thin: the layers the node has stay out; config and manifest never do.
