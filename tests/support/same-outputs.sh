@@ -56,6 +56,15 @@ if [[ ${1:-} == --rev || ${1:-} == --prepare ]]; then
     echo "same-outputs.sh: revision $rev is not in this clone (a shallow one?); fetch it: git fetch --unshallow" >&2
     exit 2
   fi
+  # Nothing of what the binary is built from (all but tests/, bench/ and docs/) differs
+  # between REV and this tree: REV's binary is this tree's, compiled from the same files
+  # with the same compiler, so there is nothing to build; the runs below compare two runs
+  # of this binary, each on its own cache (the outputs still have to be the same).
+  if git -C "$ROOT" diff --quiet "$rev" -- . ':(exclude)tests' ':(exclude)bench' ':(exclude)docs'; then
+    echo "same-outputs.sh: $rev's sources are this tree's: its binary is this one, not built again" >&2
+    [[ $mode == --rev ]] || exit 0
+    OLD=${1:-$ROOT/build/cli/paddle-image}
+  else
   if [[ $(git -C "$old_src" rev-parse HEAD 2>/dev/null) != "$(git -C "$ROOT" rev-parse "$rev^{commit}")" ]]; then
     rm -rf "$old_src"
     git -C "$ROOT" worktree prune
@@ -64,10 +73,13 @@ if [[ ${1:-} == --rev || ${1:-} == --prepare ]]; then
   # Only the command, built in the worktree's own build/ as this tree's is in build/: the
   # same paths relative to the build, so ccache serves every file REV shares with this
   # tree, and a kept worktree compiles nothing again.
+  # At -O1: the outputs compared do not depend on the optimiser, and on a machine where
+  # ccache has none of REV's objects -O1 takes 136 s (256 compile s) where -O3 took 176 s.
   "$old_src/scripts/build.sh" "$old_src/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_UNIT_TESTS=OFF \
-    -- paddle-image >/dev/null
+    "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -- paddle-image >/dev/null
   OLD=$old_src/build/cli/paddle-image
   [[ $mode == --rev ]] || exit 0
+  fi
 else
   OLD=${1:?usage: same-outputs.sh OLD_BINARY [NEW_BINARY] (or --rev REV [NEW_BINARY])}
   shift
