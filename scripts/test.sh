@@ -47,6 +47,10 @@ measured() { # measured DIR CMD...: runs CMD, a build into DIR, then its compile
   before=$(ccache_counts || echo "0 0")
   "$@"
   after=$(ccache_counts || echo "0 0")
+  if [[ ! -f $dir/.ninja_log ]]; then # nothing was built there (the pin's binary is this tree's)
+    STAGE_NOTE="  (nothing to build)"
+    return 0
+  fi
   # Compile seconds: the sum of this run's compile jobs (.ninja_log: start and end in ms).
   STAGE_NOTE=$(tail -n +"$((log_lines + 1))" "$dir/.ninja_log" | awk -v b="$before" -v a="$after" '
     !/^#/ && $4 ~ /\.o$/ {n++; ms+=$2-$1}
