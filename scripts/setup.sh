@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything paddle-image needs to build and test, from Debian's packages.
 # Idempotent: packages already present are not touched; apt-get runs only when
-# something is missing. Usage: scripts/setup.sh [--test]
+# something is missing. Usage: scripts/setup.sh [--example | --test]
+# (--example: what scripts/example.sh needs to make a Debian base and run the image on
+# it; --test: every test tool, those included)
 set -euo pipefail
 
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config git
@@ -13,9 +15,13 @@ TEST_PKGS=(umoci skopeo runc podman debootstrap python3 python3-dev python3-pip 
   docker-registry containerd apache2-utils python3-cryptography python3-nacl python3-jsonschema openssl curl buildah
   iproute2 e2fsprogs zsh fish man-db groff-base lintian dpkg-dev gpg gpg-agent apt-utils xz-utils debian-archive-keyring)
 
+EXAMPLE_PKGS=(debootstrap umoci runc python3)
+
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then
   want+=("${TEST_PKGS[@]}")
+elif [[ "${1:-}" == "--example" ]]; then
+  want+=("${EXAMPLE_PKGS[@]}")
 fi
 
 missing=()

@@ -170,7 +170,7 @@ def setup_packages(root):
     Pre-Depends, recursively; the first of alternatives, as apt picks it)."""
     text = open(os.path.join(root, "scripts/setup.sh")).read()
     named = set()
-    for m in re.finditer(r"(?:BUILD_PKGS|TEST_PKGS)=\(([^)]*)\)", text, re.S):
+    for m in re.finditer(r"(?:BUILD_PKGS|TEST_PKGS|EXAMPLE_PKGS)=\(([^)]*)\)", text, re.S):
         named.update(m.group(1).split())
     seen, todo = set(), list(named)
     while todo:
