@@ -56,11 +56,13 @@ if [[ ${1:-} == --rev || ${1:-} == --prepare ]]; then
     echo "same-outputs.sh: revision $rev is not in this clone (a shallow one?); fetch it: git fetch --unshallow" >&2
     exit 2
   fi
-  # Nothing of what the binary is built from (all but tests/, bench/ and docs/) differs
+  # Nothing of what the binary is built from (all but tests/, bench/, docs/, scripts/,
+  # examples/, .ci/ and the top-level pages) differs
   # between REV and this tree: REV's binary is this tree's, compiled from the same files
   # with the same compiler, so there is nothing to build; the runs below compare two runs
   # of this binary, each on its own cache (the outputs still have to be the same).
-  if git -C "$ROOT" diff --quiet "$rev" -- . ':(exclude)tests' ':(exclude)bench' ':(exclude)docs'; then
+  if git -C "$ROOT" diff --quiet "$rev" -- . ':(exclude)tests' ':(exclude)bench' ':(exclude)docs' \
+    ':(exclude)scripts' ':(exclude)examples' ':(exclude).ci' ':(exclude,glob)*.md'; then
     echo "same-outputs.sh: $rev's sources are this tree's: its binary is this one, not built again" >&2
     [[ $mode == --rev ]] || exit 0
     OLD=${1:-$ROOT/build/cli/paddle-image}
