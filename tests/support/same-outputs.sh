@@ -8,6 +8,8 @@
 #   tests/support/same-outputs.sh --prepare REV            (only that build: scripts/test.sh
 #                                                            makes it a build stage, so the
 #                                                            test finds it built)
+#   tests/support/same-outputs.sh --sources-equal REV      (exit 0 when REV's binary would be
+#                                                            this tree's: nothing to build)
 #
 # Each binary, on its own empty cache and output directory, runs the same jobs on the
 # integration fixtures (scripts/test.sh makes them):
@@ -46,42 +48,55 @@ SUPPORT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$SUPPORT/../.." && pwd)
 FIXTURES=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 
-if [[ ${1:-} == --rev || ${1:-} == --prepare ]]; then
-  mode=$1
-  rev=${2:?$1 needs a revision}
-  shift 2
-  old_dir=${SAME_OUTPUTS_OLD_DIR:-$ROOT/build-old}
-  old_src=$old_dir/src
-  if ! git -C "$ROOT" cat-file -e "$rev^{commit}" 2>/dev/null; then
-    echo "same-outputs.sh: revision $rev is not in this clone (a shallow one?); fetch it: git fetch --unshallow" >&2
-    exit 2
-  fi
-  # Nothing of what the binary is built from (all but tests/, bench/, docs/, scripts/,
-  # examples/, .ci/ and the top-level pages) differs
-  # between REV and this tree: REV's binary is this tree's, compiled from the same files
-  # with the same compiler, so there is nothing to build; the runs below compare two runs
-  # of this binary, each on its own cache (the outputs still have to be the same).
-  if git -C "$ROOT" diff --quiet "$rev" -- . ':(exclude)tests' ':(exclude)bench' ':(exclude)docs' \
-    ':(exclude)scripts' ':(exclude)examples' ':(exclude).ci' ':(exclude,glob)*.md'; then
-    echo "same-outputs.sh: $rev's sources are this tree's: its binary is this one, not built again" >&2
-    [[ $mode == --rev ]] || exit 0
-    OLD=${1:-$ROOT/build/cli/paddle-image}
-  else
+# sources_equal REV: nothing the binary is built from (all but tests/, bench/, docs/,
+# scripts/, examples/, .ci/ and the top-level pages; CMake lists every source, so an
+# untracked file is in no build) differs between REV and this working tree, committed
+# or not. REV's binary is then this tree's, compiled from the same files with the same
+# compiler.
+sources_equal() {
+  git -C "$ROOT" diff --quiet "$1" -- . ':(exclude)tests' ':(exclude)bench' ':(exclude)docs' \
+    ':(exclude)scripts' ':(exclude)examples' ':(exclude).ci' ':(exclude,glob)*.md'
+}
+# build_pinned REV OLD_SRC: REV's command in a worktree at OLD_SRC, built in its own
+# build/ as this tree's is in build/ (the same paths relative to the build, so ccache
+# serves every file REV shares with this tree, and a kept worktree compiles nothing
+# again). At -O1: the outputs compared do not depend on the optimiser, and on a machine
+# where ccache has none of REV's objects -O1 takes 136 s (256 compile s) where -O3 took
+# 176 s.
+build_pinned() {
+  local rev=$1 old_src=$2
   if [[ $(git -C "$old_src" rev-parse HEAD 2>/dev/null) != "$(git -C "$ROOT" rev-parse "$rev^{commit}")" ]]; then
     rm -rf "$old_src"
     git -C "$ROOT" worktree prune
     git -C "$ROOT" worktree add --quiet --detach -f "$old_src" "$rev" >/dev/null
   fi
-  # Only the command, built in the worktree's own build/ as this tree's is in build/: the
-  # same paths relative to the build, so ccache serves every file REV shares with this
-  # tree, and a kept worktree compiles nothing again.
-  # At -O1: the outputs compared do not depend on the optimiser, and on a machine where
-  # ccache has none of REV's objects -O1 takes 136 s (256 compile s) where -O3 took 176 s.
   "$old_src/scripts/build.sh" "$old_src/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_UNIT_TESTS=OFF \
     "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -- paddle-image >/dev/null
-  OLD=$old_src/build/cli/paddle-image
-  [[ $mode == --rev ]] || exit 0
+}
+
+if [[ ${1:-} == --sources-equal ]]; then # --sources-equal REV: exit 0 when sources_equal REV
+  sources_equal "${2:?--sources-equal needs a revision}"
+  exit
+fi
+if [[ ${1:-} == --rev || ${1:-} == --prepare ]]; then
+  mode=$1
+  rev=${2:?$1 needs a revision}
+  shift 2
+  old_src=${SAME_OUTPUTS_OLD_DIR:-$ROOT/build-old}/src
+  if ! git -C "$ROOT" cat-file -e "$rev^{commit}" 2>/dev/null; then
+    echo "same-outputs.sh: revision $rev is not in this clone (a shallow one?); fetch it: git fetch --unshallow" >&2
+    exit 2
   fi
+  if sources_equal "$rev"; then
+    # Nothing to build: the runs below compare two runs of this binary, each on its own
+    # cache (the outputs still have to be the same).
+    echo "same-outputs.sh: $rev's sources are this tree's: its binary is this one, not built again" >&2
+    OLD=${1:-$ROOT/build/cli/paddle-image}
+  else
+    build_pinned "$rev" "$old_src"
+    OLD=$old_src/build/cli/paddle-image
+  fi
+  [[ $mode == --rev ]] || exit 0
 else
   OLD=${1:?usage: same-outputs.sh OLD_BINARY [NEW_BINARY] (or --rev REV [NEW_BINARY])}
   shift
