@@ -831,17 +831,21 @@ void warn_if_no_dpkg_python(const Base& base, const python::PythonTarget& t, con
 // distributions the base already has.
 python::TargetFacts base_target_facts(const Base& base, const python::PythonTarget& t) {
   std::map<std::string, std::string> dists;
+  std::map<std::string, std::vector<std::string>> requires_dist;
   if (base.view) {
     // What the target interpreter sees, not every environment in the base.
     for (const auto& d : python::target_distributions(*base.view, t, python::installed_distributions(*base.view))) {
       dists[python::normalize_project_name(d.name)] = d.version;
+      requires_dist[python::normalize_project_name(d.name)] = d.requires_dist;
     }
   }
   std::string full = dpkg_python_version(base, t.minor);
   if (full.empty()) {
     full = "3." + std::to_string(t.minor) + ".0";
   }
-  return python::target_facts(t, full, std::move(dists));
+  python::TargetFacts facts = python::target_facts(t, full, std::move(dists));
+  facts.base_requires = std::move(requires_dist);
+  return facts;
 }
 
 } // namespace builder

@@ -48,6 +48,12 @@ nlohmann::json lock_report(const python::LockResult& r, const std::string& requi
                       {"index_from", r.sources.described},
                       {"all_platforms", all_platforms},
                       {"lines", lines},
+                      {"in_base", r.in_base},
+                      {"resolution",
+                       {{"decisions", r.decisions},
+                        {"conflicts", r.conflicts},
+                        {"metadata_fetched", r.metadata_fetched},
+                        {"metadata_cached", r.metadata_cached}}},
                       {"warnings", r.warnings}};
   if (lock_to_stdout(output)) {
     // The lock itself is the result; --json wraps it.

@@ -4,6 +4,7 @@
 #include "builder/debs.hpp"
 #include "builder/lock_request.hpp"
 #include "builder/remote_sources.hpp"
+#include "python/metadata.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
@@ -27,6 +28,9 @@ struct LockArgs {
   bool all_platforms = false;
   bool sources = false; // --sources: the remote sources of files and data layers
   bool update = false;
+  bool upgrade = false;
+  std::vector<std::string> upgrade_packages;
+  bool pre = false;
   std::vector<std::string> index_urls;
   std::vector<std::string> find_links;
   std::string cache_dir;
@@ -161,6 +165,14 @@ int run_lock(const LockArgs& a) {
   lo.all_platforms = a.all_platforms;
   lo.indexes = a.index_urls;
   lo.find_links = a.find_links;
+  lo.upgrade = a.upgrade;
+  lo.pre = a.pre;
+  for (const auto& p : a.upgrade_packages) {
+    lo.upgrade_packages.insert(python::normalize_project_name(p));
+  }
+  if (!builder::lock_to_stdout(a.output)) {
+    lo.existing = a.output;
+  }
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
   if (sources) {
@@ -178,13 +190,21 @@ int run_lock(const LockArgs& a) {
 void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& actions) {
   auto a = std::make_shared<LockArgs>();
   CLI::App* c = app.add_subcommand(
-      "lock", "Write pip's hash-checking lock for pinned requirements: the sha256 of every wheel that fits a spec's "
-              "wheels layer; or a debs layer's lock: its packages resolved by apt against the base, each with its "
+      "lock", "Resolve requirements into pip's hash-checking lock for a spec's wheels layer: one NAME==VERSION per "
+              "package of the closure (what the base already holds left out), with the sha256 of every wheel that "
+              "fits; or a debs layer's lock: its packages resolved by apt against the base, each with its "
               "version and sha256; or (--sources) the sha256 of each download and the commit of each git ref the "
               "spec leaves open");
   c->add_option("requirements", a->requirements,
-                "Pinned requirements (NAME==VERSION lines; -r includes followed); none for a debs layer, whose "
-                "packages the spec lists");
+                "Requirements as pip reads them (names, ranges, extras, markers, pinned lines; -r, -c, -i, "
+                "--extra-index-url, -f, --no-index, --pre), resolved for the spec's Python, platform and base; none "
+                "for a debs layer, whose packages the spec lists");
+  c->add_flag("-U,--upgrade", a->upgrade,
+              "Resolve every package afresh; without it, the versions the existing lock (-o) holds are kept where "
+              "they still fit");
+  c->add_option("-P,--upgrade-package", a->upgrade_packages,
+                "Resolve this package afresh, keeping the existing lock's other versions (repeatable)");
+  c->add_flag("--pre", a->pre, "Take pre-releases and development releases like final ones");
   c->add_option("-o,--output", a->output, "Where to write the lock (default: stdout)");
   c->add_option("--spec", a->spec_file, "The spec whose base and python settings decide which wheels fit");
   c->add_option("--layer", a->layer, "The wheels or debs layer to lock for (needed when the spec has several)");

@@ -65,6 +65,7 @@ struct Reader {
   RequirementsFile out;
   std::set<fs::path> open;                 // the include chain, for cycles
   std::map<std::string, std::string> seen; // project -> where
+  bool constraints = false;                // reading a -c file
 
   [[noreturn]] void fail(const fs::path& file, int line, const std::string& message, std::string hint = {}) const {
     throw Error(ErrorKind::input, file.string() + ":" + std::to_string(line) + ": " + message, std::move(hint));
@@ -116,6 +117,17 @@ struct Reader {
                "download it next to this file and use -r FILE");
         }
         read(inc.is_absolute() ? inc : file.parent_path() / inc, file, line);
+      } else if (mode == RequirementsMode::resolve && is("--constraint", "-c")) {
+        fs::path inc = value(w, i, o.rfind("--", 0) == 0 ? "--constraint" : "-c", file, line);
+        if (is_url(inc.string())) {
+          fail(file, line, "a constraints file by URL is not read", "download it next to this file and use -c FILE");
+        }
+        bool was = constraints;
+        constraints = true;
+        read(inc.is_absolute() ? inc : file.parent_path() / inc, file, line);
+        constraints = was;
+      } else if (mode == RequirementsMode::resolve && o == "--pre") {
+        out.pre = true;
       } else if (is("--constraint", "-c") || is("--editable", "-e")) {
         fail(file, line, "pip option '" + o.substr(0, o.find('=')) + "' has no meaning for a wheels layer",
              "remove it: a lock pins every requirement with == and --hash");
@@ -128,8 +140,11 @@ struct Reader {
         }
       } else {
         fail(file, line, "unknown pip option '" + o.substr(0, o.find('=')) + "'",
-             "the options a lock may carry are -i/--index-url, --extra-index-url, -f/--find-links, --no-index, "
-             "-r and --hash");
+             mode == RequirementsMode::resolve
+                 ? "the options lock reads are -i/--index-url, --extra-index-url, -f/--find-links, --no-index, "
+                   "-r, -c, --pre and --hash"
+                 : "the options a lock may carry are -i/--index-url, --extra-index-url, -f/--find-links, "
+                   "--no-index, -r and --hash");
       }
     }
   }
@@ -171,6 +186,18 @@ struct Reader {
         fail(file, line, "'" + h + "' is not a sha256 (64 hex digits)");
       }
       r.sha256.push_back(hex);
+    }
+    if (constraints && !r.requirement.extras.empty()) {
+      fail(file, line, "'" + r.text + "': a constraint cannot have extras (pip refuses them too)",
+           "constrain the project alone: " + r.requirement.name + r.requirement.specifier.str());
+    }
+    if (mode == RequirementsMode::resolve && !r.sha256.empty() && r.pinned().empty()) {
+      fail(file, line, "'" + r.text + "' has --hash but is not pinned with ==",
+           "pin it (NAME==VERSION --hash=...) or drop the hash: the lock writes the hashes");
+    }
+    if (mode == RequirementsMode::resolve) {
+      (constraints ? out.constraints : out.requirements).push_back(std::move(r));
+      return;
     }
     if (r.pinned().empty()) {
       fail(file, line, "'" + r.text + "' is not pinned with ==",
@@ -281,6 +308,9 @@ RequirementsFile parse_requirements(const fs::path& path, RequirementsMode mode)
   r.read(path, {}, 0);
   std::map<std::string, const RequirementLine*> seen;
   for (const auto& req : r.out.requirements) {
+    if (mode == RequirementsMode::resolve) {
+      break; // the resolver intersects a project's lines
+    }
     auto [it, fresh] = seen.emplace(req.requirement.key, &req);
     // The same project twice is fine only when markers split it (one line for
     // python_version < "3.10", another for the rest); the build picks per target.

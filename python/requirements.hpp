@@ -34,12 +34,19 @@ struct RequirementsFile {
   std::vector<std::string> extra_index_urls;
   std::vector<std::string> find_links; // URLs, or paths made absolute against the file's directory
   bool no_index = false;
+  bool pre = false; // --pre (resolve mode: pre-releases are candidates like any version)
+  // -c/--constraint files' lines (resolve mode): they bind a project only when the
+  // requirements bring it in.
+  std::vector<RequirementLine> constraints;
   std::string first_index_option; // "FILE:LINE: OPTION" of the first index option, for messages
 };
 
 enum class RequirementsMode {
   lock,   // every requirement pinned with == and hashed (a build input)
-  pinned, // every requirement pinned with ==, hashes optional (`paddle-image lock` input)
+  pinned, // every requirement pinned with ==, hashes optional
+  // `paddle-image lock` input: ranges, names alone, -c constraints files, --pre; a
+  // project may be listed more than once (the resolver intersects the lines).
+  resolve,
 };
 
 // Reads `path` and its includes. Throws util::Error(input) naming the file and line

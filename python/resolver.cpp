@@ -380,7 +380,8 @@ private:
         std::string why = m_src.why_none(pkg(d.pkg).base);
         x.text += pkg(d.pkg).cands.empty()
                       ? ", and " + (why.empty() ? "the index has no version of " + pkg(d.pkg).name : why)
-                      : ", and no version of " + pkg(d.pkg).name + " on the index matches";
+                      : ", and no version of " + pkg(d.pkg).name +
+                            (why.empty() ? " on the index matches" : " matches: " + why);
       }
       x.terms.push_back({id, true, one});
       if (d.constraint) {

@@ -1,5 +1,6 @@
 #include "python/wheel_fetch.hpp"
 
+#include "python/lock_resolve.hpp"
 #include "python/pep440.hpp"
 #include "python/tags.hpp"
 #include "util/encoding.hpp"
@@ -649,35 +650,14 @@ std::map<std::string, std::string> hash_unadvertised(const std::vector<LockPlan>
   return computed;
 }
 
-// The closure's inputs over the lines that apply: metadata from PEP 658 files where
-// offered, else from the wheel itself, downloaded into the cache (where the build will
-// find it).
-std::vector<ClosureInput> lock_closure(const std::vector<LockPlan>& plans, std::map<std::string, std::string>& computed,
-                                       python::PackageIndex& index, layers::LayerCache& cache, int jobs,
-                                       const std::function<void(const std::string&)>& info) {
-  std::vector<ClosureInput> closure;
-  std::vector<python::RequirementLine> known(plans.size());
-  std::vector<Selected> to_fetch;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    if (!plans[i].selected) {
-      continue;
-    }
-    const Selected& s = *plans[i].selected;
-    if (s.file.metadata_sha256) {
-      closure.push_back(closure_input(s, index.metadata(s.file)));
-      continue;
-    }
-    known[i] = *s.line;
-    known[i].sha256 = {s.file.sha256.empty() ? computed[s.file.url] : s.file.sha256};
-    Selected c = s;
-    c.line = &known[i];
-    to_fetch.push_back(c);
+// Text that goes into a "#" comment of the lock: one line, whatever a file name or a
+// project's metadata holds.
+std::string comment_safe(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    out.push_back(c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c));
   }
-  FetchStats fetch_stats;
-  for (const auto& w : fetch_wheels(to_fetch, index, cache, jobs, info, fetch_stats)) {
-    closure.push_back(closure_input(w.selected, python::read_wheel_metadata(w.path, w.selected.file.filename)));
-  }
-  return closure;
+  return out;
 }
 
 // The lock's head: what wrote it, and the requirements' index options.
@@ -747,24 +727,63 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
                       const IndexAccess& access, layers::LayerCache& cache, int jobs,
                       const std::function<void(const std::string&)>& info) {
   LockResult res;
-  auto reqs = python::parse_requirements(requirements, python::RequirementsMode::pinned);
-  res.sources = layer_sources(options.indexes, options.find_links, reqs, access.defaults, options.indexes_from);
+  auto input = python::parse_requirements(requirements, python::RequirementsMode::resolve);
+  res.sources = layer_sources(options.indexes, options.find_links, input, access.defaults, options.indexes_from);
   registry::Stats stats;
   auto index_owner = open_index(res.sources, access, stats);
   python::PackageIndex& index = *index_owner;
+  ResolveLockOptions ro;
+  ro.keep = existing_pins(options.existing, options.upgrade, options.upgrade_packages, res.warnings);
+  ro.pre = options.pre;
+  ro.metadata_dir = cache.dir() / "python-metadata";
+  ro.jobs = jobs;
+  ro.wheel_metadata = [&](const python::IndexFile& f) {
+    // Into the layer cache, by its advertised hash: the build finds it there.
+    python::RequirementLine line;
+    line.text = f.filename;
+    line.file = requirements;
+    line.sha256 = {f.sha256};
+    Selected s;
+    s.line = &line;
+    s.file = f;
+    s.wheel = python::WheelName::parse(f.filename);
+    FetchStats st;
+    auto w = fetch_wheels({s}, index, cache, 1, info, st);
+    return python::read_wheel_metadata(w.front().path, f.filename);
+  };
+  ResolvedLock resolved = resolve_lock(input, facts, index, ro);
+  const RequirementsFile& reqs = resolved.lines;
+  info("  resolved " + std::to_string(reqs.requirements.size() + resolved.in_base.size()) + " package(s) (" +
+       std::to_string(resolved.in_base.size()) + " already in the base) in " + std::to_string(resolved.decisions) +
+       " decision(s), " + std::to_string(resolved.conflicts) + " conflict(s); metadata: " +
+       std::to_string(resolved.metadata_fetched) + " fetched, " + std::to_string(resolved.metadata_cached) +
+       " from the cache");
   std::vector<std::vector<python::IndexFile>> pages(reqs.requirements.size());
   util::parallel_for(reqs.requirements.size(), jobs,
                      [&](std::size_t i) { pages[i] = index.files(reqs.requirements[i].requirement.key); });
   std::vector<LockPlan> plans = plan_lock(reqs, pages, facts, options.all_platforms, res.warnings);
   std::map<std::string, std::string> computed = hash_unadvertised(plans, reqs, index, jobs, info);
-  check_closure(lock_closure(plans, computed, index, cache, jobs, info), facts, requirements.string());
+  // No closure check here: the resolution is the closure (the build checks it again,
+  // from each wheel's own METADATA).
 
   std::ostringstream text;
   text << lock_header(reqs, requirements, facts, options.all_platforms);
   for (std::size_t i = 0; i < reqs.requirements.size(); ++i) {
     lock_line(reqs.requirements[i], plans[i], computed, text, res);
+    text << "    # via " << comment_safe(resolved.via[i]) << "\n";
+  }
+  if (!resolved.in_base.empty()) {
+    text << "\n# Already in the base image, at a version that fits, so not locked here:\n";
+    for (const auto& b : resolved.in_base) {
+      text << "#   " << comment_safe(b) << "\n";
+    }
   }
   res.text = text.str();
+  res.in_base = resolved.in_base;
+  res.decisions = resolved.decisions;
+  res.conflicts = resolved.conflicts;
+  res.metadata_fetched = resolved.metadata_fetched;
+  res.metadata_cached = resolved.metadata_cached;
   return res;
 }
 

@@ -56,6 +56,7 @@ struct TargetFacts {
   std::map<std::string, std::string> markers;    // PEP 508 marker environment
   std::vector<std::string> tags;                 // supported tags, best first
   std::map<std::string, std::string> base_dists; // normalised name -> version, Python distributions in the base
+  std::map<std::string, std::vector<std::string>> base_requires; // normalised name -> its Requires-Dist
 };
 TargetFacts target_facts(const python::PythonTarget& target, const std::string& python_full_version,
                          std::map<std::string, std::string> base_dists);
@@ -147,13 +148,19 @@ void fetch_locked_layer(LockedLayer& locked, const TargetFacts& facts, const Ind
                         layers::LayerCache& cache, int jobs, const std::function<void(const std::string&)>& info,
                         const FetchProgress& progress = {});
 
-// `paddle-image lock`: pinned requirements in, the same with the hashes of every wheel
-// fitting the target (or, with all_platforms, every wheel of the pinned version) out.
+// `paddle-image lock`: requirements in (ranges, names, constraints, pinned lines;
+// python/lock_resolve.hpp resolves them for the target and the base), one pinned line
+// per package of the closure out, with the hashes of every wheel of that version
+// fitting the target (or, with all_platforms, every wheel of it).
 struct LockOptions {
   bool all_platforms = false;
   std::vector<std::string> indexes; // --index-url / the spec layer's
   std::vector<std::string> find_links;
   std::string indexes_from = "the spec's wheels.index"; // what the report calls `indexes`
+  fs::path existing;                       // the lock being rewritten (-o): its pins are kept when they fit
+  bool upgrade = false;                    // --upgrade: keep none of them
+  std::set<std::string> upgrade_packages;  // --upgrade-package NAME: keep all but these (normalised)
+  bool pre = false;                        // --pre
 };
 struct LockResult {
   std::string text; // the lock file
@@ -164,6 +171,8 @@ struct LockResult {
   std::vector<Line> lines;
   std::vector<std::string> warnings;
   Sources sources;
+  std::vector<std::string> in_base; // "numpy==1.24.4 (via requirements.in:2)": the base meets it, not locked
+  std::size_t decisions = 0, conflicts = 0, metadata_fetched = 0, metadata_cached = 0;
 };
 LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, const LockOptions& options,
                       const IndexAccess& access, layers::LayerCache& cache, int jobs,

@@ -146,7 +146,7 @@ run lock-again "$PI" lock requirements.txt -q -o again.lock --spec app.yaml --ca
 check "lock re-run is byte-identical" cmp requirements.lock again.lock
 run lock-relock "$PI" lock requirements.lock -q -o relock.lock --spec app.yaml --cache-dir c-main "${INS_main[@]}"
 check "lock of the lock itself gives the same requirement and hash lines (round trip)" \
-  diff <(grep -v '^#' requirements.lock) <(grep -v '^#' relock.lock)
+  diff <(grep -v '^ *#' requirements.lock) <(grep -v '^ *#' relock.lock)
 run lock-json "$PI" lock requirements.txt --json --spec app.yaml --cache-dir c-main "${INS_main[@]}"
 check "lock --json to stdout carries the lock text" python3 -c '
 import json, sys
@@ -361,11 +361,15 @@ check "flaky: cache blobs intact" blobs_intact c-flaky
 echo 'needsdelta==1.0' >r-delta.txt
 expect_fail "closure: needsdelta without delta: exit 3" 3 "needsdelta" lock_main r-delta.txt
 check "... names delta" grep -qE '(^|[^a-z])delta([^a-z]|$)' "$WORK/err.txt"
+# A pinned line's requirements are resolved into the lock, each saying who needs it.
 echo 'beta==2.0' >r-beta.txt
-expect_fail "closure: beta without alpha: exit 3" 3 "alpha" lock_main r-beta.txt
-check "... names beta as the one needing it" grep -q "needed by beta" "$WORK/err.txt"
+run lock-beta lock_main r-beta.txt
+rc_is "closure: beta alone: the lock adds what it requires" 0 lock-beta
+check "... alpha, via beta 2.0" bash -c "grep -q '^alpha==' x.lock && grep -A3 '^alpha==' x.lock | grep -q '# via beta 2.0'"
 printf 'beta[fast]==2.0\nalpha==1.1\n' >r-extra.txt
-expect_fail "closure: beta[fast] without gamma: exit 3" 3 "gamma" lock_main r-extra.txt
+run lock-extra lock_main r-extra.txt
+rc_is "closure: beta[fast]: the lock adds what the extra requires" 0 lock-extra
+check "... gamma, via beta[fast] 2.0" bash -c "grep -q '^gamma==' x.lock && grep -A3 '^gamma==' x.lock | grep -q '# via beta\[fast\] 2.0'"
 printf 'beta==2.0 \\\n    --hash=sha256:%s\n' "$(sha256sum served/beta-2.0-py3-none-any.whl | cut -d' ' -f1)" >beta-only.lock
 scratch_spec beta-only.yaml beta-only.lock "index: $URL_main/simple"
 expect_fail "closure at build time: beta-only lock: exit 3 naming alpha" 3 "alpha" \
