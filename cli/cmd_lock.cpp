@@ -4,10 +4,10 @@
 #include "builder/debs.hpp"
 #include "builder/lock_request.hpp"
 #include "builder/remote_sources.hpp"
-#include "python/metadata.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/registry_flags.hpp"
+#include "python/metadata.hpp"
 #include "spec/spec.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -141,6 +141,24 @@ int run_sources_lock(const Output& out, const LockArgs& a, const spec::BuildSpec
   return 0;
 }
 
+// What a wheels lock takes from the command line: the indexes, the platforms, and which
+// versions of the existing output lock it may move (-U, -P).
+python::LockOptions wheels_lock_options(const LockArgs& a) {
+  python::LockOptions lo;
+  lo.all_platforms = a.all_platforms;
+  lo.indexes = a.index_urls;
+  lo.find_links = a.find_links;
+  lo.upgrade = a.upgrade;
+  lo.pre = a.pre;
+  for (const auto& p : a.upgrade_packages) {
+    lo.upgrade_packages.insert(python::normalize_project_name(p));
+  }
+  if (!builder::lock_to_stdout(a.output)) {
+    lo.existing = a.output;
+  }
+  return lo;
+}
+
 int run_lock(const LockArgs& a) {
   Output out = Output::detect(a.json, a.quiet);
   builder::check_lock_request(a.spec_file, a.requirements, a.index_urls);
@@ -161,18 +179,6 @@ int run_lock(const LockArgs& a) {
   o.transfer = sess.transfer_options();
   o.index = sess.index_access(index_defaults_from_env());
   o.threads = std::max(1, a.flags.jobs);
-  python::LockOptions lo;
-  lo.all_platforms = a.all_platforms;
-  lo.indexes = a.index_urls;
-  lo.find_links = a.find_links;
-  lo.upgrade = a.upgrade;
-  lo.pre = a.pre;
-  for (const auto& p : a.upgrade_packages) {
-    lo.upgrade_packages.insert(python::normalize_project_name(p));
-  }
-  if (!builder::lock_to_stdout(a.output)) {
-    lo.existing = a.output;
-  }
   builder::Events ev;
   ev.info = [&](const std::string& line) { out.info(line); };
   if (sources) {
@@ -181,7 +187,7 @@ int run_lock(const LockArgs& a) {
   if (debs) {
     return run_debs_lock(out, a, s, o, ev);
   }
-  finish_lock(out, a, builder::lock(s, a.layer, a.requirements, lo, o, ev));
+  finish_lock(out, a, builder::lock(s, a.layer, a.requirements, wheels_lock_options(a), o, ev));
   return 0;
 }
 
@@ -227,6 +233,9 @@ void add_lock_command(CLI::App& app, std::vector<std::pair<CLI::App*, Action>>& 
   c->add_flag("-q,--quiet", a->quiet, "No progress output");
   // The index's credentials come from its URL or netrc (docs/wheels.md): no -u here.
   a->flags.add(c, false, false, false);
+  c->add_option("-j,--jobs", a->flags.jobs,
+                "Index pages, metadata files and wheels read in parallel (default 4); the lock is the same for any")
+      ->check(CLI::Range(1, 64));
   actions.emplace_back(c, [a] { return run_lock(*a); });
 }
 

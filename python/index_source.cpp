@@ -9,8 +9,8 @@
 #include "util/sha256.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace python {
 
@@ -178,41 +178,29 @@ std::string IndexSource::fetch_metadata(const IndexFile& file) {
   } else if (m_wheel_metadata && !file.sha256.empty()) {
     text = m_wheel_metadata(file);
   } else {
-    // No metadata file: the wheel's own METADATA, its download hashed as it streams.
-    fs::path tmp = (m_metadata_dir.empty() ? fs::temp_directory_path() : m_metadata_dir) /
-                   (".download-" + util::sha256_hex(file.url) + ".whl");
-    fs::create_directories(tmp.parent_path(), ec);
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      util::Sha256 h;
-      m_index.download(
-          file,
-          [&](const char* d, std::size_t n) {
-            out.write(d, static_cast<std::streamsize>(n));
-            h.update(d, n);
-          },
-          [&] {
-            out.seekp(0);
-            h.reset();
-          });
-      out.close();
-      if (!out) {
-        fs::remove(tmp, ec);
-        throw Error(ErrorKind::io, "cannot write " + tmp.string() + " (reading " + file.filename + "'s metadata)");
-      }
-      if (std::string got = h.finish_hex(); !file.sha256.empty() && got != file.sha256) {
-        fs::remove(tmp, ec);
-        throw Error(ErrorKind::integrity, redact_url(file.url) + ": the file's sha256 is " + got +
-                                              ", the index advertises " + file.sha256);
-      }
+    // No metadata file: the wheel's own METADATA, its download hashed as it streams
+    // into a scratch file that is never committed (removed however this ends).
+    fs::path dir = m_metadata_dir.empty() ? fs::temp_directory_path() : m_metadata_dir;
+    util::create_dirs(dir, "metadata cache directory");
+    util::AtomicFile out(dir / (".download-" + util::sha256_hex(file.url) + ".whl"), dir);
+    util::Sha256 h;
+    m_index.download(
+        file,
+        [&](const char* d, std::size_t n) {
+          out.write(d, n);
+          h.update(d, n);
+        },
+        [&] {
+          if (::ftruncate(out.fd(), 0) != 0 || ::lseek(out.fd(), 0, SEEK_SET) != 0) {
+            util::throw_errno("cannot restart " + out.temp_path().string());
+          }
+          h.reset();
+        });
+    if (std::string got = h.finish_hex(); !file.sha256.empty() && got != file.sha256) {
+      throw Error(ErrorKind::integrity,
+                  redact_url(file.url) + ": the file's sha256 is " + got + ", the index advertises " + file.sha256);
     }
-    try {
-      text = read_wheel_metadata(tmp, file.filename);
-    } catch (...) {
-      fs::remove(tmp, ec);
-      throw;
-    }
-    fs::remove(tmp, ec);
+    text = read_wheel_metadata(out.temp_path(), file.filename);
   }
   if (!kept.empty()) {
     fs::create_directories(kept.parent_path(), ec);
@@ -228,9 +216,8 @@ std::vector<std::string> IndexSource::requires_dist(const std::string& key, cons
     return m_base.at(key).requires_dist;
   }
   Project& p = project(key);
-  auto it = std::find_if(p.versions.begin(), p.versions.end(), [&](const Version& v) {
-    return !v.candidate.installed && v.candidate.version == c.version;
-  });
+  auto it = std::find_if(p.versions.begin(), p.versions.end(),
+                         [&](const Version& v) { return !v.candidate.installed && v.candidate.version == c.version; });
   if (it == p.versions.end() || it->files.empty()) {
     throw Error(ErrorKind::internal, "resolver asked for " + key + " " + c.text + ", which the index does not offer");
   }
@@ -246,8 +233,8 @@ std::vector<std::string> IndexSource::requires_dist(const std::string& key, cons
   auto v = pep440::Version::parse(md.version);
   if (normalize_project_name(md.name) != key || !v || !(*v == c.version)) {
     throw Error(ErrorKind::integrity,
-                redact_url(file.url) + ": its metadata describes " + md.name + " " + md.version + ", not " + key +
-                    " " + c.text,
+                redact_url(file.url) + ": its metadata describes " + md.name + " " + md.version + ", not " + key + " " +
+                    c.text,
                 "the index serves metadata that does not match the file: report it to the index's owner");
   }
   std::lock_guard<std::mutex> lock(m_meta_mutex);

@@ -39,8 +39,8 @@ std::map<std::string, std::string> existing_pins(const fs::path& lock, bool upgr
       }
     }
   } catch (const Error& e) {
-    warnings.push_back(std::string("the existing ") + lock.string() + " is not read, so no version of it is kept: " +
-                       e.what());
+    warnings.push_back(std::string("the existing ") + lock.string() +
+                       " is not read, so no version of it is kept: " + e.what());
     pins.clear();
   }
   return pins;
@@ -193,9 +193,8 @@ ResolvedLock resolve_lock(const RequirementsFile& input, const TargetFacts& fact
   for (const auto* l : passed) {
     lines.emplace_back(*l, "its marker excludes the target: written as it is");
   }
-  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) {
-    return a.first.requirement.key < b.first.requirement.key;
-  });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.first.requirement.key < b.first.requirement.key; });
   for (auto& [l, via] : lines) {
     out.lines.requirements.push_back(std::move(l));
     out.via.push_back(std::move(via));

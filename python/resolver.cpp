@@ -39,9 +39,15 @@ public:
     return std::all_of(m_w.begin(), m_w.end(), [](std::uint64_t w) { return w == 0; });
   }
   std::size_t size() const { return m_n; }
-  Bits operator&(const Bits& o) const { return combine(o, [](auto a, auto b) { return a & b; }); }
-  Bits operator|(const Bits& o) const { return combine(o, [](auto a, auto b) { return a | b; }); }
-  Bits minus(const Bits& o) const { return combine(o, [](auto a, auto b) { return a & ~b; }); }
+  Bits operator&(const Bits& o) const {
+    return combine(o, [](auto a, auto b) { return a & b; });
+  }
+  Bits operator|(const Bits& o) const {
+    return combine(o, [](auto a, auto b) { return a | b; });
+  }
+  Bits minus(const Bits& o) const {
+    return combine(o, [](auto a, auto b) { return a & ~b; });
+  }
   bool operator==(const Bits& o) const = default;
   // The highest index in the set, or -1.
   long highest() const {
@@ -113,10 +119,10 @@ bool disjoint(const Term& a, const Term& b) {
 }
 
 struct Pkg {
-  std::string key;   // "numpy", "requests[socks]"; "" for the root
-  std::string base;  // "numpy", "requests"
-  std::string extra; // "", "socks"
-  std::string name;  // as first written
+  std::string key;              // "numpy", "requests[socks]"; "" for the root
+  std::string base;             // "numpy", "requests"
+  std::string extra;            // "", "socks"
+  std::string name;             // as first written
   std::vector<Candidate> cands; // ascending
 };
 
@@ -226,8 +232,8 @@ private:
   // clause naming one) or when nothing else fits; yanked ones only when pinned exactly.
   Bits admitted(int id, const pep440::SpecifierSet& spec) const {
     const auto& cands = pkg(id).cands;
-    bool exact = spec.items.size() == 1 && (spec.items[0].op == "===" ||
-                                            (spec.items[0].op == "==" && !spec.items[0].version.ends_with("*")));
+    bool exact = spec.items.size() == 1 &&
+                 (spec.items[0].op == "===" || (spec.items[0].op == "==" && !spec.items[0].version.ends_with("*")));
     auto pick = [&](bool pre) {
       Bits b(cands.size());
       for (std::size_t i = 0; i < cands.size(); ++i) {

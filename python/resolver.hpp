@@ -29,9 +29,9 @@ namespace python::resolver {
 // One version a source offers for a project.
 struct Candidate {
   pep440::Version version;
-  std::string text;        // as it is written in the lock ("2.31.0")
-  bool yanked = false;     // PEP 592: every file of it yanked; taken only when pinned with == or ===
-  bool installed = false;  // the base image's copy (its requirements are the installed METADATA's)
+  std::string text;       // as it is written in the lock ("2.31.0")
+  bool yanked = false;    // PEP 592: every file of it yanked; taken only when pinned with == or ===
+  bool installed = false; // the base image's copy (its requirements are the installed METADATA's)
 };
 
 // What the resolver asks of the world.
@@ -43,7 +43,10 @@ public:
   virtual std::vector<Candidate> candidates(const std::string& key) = 0;
   // Why `key` offers nothing, for the explanation ("no wheel for cp311 manylinux x86_64
   // among its 12 files"); "" when it is simply not on the index.
-  virtual std::string why_none(const std::string& key) { (void)key; return ""; }
+  virtual std::string why_none(const std::string& key) {
+    (void)key;
+    return "";
+  }
   // The Requires-Dist of `key` at `c`, as written.
   virtual std::vector<std::string> requires_dist(const std::string& key, const Candidate& c) = 0;
   // These projects will be needed soon (their pages, the best candidate's metadata):
@@ -69,8 +72,8 @@ struct Options {
 };
 
 struct Resolved {
-  std::string key;              // normalised
-  std::string name;             // as first written by whoever required it
+  std::string key;  // normalised
+  std::string name; // as first written by whoever required it
   Candidate candidate;
   std::set<std::string> extras; // the extras the closure asks of it
   // Who required it, in order: input lines ("requirements.in:3") and chosen packages
@@ -81,7 +84,7 @@ struct Resolved {
 struct Resolution {
   std::vector<Resolved> packages; // sorted by key
   std::size_t decisions = 0;
-  std::size_t conflicts = 0;      // conflicts resolved by learning (each a backjump)
+  std::size_t conflicts = 0; // conflicts resolved by learning (each a backjump)
 };
 
 // Resolves `inputs`. Throws util::Error(input) when no set of versions satisfies them,

@@ -755,9 +755,9 @@ LockResult write_lock(const fs::path& requirements, const TargetFacts& facts, co
   const RequirementsFile& reqs = resolved.lines;
   info("  resolved " + std::to_string(reqs.requirements.size() + resolved.in_base.size()) + " package(s) (" +
        std::to_string(resolved.in_base.size()) + " already in the base) in " + std::to_string(resolved.decisions) +
-       " decision(s), " + std::to_string(resolved.conflicts) + " conflict(s); metadata: " +
-       std::to_string(resolved.metadata_fetched) + " fetched, " + std::to_string(resolved.metadata_cached) +
-       " from the cache");
+       " decision(s), " + std::to_string(resolved.conflicts) +
+       " conflict(s); metadata: " + std::to_string(resolved.metadata_fetched) + " fetched, " +
+       std::to_string(resolved.metadata_cached) + " from the cache");
   std::vector<std::vector<python::IndexFile>> pages(reqs.requirements.size());
   util::parallel_for(reqs.requirements.size(), jobs,
                      [&](std::size_t i) { pages[i] = index.files(reqs.requirements[i].requirement.key); });

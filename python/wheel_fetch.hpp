@@ -157,10 +157,10 @@ struct LockOptions {
   std::vector<std::string> indexes; // --index-url / the spec layer's
   std::vector<std::string> find_links;
   std::string indexes_from = "the spec's wheels.index"; // what the report calls `indexes`
-  fs::path existing;                       // the lock being rewritten (-o): its pins are kept when they fit
-  bool upgrade = false;                    // --upgrade: keep none of them
-  std::set<std::string> upgrade_packages;  // --upgrade-package NAME: keep all but these (normalised)
-  bool pre = false;                        // --pre
+  fs::path existing;                      // the lock being rewritten (-o): its pins are kept when they fit
+  bool upgrade = false;                   // --upgrade: keep none of them
+  std::set<std::string> upgrade_packages; // --upgrade-package NAME: keep all but these (normalised)
+  bool pre = false;                       // --pre
 };
 struct LockResult {
   std::string text; // the lock file

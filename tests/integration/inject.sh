@@ -59,7 +59,8 @@ run_job() {
     export)
       ${WRAP:-} "$PI" warm export oci:src:v1 --name example.com/inj/app:v1 -o "$out/img.oci.tar" >/dev/null && sha256sum "$out/img.oci.tar" | cut -d' ' -f1 ;;
     lock)
-      ${WRAP:-} "$PI" lock in/requirements.txt --spec in/lock.yaml -f "$WORK/in/wheels" --cache-dir "$cache" -q \
+      # --jobs 1: the metadata is then read in the main thread, the one strace follows.
+      ${WRAP:-} "$PI" lock in/requirements.txt --spec in/lock.yaml -f "$WORK/in/wheels" --cache-dir "$cache" -q --jobs 1 \
         -o "$out/requirements.lock" >/dev/null && sha256sum "$out/requirements.lock" | cut -d' ' -f1 ;;
   esac
 }
