@@ -14,16 +14,17 @@ namespace {
 // Text for one line of a terminal or a log: control characters (a file name with a
 // newline, an escape sequence from a server) and the Unicode line separators
 // U+2028/U+2029 written as escapes, and credentials hidden (util::redact_text), so an
-// error message cannot forge lines of its own nor carry a secret. A list the message
-// gives keeps its items on lines of their own ("\n  - ").
+// error message cannot forge lines of its own nor carry a secret. A list or a derivation
+// the message gives keeps its indented lines ("\n  - ", "\n  (1) because", a newline
+// followed by two spaces): an indented line cannot pass for one of paddle-image's own.
 std::string one_line(const std::string& text) {
   static const char* hex = "0123456789abcdef";
   std::string in = util::redact_text(text);
   std::string out;
   for (std::size_t i = 0; i < in.size(); ++i) {
     auto c = static_cast<unsigned char>(in[i]);
-    if (c == '\n' && in.compare(i + 1, 4, "  - ") == 0) {
-      out += '\n'; // the start of an item of a list the message gives, one per line
+    if (c == '\n' && in.compare(i + 1, 2, "  ") == 0) {
+      out += '\n'; // an indented line of a list or a derivation the message gives
     } else if (c == '\n') {
       out += "\\n";
     } else if (c == '\r') {

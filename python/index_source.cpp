@@ -150,7 +150,7 @@ std::string IndexSource::why_none(const std::string& key) {
     return "";
   }
   return "none of the " + std::to_string(p.files) + " file(s) of " + key + " on the index fits " +
-         m_facts.target.describe() + " (" + p.refusal + ")";
+         m_facts.target.describe() + (p.refusal.empty() ? "" : " (" + p.refusal + ")");
 }
 
 std::string IndexSource::fetch_metadata(const IndexFile& file) {

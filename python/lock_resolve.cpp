@@ -2,6 +2,7 @@
 
 #include "python/metadata.hpp"
 #include "python/resolver.hpp"
+#include "python/wheel.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
 
@@ -82,6 +83,25 @@ std::vector<resolver::Input> inputs_of(const RequirementsFile& input, const Targ
 // A line no file can meet whatever the other lines say (its version is not on the
 // index, no wheel of it fits the target): exit 9 with each file and why it was refused,
 // before any resolving.
+// Whether the page lists a wheel of a version the line's range accepts (pre-releases
+// included: the question is whether a file, not a version, is what is missing).
+bool in_range_on_page(const RequirementLine& l, const std::vector<IndexFile>& page) {
+  for (const auto& f : page) {
+    if (f.filename.size() < 4 || f.filename.compare(f.filename.size() - 4, 4, ".whl") != 0) {
+      continue;
+    }
+    try {
+      auto v = pep440::Version::parse(WheelName::parse(f.filename).version);
+      if (v && l.requirement.specifier.contains(*v, true)) {
+        return true;
+      }
+    } catch (const Error&) {
+      continue; // a file the page lists under a name that is not a wheel's: not a candidate
+    }
+  }
+  return false;
+}
+
 void check_lines_alone(const RequirementsFile& input, const TargetFacts& facts, IndexSource& source,
                        const std::map<std::string, BaseDistribution>& base, int jobs) {
   std::vector<const RequirementLine*> lines;
@@ -106,7 +126,9 @@ void check_lines_alone(const RequirementsFile& input, const TargetFacts& facts, 
     for (const auto& c : source.candidates(key)) {
       any = any || (!c.installed && l->requirement.specifier.contains(c.version, true));
     }
-    if (!any) {
+    // No version in range at all is the resolver's to report (a derivation: the line,
+    // what the index has); versions in range whose files all miss the target are this.
+    if (!any && in_range_on_page(*l, source.page(key))) {
       std::string why = source.why_none(key);
       throw Error(ErrorKind::incompatible,
                   l->where() + ": no wheel of " + l->text + " on the index fits " + facts.target.describe() +

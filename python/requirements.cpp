@@ -160,7 +160,9 @@ struct Reader {
       r.requirement = Requirement::parse(r.text);
     } catch (const std::invalid_argument& e) {
       fail(file, line, "'" + r.text + "' is not a valid requirement: " + e.what(),
-           "write NAME==VERSION, optionally with [extras] and '; marker'");
+           mode == RequirementsMode::resolve
+               ? "write NAME, optionally with [extras], a PEP 440 specifier (>=1.2,<2) and '; marker'"
+               : "write NAME==VERSION, optionally with [extras] and '; marker'");
     }
     if (!r.requirement.url.empty()) {
       fail(file, line, "'" + r.text + "' is a direct URL requirement",

@@ -756,7 +756,7 @@ private:
       }
       visit(x.left);
       visit(x.right);
-      lines.push_back("because " + ref(x.left) + ",\n  and " + ref(x.right) + ":\n  " + describe(i));
+      lines.push_back("because " + ref(x.left) + "\n      and " + ref(x.right) + ",\n      " + describe(i));
       numbered[i] = static_cast<int>(lines.size());
     };
     ref = [&](int i) {
@@ -766,10 +766,10 @@ private:
     visit(id);
     std::string out = "no set of versions satisfies the requirements:";
     for (std::size_t k = 0; k < lines.size(); ++k) {
-      out += "\n(" + std::to_string(k + 1) + ") " + lines[k];
+      out += "\n  (" + std::to_string(k + 1) + ") " + lines[k];
     }
     if (lines.empty()) {
-      out += "\n" + describe(id);
+      out += "\n  " + describe(id);
     }
     return out;
   }

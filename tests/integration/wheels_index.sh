@@ -5,6 +5,7 @@
 # The image built on the Debian base is unpacked with umoci and run with runc.
 source "$(dirname "$0")/../support/common.sh"
 source "$SUPPORT/container.sh"
+source "$SUPPORT/index_server.sh"
 cd "$WORK"
 [[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
 
@@ -34,35 +35,7 @@ cp "$pip_whl" small/
 cp "$INDEX_WHEELS"/alpha-1.1-py3-none-any.whl mini/ # a second index that has alpha only
 sha256sum served/* | sed 's#  served/#  #' >sums.txt
 
-# ---- servers -----------------------------------------------------------------------
-SERVER_PIDS=()
-stop_servers() {
-  local p
-  for p in "${SERVER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${SERVER_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  return 0
-}
-trap stop_servers EXIT
-# start_server NAME ROOT [ARGS...]: sets PORT_NAME and URL_NAME (http://127.0.0.1:PORT);
-# the access log is $WORK/NAME.log.
-start_server() {
-  local name=$1 root=$2 i pid
-  shift 2
-  rm -f "$WORK/$name.port"
-  python3 "$SUPPORT/index_server.py" --root "$root" --port-file "$WORK/$name.port" \
-    --log "$WORK/$name.log" "$@" 2>"$WORK/$name.stderr" &
-  pid=$!
-  SERVER_PIDS+=("$pid")
-  for ((i = 0; i < 300; i++)); do
-    [[ -s "$WORK/$name.port" ]] && break
-    kill -0 "$pid" 2>/dev/null || { echo "index server $name died: $(cat "$WORK/$name.stderr")"; exit 1; }
-    sleep 0.1
-  done
-  [[ -s "$WORK/$name.port" ]] || { echo "index server $name did not start"; exit 1; }
-  touch "$WORK/$name.log"
-  printf -v "PORT_$name" '%s' "$(cat "$WORK/$name.port")"
-  printf -v "URL_$name" 'http://127.0.0.1:%s' "$(cat "$WORK/$name.port")"
-}
+# ---- servers ($SUPPORT/index_server.sh: start_server NAME ROOT [ARGS...]) ---------
 start_server main served
 start_server html small --no-json
 start_server tamper small --tamper alpha-1.0-py3-none-any.whl
@@ -72,16 +45,7 @@ start_server flaky small --fail-first 2 --cut-first 1
 start_server mini mini
 DEAD_PORT=9 # no listener (discard); never a port another test may take meanwhile
 
-# ---- helpers -----------------------------------------------------------------------
-# run TAG CMD...: stdout and stderr kept in logs/TAG.out and logs/TAG.err, exit code in RC.
-run() {
-  RC=0
-  "${@:2}" >"logs/$1.out" 2>"logs/$1.err" || RC=$?
-}
-# rc_is DESCRIPTION WANT TAG: the last run exited WANT.
-rc_is() {
-  if [[ $RC -eq $2 ]]; then pass "$1"; else fail "$1 (exit $RC, wanted $2): $(tail -4 "logs/$3.err")"; fi
-}
+# ---- helpers (run, rc_is: $SUPPORT/index_server.sh) ---------------------------------
 lines() { wc -l <"$1"; }                           # lines of a server log
 log_since() { tail -n +"$(($2 + 1))" "$1"; }      # LOG N: its lines after the first N
 # lock_files LOCK: the served files whose sha256 the lock lists, one per line, sorted

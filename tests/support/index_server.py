@@ -38,6 +38,9 @@ Faults
                     the original hash.
   --yank NAME=WHY   NAME is yanked (PEP 592) with reason WHY (empty -> true).
   --no-metadata     no PEP 658 metadata offered; .metadata URLs 404.
+  --lie-metadata NAME=FILE
+                    NAME's PEP 658 metadata is FILE's bytes (the pages advertise
+                    their hash): metadata that disagrees with the wheel.
 
 Log: one line per request, appended and flushed:
   METHOD PATH STATUS BYTES_SENT RANGE
@@ -123,7 +126,8 @@ class Index:
         names = sorted(n for n in os.listdir(args.root)
                        if (n.endswith(".whl") or n.endswith(".tar.gz"))
                        and os.path.isfile(os.path.join(args.root, n)))
-        for n in list(yanks) + list(args.tamper):
+        lies = dict(spec.partition("=")[::2] for spec in args.lie_metadata)
+        for n in list(yanks) + list(args.tamper) + list(lies):
             if n not in names:
                 sys.exit(f"index_server: no file {n!r} in {args.root}")
         self.files = {}
@@ -131,6 +135,10 @@ class Index:
         for n in names:
             d = Dist(args.root, n, n in args.tamper, yanks.get(n),
                      not args.no_metadata)
+            if n in lies and d.metadata is not None:
+                with open(lies[n], "rb") as f:
+                    d.metadata = f.read()
+                d.metadata_sha256 = hashlib.sha256(d.metadata).hexdigest()
             self.files[n] = d
             self.projects.setdefault(d.key, []).append(d)
         self.lock = threading.Lock()
@@ -447,6 +455,7 @@ def main():
     ap.add_argument("--tamper", action="append", default=[], metavar="FILENAME")
     ap.add_argument("--no-json", action="store_true")
     ap.add_argument("--no-metadata", action="store_true")
+    ap.add_argument("--lie-metadata", action="append", default=[], metavar="FILENAME=FILE")
     ap.add_argument("--yank", action="append", default=[], metavar="FILENAME=REASON")
     args = ap.parse_args()
     if args.auth is not None and ":" not in args.auth:

@@ -21,7 +21,9 @@ and empty_layer history entries, on a real Debian rootfs (ROOTFS, with its pytho
   and labels.
 --variant changes one thing, for cache tests: "extra" adds an unrelated layer at the
 top (/opt/extra), "home0700" gives /home/paddle mode 0700 instead, "cuda121" states
-CUDA_VERSION=12.1.0 (a base that disagrees with the matrix's row for its tag).
+CUDA_VERSION=12.1.0 (a base that disagrees with the matrix's row for its tag),
+"paddle24" installs paddlepaddle-gpu 2.4.2, which asks for protobuf >=3.1.0,<=3.20.0 as
+Paddle 2.4 does, beside protobuf 3.20.0 (the lock resolver's base).
 Index entry: org.opencontainers.image.ref.name = TAG. Same inputs, same bytes.
 --big-mb N adds N MiB of incompressible data in 256 MiB layers (bench/base_bytes.sh).
 --push uploads it as it is (blobs, the manifest by digest, the list as TAG) to a
@@ -119,7 +121,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("rootfs")
     ap.add_argument("tag")
-    ap.add_argument("--variant", default="", choices=["", "extra", "home0700", "cuda121"])
+    ap.add_argument("--variant", default="", choices=["", "extra", "home0700", "cuda121", "paddle24"])
     ap.add_argument("--push", metavar="HOST:PORT/REPO")
     ap.add_argument("--big-mb", type=int, default=0,
                     help="add layers of incompressible data, 256 MiB each, this many MiB in all (benchmarks)")
@@ -200,16 +202,18 @@ def main():
     l.file("usr/local/bin/opt-einsum-info", "#!/usr/bin/python3\nprint('3.3.0')\n", 0o755)
     dist_info(l, site, "opt-einsum", "3.3.0",
               files=["opt_einsum/__init__.py", "opt_einsum/paths.py", "../../../bin/opt-einsum-info"])
-    l.file(site + "/google/protobuf/__init__.py", "__version__ = '4.25.3'\n")
-    dist_info(l, site, "protobuf", "4.25.3", files=["google/protobuf/__init__.py"])
-    add(l, "RUN pip install opt-einsum==3.3.0 protobuf==4.25.3 # buildkit")
+    paddle, protobuf = ("2.4.2", "3.20.0") if a.variant == "paddle24" else ("2.6.1", "4.25.3")
+    l.file(site + "/google/protobuf/__init__.py", "__version__ = '%s'\n" % protobuf)
+    dist_info(l, site, "protobuf", protobuf, files=["google/protobuf/__init__.py"])
+    add(l, "RUN pip install opt-einsum==3.3.0 protobuf==%s # buildkit" % protobuf)
 
-    l = Layer()  # paddlepaddle-gpu 2.6.1 pinning it
+    l = Layer()  # paddlepaddle-gpu pinning it
     l.dir(site + "/paddle")
-    l.file(site + "/paddle/__init__.py", "__version__ = '2.6.1'\nimport opt_einsum\n")
-    dist_info(l, site, "paddlepaddle-gpu", "2.6.1", requires=["opt-einsum ==3.3.0", "protobuf >=3.20.2"],
+    l.file(site + "/paddle/__init__.py", "__version__ = '%s'\nimport opt_einsum\n" % paddle)
+    dist_info(l, site, "paddlepaddle-gpu", paddle,
+              requires=["opt-einsum ==3.3.0", "protobuf >=3.1.0,<=3.20.0" if paddle == "2.4.2" else "protobuf >=3.20.2"],
               files=["paddle/__init__.py"])
-    add(l, "RUN pip install paddlepaddle-gpu==2.6.1 # buildkit")
+    add(l, "RUN pip install paddlepaddle-gpu==%s # buildkit" % paddle)
     cuda_env = "12.1.0" if a.variant == "cuda121" else "12.0.1"
     for i in range((a.big_mb + 255) // 256):  # the bulk of a real base: CUDA and cuDNN libraries
         l = Layer()

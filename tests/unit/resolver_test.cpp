@@ -76,11 +76,16 @@ std::vector<Input> inputs(const std::vector<std::string>& lines, const std::vect
 
 Options target() {
   Options o;
-  o.markers = {{"python_version", "3.10"},   {"python_full_version", "3.10.12"},
-               {"os_name", "posix"},         {"sys_platform", "linux"},
-               {"platform_system", "Linux"}, {"platform_machine", "x86_64"},
-               {"platform_release", ""},     {"platform_version", ""},
-               {"implementation_name", "cpython"}, {"implementation_version", "3.10.12"},
+  o.markers = {{"python_version", "3.10"},
+               {"python_full_version", "3.10.12"},
+               {"os_name", "posix"},
+               {"sys_platform", "linux"},
+               {"platform_system", "Linux"},
+               {"platform_machine", "x86_64"},
+               {"platform_release", ""},
+               {"platform_version", ""},
+               {"implementation_name", "cpython"},
+               {"implementation_version", "3.10.12"},
                {"platform_python_implementation", "CPython"}};
   return o;
 }
