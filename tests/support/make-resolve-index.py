@@ -14,7 +14,7 @@ app: a Paddle application's closure, generated: N packages (default 80) in layer
 versions each (default 6), each version requiring a few packages of the layers below
 with ranges that every version of them meets, so the answer is the newest of each;
 with --backtracks B, the newest B versions of the top package each require their own
-version of `pinned-mid`, which requires a `pinned-leaf` that does not exist, so a
+version of `pinnedmid`, which requires a `pinnedleaf` that does not exist, so a
 resolver must step back B times.
 
 Every wheel is a real PEP 427 wheel (make-index-wheels.py's writer), written under a
@@ -110,11 +110,11 @@ def app(out, packages, versions, backtracks):
                 wheel(out, name, f"{v}.0", deps)
     # The top application: needs every package of the first layer.
     deps = [f"{n}>=1.0" for n in layers[0]]
-    wheel(out, "paddle-app", "1.0", deps)
+    wheel(out, "paddleapp", "1.0", deps)
     for b in range(1, backtracks + 1):
-        wheel(out, "paddle-app", f"1.{b}", deps + [f"pinned-mid=={b}.0"])
-        wheel(out, "pinned-mid", f"{b}.0", ["pinned-leaf>=100"])
-    wheel(out, "pinned-leaf", "1.0")
+        wheel(out, "paddleapp", f"1.{b}", deps + [f"pinnedmid=={b}.0"])
+        wheel(out, "pinnedmid", f"{b}.0", ["pinnedleaf>=100"])
+    wheel(out, "pinnedleaf", "1.0")
 
 
 def main():
