@@ -1484,8 +1484,12 @@ private:
         while (trimmed.size() > 1 && trimmed.back() == '/') {
           trimmed.pop_back();
         }
-        if (into && !dir_src && rel == trimmed.substr(trimmed.find_last_of('/') + 1)) {
+        const std::string leaf = trimmed.substr(trimmed.find_last_of('/') + 1);
+        if (into && !dir_src && rel == leaf) {
           return tidy(c->from); // COPY req.txt /app/
+        }
+        if (into && !dir_src && leaf.find('.') != std::string::npos && leaf.find('.') != 0) {
+          continue; // COPY requirements.txt extra.txt /app/: a file, not the directory of /app/requirements.txt
         }
         return tidy(trimmed + "/" + rel); // a directory's contents: COPY . /app/, COPY src /app/src
       }
@@ -1493,8 +1497,32 @@ private:
     return std::nullopt;
   }
 
-  // A wheels layer for one pip install: its -r file followed back through the COPY that
-  // put it there, or the named packages written into a requirements file beside the spec.
+  // The -r files of a pip install as the spec's paths (the files the lock reads), each
+  // followed back through the COPY that put it there; false (and why, listed) when one
+  // does not come from the project.
+  bool requirement_sources(const PipInstall& p, std::vector<std::string>& sources) {
+    for (const auto& r : p.reqs) {
+      const Copy* remote = nullptr;
+      auto src = copied_from(r, &remote);
+      if (!src && remote != nullptr) {
+        skip("-r " + r + ": the file comes from " + (remote->git.empty() ? remote->url : remote->git) +
+             ", not from the project: a lock is made from a file here; put a copy of it in the project and map "
+             "it to a wheels layer");
+        return false;
+      }
+      if (!src) {
+        skip("-r " + r +
+             ": no COPY before this RUN puts a file there; copy the requirements file from the "
+             "project first (a files layer), then this maps to a wheels layer");
+        return false;
+      }
+      sources.push_back(*src);
+    }
+    return true;
+  }
+
+  // A wheels layer for one pip install: its one -r file, or a requirements input beside
+  // the spec holding its named packages and -r files, which `lock` resolves.
   void add_pip_layer(PipInstall& p) {
     Layer l;
     l.wheels = true;
@@ -1514,43 +1542,35 @@ private:
            " are not copied into the spec: put them in ~/.netrc (machine HOST login USER password PASS) or "
            "PIP_INDEX_URL where paddle-image runs");
     }
-    if (p.reqs.size() > 1 || (!p.reqs.empty() && !p.names.empty())) {
-      skip("several requirements sources in one pip install: merge them into one requirements file");
+    std::vector<std::string> sources;
+    if (!requirement_sources(p, sources)) {
       return;
     }
-    std::string req;
-    if (!p.reqs.empty()) {
-      const Copy* remote = nullptr;
-      auto src = copied_from(p.reqs[0], &remote);
-      if (!src && remote != nullptr) {
-        skip("-r " + p.reqs[0] + ": the file comes from " + (remote->git.empty() ? remote->url : remote->git) +
-             ", not from the project: a lock is made from a file here; put a copy of it in the project (pinned "
-             "NAME==VERSION lines) and map it to a wheels layer");
-        return;
-      }
-      if (!src) {
-        skip("-r " + p.reqs[0] +
-             ": no COPY before this RUN puts a file there; copy the requirements file from the "
-             "project first (a files layer), then this maps to a wheels layer");
-        return;
-      }
-      req = *src;
-    }
     l.name = layer_name(m, "deps");
-    if (p.reqs.empty()) {
+    std::string req;
+    const bool generated = sources.size() != 1 || !p.names.empty();
+    if (!generated) {
+      req = sources[0]; // the project's own file is the lock's input
+    } else {
+      // Named packages (pinned or not, ranges and extras as pip reads them) and the -r
+      // files, in one requirements input beside the spec: `lock` resolves it for the base.
       req = "requirements-" + l.name + ".txt";
       std::string text = "# From " + m_file + ":" + std::to_string(m_cur->line) +
-                         " (pip install). paddle-image lock needs NAME==VERSION on every line.\n";
-      bool unpinned = false;
+                         " (pip install). paddle-image lock resolves these for the base image (names, ranges,\n"
+                         "# extras and markers as pip reads them) into " +
+                         req.substr(0, req.size() - 4) + ".lock; edit this file, not the lock.\n";
+      for (const auto& s : sources) {
+        text += "-r " + s + "\n";
+      }
       for (const auto& n : p.names) {
         text += n + "\n";
-        unpinned = unpinned || n.find("==") == std::string::npos;
       }
       files.emplace_back(req, text);
-      if (unpinned) {
-        skip("some packages are not pinned (NAME==VERSION), which a lock needs: pin them in " + req +
-             " (the versions pip picks today: pip install --dry-run --report - ...), then run the lock command");
-      }
+    }
+    if (p.upgrade) {
+      left_out.push_back(std::to_string(m_cur->line) +
+                         ": pip's --upgrade (the lock takes the newest versions that fit; the base's copy where it "
+                         "already meets a requirement)");
     }
     for (const auto& earlier : m.layers) {
       if (earlier.wheels && earlier.lock == req + ".lock") {
@@ -1559,10 +1579,7 @@ private:
         return;
       }
     }
-    l.lock =
-        (req.size() > 4 && req.compare(req.size() - 4, 4, ".txt") == 0 && p.reqs.empty() ? req.substr(0, req.size() - 4)
-                                                                                         : req) +
-        ".lock";
+    l.lock = (generated ? req.substr(0, req.size() - 4) : req) + ".lock";
     m.layers.push_back(l);
     m_lock_commands.push_back("paddle-image lock " + req + " -o " + l.lock + " --spec spec.yaml --layer " + l.name);
   }

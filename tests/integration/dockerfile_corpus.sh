@@ -165,6 +165,10 @@ check "04: pip install paddlepaddle-gpu==2.4.0.post116 -f URL became a wheels la
   "layer_list 04-paddle-from-find-links deps | grep -q 'paddlepaddle_gpu-2.4.0.post116.dist-info/METADATA'"
 check "12: apt-get install of OpenCV's libraries became the debs layer, locked with its closure" bash -c \
   "grep -q '\"name\": \"libgl1\"' e-12-ppstructure-opencv/debs.lock && grep -q '\"name\": \"libsm6\"' e-12-ppstructure-opencv/debs.lock"
+check "12: pip install of a pinned name and a range became a requirements input that lock resolved for the base" bash -c \
+  "grep -qx 'paddleclas>=2.5' e-12-ppstructure-opencv/requirements-deps.txt &&
+   grep -q '^paddleclas==2\.5' e-12-ppstructure-opencv/requirements-deps.lock &&
+   grep -A2 '^paddleclas==' e-12-ppstructure-opencv/requirements-deps.lock | grep -q '# via requirements-deps.txt:4'"
 check "22: ADD --checksum became a pinned download, git clone + git -C checkout COMMIT a git source" bash -c \
   "layer_list 22-clone-at-commit pp_liteseg_stdc1 | grep -q ' src/weights/pp_liteseg_stdc1.pdparams' &&
    layer_list 22-clone-at-commit paddleseg | grep -q ' src/PaddleSeg/tools/train.py'"

@@ -7,9 +7,9 @@
 The Dockerfile corpus test (tests/integration/dockerfile_corpus.sh) builds every
 migrated spec on this machine, with no network: the spec's base becomes REF (the
 test's Debian base with Python); each wheels layer's index the local package index,
-whose wheels (pure, one module each) are written to DIR for every NAME==VERSION of
-the layer's requirements file (a requirement init listed as unpinned is pinned to the
-version it names, as the user does by the hint); the debs layer's repository the
+whose wheels (pure, one module each) are written to DIR for every requirement of the
+layer's requirements file (the version it pins or names as its bound, 1.0 for a bare
+name; the lock resolves the file as it is); the debs layer's repository the
 test's signed apt repository; each download's URL one on the local file server, with
 a file made for it (an archive of the URL's kind when the rule extracts it); each git
 source's URL a local repository with the branch or tag it names (a full commit the
@@ -52,25 +52,31 @@ def lock_requirements(entry, commands):
     return out
 
 
-def stand_in_wheels(req_file, wheels_dir, write_wheel, changes):
-    lines = []
+def stand_in_wheels(req_file, wheels_dir, write_wheel, changes, seen=None):
+    """A wheel for each requirement of req_file (its -r files followed): the version a
+    line pins or names as its lower bound, 1.0 for a bare name. The file is left as it
+    is: `lock` resolves names and ranges against the local index."""
+    seen = set() if seen is None else seen
+    if os.path.realpath(req_file) in seen:
+        return
+    seen.add(os.path.realpath(req_file))
     for line in open(req_file).read().splitlines():
         text = line.split("#")[0].strip()
-        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(==|>=|~=)\s*([A-Za-z0-9.+!]+)$", text)
-        if not m:
-            lines.append(line)
+        if text.startswith("-r "):
+            stand_in_wheels(os.path.join(os.path.dirname(req_file), text[3:].strip()), wheels_dir, write_wheel,
+                            changes, seen)
             continue
-        name, op, version = m.groups()
-        if op != "==":
-            changes.append(f"pinned {text} as {name}=={version} in {os.path.basename(req_file)}")
-            line = f"{name}=={version}"
-        lines.append(line)
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:(==|>=|~=)\s*([A-Za-z0-9.+!]+))?$", text)
+        if not m:
+            continue
+        name, _extras, _op, version = m.groups()
+        if version is None:
+            version = "1.0"
+            changes.append(f"{name}: a stand-in wheel {version} for the lock to resolve")
         dist = re.sub(r"[-_.]+", "_", name).lower()
         if not os.path.exists(os.path.join(wheels_dir, f"{dist}-{version}-py3-none-any.whl")):
             write_wheel(wheels_dir, dist, version, "py3-none-any",
                         [(f"{dist}/__init__.py", f'__version__ = "{version}"\n')])
-    with open(req_file, "w") as f:
-        f.write("\n".join(lines) + "\n")
 
 
 def served_file(url, extract, files_dir):

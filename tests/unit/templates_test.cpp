@@ -493,11 +493,29 @@ TEST_CASE("templates: pip lines of every shape: -r followed back through its COP
   CHECK(r.unmapped[1].reason.find("local project") != std::string::npos);
   CHECK(r.unmapped[2].reason.find("clones code") != std::string::npos);
   CHECK(r.unmapped[3].reason.find("mode:") != std::string::npos);
-  // An unpinned name is written, and listed with what to do.
-  auto u = templates::spec_from_dockerfile("FROM python:3.10\nRUN pip install shapely\n", "Dockerfile");
-  REQUIRE(u.unmapped.size() == 1);
-  CHECK(u.unmapped[0].reason.find("not pinned") != std::string::npos);
-  CHECK(u.files.size() == 1);
+  // Unpinned names are a requirements input that lock resolves: nothing left by hand.
+  auto u = templates::spec_from_dockerfile("FROM python:3.10\nRUN pip install -U shapely \"fonttools>=4.24.0\" "
+                                           "'uvicorn[standard]'\n",
+                                           "Dockerfile");
+  CHECK(u.unmapped.empty());
+  REQUIRE(u.files.size() == 1);
+  CHECK(u.files[0].first == "requirements-deps.txt");
+  CHECK(u.files[0].second.find("\nshapely\nfonttools>=4.24.0\nuvicorn[standard]\n") != std::string::npos);
+  CHECK(u.files[0].second.find("resolves these for the base image") != std::string::npos);
+  REQUIRE(u.commands.size() == 1);
+  CHECK(u.commands[0] ==
+        "paddle-image lock requirements-deps.txt -o requirements-deps.lock --spec spec.yaml --layer deps");
+  REQUIRE(u.left_out.size() == 1);
+  CHECK(u.left_out[0].find("--upgrade") != std::string::npos);
+  // -r files and names in one pip install: one input that includes the files.
+  auto both = templates::spec_from_dockerfile("FROM python:3.10\nCOPY requirements.txt extra.txt /app/\n"
+                                              "RUN pip install -r /app/requirements.txt -r /app/extra.txt flask\n",
+                                              "Dockerfile");
+  CHECK(both.unmapped.empty());
+  REQUIRE(both.files.size() == 1);
+  CHECK(both.files[0].second.find("\n-r requirements.txt\n-r extra.txt\nflask\n") != std::string::npos);
+  REQUIRE(both.commands.size() == 1);
+  CHECK(both.commands[0].find("lock requirements-deps.txt -o requirements-deps.lock") != std::string::npos);
 }
 
 TEST_CASE("templates: multi-stage Dockerfiles map the last stage and list every earlier instruction") {
