@@ -33,6 +33,7 @@ start_server main "$SCN" "${YANK[@]}"
 start_server html "$SCN" --no-json "${YANK[@]}"
 start_server auth "$SCN" --auth user:s3cret
 start_server down "$SCN" --fail-first 1000
+start_server drip "$SCN" --drip
 start_server lie "$SCN" --lie-metadata app-2.0-py3-none-any.whl="$WORK/lie.metadata"
 LOCK=("$PI" lock --cache-dir "$WORK/cache" -q)
 
@@ -199,6 +200,12 @@ rc_is "an index that answers 401: exit 5" 5 auth
 run down "${LOCK[@]}" reqs.in --spec spec.yaml -i "$URL_down/simple/" -o bad.lock --retries 1
 check "an index that answers 503 to every try: exit 6 or 7, naming the URL" bash -c \
   "test $RC = 6 -o $RC = 7 && grep -q '127.0.0.1:$PORT_down' logs/down.err"
+T0=$SECONDS
+run drip "${LOCK[@]}" reqs.in --spec spec.yaml -i "$URL_drip/simple/" -o bad.lock --retries 1 --timeout 1
+T1=$SECONDS
+check "an index that drips (a byte every 0.5 s): exit 6 within the page deadline, naming the URL and why" bash -c \
+  "test $RC = 6 && test $((T1 - T0)) -le 20 && grep -q '127.0.0.1:$PORT_drip' logs/drip.err &&
+   grep -qi 'took longer\|too long\|deadline' logs/drip.err"
 check "none of them touched the lock already written" cmp requirements.lock bad.lock
 printf 'app\n' >lie.in
 run lie "$PI" lock --cache-dir "$WORK/lie-cache" -q lie.in --spec spec.yaml -i "$URL_lie/simple/" -o lie.lock

@@ -3,7 +3,7 @@
 
     python3 index_server.py --root DIR --port-file FILE --log FILE
         [--auth USER:PASS] [--fail-first N] [--cut-first N] [--tamper FILENAME]...
-        [--no-json] [--no-metadata] [--yank FILENAME=REASON]...
+        [--no-json] [--no-metadata] [--yank FILENAME=REASON]... [--drip]
 
 Listens on 127.0.0.1, on an ephemeral port that is written to --port-file
 (atomically) once the socket is listening.  Runs until SIGTERM/SIGINT.
@@ -41,6 +41,8 @@ Faults
   --lie-metadata NAME=FILE
                     NAME's PEP 658 metadata is FILE's bytes (the pages advertise
                     their hash): metadata that disagrees with the wheel.
+  --drip            every answer with a body (pages, metadata, files) is sent one
+                    byte every 0.5 s: a peer that never stalls and never finishes.
 
 Log: one line per request, appended and flushed:
   METHOD PATH STATUS BYTES_SENT RANGE
@@ -61,6 +63,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 import zipfile
 
@@ -217,7 +220,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         sent = 0
         if self.command != "HEAD" and body:
             try:
-                self.wfile.write(body)
+                if self.index.args.drip:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        sent += 1
+                        time.sleep(0.5)
+                self.wfile.write(body[sent:])
                 sent = len(body)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
@@ -465,6 +473,7 @@ def main():
     ap.add_argument("--no-metadata", action="store_true")
     ap.add_argument("--lie-metadata", action="append", default=[], metavar="FILENAME=FILE")
     ap.add_argument("--yank", action="append", default=[], metavar="FILENAME=REASON")
+    ap.add_argument("--drip", action="store_true")
     args = ap.parse_args()
     if args.auth is not None and ":" not in args.auth:
         ap.error("--auth wants USER:PASS")
