@@ -1,6 +1,7 @@
 #include "python/requirements.hpp"
 
 #include "python/wheel.hpp"
+#include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/text.hpp"
@@ -273,6 +274,17 @@ struct Reader {
       std::string t = raw;
       if (!t.empty() && t.back() == '\r') {
         t.pop_back();
+      }
+      // A control byte (a NUL, an escape) is no part of a requirement, and would cut or
+      // forge the message that quotes the line.
+      if (auto bad = std::find_if(t.begin(), t.end(),
+                                  [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f; });
+          bad != t.end()) {
+        fail(path, line_no,
+             "a control byte (0x" + util::hex_encode(std::string_view(&*bad, 1)) + ") at column " +
+                 std::to_string(bad - t.begin() + 1),
+             "a requirements file is text: remove the byte (a file saved in UTF-16 or a binary file named by -r "
+             "shows this)");
       }
       // A whole-line comment never continues (pip), even when it ends in "\"; inside a
       // continued requirement it ends that requirement.

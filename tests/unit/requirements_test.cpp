@@ -274,6 +274,22 @@ TEST_CASE("parse_requirements refuses a direct URL requirement and a malformed o
   CHECK(contains(m.what(), "requirements.txt:3"));
 }
 
+TEST_CASE("parse_requirements: a control byte is refused by line and column, never quoted") {
+  Dir d;
+  auto e = refusal(d, "alpha==1.0 --hash=sha256:" + k_a + "\napp" + std::string(1, '\0') + "evil\n",
+                   RequirementsMode::resolve);
+  CHECK(e.kind() == util::ErrorKind::input);
+  CHECK(contains(e.what(), "requirements.txt:2"));
+  CHECK(contains(e.what(), "control byte (0x00) at column 4"));
+  CHECK(std::string(e.what()).find("evil") == std::string::npos);
+  auto esc = refusal(d, "beta\x1b[2J\n", RequirementsMode::resolve);
+  CHECK(contains(esc.what(), "(0x1b) at column 5"));
+  // UTF-16 (a file saved by a Windows editor): NULs between the letters.
+  auto wide = refusal(d, std::string("a\0l\0p\0h\0a\0\n\0", 12), RequirementsMode::resolve);
+  CHECK(contains(wide.what(), "requirements.txt:1"));
+  CHECK(contains(wide.hint(), "UTF-16"));
+}
+
 TEST_CASE("parse_requirements: a lock pins every requirement with == and hashes it") {
   Dir d;
   SUBCASE("an unpinned requirement in a lock") {
