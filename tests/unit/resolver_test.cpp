@@ -254,6 +254,31 @@ TEST_SUITE("resolver") {
     CHECK(m.find("did not finish within 10 steps") != std::string::npos);
   }
 
+  TEST_CASE("resolver: thousands of versions, a diamond of ranges, in a step per package") {
+    // 40 packages of 100 versions each; p<i> needs p<i+1> and p<i+2> with ranges that
+    // only the older half of each meets, so newest-first must step down once per package.
+    MemSource s;
+    for (int i = 0; i < 40; ++i) {
+      for (int v = 1; v <= 100; ++v) {
+        std::vector<std::string> deps;
+        for (int j = i + 1; j <= std::min(i + 2, 39); ++j) {
+          deps.push_back("p" + std::to_string(j) + "<=50.0");
+        }
+        s.add("p" + std::to_string(i), std::to_string(v) + ".0", deps);
+      }
+    }
+    auto r = python::resolver::resolve(inputs({"p0"}), s, target());
+    REQUIRE(r.packages.size() == 40);
+    CHECK(r.packages.front().candidate.text == "100.0"); // p0: nothing bounds it
+    for (const auto& p : r.packages) {
+      if (p.key != "p0") {
+        CHECK(p.candidate.text == "50.0");
+      }
+    }
+    CHECK(r.decisions <= 80);
+    CHECK(s.metadata_requests <= 200);
+  }
+
   TEST_CASE("resolver: a yanked-only range and an invalid Requires-Dist are errors") {
     MemSource s;
     s.add("y", "1.0");
