@@ -277,8 +277,9 @@ struct Reader {
       }
       // A control byte (a NUL, an escape) is no part of a requirement, and would cut or
       // forge the message that quotes the line.
-      if (auto bad = std::find_if(t.begin(), t.end(),
-                                  [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f; });
+      if (auto bad =
+              std::find_if(t.begin(), t.end(),
+                           [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f; });
           bad != t.end()) {
         fail(path, line_no,
              "a control byte (0x" + util::hex_encode(std::string_view(&*bad, 1)) + ") at column " +
