@@ -16,12 +16,6 @@
 source "$(dirname "$0")/../support/common.sh"
 source "$SUPPORT/index_server.sh"
 cd "$WORK"
-[[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
-unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
-export PIP_CONFIG_FILE=/dev/null
-: >"$WORK/empty.netrc"
-export NETRC=$WORK/empty.netrc
 
 # ---- the index ----------------------------------------------------------------------
 SCN=$FIXTURES/resolve-index

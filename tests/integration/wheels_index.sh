@@ -7,15 +7,6 @@ source "$(dirname "$0")/../support/common.sh"
 source "$SUPPORT/container.sh"
 source "$SUPPORT/index_server.sh"
 cd "$WORK"
-[[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
-
-# This host exports PIP_* defaults; every check starts without them (the checks of
-# those defaults set them on their command line), and without the user's netrc.
-unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
-export PIP_CONFIG_FILE=/dev/null
-: >"$WORK/empty.netrc"
-export NETRC=$WORK/empty.netrc
 
 # ---- fixtures: the index wheels (cached), served from two directories -------------
 INDEX_WHEELS=$FIXTURES/index-wheels

@@ -1,7 +1,15 @@
 # Sourced by the integration tests that talk to tests/support/index_server.py (after
-# common.sh, in $WORK): servers started and stopped with the test, and the run/rc_is
+# common.sh, in $WORK): a client environment free of the host's pip settings, servers started and stopped with the test, and the run/rc_is
 # helpers that keep each command's output under logs/.
 mkdir -p "$WORK/logs"
+[[ -d "$BASE_ROOTFS" ]] || { echo "missing fixture $BASE_ROOTFS (run scripts/test.sh)"; exit 1; }
+# This host exports PIP_* defaults; every check starts without them (the checks of
+# those defaults set them on their command line), and without the user's netrc.
+unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
+export PIP_CONFIG_FILE=/dev/null
+: >"$WORK/empty.netrc"
+export NETRC=$WORK/empty.netrc
 SERVER_PIDS=()
 stop_servers() {
   local p
