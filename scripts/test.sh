@@ -128,10 +128,10 @@ measured "$ROOT/build/same-outputs-old/src/build" env SAME_OUTPUTS_OLD_DIR="$ROO
   bash "$ROOT/tests/support/same-outputs.sh" --prepare "$PINNED"
 
 # Every test in one schedule: the Release build's integration tests, the sanitizer
-# build's unit tests, integration tests (bad input, repro, the registry client's threads,
+# build's unit tests, integration tests (bad input, the registry client's threads,
 # retries and error paths, the registry cache's hung, refusing, damaged and forged
-# caches, racy clean files, failure injection) and fuzz targets (FUZZ_SECONDS each,
-# default 25), self-tests and lints. Tests whose checks measure time hold CTest's
+# caches, failure injection, debs, remote sources, a hostile package index) and fuzz
+# targets (FUZZ_SECONDS each, default 25), self-tests and lints. Tests whose checks measure time hold CTest's
 # `timing` lock (tests/CMakeLists.txt).
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 JOBS=${PADDLE_IMAGE_TEST_JOBS:-$(($(nproc) * 3))}
