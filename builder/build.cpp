@@ -15,6 +15,7 @@
 #include "python/replace.hpp"
 #include "python/requirements.hpp"
 #include "python/wheel.hpp"
+#include "spec/env_value.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -136,12 +137,35 @@ void build_spec_layers(const spec::BuildSpec& s, const BuildOptions& o, layers::
   }
 }
 
-// The spec's runtime settings over the base's.
-void merge_runtime_config(const spec::ConfigSpec& c, oci::ImageConfig& cfg) {
-  auto& rc = cfg.config;
-  for (const auto& [k, v] : c.env) {
-    cfg.set_env(k, v);
+// The spec's env over the base's, in the spec's order, each value's references expanded
+// against what is set before it (the base's variables, then the spec's entries above),
+// as Docker expands an ENV: the image records the result, and a new base expands again.
+// A base without PATH reads as Docker's default Linux PATH, which BuildKit and buildah
+// give such an image at FROM.
+void merge_env(const spec::BuildSpec& s, oci::ImageConfig& cfg, const Events& ev) {
+  auto lookup = [&](const std::string& n) -> std::optional<std::string> {
+    std::optional<std::string> v = cfg.get_env(n);
+    if (!v && n == "PATH") {
+      return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    }
+    return v;
+  };
+  for (const auto& [k, v] : s.config.env) {
+    std::vector<std::string> unset;
+    std::string value = spec::EnvValue::parse(v).expand(lookup, &unset);
+    for (const auto& n : unset) {
+      ev.info("  warning: " + s.file.filename().string() + ": config.env." + k + " refers to $" + n +
+              ", which neither the base nor an entry above sets: it expands to \"\" (as Docker's ENV does)");
+    }
+    cfg.set_env(k, value);
   }
+}
+
+// The spec's runtime settings over the base's.
+void merge_runtime_config(const spec::BuildSpec& s, oci::ImageConfig& cfg, const Events& ev) {
+  const spec::ConfigSpec& c = s.config;
+  auto& rc = cfg.config;
+  merge_env(s, cfg, ev);
   if (c.entrypoint) {
     rc.entrypoint = c.entrypoint;
     if (!c.cmd) {
@@ -532,7 +556,7 @@ BuildResult build(const spec::BuildSpec& s, const BuildOptions& o, const Events&
   build_spec_layers(s, o, cache, base, py, ev, a, rep);
 
   a.config.created = a.created;
-  merge_runtime_config(s.config, a.config);
+  merge_runtime_config(s, a.config, ev);
   rep.revision = o.revision_now();
   oci::Annotations oci_keys = oci_keys_for(s, o, base, a.created);
   set_labels(s, base, facts, py, oci_keys, ev, a.config.config.labels);

@@ -1,5 +1,6 @@
 #include "spec/spec.hpp"
 
+#include "spec/env_value.hpp"
 #include "spec/parse_context.hpp"
 #include "spec/sources_lock.hpp"
 
@@ -42,7 +43,14 @@ void config(const Ctx& c, const YAML::Node& n, ConfigSpec& cfg) {
       if (k.empty() || k.find('=') != std::string::npos) {
         c.fail(it->first, f + ".env", "'" + k + "' is not a valid variable name");
       }
-      cfg.env.emplace_back(k, c.str(it->second, f + ".env." + k));
+      std::string v = c.str(it->second, f + ".env." + k);
+      try {
+        (void)EnvValue::parse(v);
+      } catch (const std::invalid_argument& e) {
+        c.fail(it->second, f + ".env." + k, e.what(),
+               "references are $NAME, ${NAME} and ${NAME:-word} (docs/spec.md, config); write $$ for a literal '$'");
+      }
+      cfg.env.emplace_back(k, v);
     }
   }
   if (n["workdir"]) {

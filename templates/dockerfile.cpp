@@ -1,5 +1,6 @@
 #include "templates/dockerfile.hpp"
 
+#include "spec/env_value.hpp"
 #include "templates/render.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -298,7 +299,8 @@ void add_config(const DockerConfig& c, nlohmann::json& d) {
                   "use letters, digits and '_' in variable names");
     }
     dockerfile_quote(v); // refuses line breaks before rendering
-    env.push_back({{"name", k}, {"value", v}});
+    // Quoted here, not by the template: a reference ($PATH) stays one for Docker to expand.
+    env.push_back({{"name", k}, {"value", spec::EnvValue::parse(v).dockerfile_quoted()}});
   }
   nlohmann::json labels = nlohmann::json::array();
   for (const auto& [k, v] : c.labels) {

@@ -1,5 +1,6 @@
 #include "templates/from_dockerfile.hpp"
 
+#include "spec/env_value.hpp"
 #include "templates/render.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -1851,7 +1852,7 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
   if (!m.env.empty()) {
     cfg += "  env:\n";
     for (const auto& [k, v] : m.env) {
-      cfg += "    " + q(k) + ": " + q(v) + "\n";
+      cfg += "    " + q(k) + ": " + q(spec::env_literal(v)) + "\n"; // a '$' the Dockerfile escaped is "$$"
     }
   }
   if (!m.workdir.empty()) {

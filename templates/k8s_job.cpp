@@ -2,6 +2,7 @@
 
 #include "compat_matrix/matrix.hpp"
 #include "compat_matrix/rules.hpp"
+#include "spec/env_value.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 
@@ -314,10 +315,12 @@ std::vector<std::pair<std::string, std::string>> env_of(const SpecConfig& spec, 
     out.emplace_back(k, v);
   };
   // Paddle's and NCCL's tuning knobs from the spec, so operators see and change them in
-  // the manifest; --env adds and overrides.
+  // the manifest; --env adds and overrides. A value that refers to other variables ($PATH) is the image's to expand:
+  // the image holds the expanded value, which a literal copy in the manifest would override.
   for (const auto& [k, v] : spec.env) {
-    if (k.rfind("FLAGS_", 0) == 0 || k.rfind("NCCL_", 0) == 0) {
-      put(k, v);
+    const spec::EnvValue value = spec::EnvValue::parse(v);
+    if ((k.rfind("FLAGS_", 0) == 0 || k.rfind("NCCL_", 0) == 0) && !value.has_references()) {
+      put(k, value.expand([](const std::string&) { return std::nullopt; })); // $$ is one '$'
     }
   }
   for (const auto& kv : env) {

@@ -84,7 +84,7 @@ layers:
         to: /app/
 config:
   entrypoint: [python3, /app/train.py]
-  env: {A: "x: \"y\" $z"}
+  env: {A: "x: \"y\" $$z", P: "/opt/x/bin:${PATH}"}
   workdir: /app
 YAML
   printf '[storage]\ndriver = "vfs"\ngraphroot = "%s/root"\nrunroot = "%s/runroot"\n' "$B" "$B" >"$B/storage.conf"
@@ -115,7 +115,7 @@ for l in m["layers"]:
         print(n, e.name.lstrip("./"), e.linkname if e.issym() else e.size, e.uid, e.gid, oct(e.mode & 0o7777) if e.isfile() else "")
     n += 1
 c = json.load(open(blob(m["config"]["digest"])))["config"]
-print(c.get("Entrypoint"), c.get("WorkingDir"), [e for e in c.get("Env", []) if e.startswith("A=")])
+print(c.get("Entrypoint"), c.get("WorkingDir"), [e for e in c.get("Env", []) if e.startswith(("A=", "P="))])
 PY
   }
   if [[ -f "$B/bah/index.json" ]]; then

@@ -2,6 +2,7 @@
 
 #include "tests/unit/support.hpp"
 
+#include "spec/env_value.hpp"
 #include "spec/sources_lock.hpp"
 #include "spec/spec.hpp"
 #include "util/error.hpp"
@@ -797,6 +798,46 @@ TEST_SUITE("spec") {
     CHECK(contains(dir.hint(), (p.tmp.path() / "spec.yaml").string()));
     util::write_file_atomic(p.spec_file, "image:\n  name: app\n");
     CHECK(spec::load(p.spec_file).name == "app");
+  }
+
+  TEST_CASE("config.env values expand references as Docker's ENV does") {
+    const std::map<std::string, std::string> base = {{"PATH", "/usr/bin:/bin"}, {"EMPTY", ""}};
+    auto lookup = [&](const std::string& n) -> std::optional<std::string> {
+      auto it = base.find(n);
+      return it == base.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    auto ex = [&](const std::string& v, std::vector<std::string>* unset = nullptr) {
+      return spec::EnvValue::parse(v).expand(lookup, unset);
+    };
+    CHECK(ex("/opt/x/bin:$PATH") == "/opt/x/bin:/usr/bin:/bin");
+    CHECK(ex("/opt/x/bin:${PATH}:/y") == "/opt/x/bin:/usr/bin:/bin:/y");
+    CHECK(ex("${EMPTY:-d}|${EMPTY-d}|${NOPE-d}|${NOPE:-$PATH}") == "d||d|/usr/bin:/bin");
+    CHECK(ex("${EMPTY:+w}|${EMPTY+w}|${PATH:+:$PATH}|${NOPE+w}") == "|w|:/usr/bin:/bin|");
+    CHECK(ex("$$PATH costs $5 and $ more, $") == "$PATH costs $5 and $ more, $");
+    std::vector<std::string> unset;
+    CHECK(ex("/a:$LD_LIBRARY_PATH:${LD_LIBRARY_PATH}:${OTHER:-x}", &unset) == "/a:::x");
+    CHECK(unset == std::vector<std::string>{"LD_LIBRARY_PATH"});
+    CHECK(spec::EnvValue::parse("$$x").has_references() == false);
+    CHECK(spec::EnvValue::parse("${A:-$B}").references() == std::vector<std::string>{"A", "B"});
+    CHECK(spec::EnvValue::parse("a$$b\"c").dockerfile_quoted() == "\"a\\$b\\\"c\"");
+    CHECK(spec::env_literal("a$b$$") == "a$$b$$$$");
+    CHECK(ex(spec::env_literal("a$b${c}")) == "a$b${c}");
+    for (const char* bad : {"${", "${PATH", "${1X}", "${PATH#x}", "${PATH:-x", "${}"}) {
+      CHECK_THROWS_AS(spec::EnvValue::parse(bad), std::invalid_argument);
+    }
+    CHECK_THROWS_WITH_AS(spec::EnvValue::parse("ok ${PATH%/bin}"),
+                         doctest::Contains("'${PATH%...}' is not a supported form"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(spec::EnvValue::parse("ok ${PATH%/bin}"), doctest::Contains("at column 10"),
+                         std::invalid_argument);
+  }
+
+  TEST_CASE("a config.env value with a bad reference names the file, line and field") {
+    Project p;
+    auto e = p.error("config:\n  env:\n    P: \"/x:${PATH\"\n");
+    CHECK(e.kind() == util::ErrorKind::input);
+    CHECK(contains(e.what(), p.at(3, 8) + ": config.env.P: '${' has no closing '}' at column 4"));
+    CHECK(contains(e.hint(), "$$"));
+    CHECK(p.parse("config:\n  env:\n    P: /x:$PATH:$$\n").config.env.at(0).second == "/x:$PATH:$$");
   }
 
 } // TEST_SUITE

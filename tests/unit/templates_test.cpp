@@ -100,7 +100,7 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   app.copies.push_back(link);
   in.layers = {deps, app};
   in.config.entrypoint = std::vector<std::string>{"python3", "/app/train.py"};
-  in.config.env = {{"A", "x \"y\" $z"}};
+  in.config.env = {{"A", "x \"y\" $$z"}, {"P", "/opt/bin:${PATH}:${X:-a\"b}"}};
   in.config.labels = {{"team", "ocr: \"vision\""}};
   in.config.ports = {"8080/tcp"};
   in.config.workdir = "/app";
@@ -120,6 +120,7 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   at("RUN mkdir -p /usr/local/bin && ln -sfn 'run x' /usr/local/bin/start && chown -h 1000:1000 "
      "/usr/local/bin/start\n");
   at("ENV A=\"x \\\"y\\\" \\$z\"\n");
+  at("ENV P=\"/opt/bin:${PATH}:${X:-a\\\"b}\"\n"); // references stay Docker's to expand
   at("LABEL \"team\"=\"ocr: \\\"vision\\\"\"\n");
   at("EXPOSE 8080/tcp\n");
   at("WORKDIR \"/app\"\n");
@@ -436,7 +437,7 @@ TEST_CASE("templates: ARG defaults and earlier ENV values are substituted where 
   CHECK(has("base: \"paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\"\n"));
   CHECK(has("    \"LANG\": \"C.UTF-8\"\n    \"DIR\": \"/workspace/ocr\"\n"));
   CHECK(has("    \"V\": \"2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\"\n"));
-  CHECK(has("    \"W\": \"$APP\"\n")); // single quotes keep the '$'
+  CHECK(has("    \"W\": \"$$APP\"\n")); // single quotes keep the '$', which the spec writes as $$
   CHECK(has("  workdir: \"/workspace/ocr\"\n"));
   CHECK(has("        to: \"/workspace/ocr/\"\n"));
   REQUIRE(r.unmapped.size() == 3);
