@@ -58,11 +58,10 @@ sources_equal() {
     ':(exclude)scripts' ':(exclude)examples' ':(exclude).ci' ':(exclude,glob)*.md'
 }
 # build_pinned REV OLD_SRC: REV's command in a worktree at OLD_SRC, built in its own
-# build/ as this tree's is in build/ (the same paths relative to the build, so ccache
-# serves every file REV shares with this tree, and a kept worktree compiles nothing
-# again). At -O1: the outputs compared do not depend on the optimiser, and on a machine
-# where ccache has none of REV's objects -O1 takes 136 s (256 compile s) where -O3 took
-# 176 s.
+# build/ as this tree's is in build/: the same paths relative to the build and the same
+# flags (scripts/build.sh's Release), so ccache serves every unity batch whose files REV
+# and this tree share (scripts/test.sh's Release stage has just compiled them), and only
+# the batches a change touched compile again; a kept worktree compiles nothing again.
 build_pinned() {
   local rev=$1 old_src=$2
   if [[ $(git -C "$old_src" rev-parse HEAD 2>/dev/null) != "$(git -C "$ROOT" rev-parse "$rev^{commit}")" ]]; then
@@ -70,8 +69,7 @@ build_pinned() {
     git -C "$ROOT" worktree prune
     git -C "$ROOT" worktree add --quiet --detach -f "$old_src" "$rev" >/dev/null
   fi
-  "$old_src/scripts/build.sh" "$old_src/build" -DCMAKE_BUILD_TYPE=Release -DPADDLE_IMAGE_UNIT_TESTS=OFF \
-    "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -- paddle-image >/dev/null
+  "$old_src/scripts/build.sh" "$old_src/build" -DPADDLE_IMAGE_UNIT_TESTS=OFF -- paddle-image >/dev/null
 }
 
 if [[ ${1:-} == --sources-equal ]]; then # --sources-equal REV: exit 0 when sources_equal REV
