@@ -269,12 +269,13 @@ stage_share_files() {
 }
 
 # pack_archive: a reproducible tarball: fixed order, owners, modes and times; gzip without
-# name or time.
+# name or time, at gzip's default level: -9 took 7.8 s for 26.31 MB, -6 takes 2.8 s for
+# 26.45 MB (0.5% more; the libraries are most of it, already dense).
 pack_archive() {
   chmod -R u=rwX,go=rX "$STAGE"
   mkdir -p "$OUT"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" --format=gnu \
-    -C "$TMP" -cf - "$NAME" | gzip -9n >"$OUT/$NAME.tar.gz.tmp"
+    -C "$TMP" -cf - "$NAME" | gzip -6n >"$OUT/$NAME.tar.gz.tmp"
   mv "$OUT/$NAME.tar.gz.tmp" "$OUT/$NAME.tar.gz"
   echo "release.sh: $OUT/$NAME.tar.gz ($(du -h "$OUT/$NAME.tar.gz" | cut -f1), ${#LIBS[@]} bundled libraries, glibc >= $GLIBC_MIN)"
 }
