@@ -5,6 +5,7 @@
 #include "cli/registry_flags.hpp"
 #include "doctor/image.hpp"
 #include "oci/reference.hpp"
+#include "python/requirement.hpp"
 #include "spec/spec.hpp"
 #include "templates/ci.hpp"
 #include "templates/dockerfile.hpp"
@@ -112,6 +113,17 @@ std::string from_dockerfile_summary(const fs::path& file, const fs::path& dir, c
   return summary;
 }
 
+// Each `pip install NAME` argument becomes a line of a requirements file that `lock`
+// reads with this parser: one that it would refuse is refused at init, on its line.
+std::optional<std::string> pep508_error(const std::string& arg) {
+  try {
+    python::Requirement::parse(arg);
+    return std::nullopt;
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+}
+
 int run_from_dockerfile(const InitArgs& a, const Output& out) {
   if (a.args.size() > 1) {
     throw Error(ErrorKind::usage,
@@ -127,7 +139,10 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
                         .lexically_relative(fs::absolute(dir).lexically_normal())
                         .generic_string();
   std::string text = util::read_file(file);
-  templates::FromDockerfile r = templates::spec_from_dockerfile(text, file.filename().string(), rel == "." ? "" : rel);
+  templates::FromDockerfileOptions opts;
+  opts.context = rel == "." ? "" : rel;
+  opts.requirement_error = pep508_error;
+  templates::FromDockerfile r = templates::spec_from_dockerfile(text, file.filename().string(), opts);
   std::vector<templates::ProjectFile> files = {{"spec.yaml", r.spec}};
   nlohmann::json written = nlohmann::json::array();
   for (const auto& [path, content] : r.files) {

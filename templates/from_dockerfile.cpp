@@ -345,7 +345,10 @@ std::string expand(const std::string& s, const Vars& vars, std::string* missing)
 
 class Mapper {
 public:
-  Mapper(std::string context, std::string file_name) : m_context(std::move(context)), m_file(std::move(file_name)) {}
+  Mapper(std::string context, std::string file_name,
+         std::function<std::optional<std::string>(const std::string&)> requirement_error)
+      : m_context(std::move(context)), m_file(std::move(file_name)), m_requirement_error(std::move(requirement_error)) {
+  }
 
   void instruction(const DockerInstruction& raw) {
     m_cur = &raw;
@@ -1386,6 +1389,45 @@ private:
     bool upgrade = false;
   };
 
+  // Why a `pip install` argument is not one requirement, the line of a requirements file
+  // it becomes: a line break or another control byte (a second line: an option such as
+  // --index-url, smuggled in a quoted argument), a comment, or an option after it
+  // (whitespace, then '#' or '-': pip reads those as a comment and as per-requirement
+  // options); then the caller's PEP 508 check.
+  std::optional<std::string> not_one_requirement(const std::string& a) const {
+    auto shown = [&] {
+      std::string t;
+      for (unsigned char ch : a.substr(0, 80)) {
+        t += ch < 0x20 || ch == 0x7f ? '?' : static_cast<char>(ch);
+      }
+      return "`" + t + (a.size() > 80 ? "...`" : "`");
+    };
+    const std::string fix = ": give pip install one requirement per argument (NAME, NAME==VERSION, NAME>=LOW, "
+                            "NAME[EXTRA], NAME; MARKER), options as arguments of their own";
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      auto ch = static_cast<unsigned char>(a[k]);
+      if (ch < 0x20 || ch == 0x7f) {
+        return shown() +
+               " holds a control character (a line break would start another line of the requirements "
+               "file)" +
+               fix;
+      }
+      if ((ch == ' ' || ch == '\t') && k + 1 < a.size() && (a[k + 1] == '#' || a[k + 1] == '-')) {
+        return shown() + " is more than a requirement (pip reads the part from `" + std::string(1, a[k + 1]) +
+               "` on as " + (a[k + 1] == '#' ? "a comment" : "options") + ")" + fix;
+      }
+    }
+    if (a.empty() || a[0] == '#') {
+      return shown() + " is not a requirement" + fix;
+    }
+    if (m_requirement_error) {
+      if (auto why = m_requirement_error(a)) {
+        return shown() + " is not a requirement (PEP 508): " + *why + fix;
+      }
+    }
+    return std::nullopt;
+  }
+
   // `pip install ...` from w[i] on; an error message for what it cannot map.
   std::optional<std::string> parse_pip_install(const std::vector<std::string>& w, std::size_t i, const std::string& cwd,
                                                PipInstall& p) {
@@ -1437,6 +1479,8 @@ private:
                "wheels layer (dir:), or name the project and its index";
       } else if (!a.empty() && a[0] == '-') {
         return "`" + a + "` in a pip install has no spec equivalent";
+      } else if (auto why = not_one_requirement(a)) {
+        return *why;
       } else {
         p.names.push_back(a);
       }
@@ -1688,6 +1732,7 @@ private:
 
   std::string m_context;
   std::string m_file;
+  std::function<std::optional<std::string>(const std::string&)> m_requirement_error;
   Vars m_global; // the ARGs before the first FROM
   Vars m_vars;   // the stage's ARGs and ENVs, as set so far
   bool m_seen_from = false;
@@ -1982,16 +2027,17 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
   return out;
 }
 
-FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& file_name, const std::string& context) {
+FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& file_name,
+                                    const FromDockerfileOptions& options) {
   std::vector<DockerInstruction> ins = parse_dockerfile(text, file_name);
-  std::string prefix = context;
+  std::string prefix = options.context;
   if (!prefix.empty() && prefix != "." && prefix.back() != '/') {
     prefix += '/';
   }
   if (prefix == "." || prefix == "./") {
     prefix.clear();
   }
-  Mapper mp(prefix, file_name);
+  Mapper mp(prefix, file_name, options.requirement_error);
   bool seen_from = false;
   for (const auto& in : ins) {
     if (in.keyword == "FROM") {

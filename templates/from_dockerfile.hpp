@@ -3,6 +3,8 @@
 // comments, parser directives) and mapped onto a spec. What has no spec equivalent
 // (RUN apt-get, ADD of a URL, ARG, earlier stages of a multi-stage build, ...) is
 // returned with its line number, never dropped silently. Pure: no file access.
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +37,25 @@ struct FromDockerfile {
   std::vector<std::string> left_out;
 };
 
-// `context` is the Dockerfile's build context as seen from the spec's directory ("" when
-// they are the same): it is prefixed to COPY sources and requirements files.
+struct FromDockerfileOptions {
+  // The Dockerfile's build context as seen from the spec's directory ("" when they are
+  // the same): it is prefixed to COPY sources and requirements files.
+  std::string context;
+  // Each argument of `pip install` that names a package becomes one line of a
+  // requirements file, so it must be one requirement: this returns why an argument is
+  // not one (PEP 508; the CLI passes the python module's parser), nullopt when it is.
+  // Without it, only what would change the file's meaning (a line break, a comment, an
+  // option after the requirement) is refused.
+  std::function<std::optional<std::string>(const std::string&)> requirement_error;
+};
+
 FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& file_name,
-                                    const std::string& context = "");
+                                    const FromDockerfileOptions& options);
+inline FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& file_name,
+                                           const std::string& context = "") {
+  FromDockerfileOptions o;
+  o.context = context;
+  return spec_from_dockerfile(text, file_name, o);
+}
 
 } // namespace templates

