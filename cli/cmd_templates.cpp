@@ -16,8 +16,11 @@
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/url.hpp"
 
+#include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
 
 namespace cli {
@@ -66,6 +69,7 @@ struct InitArgs {
   templates::ToolSource tool;
   std::string template_dir;
   std::string from_dockerfile;
+  std::vector<std::string> build_args; // NAME=VALUE, or NAME (from the environment)
   bool json = false;
 };
 
@@ -113,6 +117,26 @@ std::string from_dockerfile_summary(const fs::path& file, const fs::path& dir, c
   return summary;
 }
 
+// --build-arg NAME=VALUE, or NAME for the environment's value (left out when unset), as
+// docker build reads them.
+std::map<std::string, std::string> build_arg_values(const std::vector<std::string>& given) {
+  std::map<std::string, std::string> out;
+  for (const auto& g : given) {
+    std::size_t eq = g.find('=');
+    std::string name = g.substr(0, eq);
+    if (name.empty() || name.find_first_of(" \t\r\n$") != std::string::npos) {
+      throw Error(ErrorKind::usage, "--build-arg '" + util::redact_text(g) + "': expected NAME=VALUE or NAME",
+                  "as docker build takes it: --build-arg TAG=2.6.1 (NAME alone takes the environment's value)");
+    }
+    if (eq != std::string::npos) {
+      out[name] = g.substr(eq + 1);
+    } else if (const char* env = std::getenv(name.c_str())) {
+      out[name] = env;
+    }
+  }
+  return out;
+}
+
 // Each `pip install NAME` argument becomes a line of a requirements file that `lock`
 // reads with this parser: one that it would refuse is refused at init, on its line.
 std::optional<std::string> pep508_error(const std::string& arg) {
@@ -122,6 +146,29 @@ std::optional<std::string> pep508_error(const std::string& arg) {
   } catch (const std::invalid_argument& e) {
     return std::string(e.what());
   }
+}
+
+// What init --from-dockerfile says on stderr (warnings, what was not mapped) and as
+// its result.
+void report_from_dockerfile(const fs::path& file, const fs::path& dir, const templates::FromDockerfile& r,
+                            const nlohmann::json& written, const Output& out) {
+  nlohmann::json unmapped = nlohmann::json::array();
+  for (const auto& name : r.unused_build_args) {
+    std::cerr << "warning: --build-arg " << name << ": no ARG in " << file.string()
+              << " declares it (docker build warns the same: not consumed)\n";
+  }
+  for (const auto& u : r.unmapped) {
+    std::cerr << file.string() << ":" << u.line << ": not mapped: " << u.instruction << "\n  " << u.reason << "\n";
+    unmapped.push_back({{"line", u.line}, {"instruction", u.instruction}, {"reason", u.reason}});
+  }
+  out.result({{"dockerfile", file.string()},
+              {"spec", (dir / "spec.yaml").string()},
+              {"unmapped", unmapped},
+              {"files", written},
+              {"left_out", r.left_out},
+              {"unused_build_args", r.unused_build_args},
+              {"commands", r.commands}},
+             from_dockerfile_summary(file, dir, r, written));
 }
 
 int run_from_dockerfile(const InitArgs& a, const Output& out) {
@@ -142,6 +189,7 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
   templates::FromDockerfileOptions opts;
   opts.context = rel == "." ? "" : rel;
   opts.requirement_error = pep508_error;
+  opts.build_args = build_arg_values(a.build_args);
   templates::FromDockerfile r = templates::spec_from_dockerfile(text, file.filename().string(), opts);
   std::vector<templates::ProjectFile> files = {{"spec.yaml", r.spec}};
   nlohmann::json written = nlohmann::json::array();
@@ -150,18 +198,7 @@ int run_from_dockerfile(const InitArgs& a, const Output& out) {
     written.push_back((dir / path).string());
   }
   write_project(dir, files);
-  nlohmann::json unmapped = nlohmann::json::array();
-  for (const auto& u : r.unmapped) {
-    std::cerr << file.string() << ":" << u.line << ": not mapped: " << u.instruction << "\n  " << u.reason << "\n";
-    unmapped.push_back({{"line", u.line}, {"instruction", u.instruction}, {"reason", u.reason}});
-  }
-  out.result({{"dockerfile", file.string()},
-              {"spec", (dir / "spec.yaml").string()},
-              {"unmapped", unmapped},
-              {"files", written},
-              {"left_out", r.left_out},
-              {"commands", r.commands}},
-             from_dockerfile_summary(file, dir, r, written));
+  report_from_dockerfile(file, dir, r, written, out);
   return 0;
 }
 
@@ -196,6 +233,10 @@ int run_init(const InitArgs& a) {
                   "spec.yaml --tool-archive ...");
     }
     return run_from_dockerfile(a, out);
+  }
+  if (!a.build_args.empty()) {
+    throw Error(ErrorKind::usage, "--build-arg is for init --from-dockerfile (the Dockerfile's ARGs)",
+                "paddle-image init --from-dockerfile Dockerfile --build-arg NAME=VALUE");
   }
   if (a.args.size() != 2) {
     throw Error(ErrorKind::usage, "init needs a template and a directory: paddle-image init TEMPLATE DIR",
@@ -475,6 +516,9 @@ void add_template_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Actio
   c->add_option("--from-dockerfile", i->from_dockerfile,
                 "Write DIR/spec.yaml from a Dockerfile (FROM, COPY/ADD, WORKDIR, ENV, ENTRYPOINT/CMD, EXPOSE, USER, "
                 "LABEL, RUN pip install -r); what cannot be mapped is listed with its line");
+  c->add_option("--build-arg", i->build_args,
+                "With --from-dockerfile: NAME=VALUE for the Dockerfile's ARG NAME, as docker build --build-arg "
+                "(NAME alone: the environment's value); repeatable");
   c->add_option("--image", i->image, "The repository the spec and CI push to (default registry.example.com/team/DIR)");
   add_tool_flags(c, i->tool, "The CI file");
   c->add_option("--template-dir", i->template_dir,

@@ -1,6 +1,7 @@
 #include "templates/from_dockerfile.hpp"
 
 #include "spec/env_value.hpp"
+#include "templates/docker_lex.hpp"
 #include "templates/render.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -24,7 +25,18 @@ namespace {
 // heredoc's body is text, not more instructions), cut at 120 characters.
 std::string shown_instruction(const std::string& text) {
   auto eol = text.find('\n');
-  std::string t = eol == std::string::npos ? text : text.substr(0, eol) + " (heredoc body not shown)";
+  std::string line = eol == std::string::npos ? text : text.substr(0, eol);
+  // A continued line's blanks (its lines' indentation) shown as one.
+  std::string t;
+  for (char c : line) {
+    bool blank = c == ' ' || c == '\t';
+    if (!blank || t.empty() || t.back() != ' ') {
+      t += blank ? ' ' : c;
+    }
+  }
+  if (eol != std::string::npos) {
+    t += " (heredoc body not shown)";
+  }
   return t.size() > 120 ? t.substr(0, 117) + "..." : t;
 }
 
@@ -260,7 +272,7 @@ std::vector<std::string> raw_words(const std::string& s) {
 
 // The variables an instruction may refer to: name -> value (nullopt: declared by an ARG
 // without a default, which only a --build-arg would give).
-using Vars = std::map<std::string, std::optional<std::string>>;
+using Vars = DockerVars;
 
 // Dockerfile's substitution: $NAME, ${NAME}, ${NAME:-word} and ${NAME:+word}, not inside
 // single quotes nor after a backslash (`\$` stays, for words() to unescape). A variable
@@ -345,10 +357,9 @@ std::string expand(const std::string& s, const Vars& vars, std::string* missing)
 
 class Mapper {
 public:
-  Mapper(std::string context, std::string file_name,
-         std::function<std::optional<std::string>(const std::string&)> requirement_error)
-      : m_context(std::move(context)), m_file(std::move(file_name)), m_requirement_error(std::move(requirement_error)) {
-  }
+  Mapper(std::string context, std::string file_name, const FromDockerfileOptions& options)
+      : m_context(std::move(context)), m_file(std::move(file_name)), m_requirement_error(options.requirement_error),
+        m_build_args(options.build_args) {}
 
   void instruction(const DockerInstruction& raw) {
     m_cur = &raw;
@@ -386,9 +397,11 @@ public:
       auto w = words(in.args);
       m.workdir = join_path(m.workdir, w.empty() ? "/" : w[0]);
     } else if (k == "ENV") {
-      env(in.args);
+      env(in);
     } else if (k == "LABEL") {
       label(in.args);
+    } else if (k == "MAINTAINER") {
+      maintainer(raw.args);
     } else if (k == "ENTRYPOINT" || k == "CMD") {
       std::vector<std::string> v;
       if (auto j = json_form(in.args)) {
@@ -444,6 +457,7 @@ public:
     m = Mapping{};
     m_lock_commands.clear();
     m_vars.clear();
+    m_refs.clear();
     files.clear();
     left_out.clear();
   }
@@ -458,6 +472,7 @@ public:
   Mapping m;
   std::vector<Unmapped> unmapped;
   std::vector<std::string> m_lock_commands;
+  std::set<std::string> m_used_build_args;                // the --build-arg names an ARG declared
   std::map<std::string, std::string> m_users;             // useradd -u UID [-g GID] NAME: NAME -> "UID:GID"
   std::vector<std::pair<std::string, std::string>> files; // requirements files of pip install NAME lines
   std::vector<std::string> left_out;                      // "LINE: command" a spec needs nothing for
@@ -503,7 +518,10 @@ private:
         skip("cannot read '" + w + "' as NAME[=default]");
         return;
       }
-      if (eq != std::string::npos) {
+      if (auto b = m_build_args.find(name); b != m_build_args.end()) {
+        scope[name] = b->second; // --build-arg: over the default, and over the global's value
+        m_used_build_args.insert(name);
+      } else if (eq != std::string::npos) {
         std::string missing;
         std::string v = expand(w.substr(eq + 1), scope, &missing);
         scope[name] = missing.empty() ? std::optional<std::string>(v) : std::nullopt;
@@ -1077,26 +1095,42 @@ private:
     m.env.emplace_back(name, value);
   }
 
-  // ENV: each NAME=value with the variables set before this instruction substituted (as
-  // Dockerfile does: one ENV's keys do not see each other); a value that refers to one
-  // nobody set (the base's $PATH) is listed, the other keys are mapped.
-  void env(const std::string& args) {
+  // ENV: each NAME=value lexed as Docker lexes it (lex_docker_words), with the variables
+  // set before this instruction (one ENV's keys do not see each other). A value that
+  // refers to a variable the Dockerfile never set (the base's $PATH) is written with the
+  // reference, ${PATH}, which the build expands against the base's config as Docker
+  // would; one that refers to an ARG without a default is listed, the other keys mapped.
+  void env(const DockerInstruction& in) {
     const Vars before = m_vars;
+    const DockerRefs refs_before = m_refs;
     auto put = [&](const std::string& name, const std::string& raw_value) {
-      std::string missing;
-      std::string v = expand(raw_value, before, &missing);
-      if (!missing.empty()) {
-        skip("ENV " + name + " refers to $" + missing +
-             (before.count(missing) != 0 ? ", an ARG without a default"
-                                         : ", which the base's environment would give (the spec's env replaces it)") +
-             ": write the whole value (paddle-image inspect --base-view BASE shows the base's)");
+      std::vector<LexedWord> w = lex_docker_words(raw_value, before, refs_before, in.escape, true);
+      const LexedWord& v = w.front();
+      if (!v.unsupported.empty()) {
+        skip("ENV " + name + ": " + v.unsupported);
         m_vars[name] = std::nullopt;
+        m_refs.erase(name);
         return;
       }
-      m_vars[name] = v;
-      add_env(name, v);
+      if (!v.unset_arg.empty()) {
+        skip("ENV " + name + " refers to $" + v.unset_arg +
+             ", an ARG without a default (only a --build-arg would give it): give the ARG a default, or write "
+             "the value");
+        m_vars[name] = std::nullopt;
+        m_refs.erase(name);
+        return;
+      }
+      if (v.refers) {
+        // Its value is known only at build time: later references carry the reference on.
+        m_vars.erase(name);
+        m_refs[name] = v.spec;
+      } else {
+        m_vars[name] = v.value;
+        m_refs.erase(name);
+      }
+      add_env(name, v.spec);
     };
-    std::string rest = util::trim(args, " \t\r");
+    std::string rest = util::trim(in.args, " \t\r");
     auto first = words(rest.substr(0, rest.find_first_of(" \t")));
     if (!first.empty() && first[0].find('=') == std::string::npos) {
       // legacy form: ENV NAME value with spaces
@@ -1110,20 +1144,7 @@ private:
         skip("cannot read '" + kv + "' as NAME=value");
         return;
       }
-      std::string value = kv.substr(eq + 1);
-      // The value's quotes are the shell's: words() undoes them after substitution.
-      std::string missing;
-      auto unquoted = words(expand(value, before, &missing));
-      if (!missing.empty()) {
-        put(kv.substr(0, eq), value);
-        continue;
-      }
-      std::string joined = unquoted.empty() ? "" : unquoted[0];
-      for (std::size_t i = 1; i < unquoted.size(); ++i) {
-        joined += " " + unquoted[i];
-      }
-      m_vars[kv.substr(0, eq)] = joined;
-      add_env(kv.substr(0, eq), joined);
+      put(kv.substr(0, eq), kv.substr(eq + 1));
     }
   }
 
@@ -1135,8 +1156,31 @@ private:
         skip("cannot read '" + kv + "' as key=value");
         return;
       }
-      m.labels.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      set_label(kv.substr(0, eq), kv.substr(eq + 1));
     }
+  }
+
+  // A key set again takes the later value, as in Docker (one key in the spec's mapping).
+  void set_label(const std::string& key, const std::string& value) {
+    auto it = std::find_if(m.labels.begin(), m.labels.end(), [&](const auto& kv) { return kv.first == key; });
+    if (it != m.labels.end()) {
+      it->second = value;
+    } else {
+      m.labels.emplace_back(key, value);
+    }
+  }
+
+  // MAINTAINER (deprecated): Docker writes its text, unexpanded, to the config's author
+  // field, which the OCI image spec keeps only for compatibility; the label it defines
+  // for the same fact, org.opencontainers.image.authors, is what Docker's documentation
+  // says to write instead. A LABEL of that key later in the stage overrides it, in order.
+  void maintainer(const std::string& args) {
+    std::string who = util::trim(args, " \t\r");
+    if (who.empty()) {
+      skip("MAINTAINER without a name (Docker refuses it: MAINTAINER requires exactly one argument)");
+      return;
+    }
+    set_label("org.opencontainers.image.authors", who);
   }
 
   // A RUN's words as its commands: split at `&&` and `;` (also a word ending in ';', "libgl1;").
@@ -1733,8 +1777,10 @@ private:
   std::string m_context;
   std::string m_file;
   std::function<std::optional<std::string>(const std::string&)> m_requirement_error;
-  Vars m_global; // the ARGs before the first FROM
-  Vars m_vars;   // the stage's ARGs and ENVs, as set so far
+  std::map<std::string, std::string> m_build_args; // --build-arg
+  Vars m_global;                                   // the ARGs before the first FROM
+  Vars m_vars;                                     // the stage's ARGs and ENVs, as set so far
+  DockerRefs m_refs;                               // its ENVs whose values refer to the base's variables (spec form)
   bool m_seen_from = false;
   std::string m_missing; // the current instruction's first variable without a value
   const DockerInstruction* m_cur = nullptr;
@@ -1897,7 +1943,7 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
   if (!m.env.empty()) {
     cfg += "  env:\n";
     for (const auto& [k, v] : m.env) {
-      cfg += "    " + q(k) + ": " + q(spec::env_literal(v)) + "\n"; // a '$' the Dockerfile escaped is "$$"
+      cfg += "    " + q(k) + ": " + q(v) + "\n"; // spec form: a literal '$' is "$$", the base's ${NAME}
     }
   }
   if (!m.workdir.empty()) {
@@ -1926,10 +1972,12 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
 
 } // namespace
 
-std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const std::string& file_name) {
-  std::vector<std::string> lines = split_lines(text);
+namespace {
+
+// The escape character of the parser directives: leading "# key=value" comments before
+// anything else (`# escape=``), '\\' when none sets it.
+char escape_directive(const std::vector<std::string>& lines) {
   char escape = '\\';
-  // Parser directives: leading "# key=value" comments before anything else.
   for (const auto& raw : lines) {
     std::string l = util::trim(raw, " \t\r");
     if (l.empty() || l[0] != '#') {
@@ -1942,9 +1990,43 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
       break;
     }
   }
+  return escape;
+}
+
+// The heredoc words of an instruction's line (RUN <<EOF, COPY <<A <<B /dir/), in the
+// order they appear: each body follows the line, one after another.
+std::vector<std::string> heredoc_words(const std::string& cur) {
+  std::vector<std::string> words;
+  for (std::size_t hd = cur.find("<<"); hd != std::string::npos; hd = cur.find("<<", hd + 2)) {
+    if (hd + 2 >= cur.size() || cur[hd + 2] == '<') {
+      hd += 1; // "<<<" is not a heredoc
+      continue;
+    }
+    std::string word = cur.substr(hd + 2);
+    if (!word.empty() && word[0] == '-') {
+      word.erase(0, 1);
+    }
+    word = word.substr(0, word.find_first_of(" \t;&|>"));
+    if (!word.empty() && (word.front() == '"' || word.front() == '\'')) {
+      word = word.substr(1, word.size() >= 2 ? word.size() - 2 : 0);
+    }
+    if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+                             std::string::npos) {
+      words.push_back(word);
+    }
+  }
+  return words;
+}
+
+} // namespace
+
+std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const std::string& file_name) {
+  std::vector<std::string> lines = split_lines(text);
+  const char escape = escape_directive(lines);
   std::vector<DockerInstruction> out;
   std::string cur;
   int start = 0;
+  bool continuing = false; // the line before ended with the escape character
   for (std::size_t n = 0; n < lines.size(); ++n) {
     std::string l = lines[n];
     if (!l.empty() && l.back() == '\r') {
@@ -1954,40 +2036,30 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     if (t.empty() || t[0] == '#') {
       continue; // comments and blank lines, also inside a continued instruction
     }
-    if (cur.empty()) {
+    if (!continuing) {
       start = static_cast<int>(n + 1);
     }
     std::string r = l;
     while (!r.empty() && (r.back() == ' ' || r.back() == '\t')) {
       r.pop_back();
     }
+    // A continuation joins the lines as BuildKit does: the escape character and the
+    // blanks after it go, nothing is added, and what is before it and the next line's
+    // leading blanks stay (`ENV A=x\` then `y` is A=xy; `RUN apk add \` then `    gnupg`
+    // keeps its blanks). Only the first line's leading blanks go.
+    const bool first = !continuing;
     if (!r.empty() && r.back() == escape) {
       r.pop_back();
-      cur += util::trim(r, " \t\r") + " ";
+      std::size_t lead = first ? r.find_first_not_of(" \t") : 0;
+      cur += lead == std::string::npos ? std::string() : r.substr(lead);
+      continuing = true;
       continue;
     }
-    cur += util::trim(l, " \t\r");
+    continuing = false;
+    cur += first ? util::trim(l, " \t\r") : l.substr(0, l.find_last_not_of(" \t\r") + 1);
     // Heredocs (RUN <<EOF ... EOF, COPY <<A <<B /dir/): each body belongs to the
     // instruction, one after another in the order their words appear on its line.
-    std::vector<std::string> words;
-    for (std::size_t hd = cur.find("<<"); hd != std::string::npos; hd = cur.find("<<", hd + 2)) {
-      if (hd + 2 >= cur.size() || cur[hd + 2] == '<') {
-        hd += 1; // "<<<" is not a heredoc
-        continue;
-      }
-      std::string word = cur.substr(hd + 2);
-      if (!word.empty() && word[0] == '-') {
-        word.erase(0, 1);
-      }
-      word = word.substr(0, word.find_first_of(" \t;&|>"));
-      if (!word.empty() && (word.front() == '"' || word.front() == '\'')) {
-        word = word.substr(1, word.size() >= 2 ? word.size() - 2 : 0);
-      }
-      if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
-                               std::string::npos) {
-        words.push_back(word);
-      }
-    }
+    std::vector<std::string> words = heredoc_words(cur);
     for (const auto& word : words) {
       while (n + 1 < lines.size()) {
         ++n;
@@ -2004,6 +2076,7 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     std::size_t sp = cur.find_first_of(" \t");
     DockerInstruction in;
     in.line = start;
+    in.escape = escape;
     in.keyword = upper(cur.substr(0, sp));
     in.args = sp == std::string::npos ? "" : util::trim(cur.substr(sp), " \t\r");
     in.text = cur;
@@ -2018,6 +2091,7 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
   if (!cur.empty()) {
     DockerInstruction in;
     in.line = start;
+    in.escape = escape;
     std::size_t sp = cur.find_first_of(" \t");
     in.keyword = upper(cur.substr(0, sp));
     in.args = sp == std::string::npos ? "" : util::trim(cur.substr(sp), " \t\r");
@@ -2037,7 +2111,7 @@ FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& 
   if (prefix == "." || prefix == "./") {
     prefix.clear();
   }
-  Mapper mp(prefix, file_name, options.requirement_error);
+  Mapper mp(prefix, file_name, options);
   bool seen_from = false;
   for (const auto& in : ins) {
     if (in.keyword == "FROM") {
@@ -2057,6 +2131,11 @@ FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& 
   r.commands = mp.m_lock_commands;
   r.files = mp.files;
   r.left_out = mp.left_out;
+  for (const auto& [name, value] : options.build_args) {
+    if (mp.m_used_build_args.count(name) == 0) {
+      r.unused_build_args.push_back(name);
+    }
+  }
   r.spec = emit(mp.m, r.unmapped, file_name, r.commands, r.left_out);
   return r;
 }

@@ -4,6 +4,7 @@
 // (RUN apt-get, ADD of a URL, ARG, earlier stages of a multi-stage build, ...) is
 // returned with its line number, never dropped silently. Pure: no file access.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,8 +14,9 @@ namespace templates {
 struct DockerInstruction {
   int line = 0;        // first physical line of the logical line
   std::string keyword; // upper case: FROM, COPY, ...
-  std::string args;    // the rest, continuations joined with a space
+  std::string args;    // the rest; continuations joined as BuildKit joins them
   std::string text;    // the logical line as written (continuations joined)
+  char escape = '\\';  // the escape character (the `# escape=` directive's)
 };
 
 // Throws Error(input) "FILE:LINE: ..." for a line that is not an instruction.
@@ -35,6 +37,8 @@ struct FromDockerfile {
   // Steps left out because a spec needs nothing for them (apt-get update, rm, cd, a pip
   // self-upgrade, cache cleaning): "LINE: what", for the record.
   std::vector<std::string> left_out;
+  // --build-arg names that no ARG declares (Docker warns of them the same way).
+  std::vector<std::string> unused_build_args;
 };
 
 struct FromDockerfileOptions {
@@ -47,6 +51,10 @@ struct FromDockerfileOptions {
   // Without it, only what would change the file's meaning (a line break, a comment, an
   // option after the requirement) is refused.
   std::function<std::optional<std::string>(const std::string&)> requirement_error;
+  // `docker build --build-arg NAME=VALUE`: the value an ARG of that name takes instead of
+  // its default, where it is declared (before the first FROM for FROM lines, in the stage
+  // for the rest), as in Docker.
+  std::map<std::string, std::string> build_args;
 };
 
 FromDockerfile spec_from_dockerfile(const std::string& text, const std::string& file_name,

@@ -121,6 +121,17 @@ PY
   if [[ -f "$B/bah/index.json" ]]; then
     check "buildah builds the rendered Dockerfile into the same files per layer, owners, modes and config" \
       diff -u <(layer_files "$B/pi") <(layer_files "$B/bah")
+    # And back: init reads that Dockerfile's ENV as Docker lexes it (quotes, escapes, a
+    # literal '$', the base's ${PATH} kept as a reference), and the spec it writes builds
+    # to the config buildah gave.
+    mkdir -p "$B/back"
+    if (cd "$B/proj" && "$PI" init --from-dockerfile Dockerfile "$B/back" && cd "$B/back" &&
+      "$PI" build spec.yaml -o "oci:$B/back-img:v1" -q) >"$B/back.log" 2>&1; then
+      check "init --from-dockerfile of it, built again: the entrypoint, workdir and env buildah gave (\$\$z, \${PATH})" \
+        diff -u <(layer_files "$B/back-img" | tail -1) <(layer_files "$B/bah" | tail -1)
+    else
+      fail "init --from-dockerfile of the rendered Dockerfile, built: $(tail -3 "$B/back.log")"
+    fi
   else
     fail "buildah could not build the rendered Dockerfile: $(tail -3 "$B/buildah.log")"
   fi
@@ -365,6 +376,21 @@ assert "is not a requirement (PEP 508)" in u[3] and ">4" in u[3], u[3]
 text = open(sys.argv[2]).read()
 assert "evil" not in text and "opencv" not in text and text.endswith("\nshapely>=2\n"), text
 PY
+
+# --build-arg, as docker build takes it: NAME=VALUE, NAME from the environment.
+G=$WORK/buildargs
+mkdir -p "$G"
+printf '%s\n' 'ARG TAG=2.5.2-gpu-cuda11.7-cudnn8.4-trt8.4' 'FROM paddlepaddle/paddle:${TAG}' 'ARG MODE' \
+  'ENV MODE=$MODE PATH=/opt/app/bin:$PATH' >"$G/Dockerfile"
+check "init --from-dockerfile --build-arg: the ARGs take the values given, an undeclared one is warned of" bash -c \
+  "cd '$G' && MODE=eval '$PI' init --from-dockerfile Dockerfile --build-arg TAG=2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6 \
+     --build-arg MODE --build-arg NOPE=1 --json >ba.json 2>ba.err &&
+   grep -qx 'base: \"paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\"' spec.yaml &&
+   grep -qF '\"MODE\": \"eval\"' spec.yaml && grep -qF '\"PATH\": \"/opt/app/bin:\${PATH}\"' spec.yaml &&
+   grep -q 'warning: --build-arg NOPE: no ARG in Dockerfile declares it' ba.err &&
+   python3 -c 'import json,sys; j=json.load(open(\"ba.json\")); assert j[\"unused_build_args\"] == [\"NOPE\"] and j[\"unmapped\"] == [], j'"
+expect_fail "--build-arg without --from-dockerfile is a usage error" 2 "--build-arg is for init --from-dockerfile" \
+  "$PI" init ocr-train "$WORK/ba-template" --build-arg A=1
 
 # --- every rendered pipeline validated (tests/support/ci_validate.py) -----------------
 # GitHub workflows against the schema @action-validator/cli checks them with (pinned in

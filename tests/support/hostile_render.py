@@ -526,10 +526,11 @@ def init_slots():
         return s
 
     def dq(v):
-        """A Dockerfile double-quoted word, or None when a Dockerfile line cannot hold v."""
+        """A Dockerfile double-quoted word, or None when a Dockerfile line cannot hold v.
+        Inside double quotes Docker's lexer expands $NAME: a literal '$' is written \\$."""
         if any(c in v for c in "\n\r\0"):
             return None
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
 
     def json_word(v):
         return None if any(c in v for c in "\n\r\0") else json.dumps(v)

@@ -336,13 +336,24 @@ TEST_CASE("templates: Dockerfile parser (continuations, comments, directives, li
   CHECK(ins[0].line == 3);
   CHECK(ins[1].keyword == "RUN");
   CHECK(ins[1].line == 5);
-  CHECK(ins[1].args == "a && b c");
+  // Joined as BuildKit joins them: nothing added, the blanks before the escape and the
+  // next line's indentation kept.
+  CHECK(ins[1].args == "a &&   b   c");
+  CHECK(ins[1].escape == '\\');
   CHECK(ins[2].keyword == "COPY");
   CHECK(ins[2].line == 9);
   CHECK(ins[3].args == "[\"a\"]");
   auto esc = templates::parse_dockerfile("# escape=`\nFROM scratch\nRUN a `\n b\n", "D");
   REQUIRE(esc.size() == 2);
-  CHECK(esc[1].args == "a b");
+  CHECK(esc[1].args == "a  b");
+  CHECK(esc[1].escape == '`');
+  auto joined = templates::spec_from_dockerfile("FROM x\nENV A=x\\\ny B=1\nENV C=\"p \\\n  q\"\n", "D");
+  CHECK(joined.unmapped.empty());
+  CHECK(joined.spec.find("\"A\": \"xy\"\n    \"B\": \"1\"\n    \"C\": \"p   q\"\n") != std::string::npos);
+  // Shown, a continued line's blanks are one.
+  auto shown = templates::spec_from_dockerfile("FROM x\nRUN make \\\n      install\n", "D");
+  REQUIRE(shown.unmapped.size() == 1);
+  CHECK(shown.unmapped[0].instruction == "RUN make install");
   CHECK(error_of([] { templates::parse_dockerfile("FROM x\n--flag y\n", "D"); }).find("D:2:") != std::string::npos);
   auto hd =
       templates::parse_dockerfile("FROM x\nRUN <<EOF\napt-get update\n# not a comment here\nEOF\nCMD [\"a\"]\n", "D");
@@ -440,13 +451,13 @@ TEST_CASE("templates: ARG defaults and earlier ENV values are substituted where 
   CHECK(has("    \"W\": \"$$APP\"\n")); // single quotes keep the '$', which the spec writes as $$
   CHECK(has("  workdir: \"/workspace/ocr\"\n"));
   CHECK(has("        to: \"/workspace/ocr/\"\n"));
-  REQUIRE(r.unmapped.size() == 3);
-  CHECK(r.unmapped[0].line == 6); // PATH only: the other keys are mapped
-  CHECK(r.unmapped[0].reason.find("ENV PATH refers to $PATH") != std::string::npos);
-  CHECK(r.unmapped[1].line == 9);
-  CHECK(r.unmapped[1].reason.find("declares it again") != std::string::npos);
-  CHECK(r.unmapped[2].line == 10);
-  CHECK(r.unmapped[2].reason.find("$UNSET") != std::string::npos);
+  // A variable the Dockerfile never set is the base's: the spec refers to it, and the
+  // build expands it against the base's config, as Docker does (an unset one is "").
+  CHECK(has("    \"PATH\": \"/opt/bin:${PATH}\"\n"));
+  CHECK(has("    \"OTHER\": \"${UNSET}\"\n"));
+  REQUIRE(r.unmapped.size() == 1);
+  CHECK(r.unmapped[0].line == 9);
+  CHECK(r.unmapped[0].reason.find("declares it again") != std::string::npos);
   // No global ARG is "an earlier stage".
   for (const auto& u : r.unmapped) {
     CHECK(u.reason.find("earlier stage") == std::string::npos);
@@ -563,6 +574,50 @@ TEST_CASE("init --from-dockerfile: each pip install argument is one requirement,
     CHECK(r.files.back().second.find("\nshapely>=2\nfonttools[ufo]>=4.24; python_version > '3.8'\n") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("init --from-dockerfile: MAINTAINER is the authors label, and a label set twice keeps the later value") {
+  auto r = templates::spec_from_dockerfile("FROM python:3.10\nARG WHO=x\nMAINTAINER OCR team <ocr@example.com> $WHO\n"
+                                           "LABEL a=1 b=2\nLABEL a=3\n",
+                                           "Dockerfile");
+  CHECK(r.unmapped.empty());
+  // Docker does not expand variables in MAINTAINER: the text as written.
+  // (A spec's labels are not expanded either.)
+  CHECK(r.spec.find("    \"org.opencontainers.image.authors\": \"OCR team <ocr@example.com> $WHO\"\n") !=
+        std::string::npos);
+  CHECK(r.spec.find("    \"a\": \"3\"\n    \"b\": \"2\"\n") != std::string::npos);
+  auto later = templates::spec_from_dockerfile(
+      "FROM python:3.10\nMAINTAINER old@example.com\nLABEL org.opencontainers.image.authors=new@example.com\n",
+      "Dockerfile");
+  CHECK(later.spec.find("new@example.com") != std::string::npos);
+  CHECK(later.spec.find("old@example.com") == std::string::npos);
+  auto empty = templates::spec_from_dockerfile("FROM python:3.10\nMAINTAINER \n", "Dockerfile");
+  REQUIRE(empty.unmapped.size() == 1);
+  CHECK(empty.unmapped[0].reason.find("MAINTAINER requires exactly one argument") != std::string::npos);
+}
+
+TEST_CASE("init --from-dockerfile --build-arg: an ARG takes the value given, where it is declared, as in Docker") {
+  const std::string df = "ARG TAG=2.5.2-gpu-cuda11.7-cudnn8.4-trt8.4\n"
+                         "FROM paddlepaddle/paddle:${TAG}\n"
+                         "ARG TAG\n"
+                         "ARG APP=/srv/app\n"
+                         "ARG MODE\n"
+                         "WORKDIR $APP\n"
+                         "ENV MODE=$MODE PADDLE_TAG=$TAG\n";
+  templates::FromDockerfileOptions o;
+  o.build_args = {{"TAG", "2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6"}, {"MODE", "train"}, {"NOPE", "x"}};
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile", o);
+  auto has = [&](const std::string& t) { return r.spec.find(t) != std::string::npos; };
+  CHECK(has("base: \"paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\"\n"));
+  CHECK(has("  workdir: \"/srv/app\"\n")); // not given: the default
+  CHECK(has("    \"MODE\": \"train\"\n    \"PADDLE_TAG\": \"2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\"\n"));
+  CHECK(r.unmapped.empty());
+  CHECK(r.unused_build_args == std::vector<std::string>{"NOPE"});
+  // Without it, the ARG without a default leaves MODE listed, and the default base.
+  auto d = templates::spec_from_dockerfile(df, "Dockerfile");
+  CHECK(d.spec.find("paddlepaddle/paddle:2.5.2-gpu-cuda11.7-cudnn8.4-trt8.4") != std::string::npos);
+  REQUIRE(d.unmapped.size() == 1);
+  CHECK(d.unmapped[0].reason.find("ENV MODE refers to $MODE, an ARG without a default") != std::string::npos);
 }
 
 TEST_CASE("templates: multi-stage Dockerfiles map the last stage and list every earlier instruction") {
