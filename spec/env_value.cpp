@@ -7,10 +7,6 @@ namespace spec {
 
 namespace {
 
-bool name_char(char c, bool first) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || (!first && c >= '0' && c <= '9');
-}
-
 std::invalid_argument at(std::size_t col, const std::string& what) {
   return std::invalid_argument(what + " at column " + std::to_string(col + 1));
 }
@@ -42,13 +38,13 @@ std::vector<EnvPart> parse_parts(std::string_view s, std::size_t& i, bool in_wor
     }
     EnvPart ref;
     if (n != '{') {
-      if (!name_char(n, true)) {
+      if (!env_name_char(n, true)) {
         literal("$");
         ++i;
         continue;
       }
       std::size_t e = i + 1;
-      while (e < s.size() && name_char(s[e], e == i + 1)) {
+      while (e < s.size() && env_name_char(s[e], e == i + 1)) {
         ++e;
       }
       ref.name = std::string(s.substr(i + 1, e - i - 1));
@@ -58,7 +54,7 @@ std::vector<EnvPart> parse_parts(std::string_view s, std::size_t& i, bool in_wor
     }
     const std::size_t open = i;
     std::size_t e = i + 2;
-    while (e < s.size() && name_char(s[e], e == i + 2)) {
+    while (e < s.size() && env_name_char(s[e], e == i + 2)) {
       ++e;
     }
     if (e == i + 2) {
@@ -175,6 +171,10 @@ std::string EnvValue::expand(const std::function<std::optional<std::string>(cons
 
 std::string EnvValue::dockerfile_quoted() const {
   return "\"" + quoted_parts(m_parts, false) + "\"";
+}
+
+bool env_name_char(char c, bool first) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || (!first && c >= '0' && c <= '9');
 }
 
 std::string env_literal(std::string_view text) {

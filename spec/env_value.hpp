@@ -47,6 +47,9 @@ private:
   std::vector<EnvPart> m_parts;
 };
 
+// A character of a variable name, [A-Za-z_][A-Za-z0-9_]* (`first`: the name's first).
+bool env_name_char(char c, bool first);
+
 // The text of a literal for a config.env value: each '$' doubled.
 std::string env_literal(std::string_view text);
 

@@ -8,10 +8,7 @@ namespace templates {
 
 namespace {
 
-bool name_char(char c, bool first) {
-  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_' ||
-         (!first && std::isdigit(static_cast<unsigned char>(c)) != 0);
-}
+using spec::env_name_char;
 
 // One pass over the text, as BuildKit's shell lexer (frontend/dockerfile/shell/lex.go):
 // outside quotes the escape character takes the next character as it is; '...' is
@@ -23,28 +20,13 @@ public:
   Lexer(std::string_view s, const DockerVars& vars, const DockerRefs& refs, char escape)
       : m_s(s), m_vars(vars), m_refs(refs), m_esc(escape) {}
 
-  std::vector<LexedWord> words(bool one_word) {
-    std::vector<LexedWord> out;
-    LexedWord cur;
-    bool in_word = false;
+  // The whole text as one value: blanks are kept, as in an ENV value.
+  LexedWord value() {
+    LexedWord w;
     while (m_i < m_s.size()) {
-      char c = m_s[m_i];
-      if (!one_word && (c == ' ' || c == '\t')) {
-        ++m_i;
-        if (in_word) {
-          out.push_back(cur);
-          cur = LexedWord{};
-          in_word = false;
-        }
-        continue;
-      }
-      in_word = true;
-      step(cur);
+      step(w);
     }
-    if (in_word || (one_word && out.empty())) {
-      out.push_back(cur);
-    }
-    return out;
+    return w;
   }
 
 private:
@@ -53,9 +35,9 @@ private:
     w.spec += c == '$' ? std::string("$$") : std::string(1, c);
   }
 
-  static void merge(LexedWord& into, const LexedWord& part) {
-    into.value += part.value;
-    into.spec += part.spec;
+  // What a part says of the value (references, an ARG without a default, a form a spec
+  // cannot carry), the first of each kept.
+  static void merge_flags(LexedWord& into, const LexedWord& part) {
     into.refers = into.refers || part.refers;
     if (into.unset_arg.empty()) {
       into.unset_arg = part.unset_arg;
@@ -63,6 +45,12 @@ private:
     if (into.unsupported.empty()) {
       into.unsupported = part.unsupported;
     }
+  }
+
+  static void merge(LexedWord& into, const LexedWord& part) {
+    into.value += part.value;
+    into.spec += part.spec;
+    merge_flags(into, part);
   }
 
   // One unit of a word at m_i: a quoted run, an escape, a reference or a character.
@@ -142,7 +130,7 @@ private:
       m_i = n + 1; // $1: a positional parameter, never set in a build: ""
       return;
     }
-    while (n < m_s.size() && name_char(m_s[n], n == at)) {
+    while (n < m_s.size() && env_name_char(m_s[n], n == at)) {
       ++n;
     }
     if (n == at) {
@@ -157,7 +145,7 @@ private:
   void braced(LexedWord& w) {
     std::size_t at = m_i + 2;
     std::size_t n = at;
-    while (n < m_s.size() && name_char(m_s[n], n == at)) {
+    while (n < m_s.size() && env_name_char(m_s[n], n == at)) {
       ++n;
     }
     std::string name(m_s.substr(at, n - at));
@@ -204,18 +192,10 @@ private:
     if (v == m_vars.end()) {
       // Nobody in the Dockerfile set it: the base's environment gives it at build time.
       w.refers = true;
-      w.spec += "${" + name + op;
+      w.spec += "${" + name + op + (word != nullptr ? word->spec : std::string()) + "}";
       if (word != nullptr) {
-        w.spec += word->spec;
-        w.refers = true;
-        if (w.unset_arg.empty()) {
-          w.unset_arg = word->unset_arg;
-        }
-        if (w.unsupported.empty()) {
-          w.unsupported = word->unsupported;
-        }
+        merge_flags(w, *word);
       }
-      w.spec += "}";
       return;
     }
     if (!v->second) {
@@ -223,19 +203,14 @@ private:
       return;
     }
     const std::string& val = *v->second;
-    bool use_word = (op == ":-" && val.empty()) || (op == ":+" && !val.empty()) || op == "+";
-    if (op == ":+" || op == "+") {
-      if (use_word) {
-        merge(w, *word);
-      }
-      return;
-    }
+    const bool plus = op == ":+" || op == "+"; // the word when set (and not empty), else ""
+    const bool use_word = (op == ":-" && val.empty()) || (op == ":+" && !val.empty()) || op == "+";
     if (use_word) {
       merge(w, *word);
-      return;
+    } else if (!plus) {
+      w.value += val;
+      w.spec += spec::env_literal(val);
     }
-    w.value += val;
-    w.spec += spec::env_literal(val);
   }
 
   std::string_view m_s;
@@ -247,9 +222,8 @@ private:
 
 } // namespace
 
-std::vector<LexedWord> lex_docker_words(std::string_view text, const DockerVars& vars, const DockerRefs& refs,
-                                        char escape, bool one_word) {
-  return Lexer(text, vars, refs, escape).words(one_word);
+LexedWord lex_docker_value(std::string_view text, const DockerVars& vars, const DockerRefs& refs, char escape) {
+  return Lexer(text, vars, refs, escape).value();
 }
 
 } // namespace templates

@@ -8,7 +8,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace templates {
 
@@ -27,9 +26,8 @@ struct LexedWord {
   std::string unsupported; // a form a spec cannot carry, or a lexing error; "" when none
 };
 
-// The words of `text`, split at blanks outside quotes; one_word: all of it as one word,
-// blanks kept (an ENV value).
-std::vector<LexedWord> lex_docker_words(std::string_view text, const DockerVars& vars, const DockerRefs& refs,
-                                        char escape = '\\', bool one_word = false);
+// `text` as one value (an ENV value: blanks kept), lexed with the Dockerfile's `vars`
+// and the `refs` of its variables that refer to the base's.
+LexedWord lex_docker_value(std::string_view text, const DockerVars& vars, const DockerRefs& refs, char escape = '\\');
 
 } // namespace templates

@@ -284,10 +284,7 @@ std::string expand(const std::string& s, const Vars& vars, std::string* missing)
     auto it = vars.find(name);
     return it == vars.end() ? std::nullopt : it->second;
   };
-  auto is_name = [](char c, bool first) {
-    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
-           (!first && std::isdigit(static_cast<unsigned char>(c)));
-  };
+  const auto is_name = spec::env_name_char;
   for (std::size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (c == '\\' && !single && i + 1 < s.size()) {
@@ -1104,18 +1101,13 @@ private:
     const Vars before = m_vars;
     const DockerRefs refs_before = m_refs;
     auto put = [&](const std::string& name, const std::string& raw_value) {
-      std::vector<LexedWord> w = lex_docker_words(raw_value, before, refs_before, in.escape, true);
-      const LexedWord& v = w.front();
-      if (!v.unsupported.empty()) {
-        skip("ENV " + name + ": " + v.unsupported);
-        m_vars[name] = std::nullopt;
-        m_refs.erase(name);
-        return;
-      }
-      if (!v.unset_arg.empty()) {
-        skip("ENV " + name + " refers to $" + v.unset_arg +
-             ", an ARG without a default (only a --build-arg would give it): give the ARG a default, or write "
-             "the value");
+      const LexedWord v = lex_docker_value(raw_value, before, refs_before, in.escape);
+      if (!v.unsupported.empty() || !v.unset_arg.empty()) {
+        skip(!v.unsupported.empty()
+                 ? "ENV " + name + ": " + v.unsupported
+                 : "ENV " + name + " refers to $" + v.unset_arg +
+                       ", an ARG without a default (only a --build-arg would give it): give the ARG a default, or "
+                       "write the value");
         m_vars[name] = std::nullopt;
         m_refs.erase(name);
         return;
@@ -1436,7 +1428,7 @@ private:
   // Why a `pip install` argument is not one requirement, the line of a requirements file
   // it becomes: a line break or another control byte (a second line: an option such as
   // --index-url, smuggled in a quoted argument), a comment, or an option after it
-  // (whitespace, then '#' or '-': pip reads those as a comment and as per-requirement
+  // (a blank, then '#' or '-': pip reads those as a comment and as per-requirement
   // options); then the caller's PEP 508 check.
   std::optional<std::string> not_one_requirement(const std::string& a) const {
     auto shown = [&] {
@@ -1456,7 +1448,7 @@ private:
                "file)" +
                fix;
       }
-      if ((ch == ' ' || ch == '\t') && k + 1 < a.size() && (a[k + 1] == '#' || a[k + 1] == '-')) {
+      if (ch == ' ' && k + 1 < a.size() && (a[k + 1] == '#' || a[k + 1] == '-')) { // a tab: a control byte
         return shown() + " is more than a requirement (pip reads the part from `" + std::string(1, a[k + 1]) +
                "` on as " + (a[k + 1] == '#' ? "a comment" : "options") + ")" + fix;
       }
@@ -2036,7 +2028,8 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     if (t.empty() || t[0] == '#') {
       continue; // comments and blank lines, also inside a continued instruction
     }
-    if (!continuing) {
+    const bool first = !continuing; // the instruction's first line
+    if (first) {
       start = static_cast<int>(n + 1);
     }
     std::string r = l;
@@ -2047,7 +2040,6 @@ std::vector<DockerInstruction> parse_dockerfile(const std::string& text, const s
     // blanks after it go, nothing is added, and what is before it and the next line's
     // leading blanks stay (`ENV A=x\` then `y` is A=xy; `RUN apk add \` then `    gnupg`
     // keeps its blanks). Only the first line's leading blanks go.
-    const bool first = !continuing;
     if (!r.empty() && r.back() == escape) {
       r.pop_back();
       std::size_t lead = first ? r.find_first_not_of(" \t") : 0;

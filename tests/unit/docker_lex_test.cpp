@@ -13,9 +13,7 @@ using templates::DockerVars;
 using templates::LexedWord;
 
 LexedWord one(const std::string& text, const DockerVars& vars = {}, const DockerRefs& refs = {}, char esc = '\\') {
-  auto w = templates::lex_docker_words(text, vars, refs, esc, true);
-  REQUIRE(w.size() == 1);
-  return w[0];
+  return templates::lex_docker_value(text, vars, refs, esc);
 }
 
 // The value of a word that refers to nothing outside the Dockerfile.
@@ -40,10 +38,8 @@ TEST_SUITE("docker_lex") {
     CHECK(value("$1x") == "x");             // a positional parameter, never set in a build
     CHECK(value("a`$b", {}, '`') == "a$b"); // # escape=`
     CHECK(value("C:\\dir", {}, '`') == "C:\\dir");
-    auto split = templates::lex_docker_words("a \"b c\"  'd'", {}, {});
-    REQUIRE(split.size() == 3);
-    CHECK(split[1].value == "b c");
-    CHECK(split[2].value == "d");
+    // One value: blanks between its quoted and unquoted parts are kept, as in an ENV value.
+    CHECK(value("a \"b c\"  'd'") == "a b c  d");
   }
 
   TEST_CASE("the Dockerfile's own variables expand as Docker expands them, once") {
