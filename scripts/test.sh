@@ -67,8 +67,8 @@ summary() {
   if [[ -s $PADDLE_IMAGE_TEST_TIMES ]]; then
     echo "== slowest tests (budget ${PADDLE_IMAGE_TEST_BUDGET:-600}s each)"
     sort -k2,2nr "$PADDLE_IMAGE_TEST_TIMES" | head -12 |
-      awk '{printf "  %-50s %6ds %5d cpu s%s\n", $1, $2, $4, ($3 == 0 ? "" : "  exit " $3)}'
-    awk '{n++; w+=$2; c+=$4} END{printf "  %d tests under the budget (the lints are not): %d s of test time, %d cpu s\n", n, w, c}' "$PADDLE_IMAGE_TEST_TIMES"
+      awk '{printf "  %-50s %6ds %5d cpu s (%d user, %d system)%s\n", $1, $2, $4, $5, $6, ($3 == 0 ? "" : "  exit " $3)}'
+    awk '{n++; w+=$2; c+=$4; u+=$5; y+=$6} END{printf "  %d tests under the budget (the lints are not): %d s of test time, %d cpu s (%d user, %d system)\n", n, w, c, u, y}' "$PADDLE_IMAGE_TEST_TIMES"
   fi
   if command -v ccache >/dev/null 2>&1; then
     read -r hits misses < <(ccache_counts)

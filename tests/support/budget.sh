@@ -3,9 +3,10 @@
 # is caught in the session that made it, not in CI (docs/testing.md).
 #   PADDLE_IMAGE_TEST_BUDGET  seconds a single test may take (default 600)
 #   PADDLE_IMAGE_TEST_TIMES   when set, a file that gets one line per test:
-#                             NAME SECONDS EXIT-STATUS CPU-SECONDS
+#                             NAME SECONDS EXIT-STATUS CPU-SECONDS USER SYSTEM
 #                             (CPU: user + system of the test's processes, what the
-#                             test costs the cores when tests run side by side)
+#                             test costs the cores when tests run side by side; then
+#                             the two apart)
 # Past the budget the test is stopped (TERM, then KILL 30 s later, its whole process
 # group) and this exits 124 with a message naming the test and the budget.
 set -uo pipefail
@@ -29,9 +30,10 @@ if [[ -n ${PADDLE_IMAGE_TEST_TIMES:-} ]]; then
   # none): this shell's, then its children's user and system time ("0m1.234s").
   times_file=$(mktemp)
   times >"$times_file"
-  cpu=$(awk 'NR==2 {t=0; for (i=1;i<=2;i++) {split($i,a,"m"); t+=a[1]*60+a[2]} printf "%.0f", t}' "$times_file")
+  cpu=$(awk 'NR==2 {t=0; for (i=1;i<=2;i++) {split($i,a,"m"); s[i]=a[1]*60+a[2]; t+=s[i]}
+    printf "%.0f %.0f %.0f", t, s[1], s[2]}' "$times_file")
   rm -f "$times_file"
-  echo "$name $elapsed $rc ${cpu:-0}" >>"$PADDLE_IMAGE_TEST_TIMES"
+  echo "$name $elapsed $rc ${cpu:-0 0 0}" >>"$PADDLE_IMAGE_TEST_TIMES"
 fi
 if [[ $rc -eq 124 || $rc -eq 137 ]] && [[ $elapsed -ge $budget ]]; then
   echo "budget.sh: test '$name' ran past its budget of ${budget}s and was stopped after ${elapsed}s;" \
