@@ -1,6 +1,6 @@
 # Writes OUT (a header) with the git revision of SRC and whether its tracked files have
 # uncommitted changes, at every build, rewriting it only when that changed (so only
-# cli/version.cpp recompiles after a commit). Without git or outside a work tree (a
+# cli/build_stamp.cpp recompiles after a commit). Without git or outside a work tree (a
 # release tarball) the revision is "unknown".
 execute_process(COMMAND git -C "${SRC}" rev-parse HEAD OUTPUT_VARIABLE rev RESULT_VARIABLE rc
                 OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

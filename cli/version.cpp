@@ -1,6 +1,6 @@
 #include "cli/version.hpp"
 
-#include "cli/build_info.hpp"
+#include "cli/build_stamp.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "layers/compress.hpp"
@@ -9,36 +9,23 @@
 
 #include <sstream>
 
-#ifndef PI_VERSION
-#define PI_VERSION "0.0.0"
-#endif
-#ifndef PI_BUILD_TYPE
-#define PI_BUILD_TYPE "unknown"
-#endif
-#ifndef PI_COMPILER
-#define PI_COMPILER "unknown"
-#endif
-#ifndef PI_YAML_CPP_VERSION
-#define PI_YAML_CPP_VERSION "unknown"
-#endif
-
 namespace cli {
 
 const char* version() {
-  return PI_VERSION;
+  return stamp::version();
 }
 
 nlohmann::json version_info() {
-  return {{"version", PI_VERSION},
-          {"git", {{"revision", PI_GIT_REVISION}, {"dirty", PI_GIT_DIRTY}}},
-          {"build_type", PI_BUILD_TYPE},
-          {"compiler", PI_COMPILER},
+  return {{"version", stamp::version()},
+          {"git", {{"revision", stamp::git_revision()}, {"dirty", stamp::git_dirty()}}},
+          {"build_type", stamp::build_type()},
+          {"compiler", stamp::compiler()},
           {"libraries",
            {{"libcurl", registry::curl_version()},
             {"openssl", signing::openssl_version()},
             {"libarchive", layers::libarchive_version()},
             {"zstd", layers::zstd_version()},
-            {"yaml-cpp", PI_YAML_CPP_VERSION},
+            {"yaml-cpp", stamp::yaml_cpp_version()},
             {"libsodium", signing::sodium_version()},
             {"nlohmann_json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
                                   std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
@@ -49,8 +36,9 @@ std::string version_text() {
   nlohmann::json j = version_info();
   std::ostringstream s;
   std::string rev = j["git"]["revision"];
-  s << "paddle-image " << PI_VERSION << " (git " << rev << (j["git"]["dirty"].get<bool>() ? ", dirty" : "") << ")\n";
-  s << "build:     " << PI_BUILD_TYPE << ", " << PI_COMPILER << "\n";
+  s << "paddle-image " << stamp::version() << " (git " << rev << (j["git"]["dirty"].get<bool>() ? ", dirty" : "")
+    << ")\n";
+  s << "build:     " << stamp::build_type() << ", " << stamp::compiler() << "\n";
   s << "libraries:";
   bool first = true;
   for (const auto& [name, v] : j["libraries"].items()) {
