@@ -8,6 +8,7 @@
 #include <archive.h>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -81,18 +82,22 @@ ChunkResult deflate_chunk(const std::string& chunk, int level) {
   if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw Error(ErrorKind::internal, "deflateInit2 failed");
   }
-  r.bytes.resize(deflateBound(&zs, static_cast<uLong>(chunk.size())) + 16);
+  // deflateBound's worst case, not zero-filled (a string's resize would write every
+  // byte once more before deflate does); the chunk then waits in the queue holding only
+  // what deflate wrote.
+  const std::size_t bound = deflateBound(&zs, static_cast<uLong>(chunk.size())) + 16;
+  std::unique_ptr<Bytef[]> out(new Bytef[bound]);
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
   zs.avail_in = static_cast<uInt>(chunk.size());
-  zs.next_out = reinterpret_cast<Bytef*>(r.bytes.data());
-  zs.avail_out = static_cast<uInt>(r.bytes.size());
+  zs.next_out = out.get();
+  zs.avail_out = static_cast<uInt>(bound);
   int rc = deflate(&zs, Z_SYNC_FLUSH);
   if (rc != Z_OK || zs.avail_in != 0) {
     deflateEnd(&zs);
     throw Error(ErrorKind::internal, "deflate failed");
   }
-  r.bytes.resize(zs.total_out);
-  r.bytes.shrink_to_fit(); // waits in the queue: keep what it holds, not deflateBound's worst case
+  r.bytes.assign(reinterpret_cast<const char*>(out.get()), zs.total_out);
+  out.reset();
   deflateEnd(&zs);
   if (r.bytes.size() > chunk.size() + 5 * (chunk.size() / 65535 + 1)) {
     r.bytes.clear();
