@@ -59,6 +59,11 @@ measured() { # measured DIR CMD...: runs CMD, a build into DIR, then its compile
 }
 summary() {
   local rc=$?
+  if [[ -n ${FIXTURES_PID:-} ]]; then # the run stopped before the fixtures were waited for
+    kill -- "-$FIXTURES_PID" 2>/dev/null || true
+    wait "$FIXTURES_PID" 2>/dev/null || true
+    rm -f "${FIXTURES_LOG:-}"
+  fi
   [[ -z $STAGE ]] || STAGE_LINES+=("$(printf '%-58s %6ds%s' "$STAGE" $((SECONDS - STAGE_START)) \
     "$([[ $rc -ne 0 ]] && echo '  (failed here)')")")
   echo "== wall time per stage"
@@ -84,25 +89,51 @@ stage "set-up (Debian packages)"
 "$ROOT/scripts/setup.sh" --test
 command -v ccache >/dev/null 2>&1 && ccache --zero-stats >/dev/null
 
-stage "fixtures (Debian rootfs, wheels, debs, schemas)"
+# The fixtures are made in the background while both trees compile: making them waits
+# on Debian's mirror, the npm registry and the disk far more than on the cores (75 s on
+# a fresh machine, before the builds, with the cores idle). Their output is shown when
+# they are done; the tests start only after them.
 export PADDLE_IMAGE_TEST_CACHE=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
-# Fixtures are made before any test runs, so the tests themselves touch no network.
-"$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
-"$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
-# The wheels the test package index serves (tests/integration/wheels_index.sh), with a
-# 200 MiB stored wheel for the memory check.
-python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/index-wheels" --big-mb 200
-# The Debian packages the release test installs paddle-image's .deb with, offline.
-"$ROOT/tests/support/fetch-debs.sh" "$PADDLE_IMAGE_TEST_CACHE/debs" "$PADDLE_IMAGE_TEST_CACHE/base/rootfs"
-# The signed apt repositories the debs layer test installs from (real Debian packages
-# signed with a test key, and Debian's own signed index for the suite).
-"$ROOT/tests/support/make-debs-repo.sh" "$PADDLE_IMAGE_TEST_CACHE/debs-repo" "$PADDLE_IMAGE_TEST_CACHE/base/rootfs"
-# The official CycloneDX schema comes from the npm registry; a machine that cannot
-# reach it (or does not trust its TLS) still runs every test, the SBOM checks then
-# against the required fields only (the signing test says which it used).
-"$ROOT/tests/support/fetch-schemas.sh" "$PADDLE_IMAGE_TEST_CACHE/schemas" ||
-  echo "test.sh: the official CycloneDX schema could not be fetched; CycloneDX documents are checked for the required fields only"
+make_fixtures() {
+  # Fixtures are made before any test runs, so the tests themselves touch no network.
+  "$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
+  "$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
+  # The wheels the test package index serves (tests/integration/wheels_index.sh), with a
+  # 200 MiB stored wheel for the memory check.
+  python3 "$ROOT/tests/support/make-index-wheels.py" "$PADDLE_IMAGE_TEST_CACHE/index-wheels" --big-mb 200
+  # The Debian packages the release test installs paddle-image's .deb with, offline.
+  "$ROOT/tests/support/fetch-debs.sh" "$PADDLE_IMAGE_TEST_CACHE/debs" "$PADDLE_IMAGE_TEST_CACHE/base/rootfs"
+  # The signed apt repositories the debs layer test installs from (real Debian packages
+  # signed with a test key, and Debian's own signed index for the suite).
+  "$ROOT/tests/support/make-debs-repo.sh" "$PADDLE_IMAGE_TEST_CACHE/debs-repo" "$PADDLE_IMAGE_TEST_CACHE/base/rootfs"
+  # The official CycloneDX schema comes from the npm registry; a machine that cannot
+  # reach it (or does not trust its TLS) still runs every test, the SBOM checks then
+  # against the required fields only (the signing test says which it used).
+  "$ROOT/tests/support/fetch-schemas.sh" "$PADDLE_IMAGE_TEST_CACHE/schemas" ||
+    echo "test.sh: the official CycloneDX schema could not be fetched; CycloneDX documents are checked for the required fields only"
+}
+FIXTURES_LOG=$(mktemp "${TMPDIR:-/tmp}/paddle-image-fixtures.XXXXXX")
+FIXTURES_START=$SECONDS
+set -m # a process group of its own, so that a stopped run stops debootstrap and the rest too
+(
+  set -euo pipefail
+  make_fixtures
+  echo "fixtures: made in $((SECONDS - FIXTURES_START)) s, beside the builds"
+) >"$FIXTURES_LOG" 2>&1 </dev/null &
+FIXTURES_PID=$!
+set +m
+fixtures_done() { # waits for the fixtures, shows their output; exits when they failed
+  local rc=0
+  wait "$FIXTURES_PID" || rc=$?
+  FIXTURES_PID=""
+  sed 's/^/  | /' "$FIXTURES_LOG"
+  rm -f "$FIXTURES_LOG"
+  if [[ $rc -ne 0 ]]; then
+    echo "test.sh: making the test fixtures failed (exit $rc; their output is above)" >&2
+    exit "$rc"
+  fi
+}
 
 # The main test build is Release (-O3), warnings as errors, so it stays warning-clean
 # where users and packagers build; it is scripts/example.sh's configuration, so after
@@ -133,6 +164,8 @@ measured "$ROOT/build/same-outputs-old/src/build" env SAME_OUTPUTS_OLD_DIR="$ROO
 # caches, failure injection, debs, remote sources, a hostile package index) and fuzz
 # targets (FUZZ_SECONDS each, default 25), self-tests and lints. Tests whose checks measure time hold CTest's
 # `timing` lock (tests/CMakeLists.txt).
+stage "fixtures: waiting for the rest (made beside the builds)"
+fixtures_done
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 JOBS=${PADDLE_IMAGE_TEST_JOBS:-$(($(nproc) * 3))}
 stage "tests: all, $JOBS at a time (CTest: Release, ASan+UBSan, fuzz)"
