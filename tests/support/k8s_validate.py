@@ -515,8 +515,10 @@ def describe(doc):
     return f"{doc.get('kind', '?')} {meta.get('name', '?')}"
 
 
-def validate_files(files, schema_dir):
-    checker = Checker(schema_dir)
+def validate_files(files, schema_dir, checker=None):
+    """(problem lines, "Kind/name" of each object). `checker`: one made before (a Checker of
+    schema_dir, whose compiled validators a caller checking many files keeps)."""
+    checker = checker or Checker(schema_dir)
     lines, objects, services, templates = [], [], [], []
     for path in files:
         try:
