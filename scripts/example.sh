@@ -18,12 +18,11 @@ PI=${PADDLE_IMAGE_EXAMPLE_PI:-}
 [[ -n $PI ]] || "$ROOT/scripts/setup.sh" --example
 BASE=$ROOT/.cache/example-base
 # The Debian base is made while paddle-image compiles: debootstrap waits on the mirror
-# and on dpkg, the compiler on the two cores. At the lowest priority, so that what it
-# does spend on the cores (dpkg unpacking) never slows the compile, which comes last.
+# and on dpkg, the compiler on the two cores.
 base_pid=""
 if [[ $(id -u) -eq 0 ]]; then
   mkdir -p "$ROOT/.cache"
-  nice -n 19 "$ROOT/scripts/make-test-base.sh" "$BASE" >"$ROOT/.cache/example-base.log" 2>&1 &
+  "$ROOT/scripts/make-test-base.sh" "$BASE" >"$ROOT/.cache/example-base.log" 2>&1 &
   base_pid=$!
 fi
 # Only the CLI: the configuration is scripts/test.sh's, which builds the rest.

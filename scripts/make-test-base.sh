@@ -3,7 +3,9 @@
 # Usage: make-test-base.sh OUTDIR
 # Produces: OUTDIR/rootfs/ (tree), OUTDIR/rootfs.tar, OUTDIR/python-version, OUTDIR/.done
 # Env: MIRROR (default: first URI in /etc/apt/sources.list.d/debian.sources,
-#      fallback http://deb.debian.org/debian), SUITE (default bookworm).
+#      fallback http://deb.debian.org/debian), SUITE (default bookworm),
+#      REUSE_FROM=DIR: another OUTDIR this script made for the same suite (the quick
+#      start's .cache/example-base), copied instead of a second debootstrap.
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -57,6 +59,18 @@ for d in "$OUTDIR".tmp.*; do
 done
 mkdir -p "$TMP"
 
+if [[ -n ${REUSE_FROM:-} && -f $REUSE_FROM/.done && -f $REUSE_FROM/rootfs.tar &&
+      $(cat "$REUSE_FROM/suite" 2>/dev/null) == "$SUITE" ]]; then
+    for f in rootfs rootfs.tar python-version rootfs.size build-seconds suite .done; do
+        cp -a --reflink=auto -- "$REUSE_FROM/$f" "$TMP/$f"
+    done
+    remove_tree "$OUTDIR"
+    mkdir -p "$(dirname "$OUTDIR")"
+    mv -- "$TMP" "$OUTDIR"
+    echo "make-test-base: copied from $REUSE_FROM (debootstrap $SUITE, made there)" >&2
+    exit 0
+fi
+
 start=$(date +%s)
 echo "make-test-base: debootstrap $SUITE from $MIRROR" >&2
 debootstrap --variant=minbase --include=python3 "$SUITE" "$TMP/rootfs" "$MIRROR" >"$TMP/debootstrap.log" 2>&1 || {
@@ -88,6 +102,7 @@ if [[ -z "$pyver" ]]; then
 fi
 [[ -n "$pyver" ]] || { echo "could not determine python version in rootfs" >&2; exit 1; }
 echo "$pyver" > "$TMP/python-version"
+echo "$SUITE" > "$TMP/suite"
 
 # Deterministic-ish tarball of the tree (numeric owners, sorted).
 tar --numeric-owner --sort=name --xattrs -C "$R" -cf "$TMP/rootfs.tar" .

@@ -91,14 +91,14 @@ command -v ccache >/dev/null 2>&1 && ccache --zero-stats >/dev/null
 
 # The fixtures are made in the background while both trees compile: making them waits
 # on Debian's mirror, the npm registry and the disk far more than on the cores (75 s on
-# a fresh machine, before the builds, with the cores idle), at the lowest priority, so
-# what they spend on the cores (dpkg, xz) never slows a compile. Their output is shown
-# when they are done; the tests start only after them.
+# a fresh machine, before the builds, with the cores idle). Their output is shown when
+# they are done; the tests start only after them.
 export PADDLE_IMAGE_TEST_CACHE=${PADDLE_IMAGE_TEST_CACHE:-$HOME/.cache/paddle-image-test}
 mkdir -p "$PADDLE_IMAGE_TEST_CACHE"
 make_fixtures() {
   # Fixtures are made before any test runs, so the tests themselves touch no network.
-  "$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
+  # The quick start's base (scripts/example.sh), where it made one, is the same rootfs.
+  REUSE_FROM="$ROOT/.cache/example-base" "$ROOT/scripts/make-test-base.sh" "$PADDLE_IMAGE_TEST_CACHE/base"
   "$ROOT/tests/support/build-wheels.sh" "$PADDLE_IMAGE_TEST_CACHE/wheels"
   # The wheels the test package index serves (tests/integration/wheels_index.sh), with a
   # 200 MiB stored wheel for the memory check.
@@ -119,7 +119,6 @@ FIXTURES_START=$SECONDS
 set -m # a process group of its own, so that a stopped run stops debootstrap and the rest too
 (
   set -euo pipefail
-  renice -n 19 -p "$BASHPID" >/dev/null
   make_fixtures
   echo "fixtures: made in $((SECONDS - FIXTURES_START)) s, beside the builds"
 ) >"$FIXTURES_LOG" 2>&1 </dev/null &
@@ -137,7 +136,7 @@ fixtures_done() { # waits for the fixtures, shows their output; exits when they 
   fi
 }
 
-# The main test build is Release (-O3), warnings as errors, so it stays warning-clean
+# The main test build is Release (-O2), warnings as errors, so it stays warning-clean
 # where users and packagers build; it is scripts/example.sh's configuration, so after
 # the quick start only the test helpers are left to compile. The unit tests are compiled
 # once, in the sanitizer build, and run there; this tree's CTest runs that build's
