@@ -212,7 +212,8 @@ layers::CopyRule copy_rule(const spec::CopySpec& c, const spec::LayerSpec& l) {
                           c.origin,
                           c.ignore,
                           c.ignore_prefix,
-                          c.symlink};
+                          c.symlink,
+                          c.directory};
 }
 
 } // namespace builder

@@ -216,6 +216,28 @@ void EntrySet::put(Entry e, const std::string& origin) {
   }
 }
 
+// A directory rule's entry: its mode and owner win over a directory an earlier rule of
+// the layer made there (a copy into it, its parent), as `mkdir -m` and a later `chmod`
+// would leave it; a file or symlink already at the path is a clash.
+void EntrySet::add_directory(const CopyRule& rule) {
+  Entry e;
+  e.path = normalize_image_path(rule.to, rule.origin);
+  if (e.path.empty()) {
+    throw Error(ErrorKind::input, rule.origin + ": a directory rule for '/' makes nothing",
+                "name the directory to make, e.g. directory: /data/models");
+  }
+  e.type = Entry::Type::dir;
+  e.mode = rule.dir_mode.value_or(0755);
+  e.owner = rule.owner;
+  auto it = m_entries.find(e.path);
+  if (it != m_entries.end() && it->second.type == Entry::Type::dir) {
+    it->second.mode = e.mode;
+    it->second.owner = e.owner;
+    return;
+  }
+  put(std::move(e), rule.origin);
+}
+
 void EntrySet::add(const CopyRule& rule) {
   if (rule.symlink) {
     Entry e;
@@ -225,6 +247,10 @@ void EntrySet::add(const CopyRule& rule) {
     e.owner = rule.owner;
     e.link_target = *rule.symlink;
     put(std::move(e), rule.origin);
+    return;
+  }
+  if (rule.directory) {
+    add_directory(rule);
     return;
   }
   struct stat root_st = lstat_or_throw(rule.from, rule.origin);

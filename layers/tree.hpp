@@ -87,6 +87,8 @@ struct CopyRule {
   std::string ignore_prefix;
   // A link to make at `to` pointing here, in place of `from` (nothing read from disk).
   std::optional<std::string> symlink;
+  // A directory to make at `to` (dir_mode, default 0755; owner), in place of `from`.
+  bool directory = false;
 };
 
 class EntrySet {
@@ -117,6 +119,7 @@ private:
   using MakeEntry = std::function<Entry(const std::string& host, const struct stat& st, const std::string& image_path,
                                         const std::string& rel)>;
   void put(Entry e, const std::string& origin);
+  void add_directory(const CopyRule& rule);
   void walk(const std::string& from, const std::string& to, const CopyRule& rule, const MakeEntry& make_entry);
   int m_threads = 1;
   WalkLog* m_log = nullptr;

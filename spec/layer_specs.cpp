@@ -182,6 +182,34 @@ CopySpec symlink_rule(const Ctx& c, const YAML::Node& item, const std::string& f
   return cs;
 }
 
+// `directory: PATH` (with `mode` and `owner`): the directory itself, nothing read from disk.
+CopySpec directory_rule(const Ctx& c, const YAML::Node& item, const std::string& f) {
+  CopySpec cs;
+  cs.origin = c.where(item);
+  cs.directory = true;
+  cs.to = c.str(item["directory"], f + ".directory");
+  check_image_path(c, item["directory"], f + ".directory", cs.to);
+  if (cs.to.find_first_not_of('/') == std::string::npos) {
+    c.fail(item["directory"], f + ".directory", "'/' is there in every image",
+           "name the directory to make, e.g. directory: /PaddleOCR/inference");
+  }
+  for (const char* k : {"to", "sha256", "size", "extract", "strip_components", "include", "commit", "ref", "exclude",
+                        "dir_mode", "allow_absolute_symlinks", "allow_outside"}) {
+    if (item[k]) {
+      c.fail(item[k], f + "." + k, std::string("'") + k + "' does not apply to a directory rule",
+             std::string("a directory rule takes directory (its path), mode and owner") +
+                 (std::string(k) == "to" ? "; the path is directory's value" : ""));
+    }
+  }
+  if (item["mode"]) {
+    cs.dir_mode = c.mode(item["mode"], f + ".mode");
+  }
+  if (item["owner"]) {
+    cs.owner = c.owner(item["owner"], f + ".owner");
+  }
+  return cs;
+}
+
 std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
                              const std::vector<std::string>& ignore) {
   if (!n.IsSequence() || n.size() == 0) {
@@ -192,16 +220,23 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     std::string f = field + "[" + std::to_string(i) + "]";
     const YAML::Node& item = n[i];
     c.check_keys(item, f,
-                 {"from", "url", "git", "symlink", "commit", "ref", "sha256", "size", "extract", "strip_components",
-                  "include", "to", "exclude", "mode", "dir_mode", "owner", "allow_absolute_symlinks", "allow_outside"});
-    if ((item["from"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) + (item["symlink"] ? 1 : 0) > 1) {
+                 {"from", "url", "git", "symlink", "directory", "commit", "ref", "sha256", "size", "extract",
+                  "strip_components", "include", "to", "exclude", "mode", "dir_mode", "owner",
+                  "allow_absolute_symlinks", "allow_outside"});
+    if ((item["from"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) + (item["symlink"] ? 1 : 0) +
+            (item["directory"] ? 1 : 0) >
+        1) {
       c.fail(item, f,
-             "a copy rule takes one of 'from' (a path), 'url' (a download), 'git' (a repository) and 'symlink' (a "
-             "link to make)",
+             "a copy rule takes one of 'from' (a path), 'url' (a download), 'git' (a repository), 'symlink' (a "
+             "link to make) and 'directory' (a directory to make)",
              "split it into several rules");
     }
     if (item["symlink"]) {
       out.push_back(symlink_rule(c, item, f));
+      continue;
+    }
+    if (item["directory"]) {
+      out.push_back(directory_rule(c, item, f));
       continue;
     }
     if (!item["from"] && !item["url"] && !item["git"]) {

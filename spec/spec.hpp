@@ -51,6 +51,10 @@ struct CopySpec {
   // `symlink: TARGET` in place of a source: a symbolic link at `to` pointing at TARGET
   // (as `ln -s TARGET TO` makes it; an absolute TARGET is an image path).
   std::optional<std::string> symlink;
+  // `directory: PATH` in place of a source: a directory at PATH (held in `to`), empty
+  // unless other rules put something in it, with `mode` (default 0755) and `owner`, as
+  // `mkdir -p [-m MODE] PATH` makes it (its missing parents 0755, the layer's owner).
+  bool directory = false;
   std::string to;
   std::vector<std::string> exclude;
   std::optional<std::uint32_t> mode;

@@ -187,6 +187,17 @@ void files_layer(const DockerLayer& l, std::vector<std::string>& lines, std::vec
       lines.push_back(run);
       continue;
     }
+    if (c.directory) {
+      // The directory itself: mkdir in the base, then the rule's mode and owner.
+      const std::string dir = util::shell_quote(one_line(c.to, "directory"));
+      std::string run = "RUN mkdir -p " + dir + " && chmod " + octal(c.dir_mode.value_or(0755u)) + " " + dir;
+      std::string chown = c.chown.empty() ? l.chown : c.chown;
+      if (!chown.empty()) {
+        run += " && chown " + util::shell_quote(one_line(chown, "owner")) + " " + dir;
+      }
+      lines.push_back(run);
+      continue;
+    }
     std::string line = "COPY";
     std::string chown = c.chown.empty() ? l.chown : c.chown;
     if (!chown.empty()) {

@@ -35,6 +35,7 @@ struct DockerCopy {
   // A download (url:) in place of `from` (url empty: none).
   DockerDownload download;
   std::optional<std::string> symlink; // a symlink rule: the link's target, made at `to`
+  bool directory = false;             // a directory rule: `to` made with dir_mode and chown
 };
 
 struct DockerLayer {

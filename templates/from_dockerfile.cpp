@@ -180,8 +180,9 @@ struct Copy {
   int strip_components = 0;
   std::string git; // git clone URL [&& git checkout X]: a git source
   std::string commit;
-  std::string ref;     // a branch or tag (or HEAD) the sources lock pins
-  std::string symlink; // ln -s TARGET LINK: a symlink rule (to: LINK)
+  std::string ref;        // a branch or tag (or HEAD) the sources lock pins
+  std::string symlink;    // ln -s TARGET LINK: a symlink rule (to: LINK)
+  bool directory = false; // mkdir [-p] [-m MODE] DIR: a directory rule (to: DIR)
 };
 
 Copy local_copy(std::string from, std::string to, std::string owner, std::string mode) {
@@ -1011,22 +1012,100 @@ private:
     return c;
   }
 
-  // The files layer the Dockerfile's symlinks go to (one, made by the first).
-  Layer& links_layer() {
+  // The files layer the Dockerfile's symlinks and directories go to (one, made by the
+  // first of them: "links" or "dirs").
+  Layer& links_layer(const char* name = "links") {
     for (auto& l : m.layers) {
-      if (!l.copies.empty() && !l.copies[0].symlink.empty()) {
+      if (!l.copies.empty() && std::all_of(l.copies.begin(), l.copies.end(),
+                                           [](const Copy& c) { return !c.symlink.empty() || c.directory; })) {
         return l;
       }
     }
     Layer l;
-    l.name = layer_name(m, "links");
+    l.name = layer_name(m, name);
     m.layers.push_back(l);
     return m.layers.back();
   }
 
-  // `chmod MODE PATH...` of files this stage's copy rules put there: the rules' mode.
-  // False (nothing changed) when a path is not exactly a copied file's.
-  bool chmod_of_copies(const std::vector<std::string>& seg, const std::string& cwd) {
+  // `echo "export NAME=VALUE" >> ~/.bashrc` (or /root/.bashrc, /etc/bash.bashrc): NAME
+  // and VALUE, for config.env. Nothing (nullopt) when the value is one the shell would
+  // read otherwise than as written (quotes, blanks, escapes, expansions, several names).
+  static std::optional<std::pair<std::string, std::string>> bashrc_export(const std::vector<std::string>& seg) {
+    if (seg.size() < 4 || seg[0] != "echo" || seg[seg.size() - 2] != ">>") {
+      return std::nullopt;
+    }
+    const std::string& file = seg.back();
+    if (file != "~/.bashrc" && file != "/root/.bashrc" && file != "/etc/bash.bashrc") {
+      return std::nullopt;
+    }
+    std::vector<std::string> said(seg.begin() + 1, seg.end() - 2);
+    std::string text = util::join(said, " ");
+    if (text.rfind("export ", 0) != 0) {
+      return std::nullopt;
+    }
+    std::string kv = text.substr(7);
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 ||
+        kv.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") < eq ||
+        std::isdigit(static_cast<unsigned char>(kv[0])) != 0) {
+      return std::nullopt;
+    }
+    std::string value = kv.substr(eq + 1);
+    if (value.find_first_of(" \t\n\"'\\$`;&|<>(){}*?[]~#!") != std::string::npos) {
+      return std::nullopt;
+    }
+    return std::make_pair(kv.substr(0, eq), value);
+  }
+
+  // `mkdir [-p] [-m MODE] DIR...`: a directory rule per DIR (its parents come with it, as
+  // -p makes them; without -p a missing parent fails in Docker, which the build did not).
+  // Nothing (nullopt) for an option it does not know or a mode that is not octal.
+  static std::optional<std::vector<Copy>> mkdir_command(const std::vector<std::string>& seg, const std::string& cwd) {
+    std::string mode;
+    std::vector<Copy> out;
+    bool options = true;
+    for (std::size_t i = 1; i < seg.size(); ++i) {
+      const std::string& a = seg[i];
+      if (options && a == "--") {
+        options = false;
+      } else if (options &&
+                 (a == "-p" || a == "--parents" || a == "-v" || a == "--verbose" || a == "-pv" || a == "-vp")) {
+        continue;
+      } else if (options && (a == "-m" || a == "--mode") && i + 1 < seg.size()) {
+        mode = seg[++i];
+      } else if (options && (a.rfind("--mode=", 0) == 0 || (a.rfind("-m", 0) == 0 && a.size() > 2))) {
+        mode = a.substr(a[1] == '-' ? 7 : 2);
+      } else if (options && a.size() > 1 && a[0] == '-') {
+        return std::nullopt;
+      } else {
+        Copy c;
+        c.directory = true;
+        c.to = join_path(cwd, a);
+        while (c.to.size() > 1 && c.to.back() == '/') {
+          c.to.pop_back();
+        }
+        if (c.to == "/") {
+          continue;
+        }
+        out.push_back(c);
+      }
+    }
+    if (!mode.empty() && (mode.size() > 4 || mode.find_first_not_of("01234567") != std::string::npos)) {
+      return std::nullopt; // a symbolic mode (u+rwx)
+    }
+    if (out.empty()) {
+      return std::nullopt;
+    }
+    for (auto& c : out) {
+      c.mode = mode;
+    }
+    return out;
+  }
+
+  // `chmod MODE PATH...` of files this stage's copy rules put there, or of directories
+  // its mkdir made (this RUN's `made` among them): the rules' mode. False (nothing
+  // changed) when a path is not exactly a copied file's or a made directory's.
+  bool chmod_of_copies(const std::vector<std::string>& seg, const std::string& cwd, std::vector<Copy>& made) {
     if (seg.size() < 3 || seg[1].rfind("-", 0) == 0) {
       return false;
     }
@@ -1041,17 +1120,23 @@ private:
     std::vector<Copy*> hits;
     for (std::size_t i = 2; i < seg.size(); ++i) {
       std::string path = join_path(cwd, seg[i]);
-      Copy* hit = nullptr;
-      for (auto& l : m.layers) {
-        for (auto& c : l.copies) {
-          bool file = !c.from.empty() && c.from.back() != '/' && c.url.empty() && c.git.empty();
-          std::string name = c.from.substr(c.from.rfind('/') + 1);
-          std::string lands = !c.to.empty() && c.to.back() == '/' ? c.to + name : c.to;
-          if (file && lands == path) {
-            hit = &c;
-          }
-        }
+      std::string dir = path;
+      while (dir.size() > 1 && dir.back() == '/') {
+        dir.pop_back();
       }
+      Copy* hit = nullptr;
+      auto match = [&](Copy& c) {
+        bool file = !c.from.empty() && c.from.back() != '/' && c.url.empty() && c.git.empty();
+        std::string name = c.from.substr(c.from.rfind('/') + 1);
+        std::string lands = !c.to.empty() && c.to.back() == '/' ? c.to + name : c.to;
+        if ((file && lands == path) || (c.directory && c.to == dir)) {
+          hit = &c;
+        }
+      };
+      for (auto& l : m.layers) {
+        std::for_each(l.copies.begin(), l.copies.end(), match);
+      }
+      std::for_each(made.begin(), made.end(), match);
       if (hit == nullptr) {
         return false;
       }
@@ -1360,8 +1445,8 @@ private:
       return "unpacks an archive at build time: unpack it into the project and copy the directory";
     }
     if (c == "mkdir") {
-      return "creates a directory: a copy rule creates the directories above its destination (copy an empty "
-             "directory from the project for an empty one)";
+      return "creates a directory with an option a directory rule does not take (a symbolic mode, -Z): write "
+             "{directory: PATH, mode: \"0755\"} in a files layer";
     }
     if (c == "chmod" || c == "chown") {
       return "changes modes or owners: give the copy rule that ships the file `mode:` or `owner:`";
@@ -1665,9 +1750,50 @@ private:
     m_lock_commands.push_back("paddle-image lock " + req + " -o " + l.lock + " --spec spec.yaml --layer " + l.name);
   }
 
+  // One command of a RUN that is neither of the simple ones: pip (install: `pips`; a
+  // self-upgrade or cache purge: `harmless`). False once skip() has said why the RUN
+  // does not map.
+  bool pip_segment(const std::vector<std::string>& seg, const std::string& cwd, std::vector<PipInstall>& pips,
+                   std::vector<std::string>& harmless) {
+    std::size_t i = pip_start(seg);
+    if (i == std::string::npos) {
+      skip(seg[0] == "useradd" || seg[0] == "adduser" ? user_added(seg) : command_hint(seg));
+      return false;
+    }
+    if (i < seg.size() && seg[i] == "cache") {
+      harmless.push_back(util::join(seg, " "));
+      return true;
+    }
+    if (i >= seg.size() || seg[i] != "install") {
+      skip("`pip " + (i < seg.size() ? seg[i] : std::string()) + "` has no spec equivalent (only pip install maps)");
+      return false;
+    }
+    PipInstall p;
+    if (auto why = parse_pip_install(seg, i + 1, cwd, p)) {
+      skip(*why);
+      return false;
+    }
+    bool self_upgrade =
+        p.reqs.empty() && !p.names.empty() && std::all_of(p.names.begin(), p.names.end(), [](const std::string& n) {
+          std::string base = util::ascii_lower(n.substr(0, n.find_first_of("=<>!~")));
+          return base == "pip" || base == "setuptools" || base == "wheel";
+        });
+    if (self_upgrade) {
+      harmless.push_back(util::join(seg, " ") + " (the tools that install, which the image does not need)");
+      return true;
+    }
+    if (p.reqs.empty() && p.names.empty()) {
+      skip("pip install with nothing to install");
+      return false;
+    }
+    pips.push_back(p);
+    return true;
+  }
+
   // RUN: its commands (split at && and ;) mapped when each is one a spec expresses (pip
-  // install: a wheels layer; apt-get install: the debs layer) or needs nothing for
-  // (apt-get update and clean, rm, cd, a pip self-upgrade, pip cache purge).
+  // install: a wheels layer; apt-get install: the debs layer; ln -s: symlink rules;
+  // mkdir: directory rules; chmod of what those or copy rules made: their mode) or needs
+  // nothing for (apt-get update and clean, rm, cd, a pip self-upgrade, pip cache purge).
   void run(const std::string& args) {
     if (auto j = json_form(args)) {
       skip("RUN executes a command at build time; paddle-image runs nothing (put its result in the base or a layer)");
@@ -1685,8 +1811,10 @@ private:
     }
     std::vector<PipInstall> pips;
     std::vector<std::string> harmless;
-    std::vector<std::string> chmods; // mapped into the copy rules' mode
-    std::vector<Copy> links;         // ln -s: symlink rules, added once the whole RUN maps
+    std::vector<std::string> chmods;                          // mapped into the copy rules' mode
+    std::vector<Copy> links;                                  // ln -s: symlink rules, added once the whole RUN maps
+    std::vector<Copy> dirs;                                   // mkdir: directory rules, likewise
+    std::vector<std::pair<std::string, std::string>> exports; // echo "export X=V" >> ~/.bashrc: config.env
     for (auto seg : segs) {
       while (!seg.empty() && seg[0].find('=') != std::string::npos && seg[0][0] != '-') {
         seg.erase(seg.begin());
@@ -1708,42 +1836,28 @@ private:
           continue;
         }
       }
-      if (seg[0] == "chmod" && !vars && chmod_of_copies(seg, cwd)) {
+      if (auto kv = vars ? std::nullopt : bashrc_export(seg)) {
+        exports.push_back(*kv);
+        continue;
+      }
+      if (seg[0] == "ulimit") {
+        harmless.push_back(util::join(seg, " ") +
+                           " (a limit of this RUN's own shell, which leaves nothing in the image)");
+        continue;
+      }
+      if (seg[0] == "mkdir" && !vars) {
+        if (auto made = mkdir_command(seg, cwd)) {
+          dirs.insert(dirs.end(), made->begin(), made->end());
+          continue;
+        }
+      }
+      if (seg[0] == "chmod" && !vars && chmod_of_copies(seg, cwd, dirs)) {
         chmods.push_back(util::join(seg, " "));
         continue;
       }
-      std::size_t i = pip_start(seg);
-      if (i == std::string::npos) {
-        skip(seg[0] == "useradd" || seg[0] == "adduser" ? user_added(seg) : command_hint(seg));
+      if (!pip_segment(seg, cwd, pips, harmless)) {
         return;
       }
-      if (i < seg.size() && seg[i] == "cache") {
-        harmless.push_back(util::join(seg, " "));
-        continue;
-      }
-      if (i >= seg.size() || seg[i] != "install") {
-        skip("`pip " + (i < seg.size() ? seg[i] : std::string()) + "` has no spec equivalent (only pip install maps)");
-        return;
-      }
-      PipInstall p;
-      if (auto why = parse_pip_install(seg, i + 1, cwd, p)) {
-        skip(*why);
-        return;
-      }
-      bool self_upgrade =
-          p.reqs.empty() && !p.names.empty() && std::all_of(p.names.begin(), p.names.end(), [](const std::string& n) {
-            std::string base = util::ascii_lower(n.substr(0, n.find_first_of("=<>!~")));
-            return base == "pip" || base == "setuptools" || base == "wheel";
-          });
-      if (self_upgrade) {
-        harmless.push_back(util::join(seg, " ") + " (the tools that install, which the image does not need)");
-        continue;
-      }
-      if (p.reqs.empty() && p.names.empty()) {
-        skip("pip install with nothing to install");
-        return;
-      }
-      pips.push_back(p);
     }
     if (vars) {
       skip(unresolved());
@@ -1753,7 +1867,16 @@ private:
       Layer& ll = links_layer();
       ll.copies.insert(ll.copies.end(), links.begin(), links.end());
     }
-    if (pips.empty() && chmods.empty() && harmless.empty() && links.empty()) {
+    if (!dirs.empty()) {
+      Layer& dl = links_layer("dirs");
+      dl.copies.insert(dl.copies.end(), dirs.begin(), dirs.end());
+    }
+    for (const auto& [name, value] : exports) {
+      add_env(name, value);
+      left_out.push_back(std::to_string(m_cur->line) + ": echo \"export " + name + "=...\" >> .bashrc: " + name +
+                         " is in config.env, which every process of the container sees, not only interactive shells");
+    }
+    if (pips.empty() && chmods.empty() && harmless.empty() && links.empty() && dirs.empty() && exports.empty()) {
       skip("RUN executes a command at build time; paddle-image runs nothing");
       return;
     }
@@ -1841,6 +1964,8 @@ std::string copy_yaml(const Copy& c) {
   std::string y;
   if (!c.symlink.empty()) {
     y += "      - symlink: " + q(c.symlink) + "\n        to: " + q(c.to) + "\n";
+  } else if (c.directory) {
+    y += "      - directory: " + q(c.to) + "\n";
   } else if (!c.git.empty()) {
     y += "      - git: " + q(c.git) + "\n" +
          (c.commit.empty() ? "        ref: " + q(c.ref) + " # pinned to its commit by paddle-image lock --sources\n"

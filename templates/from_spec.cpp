@@ -65,6 +65,8 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
         dc.download.git_ref = c.remote->git_ref;
       } else if (c.symlink) {
         dc.symlink = c.symlink;
+      } else if (c.directory) {
+        dc.directory = true;
       } else {
         dc.from = context_path(c.from, dir, &dc.outside_context);
       }

@@ -81,7 +81,8 @@ std::filesystem::path walk_memo_file(const spec::LayerSpec& l, const LayerContex
             {"absolute_symlinks", r.allow_absolute_symlinks},
             {"ignore", r.ignore},
             {"ignore_prefix", r.ignore_prefix},
-            {"symlink", r.symlink.value_or("")}});
+            {"symlink", r.symlink.value_or("")},
+            {"directory", r.directory}});
   }
   return cx.cache.layout().walk_memo(id.finish());
 }
@@ -222,12 +223,13 @@ std::vector<LayerReport> build_copy_layer(const spec::LayerSpec& l, const LayerC
   return out;
 }
 
-// Whether every rule of the layer is a remote source (a download or a git source) or a
-// symlink: a layer whose key needs no file of this machine.
+// Whether every rule of the layer is a remote source (a download or a git source), a
+// symlink or a directory: a layer whose key needs no file of this machine.
 bool all_remote(const spec::LayerSpec& l) {
   const auto& cs = l.copy().copies;
-  return std::all_of(cs.begin(), cs.end(),
-                     [](const spec::CopySpec& c) { return c.remote.has_value() || c.symlink.has_value(); });
+  return std::all_of(cs.begin(), cs.end(), [](const spec::CopySpec& c) {
+    return c.remote.has_value() || c.symlink.has_value() || c.directory;
+  });
 }
 
 // The key of a layer of remote sources alone: their pins (sha256, commit), how each is
@@ -242,6 +244,12 @@ std::string remote_layer_key(const spec::LayerSpec& l, const LayerContext& cx) {
     if (c.symlink) {
       key.add({{"symlink", *c.symlink},
                {"to", r.to},
+               {"owner", {r.owner.uid, r.owner.gid, r.owner.uname.str(), r.owner.gname.str()}}});
+      continue;
+    }
+    if (c.directory) {
+      key.add({{"directory", r.to},
+               {"mode", r.dir_mode.value_or(0755)},
                {"owner", {r.owner.uid, r.owner.gid, r.owner.uname.str(), r.owner.gname.str()}}});
       continue;
     }
@@ -267,7 +275,7 @@ nlohmann::json pinned_sources(const spec::LayerSpec& l) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : l.copy().copies) {
     if (!c.remote) {
-      continue; // a symlink
+      continue; // a symlink or a directory
     }
     const spec::RemoteSpec& s = *c.remote;
     if (s.is_git()) {

@@ -132,7 +132,7 @@ std::string wheels_key(const spec::LayerSpec& l, const python::PythonTarget& t, 
   }
   layers::EntrySet stat_set;
   for (const auto& w : wheels) {
-    stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}, {}});
+    stat_set.add(layers::CopyRule{w, "/w/", {}, {}, {}, {}, false, l.origin, {}, {}, {}, false});
   }
   if (portable) { // the registry cache's key: the wheels' names and contents
     key.add({{"contents", true}});
@@ -162,7 +162,7 @@ python::WheelInventory install_wheels(const spec::LayerSpec& l, const std::vecto
 // install; the install roots and their ancestors (usr/, usr/local/lib/...) stay root's.
 layers::EntrySet staged_entries(const spec::LayerSpec& l, const python::PythonTarget& t, const fs::path& staging) {
   layers::EntrySet set;
-  set.add(layers::CopyRule{staging, "/", {}, {}, {}, to_owner(l.owner), false, l.origin, {}, {}, {}});
+  set.add(layers::CopyRule{staging, "/", {}, {}, {}, to_owner(l.owner), false, l.origin, {}, {}, {}, false});
   for (const auto& root : {t.site_packages, t.scripts_dir, t.prefix}) {
     std::string p = layers::normalize_image_path(root, l.origin);
     while (!p.empty()) {

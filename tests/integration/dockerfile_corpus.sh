@@ -159,8 +159,8 @@ check "13: git clone && git checkout v2.7.1 became the tag's tree, without .git"
   "layer_list 13-clone-tag-checkout paddleocr | grep -q ' PaddleOCR/tools/train.py' && ! layer_list 13-clone-tag-checkout paddleocr | grep -q '\\.git/'"
 check "... pinned in the sources lock to the tag's commit" \
   grep -q "\"commit\": \"$(git -C git/PaddleOCR rev-parse 'v2.7.1^{commit}')\"" e-13-clone-tag-checkout/spec.sources.lock
-check "07: USER paddle after useradd -u 1000 runs as 1000:1000" bash -c \
-  "'$PI' inspect oci:images/07-nonroot-user:v1 --json | /usr/bin/python3 -c 'import json,sys; assert json.load(sys.stdin)[\"config\"][\"config\"][\"User\"] == \"1000:1000\"'"
+check "07: USER paddle after useradd -u 1000 runs as 1000:1000; the .bashrc export is in its environment" bash -c \
+  "'$PI' inspect oci:images/07-nonroot-user:v1 --json | /usr/bin/python3 -c 'import json,sys; c = json.load(sys.stdin)[\"config\"][\"config\"]; assert c[\"User\"] == \"1000:1000\"; assert \"PYTHONPATH=/home/paddle/app\" in c[\"Env\"], c[\"Env\"]'"
 check "04: pip install paddlepaddle-gpu==2.4.0.post116 -f URL became a wheels layer that installs it" bash -c \
   "layer_list 04-paddle-from-find-links deps | grep -q 'paddlepaddle_gpu-2.4.0.post116.dist-info/METADATA'"
 check "12: apt-get install of OpenCV's libraries became the debs layer, locked with its closure" bash -c \
@@ -172,5 +172,9 @@ check "12: pip install of a pinned name and a range became a requirements input 
 check "22: ADD --checksum became a pinned download, git clone + git -C checkout COMMIT a git source" bash -c \
   "layer_list 22-clone-at-commit pp_liteseg_stdc1 | grep -q ' src/weights/pp_liteseg_stdc1.pdparams' &&
    layer_list 22-clone-at-commit paddleseg | grep -q ' src/PaddleSeg/tools/train.py'"
+check "24: mkdir -p became directory rules (the parents with them), chmod 777 and -m 0700 their modes" bash -c \
+  "layer_list 24-ocr-dirs-mkdir dirs >l24 && grep -qx 'drwxr-xr-x PaddleOCR/inference/' l24 &&
+   grep -qx 'drwxrwxrwx PaddleOCR/output/' l24 && grep -qx 'drwx------ PaddleOCR/logs/' l24 &&
+   grep -qx 'drwxr-xr-x PaddleOCR/' l24"
 cat corpus-report.txt
 finish

@@ -135,7 +135,7 @@ TEST_SUITE("base_view") {
                            "/lib/x86_64-linux-gnu/y", "/opt/new/f"}) {
       fs::path src = tmp.path() / ("f" + std::to_string(++i)); // separate files: no hard links
       util::write_file_atomic(src, std::to_string(i));
-      set.add(layers::CopyRule{src, to, {}, {}, {}, {}, false, "spec.yaml:3:5", {}, {}, {}});
+      set.add(layers::CopyRule{src, to, {}, {}, {}, {}, false, "spec.yaml:3:5", {}, {}, {}, false});
     }
     set.finalize(layers::Owner{});
     auto followed = layers::apply_base_view(set, v, "layer 'app'");
@@ -155,8 +155,9 @@ TEST_SUITE("base_view") {
     CHECK(followed.size() == 3);
     // Two paths that land on one file are refused.
     layers::EntrySet twice;
-    twice.add(layers::CopyRule{tmp.path() / "f", "/usr/local/cuda/x", {}, {}, {}, {}, false, "a", {}, {}, {}});
-    twice.add(layers::CopyRule{tmp.path() / "f", "/usr/local/cuda-12.0/x", {}, {}, {}, {}, false, "b", {}, {}, {}});
+    twice.add(layers::CopyRule{tmp.path() / "f", "/usr/local/cuda/x", {}, {}, {}, {}, false, "a", {}, {}, {}, false});
+    twice.add(
+        layers::CopyRule{tmp.path() / "f", "/usr/local/cuda-12.0/x", {}, {}, {}, {}, false, "b", {}, {}, {}, false});
     twice.finalize(layers::Owner{});
     CHECK(std::string(error_of([&] { layers::apply_base_view(twice, v, "layer 'x'"); }).what())
               .find("are the same path in the image") != std::string::npos);
@@ -165,7 +166,7 @@ TEST_SUITE("base_view") {
     vf.add_member(file("opt"));
     vf.finish({});
     layers::EntrySet onto;
-    onto.add(layers::CopyRule{tmp.path() / "f", "/opt/x", {}, {}, {}, {}, false, "c", {}, {}, {}});
+    onto.add(layers::CopyRule{tmp.path() / "f", "/opt/x", {}, {}, {}, {}, false, "c", {}, {}, {}, false});
     onto.finalize(layers::Owner{});
     CHECK(std::string(error_of([&] { layers::apply_base_view(onto, vf, "layer 'y'"); }).what())
               .find("would replace a file of the base") != std::string::npos);

@@ -494,6 +494,58 @@ TEST_SUITE("layers") {
     }
   }
 
+  TEST_CASE("EntrySet: directory rules") {
+    auto tmp = make_temp();
+    fs::path src = tmp.path() / "src";
+    write(src / "a.py", "a");
+    layers::CopyRule d;
+    d.to = "/data/models/";
+    d.directory = true;
+    d.dir_mode = 0700;
+    d.owner = layers::Owner{1000, 1000, {}, {}};
+    d.origin = "spec.yaml:4:9";
+
+    SUBCASE("the directory, empty, with its parents") {
+      layers::EntrySet set;
+      set.add(d);
+      set.finalize({});
+      const auto& e = set.entries().at("data/models");
+      CHECK(e.type == Entry::Type::dir);
+      CHECK(e.mode == 0700);
+      CHECK(e.owner.uid == 1000);
+      CHECK(set.entries().at("data").type == Entry::Type::dir);
+      CHECK(set.entries().at("data").mode == 0755);
+      CHECK(set.entries().at("data").owner.uid == 0);
+      CHECK(set.entries().size() == 2);
+    }
+    SUBCASE("its mode and owner win over a directory a copy rule made there, before or after") {
+      layers::EntrySet before;
+      before.add(rule(src, "/data/models/"));
+      before.add(d);
+      before.finalize({});
+      CHECK(before.entries().at("data/models").mode == 0700);
+      CHECK(before.entries().at("data/models/a.py").type == Entry::Type::file);
+      layers::EntrySet after;
+      after.add(d);
+      after.add(rule(src, "/data/models/"));
+      after.finalize({});
+      CHECK(after.entries().at("data/models").mode == 0700);
+      CHECK(after.entries().at("data/models").owner.uid == 1000);
+    }
+    SUBCASE("a file at the path is a clash naming the rule; '/' makes nothing") {
+      layers::EntrySet set;
+      set.add(rule(src / "a.py", "/data/models"));
+      auto e = error_of([&] { set.add(d); });
+      CHECK(e.kind() == util::ErrorKind::input);
+      CHECK(contains(e.what(), "spec.yaml:4:9"));
+      CHECK(contains(e.what(), "both a directory and a file"));
+      layers::CopyRule root = d;
+      root.to = "/";
+      layers::EntrySet none;
+      CHECK(contains(error_of([&] { none.add(root); }).what(), "makes nothing"));
+    }
+  }
+
   TEST_CASE("EntrySet: hardlinks are detected") {
     auto tmp = make_temp();
     fs::path src = tmp.path() / "src";

@@ -201,7 +201,7 @@ TEST_SUITE("registry cache") {
     fs::last_write_time(tmp.path() / "two" / "b.txt", fs::file_time_type::clock::now() - std::chrono::hours(5));
     auto keys = [&](const char* d) {
       layers::EntrySet set;
-      set.add(layers::CopyRule{tmp.path() / d, "/app/", {}, {}, {}, {}, false, "test", {}, {}, {}});
+      set.add(layers::CopyRule{tmp.path() / d, "/app/", {}, {}, {}, {}, false, "test", {}, {}, {}, false});
       set.finalize(layers::Owner{});
       builder::KeyHasher content, stat;
       builder::add_entry_contents_to_key(content, set, 2);

@@ -246,6 +246,31 @@ TEST_SUITE("spec") {
     CHECK(contains(err("{symlink: x}"), "missing 'to'"));
   }
 
+  TEST_CASE("a directory rule: the path, its mode and owner, and the keys it refuses") {
+    Project p;
+    auto s = p.parse("layers:\n  - name: dirs\n    files:\n      - {directory: /PaddleOCR/inference}\n"
+                     "      - {directory: /data/cache, mode: \"0775\", owner: \"1000:1000\"}\n");
+    const auto& cs = s.layers[0].copy().copies;
+    REQUIRE(cs.size() == 2);
+    CHECK(cs[0].directory);
+    CHECK(cs[0].to == "/PaddleOCR/inference");
+    CHECK(cs[0].from.empty());
+    CHECK(!cs[0].dir_mode);
+    CHECK(cs[1].dir_mode == std::optional<std::uint32_t>(0775));
+    REQUIRE(cs[1].owner);
+    CHECK(cs[1].owner->uid == 1000);
+    auto err = [&](const std::string& rule) {
+      return std::string(p.error("layers:\n  - name: l\n    files:\n      - " + rule + "\n").what());
+    };
+    CHECK(contains(err("{directory: data}"), "must be an absolute path inside the image"));
+    CHECK(contains(err("{directory: /}"), "'/' is there in every image"));
+    CHECK(contains(err("{directory: /x/../..}"), "escapes the image root"));
+    CHECK(contains(err("{directory: /x, to: /y}"), "'to' does not apply to a directory rule"));
+    CHECK(contains(err("{directory: /x, dir_mode: \"0700\"}"), "'dir_mode' does not apply to a directory rule"));
+    CHECK(contains(err("{directory: /x, from: a}"), "takes one of 'from'"));
+    CHECK(contains(err("{directory: /x, mode: \"9\"}"), "mode"));
+  }
+
   TEST_CASE("the sources lock pins what the spec leaves open, and a malformed one is named") {
     Project p;
     const std::string h(64, 'c');

@@ -92,12 +92,17 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"},
                               {},     "",       {}};
   templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}};
-  app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false, {}, {}});
-  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false, {}, {}});
+  app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false, {}, {}, false});
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false, {}, {}, false});
   templates::DockerCopy link;
   link.to = "/usr/local/bin/start";
   link.symlink = "run x";
   app.copies.push_back(link);
+  templates::DockerCopy dir;
+  dir.to = "/data/my models";
+  dir.directory = true;
+  dir.dir_mode = 0700u;
+  app.copies.push_back(dir);
   in.layers = {deps, app};
   in.config.entrypoint = std::vector<std::string>{"python3", "/app/train.py"};
   in.config.env = {{"A", "x \"y\" $$z"}, {"P", "/opt/bin:${PATH}:${X:-a\"b}"}};
@@ -119,6 +124,7 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   at("# excluded from src/ by the spec (add to .dockerignore): *.pyc\n");
   at("RUN mkdir -p /usr/local/bin && ln -sfn 'run x' /usr/local/bin/start && chown -h 1000:1000 "
      "/usr/local/bin/start\n");
+  at("RUN mkdir -p '/data/my models' && chmod 0700 '/data/my models' && chown 1000:1000 '/data/my models'\n");
   at("ENV A=\"x \\\"y\\\" \\$z\"\n");
   at("ENV P=\"/opt/bin:${PATH}:${X:-a\\\"b}\"\n"); // references stay Docker's to expand
   at("LABEL \"team\"=\"ocr: \\\"vision\\\"\"\n");
@@ -363,6 +369,43 @@ TEST_CASE("templates: Dockerfile parser (continuations, comments, directives, li
   CHECK(hd[2].line == 6);
   auto env = templates::spec_from_dockerfile("FROM x\nENV A hello world\n", "D");
   CHECK(env.spec.find("\"A\": \"hello world\"") != std::string::npos);
+}
+
+TEST_CASE("templates: init maps mkdir to directory rules, a chmod of them to their mode") {
+  auto r = templates::spec_from_dockerfile("FROM x\nWORKDIR /w\nRUN mkdir -p a/b /abs/ && chmod 1777 /w/a/b\n"
+                                           "RUN mkdir --mode=700 -v logs\nRUN mkdir -m u+rwx sym\n"
+                                           "RUN mkdir -Z ctx\n",
+                                           "D");
+  auto has = [&](const std::string& s) {
+    INFO(r.spec);
+    CHECK(r.spec.find(s) != std::string::npos);
+  };
+  has("  - name: \"dirs\"\n    files:\n      - directory: \"/w/a/b\"\n        mode: \"1777\"\n"
+      "      - directory: \"/abs\"\n      - directory: \"/w/logs\"\n        mode: \"0700\"\n");
+  REQUIRE(r.unmapped.size() == 2); // a symbolic mode, an option a rule has no equivalent for
+  CHECK(r.unmapped[0].line == 5);
+  CHECK(r.unmapped[1].line == 6);
+  CHECK(r.unmapped[0].reason.find("{directory: PATH") != std::string::npos);
+}
+
+TEST_CASE("templates: init maps a .bashrc export to config.env, ulimit to nothing; a shell-read value stays") {
+  auto r =
+      templates::spec_from_dockerfile("FROM x\nRUN echo \"export PYTHONPATH=/app/src\" >> ~/.bashrc && ulimit -n 4096\n"
+                                      "RUN echo 'export A=\"x y\"' >> /root/.bashrc\n"
+                                      "RUN echo export B=1 >> /etc/bash.bashrc\n",
+                                      "D");
+  INFO(r.spec);
+  CHECK(r.spec.find("\"PYTHONPATH\": \"/app/src\"") != std::string::npos);
+  CHECK(r.spec.find("\"B\": \"1\"") != std::string::npos);
+  CHECK(r.spec.find("\"A\":") == std::string::npos);
+  REQUIRE(r.unmapped.size() == 1);
+  CHECK(r.unmapped[0].line == 3);
+  CHECK(r.unmapped[0].reason.find("config.env") != std::string::npos);
+  REQUIRE(r.left_out.size() == 3);
+  const std::string all = r.left_out[0] + "\n" + r.left_out[1] + "\n" + r.left_out[2];
+  CHECK(all.find("2: ulimit -n 4096") != std::string::npos);
+  CHECK(all.find("2: echo \"export PYTHONPATH=...\" >> .bashrc: PYTHONPATH is in config.env") != std::string::npos);
+  CHECK(all.find("4: echo \"export B=...\"") != std::string::npos);
 }
 
 TEST_CASE("templates: a seed's Dockerfile mapped onto a spec, the rest listed with line numbers") {
@@ -707,10 +750,12 @@ TEST_CASE("templates: COPY --chmod only where it gives paddle-image's modes; the
   in.base = "scratch";
   in.python = "python3";
   templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}};
-  app.copies.push_back({"app/", "/app/", {}, 0640u, std::nullopt, "", false, {}, {}});     // dirs stay 0755: no --chmod
-  app.copies.push_back({"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false, {}, {}}); // 0755 both: --chmod matches
-  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false, {}, {}}); // one file
-  app.copies.push_back({"data/", "/data/", {}, 0600u, 0700u, "", false, {}, {}});                     // both differ
+  app.copies.push_back(
+      {"app/", "/app/", {}, 0640u, std::nullopt, "", false, {}, {}, false}); // dirs stay 0755: no --chmod
+  app.copies.push_back(
+      {"bin/", "/opt/bin/", {}, 0755u, std::nullopt, "", false, {}, {}, false}); // 0755 both: --chmod matches
+  app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0700u, std::nullopt, "", false, {}, {}, false}); // one file
+  app.copies.push_back({"data/", "/data/", {}, 0600u, 0700u, "", false, {}, {}, false}); // both differ
   in.layers = {app};
   std::string out = templates::render_dockerfile(in, "");
   CHECK(out.find("COPY [\"app/\", \"/app/\"]\n") != std::string::npos);
