@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 
 // The layer kinds of a spec: each kind's parser and the one table that registers them
 // (k_kinds). A new kind adds its spec type (spec.hpp), a parser here and a row in the
@@ -151,6 +152,17 @@ RemoteSpec remote_source(const Ctx& c, const YAML::Node& item, const std::string
   return r;
 }
 
+// Fails on the first of `keys` that `item` has: "'KEY' does not apply to WHAT", with `hint`
+// (the rules that make something in place of a source: symlinks, directories).
+void refuse_keys(const Ctx& c, const YAML::Node& item, const std::string& f, std::initializer_list<const char*> keys,
+                 const std::string& what, const std::string& hint) {
+  for (const char* k : keys) {
+    if (item[k]) {
+      c.fail(item[k], f + "." + k, std::string("'") + k + "' does not apply to " + what, hint);
+    }
+  }
+}
+
 // `symlink: TARGET` with `to: LINK` (and `owner`): the link itself, nothing read from disk.
 CopySpec symlink_rule(const Ctx& c, const YAML::Node& item, const std::string& f) {
   CopySpec cs;
@@ -169,13 +181,10 @@ CopySpec symlink_rule(const Ctx& c, const YAML::Node& item, const std::string& f
     c.fail(item["symlink"], f + ".symlink", "a link target is a non-empty path on one line",
            "e.g. symlink: /opt/app/run.sh (absolute: an image path) or run.sh (relative to the link's directory)");
   }
-  for (const char* k : {"sha256", "size", "extract", "strip_components", "include", "commit", "ref", "exclude", "mode",
-                        "dir_mode", "allow_absolute_symlinks", "allow_outside"}) {
-    if (item[k]) {
-      c.fail(item[k], f + "." + k, std::string("'") + k + "' does not apply to a symlink",
-             "a symlink rule takes symlink, to and owner");
-    }
-  }
+  refuse_keys(c, item, f,
+              {"sha256", "size", "extract", "strip_components", "include", "commit", "ref", "exclude", "mode",
+               "dir_mode", "allow_absolute_symlinks", "allow_outside"},
+              "a symlink", "a symlink rule takes symlink, to and owner");
   if (item["owner"]) {
     cs.owner = c.owner(item["owner"], f + ".owner");
   }
@@ -193,14 +202,12 @@ CopySpec directory_rule(const Ctx& c, const YAML::Node& item, const std::string&
     c.fail(item["directory"], f + ".directory", "'/' is there in every image",
            "name the directory to make, e.g. directory: /PaddleOCR/inference");
   }
-  for (const char* k : {"to", "sha256", "size", "extract", "strip_components", "include", "commit", "ref", "exclude",
-                        "dir_mode", "allow_absolute_symlinks", "allow_outside"}) {
-    if (item[k]) {
-      c.fail(item[k], f + "." + k, std::string("'") + k + "' does not apply to a directory rule",
-             std::string("a directory rule takes directory (its path), mode and owner") +
-                 (std::string(k) == "to" ? "; the path is directory's value" : ""));
-    }
-  }
+  const std::string takes = "a directory rule takes directory (its path), mode and owner";
+  refuse_keys(c, item, f, {"to"}, "a directory rule", takes + "; the path is directory's value");
+  refuse_keys(c, item, f,
+              {"sha256", "size", "extract", "strip_components", "include", "commit", "ref", "exclude", "dir_mode",
+               "allow_absolute_symlinks", "allow_outside"},
+              "a directory rule", takes);
   if (item["mode"]) {
     cs.dir_mode = c.mode(item["mode"], f + ".mode");
   }
