@@ -480,7 +480,7 @@ python::LockResult lock(const spec::BuildSpec& s, const std::string& layer_name,
   const spec::LayerSpec* layer = nullptr;
   std::vector<std::string> names;
   for (const auto& l : s.layers) {
-    if (l.kind == spec::LayerSpec::Kind::wheels) {
+    if (l.kind == spec::LayerSpec::Kind::wheels && !l.wheels().uninstalls()) { // one that uninstalls has no lock
       names.push_back(l.name);
       if (l.name == layer_name || (layer_name.empty() && !layer)) {
         layer = &l;

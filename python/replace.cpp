@@ -4,6 +4,7 @@
 #include "python/metadata.hpp"
 #include "python/pep440.hpp"
 #include "python/requirement.hpp"
+#include "util/error.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -90,15 +91,57 @@ bool same_version(const std::string& a, const std::string& b) {
   return normalize_version(a) == normalize_version(b);
 }
 
-} // namespace
-
-InstallPlan plan_install(const layers::BaseView& landing, const std::vector<Distribution>& installed,
-                         const std::vector<Incoming>& incoming, const std::vector<std::string>& roots) {
-  auto in_roots = [&](const std::string& path) {
+// A test for "inside one of `roots`" (every path when there are none).
+std::function<bool(const std::string&)> within(const std::vector<std::string>& roots) {
+  return [roots](const std::string& path) {
     return roots.empty() || std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
              return !r.empty() && (path == r || below(path, r));
            });
   };
+}
+
+// Every path pip removes when it uninstalls `d` (its RECORD's files, their bytecode, the
+// .dist-info), into plan.removals: each resolved through the view's links, bounded by
+// the install scheme's prefix and `in_roots`.
+void add_removals(const layers::BaseView& landing, const Distribution& d,
+                  const std::function<bool(const std::string&)>& in_roots, InstallPlan& plan) {
+  const std::string dir = parent_of(d.location);
+  // What pip's install scheme owns: PREFIX/lib/pythonX.Y/site-packages -> PREFIX
+  // (scripts in PREFIX/bin, data in PREFIX/share); a RECORD path outside it (a
+  // hostile or broken RECORD naming /etc/passwd) is never removed.
+  const std::string prefix = scheme_prefix(dir);
+  auto add = [&](const std::string& path) {
+    std::string real = existing(landing, path);
+    if (!real.empty() && real != dir && !below(dir, real) && below(real, prefix) && in_roots(real)) {
+      plan.removals.emplace(real, below(real, dir) ? dir : parent_of(real));
+    }
+  };
+  for (const auto& rel : d.files) {
+    std::string path = join_record_path(dir, rel);
+    add(path);
+    // The bytecode Python wrote for a module (pip removes it with the module).
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".py") == 0) {
+      std::string cache = existing(landing, parent_of(path).empty() ? "__pycache__" : parent_of(path) + "/__pycache__");
+      std::string stem = name_of(path).substr(0, name_of(path).size() - 3) + ".";
+      if (!cache.empty()) {
+        for_each_below(landing, cache, [&](const std::string& p, const layers::ViewNode&) {
+          std::string n = name_of(p);
+          if (parent_of(p) == cache && n.rfind(stem, 0) == 0 && n.size() > 4 &&
+              n.compare(n.size() - 4, 4, ".pyc") == 0) {
+            add(p);
+          }
+        });
+      }
+    }
+  }
+  add(d.location);
+}
+
+} // namespace
+
+InstallPlan plan_install(const layers::BaseView& landing, const std::vector<Distribution>& installed,
+                         const std::vector<Incoming>& incoming, const std::vector<std::string>& roots) {
+  const auto in_roots = within(roots);
   InstallPlan plan;
   for (const auto& in : incoming) {
     std::string key = normalize_project_name(in.name);
@@ -128,37 +171,38 @@ InstallPlan plan_install(const layers::BaseView& landing, const std::vector<Dist
         continue;
       }
       plan.replacements.push_back(r);
-      const std::string dir = parent_of(d.location);
-      // What pip's install scheme owns: PREFIX/lib/pythonX.Y/site-packages -> PREFIX
-      // (scripts in PREFIX/bin, data in PREFIX/share); a RECORD path outside it (a
-      // hostile or broken RECORD naming /etc/passwd) is never removed.
-      const std::string prefix = scheme_prefix(dir);
-      auto add = [&](const std::string& path) {
-        std::string real = existing(landing, path);
-        if (!real.empty() && real != dir && !below(dir, real) && below(real, prefix) && in_roots(real)) {
-          plan.removals.emplace(real, below(real, dir) ? dir : parent_of(real));
-        }
-      };
-      for (const auto& rel : d.files) {
-        std::string path = join_record_path(dir, rel);
-        add(path);
-        // The bytecode Python wrote for a module (pip removes it with the module).
-        if (path.size() > 3 && path.compare(path.size() - 3, 3, ".py") == 0) {
-          std::string cache =
-              existing(landing, parent_of(path).empty() ? "__pycache__" : parent_of(path) + "/__pycache__");
-          std::string stem = name_of(path).substr(0, name_of(path).size() - 3) + ".";
-          if (!cache.empty()) {
-            for_each_below(landing, cache, [&](const std::string& p, const layers::ViewNode&) {
-              std::string n = name_of(p);
-              if (parent_of(p) == cache && n.rfind(stem, 0) == 0 && n.size() > 4 &&
-                  n.compare(n.size() - 4, 4, ".pyc") == 0) {
-                add(p);
-              }
-            });
-          }
-        }
+      add_removals(landing, d, in_roots, plan);
+    }
+  }
+  return plan;
+}
+
+InstallPlan plan_uninstall(const layers::BaseView& landing, const std::vector<Distribution>& installed,
+                           const std::vector<Uninstall>& names, const std::vector<std::string>& roots) {
+  const auto in_roots = within(roots);
+  InstallPlan plan;
+  for (const auto& u : names) {
+    const std::string key = normalize_project_name(u.name);
+    std::vector<const Distribution*> found;
+    for (const auto& d : installed) {
+      if (normalize_project_name(d.name) == key) {
+        found.push_back(&d);
       }
-      add(d.location);
+    }
+    if (found.empty()) {
+      throw util::Error(util::ErrorKind::input,
+                        u.where + " uninstalls " + u.name + ", which is not installed where the layer lands",
+                        "check the name (pip list in the base), or drop it from wheels.uninstall");
+    }
+    for (const Distribution* d : found) {
+      if (std::string why = kept_because(*d); !why.empty()) {
+        throw util::Error(util::ErrorKind::input,
+                          u.where + " uninstalls " + d->name + " " + d->version + " at /" + d->location +
+                              ", which pip cannot uninstall: " + why,
+                          "use a base without it, or shadow it by installing another version in a wheels layer");
+      }
+      plan.replacements.push_back({Replacement::Action::uninstall, d->name, d->version, {}, d->location, {}, {}});
+      add_removals(landing, *d, in_roots, plan);
     }
   }
   return plan;
@@ -297,6 +341,9 @@ std::string describe(const Replacement& r) {
   case Replacement::Action::shadow:
     return "installs " + r.name + " " + r.new_version + " beside " + r.old_version + " at /" + r.location +
            ", which stays: " + r.reason;
+  case Replacement::Action::uninstall:
+    return "uninstalls " + r.name + " " + r.old_version + " (removes /" + r.location +
+           " and the files its RECORD lists)";
   case Replacement::Action::satisfied:
     return r.name + " " + r.new_version + " is already satisfied by /" + r.location + ": " + r.filename +
            " is not installed";
@@ -305,7 +352,7 @@ std::string describe(const Replacement& r) {
 }
 
 nlohmann::json to_json(const Replacement& r) {
-  static const char* const k_actions[] = {"replace", "shadow", "satisfied"};
+  static const char* const k_actions[] = {"replace", "shadow", "satisfied", "uninstall"};
   nlohmann::json j = {{"action", k_actions[static_cast<int>(r.action)]},
                       {"name", r.name},
                       {"from", r.old_version},

@@ -32,6 +32,7 @@ struct Replacement {
     replace,   // the old one is removed in the new layer
     shadow,    // the old one stays (pip would not uninstall it); the new one is installed beside it
     satisfied, // the same version is there: the wheel is not installed again
+    uninstall, // wheels.uninstall: removed, nothing installed in its place
   };
   Action action = Action::replace;
   std::string name;
@@ -59,6 +60,20 @@ struct InstallPlan {
 // a RECORD that climbs out of it ("../../../shadow") never whites out anything else.
 InstallPlan plan_install(const layers::BaseView& landing, const std::vector<Distribution>& installed,
                          const std::vector<Incoming>& incoming, const std::vector<std::string>& roots = {});
+
+// A distribution a wheels layer's `uninstall` names (pip uninstall NAME).
+struct Uninstall {
+  std::string name;
+  std::string where; // "spec.yaml:7:18: layer 'slim'"
+};
+
+// What pip uninstall does to `names` among `installed` (the distributions of
+// `landing` the target sees): every one of the project (two site directories may each
+// hold one) planned for removal as a replacement's old files are, bounded by `roots`.
+// Error(input) naming `where` for a name nothing installed has, and for a distribution
+// pip would not uninstall (Debian's, or one without a RECORD), with the reason.
+InstallPlan plan_uninstall(const layers::BaseView& landing, const std::vector<Distribution>& installed,
+                           const std::vector<Uninstall>& names, const std::vector<std::string>& roots = {});
 
 // The paths to white out once the layer's own paths (`written`, resolved, no leading
 // '/') are known: the plan's removals that the layer does not write again, a directory

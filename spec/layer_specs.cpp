@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <initializer_list>
 
 // The layer kinds of a spec: each kind's parser and the one table that registers them
@@ -351,6 +352,47 @@ void parse_copy_layer(const Ctx& c, const YAML::Node& n, const std::string& key,
   l.body = std::move(body);
 }
 
+// A PEP 508 project name: letters and digits, with '.', '_' and '-' inside.
+bool pep508_project_name(const std::string& n) {
+  auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+  return !n.empty() && alnum(n.front()) && alnum(n.back()) &&
+         std::all_of(n.begin(), n.end(), [&](char ch) { return alnum(ch) || ch == '.' || ch == '_' || ch == '-'; });
+}
+
+// wheels.uninstall: [NAME, ...] (or one NAME), in a layer that installs nothing else.
+void parse_uninstall(const Ctx& c, const YAML::Node& w, const std::string& wf, WheelsLayerSpec& body) {
+  const YAML::Node& u = w["uninstall"];
+  const std::string uf = wf + ".uninstall";
+  for (const char* k : {"dir", "lock", "index", "find_links", "allow_conflicts"}) {
+    if (w[k]) {
+      c.fail(w[k], wf + "." + k,
+             std::string("a layer that uninstalls installs nothing, so '") + k + "' has no use here",
+             "put what it installs in a wheels layer of its own after this one");
+    }
+  }
+  std::vector<std::string> names;
+  if (u.IsScalar()) {
+    names.push_back(u.Scalar());
+  } else if (u.IsSequence() && u.size() > 0) {
+    for (const auto& e : u) {
+      if (!e.IsScalar()) {
+        c.fail(e, uf, "each entry is a project name", "uninstall: [opencv-python]");
+      }
+      names.push_back(e.Scalar());
+    }
+  } else {
+    c.fail(u, uf, "a project name or a list of them", "uninstall: [opencv-python]");
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!pep508_project_name(names[i])) {
+      c.fail(u.IsSequence() ? u[i] : u, uf, "'" + names[i] + "' is not a project name (no version, extras or markers)",
+             "name the project only, as pip uninstall takes it: uninstall: [opencv-python]");
+    }
+  }
+  body.uninstall = names;
+  body.uninstall_origin = c.where(u);
+}
+
 // wheels: a directory (`wheels: DIR` or `dir:`) or a lock fetched from an index.
 void parse_wheels_layer(const Ctx& c, const YAML::Node& n, const std::string& key, const std::string& field,
                         const BuildSpec& s, LayerSpec& l) {
@@ -360,9 +402,14 @@ void parse_wheels_layer(const Ctx& c, const YAML::Node& n, const std::string& ke
   if (w.IsScalar()) {
     body.dir = source_path(c, w, wf, s.dir);
   } else {
-    c.check_keys(w, wf, {"dir", "lock", "index", "find_links", "allow_conflicts"});
+    c.check_keys(w, wf, {"dir", "lock", "index", "find_links", "allow_conflicts", "uninstall"});
     if (w["allow_conflicts"]) {
       body.allow_conflicts = boolean(c, w["allow_conflicts"], wf + ".allow_conflicts");
+    }
+    if (w["uninstall"]) {
+      parse_uninstall(c, w, wf, body);
+      l.body = std::move(body);
+      return;
     }
     if (!w["dir"] && !w["lock"]) {
       c.fail(w, wf,

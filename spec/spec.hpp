@@ -111,7 +111,13 @@ struct WheelsLayerSpec {
   // wheels.allow_conflicts: install even when a version the layer brings breaks a
   // requirement of a distribution installed below it (a warning instead of an error).
   bool allow_conflicts = false;
-  bool from_index() const { return dir.empty(); }
+  // wheels.uninstall: the projects the layer uninstalls from what it lands on, as `pip
+  // uninstall -y NAME...` does (RECORD's files whited out, the .dist-info gone); such a
+  // layer installs nothing (no dir, no lock).
+  std::vector<std::string> uninstall;
+  std::string uninstall_origin; // "spec.yaml:12:18" of the uninstall key
+  bool uninstalls() const { return !uninstall.empty(); }
+  bool from_index() const { return dir.empty() && !uninstalls(); }
 };
 
 // One apt repository of a debs layer: `deb URL SUITE COMPONENTS`, signed by `keyring`.

@@ -246,6 +246,15 @@ void wheels_layer(const DockerfileInput& in, const DockerLayer& l, std::vector<s
   // variable, not --break-system-packages, so a pip older than 23.0.1 is not refused.
   std::string pip =
       "PIP_BREAK_SYSTEM_PACKAGES=1 " + util::shell_quote(one_line(in.python, "python.interpreter")) + " -m pip install";
+  if (!l.uninstall.empty()) {
+    std::string names;
+    for (const auto& n : l.uninstall) {
+      names += " " + util::shell_quote(one_line(n, "uninstall"));
+    }
+    lines.push_back("RUN PIP_BREAK_SYSTEM_PACKAGES=1 " + util::shell_quote(one_line(in.python, "python.interpreter")) +
+                    " -m pip uninstall -y" + names);
+    return;
+  }
   std::string lock_in_image = tmp + ".lock";
   if (!l.lock.empty()) {
     lines.push_back("COPY [" + json_word(l.lock, "lock", true) + ", " + json_word(lock_in_image, "lock") + "]");

@@ -47,8 +47,9 @@ struct DockerLayer {
   std::string lock; // relative, "" without one
   std::vector<std::string> indexes;
   std::vector<std::string> find_links;
-  std::string chown;             // the layer's owner "UID:GID" ("" = root)
-  std::vector<std::string> debs; // debs: the packages ("name" or "name=version")
+  std::string chown;                  // the layer's owner "UID:GID" ("" = root)
+  std::vector<std::string> debs;      // debs: the packages ("name" or "name=version")
+  std::vector<std::string> uninstall; // wheels.uninstall: pip uninstall -y of these
 };
 
 struct DockerConfig {

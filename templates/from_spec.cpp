@@ -90,6 +90,7 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
     }
     d.indexes = w->indexes;
     d.find_links = w->find_links;
+    d.uninstall = w->uninstall;
   }
   return d;
 }

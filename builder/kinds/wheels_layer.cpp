@@ -1,7 +1,8 @@
 // The wheels layer: wheels from a directory (checked against a lock file) or fetched
 // from a package index by a lock, installed for the base's Python target as pip would,
-// replacing what the base has of the same projects (python/replace), keyed and cached
-// like every layer (layer_build.hpp).
+// replacing what the base has of the same projects (python/replace), or the base's
+// distributions uninstalled (wheels.uninstall); keyed and cached like every layer
+// (layer_build.hpp).
 #include "builder/layer_kind.hpp"
 #include "python/installed.hpp"
 #include "python/pep440.hpp"
@@ -222,6 +223,31 @@ std::string index_wheels_key(const spec::LayerSpec& l, const python::PythonTarge
   return key.finish();
 }
 
+// A whiteout in `set` for each path of the plan's removals it does not write again, its
+// directories taking the base's metadata.
+void add_whiteouts(const spec::LayerSpec& l, const LayerContext& cx, const python::InstallPlan& plan,
+                   layers::EntrySet& set, const std::string& what) {
+  std::set<std::string> written;
+  for (const auto& [path, e] : set.entries()) {
+    written.insert(path);
+  }
+  auto outs = python::whiteouts(cx.landing, plan, written);
+  auto entries = set.take_entries(); // moved, not copied: given back below
+  for (const auto& path : outs) {
+    layers::Entry e;
+    auto slash = path.rfind('/');
+    e.path = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + ".wh." +
+             path.substr(slash == std::string::npos ? 0 : slash + 1);
+    e.type = layers::Entry::Type::file;
+    e.mode = 0644;
+    entries[e.path] = e;
+  }
+  set.replace_entries(std::move(entries));
+  set.add_missing_parents(layers::Owner{});
+  tell_links(land_on_base(set, cx, l), cx.events); // the whiteouts' directories take the base's metadata
+  cx.events.info("  " + std::to_string(outs.size()) + " whiteout(s) remove what " + what);
+}
+
 // Installs the wheels into a staging tree and writes it as the layer, with a whiteout
 // for every path of a replaced distribution the wheels do not write again; `check`
 // sees every wheel first (those already satisfied too, which are not installed).
@@ -250,25 +276,7 @@ layers::BlobInfo stage_wheels(const spec::LayerSpec& l, const python::PythonTarg
   layers::EntrySet set = staged_entries(l, t, staging.path());
   tell_links(land_on_base(set, cx, l), cx.events);
   if (!plan.removals.empty()) {
-    std::set<std::string> written;
-    for (const auto& [path, e] : set.entries()) {
-      written.insert(path);
-    }
-    auto outs = python::whiteouts(cx.landing, plan, written);
-    auto entries = set.take_entries(); // moved, not copied: given back below
-    for (const auto& path : outs) {
-      layers::Entry e;
-      auto slash = path.rfind('/');
-      e.path = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + ".wh." +
-               path.substr(slash == std::string::npos ? 0 : slash + 1);
-      e.type = layers::Entry::Type::file;
-      e.mode = 0644;
-      entries[e.path] = e;
-    }
-    set.replace_entries(std::move(entries));
-    set.add_missing_parents(layers::Owner{});
-    tell_links(land_on_base(set, cx, l), cx.events); // the whiteouts' directories take the base's metadata
-    cx.events.info("  " + std::to_string(outs.size()) + " whiteout(s) remove what the replaced distributions left");
+    add_whiteouts(l, cx, plan, set, "the replaced distributions left");
   }
   rec.wheels = python::to_json(inventory);
   rec.tree = layers::entry_tree(set);
@@ -404,9 +412,66 @@ layers::BlobInfo build_index_wheels_layer(const spec::LayerSpec& l, const python
   return blob;
 }
 
+// wheels.uninstall: a layer of whiteouts only, removing the named distributions from
+// what it lands on as pip uninstall does; keyed by the target and the plan (the paths it
+// removes), so a base that changes them rebuilds it.
+layers::BlobInfo build_uninstall_layer(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
+                                       LayerReport& r) {
+  const std::string where = l.wheels().uninstall_origin + ": layer '" + l.name + "'";
+  std::vector<python::Uninstall> names;
+  for (const auto& n : l.wheels().uninstall) {
+    for (const auto& w : cx.wheels_out) {
+      if (python::normalize_project_name(w.wheel.name) == python::normalize_project_name(n)) {
+        throw Error(ErrorKind::input,
+                    where + " uninstalls " + n + ", which layer '" + w.layer + "' of this spec installs (" +
+                        w.wheel.version + "): an uninstall removes what the base has",
+                    "leave it out of layer '" + w.layer + "' instead (for a dependency another package pulls in, " +
+                        "install that package with --no-deps from a lock that omits it)");
+      }
+    }
+    names.push_back(python::Uninstall{n, where});
+  }
+  auto installed = python::target_distributions(cx.landing, t, python::installed_distributions(cx.landing));
+  python::InstallPlan plan = python::plan_uninstall(cx.landing, installed, names, target_roots(t));
+  for (const auto& rep : plan.replacements) {
+    cx.events.info("  " + python::describe(rep));
+  }
+  r.replacements = plan.replacements;
+  KeyHasher key;
+  start_layer_key(key, cx.compress, cx.options);
+  key.add({{"kind", "wheels-uninstall"},
+           {"target", target_key(t)},
+           {"owner", owner_key(l)},
+           {"names", l.wheels().uninstall},
+           {"base_roots", base_roots_key(cx.landing, t, l)},
+           {"plan", python::plan_key(plan)}});
+  const std::string k = key.finish();
+  layers::LayerRecord record;
+  layers::Found found = layers::Found::built;
+  layers::BlobInfo blob = cx.cache.get_or_build(
+      k, [&] { return k; }, // made of names and base paths only: portable as it is
+      [&](util::AtomicFile& tmp, layers::LayerRecord& rec) {
+        layers::EntrySet set;
+        set.finalize(layers::Owner{});
+        add_whiteouts(l, cx, plan, set, "the uninstalled distributions had");
+        rec.wheels = python::to_json(python::WheelInventory{});
+        rec.tree = layers::entry_tree(set);
+        rec.entries = set.entries().size();
+        return write_layer(set, cx.compress, cx.options.source_date_epoch, tmp, l.name, cx.events);
+      },
+      found, record);
+  note_found(cx, found, blob, r);
+  r.entries = record.entries.value_or(0);
+  cx.tree_out = record.tree.value_or(nlohmann::json::array());
+  return blob;
+}
+
 // A wheels layer from a directory of wheels or a package index.
 layers::BlobInfo build_wheels_layer(const spec::LayerSpec& l, const python::PythonTarget& t, const LayerContext& cx,
                                     LayerReport& r, std::vector<LayerWheel>& wheels_out) {
+  if (l.wheels().uninstalls()) {
+    return build_uninstall_layer(l, t, cx, r);
+  }
   if (l.from_index()) {
     return build_index_wheels_layer(l, t, cx, r, wheels_out);
   }

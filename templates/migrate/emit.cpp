@@ -143,6 +143,10 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
       y += debs_yaml(m.base, l);
       continue;
     }
+    if (l.wheels && !l.uninstall.empty()) {
+      y += "    wheels:\n      uninstall: " + list(l.uninstall) + " # pip uninstall: the base's copies removed\n";
+      continue;
+    }
     if (l.wheels) {
       y += "    wheels:\n      lock: " + q(l.lock) + "\n";
       if (l.indexes.size() == 1) {

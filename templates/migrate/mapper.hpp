@@ -57,6 +57,7 @@ struct Layer {
   std::string lock;
   std::vector<std::string> indexes;
   std::vector<std::string> find_links;
+  std::vector<std::string> uninstall; // wheels: pip uninstall of these (nothing installed)
 };
 
 struct Mapping {
@@ -123,6 +124,7 @@ private:
     std::vector<std::string> names; // NAME[==VERSION] arguments
     std::vector<std::string> indexes, find_links;
     bool upgrade = false;
+    std::vector<std::string> uninstall; // pip uninstall NAME...: this, and nothing else
   };
 
   // mapper.cpp
@@ -158,6 +160,8 @@ private:
                                                PipInstall& p);
   bool requirement_sources(const PipInstall& p, std::vector<std::string>& sources);
   void add_pip_layer(PipInstall& p);
+  void add_uninstall_layer(const PipInstall& p);
+  std::optional<std::string> parse_pip_uninstall(const std::vector<std::string>& w, std::size_t i, PipInstall& p);
   bool pip_segment(const std::vector<std::string>& seg, const std::string& cwd, std::vector<PipInstall>& pips,
                    std::vector<std::string>& harmless);
   // downloads.cpp

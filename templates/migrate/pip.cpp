@@ -7,6 +7,7 @@
 #include "util/url.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace templates::migrate {
 
@@ -151,6 +152,53 @@ bool Mapper::requirement_sources(const PipInstall& p, std::vector<std::string>& 
   return true;
 }
 
+// `pip uninstall -y NAME...` from w[i] on: the names into p.uninstall; an error message
+// for what it cannot map (-r FILE, a name with a version, no -y: pip would ask).
+std::optional<std::string> Mapper::parse_pip_uninstall(const std::vector<std::string>& w, std::size_t i,
+                                                       PipInstall& p) {
+  bool yes = false;
+  for (; i < w.size(); ++i) {
+    const std::string& a = w[i];
+    if (a == "-y" || a == "--yes") {
+      yes = true;
+    } else if (a == "-q" || a == "--quiet" || a == "-qq" || a == "--no-cache-dir" ||
+               a == "--disable-pip-version-check" || a == "--break-system-packages" ||
+               a == "--root-user-action=ignore") {
+      continue;
+    } else if (a == "-r" || a.rfind("--requirement", 0) == 0 || a.rfind("-r", 0) == 0) {
+      return "`pip uninstall -r FILE`: name the projects (wheels.uninstall: [NAME, ...] takes names only)";
+    } else if (!a.empty() && a[0] == '-') {
+      return "`" + a + "` in a pip uninstall has no spec equivalent";
+    } else if (a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+                   std::string::npos ||
+               !std::isalnum(static_cast<unsigned char>(a.front())) ||
+               !std::isalnum(static_cast<unsigned char>(a.back()))) {
+      return "`" + util::redact_text(a) + "` is not a project name: pip uninstall takes names only";
+    } else {
+      p.uninstall.push_back(a);
+    }
+  }
+  if (p.uninstall.empty()) {
+    return "pip uninstall with nothing to uninstall";
+  }
+  if (!yes) {
+    return "pip uninstall without -y asks for confirmation, which a docker build cannot give: the build fails "
+           "there; add -y, and this maps to a wheels layer with uninstall: [" +
+           util::join(p.uninstall, ", ") + "]";
+  }
+  return std::nullopt;
+}
+
+// A wheels layer that uninstalls (pip uninstall -y NAME...): the base's distributions
+// whited out at build time; a name the base does not have fails the build.
+void Mapper::add_uninstall_layer(const PipInstall& p) {
+  Layer l;
+  l.wheels = true;
+  l.name = layer_name(m, "uninstall");
+  l.uninstall = p.uninstall;
+  m.layers.push_back(l);
+}
+
 // A wheels layer for one pip install: its one -r file, or a requirements input beside
 // the spec holding its named packages and -r files, which `lock` resolves.
 void Mapper::add_pip_layer(PipInstall& p) {
@@ -228,8 +276,18 @@ bool Mapper::pip_segment(const std::vector<std::string>& seg, const std::string&
     harmless.push_back(util::join(seg, " "));
     return true;
   }
+  if (i < seg.size() && seg[i] == "uninstall") {
+    PipInstall u;
+    if (auto why = parse_pip_uninstall(seg, i + 1, u)) {
+      skip(*why);
+      return false;
+    }
+    pips.push_back(u);
+    return true;
+  }
   if (i >= seg.size() || seg[i] != "install") {
-    skip("`pip " + (i < seg.size() ? seg[i] : std::string()) + "` has no spec equivalent (only pip install maps)");
+    skip("`pip " + (i < seg.size() ? seg[i] : std::string()) +
+         "` has no spec equivalent (only pip install and pip uninstall map)");
     return false;
   }
   PipInstall p;

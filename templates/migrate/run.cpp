@@ -192,7 +192,11 @@ void Mapper::run(const std::string& args) {
     return;
   }
   for (auto& p : pips) {
-    add_pip_layer(p);
+    if (p.uninstall.empty()) {
+      add_pip_layer(p);
+    } else {
+      add_uninstall_layer(p);
+    }
   }
   for (auto h : harmless) {
     std::replace(h.begin(), h.end(), '\n', ' ');

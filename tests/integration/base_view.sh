@@ -306,6 +306,40 @@ check "the same version is already satisfied: not installed again, and reported"
    /usr/bin/python3 -c 'import json; j=json.load(open(\"rsame.json\")); assert j[\"wheels\"] == [], j[\"wheels\"]; assert j[\"layers\"][-1][\"replacements\"][0][\"action\"] == \"satisfied\"' ||
    { cat rsame.err; exit 1; }"
 
+# ---- wheels.uninstall: pip uninstall of the base's distributions --------------------------
+uninstall_spec() { # NAME NAMES
+  printf 'image: {name: example.com/team/slim, tags: [v1]}\nbase: %s\nlayers:\n  - name: slim\n    wheels: {uninstall: [%s]}\n' \
+    "$R:$TAG" "$2" >"repl/$1.yaml"
+}
+uninstall_spec un-opt "opt-einsum"
+uninstall_spec un-six "six"
+uninstall_spec un-none "opencv-python"
+check "an uninstall layer builds, saying what it removes" bash -c \
+  "'$PI' build repl/un-opt.yaml -o oci:runi:v1 --insecure-registry '$REG_HOST' --cache-dir '$WORK/cache' \
+     --metadata-file runi.json >runi.out 2>runi.err &&
+   grep -qE 'uninstalls opt[-_]einsum 3.3.0 \(removes /usr/local/lib/python3.11/dist-packages/opt_einsum-3.3.0.dist-info' runi.err &&
+   /usr/bin/python3 -c 'import json; j=json.load(open(\"runi.json\")); r=j[\"layers\"][-1][\"replacements\"]; assert [x[\"action\"] for x in r] == [\"uninstall\"], r' ||
+   { cat runi.err; exit 1; }"
+check "the layer is whiteouts only: the module, its bytecode, its script, its .dist-info" /usr/bin/python3 -c '
+import sys, tarfile
+names = set(n.rstrip("/") for n in tarfile.open(sys.argv[1]).getnames())
+site = "usr/local/lib/python3.11/dist-packages/"
+assert {site + ".wh.opt_einsum-3.3.0.dist-info", site + ".wh.opt_einsum", "usr/local/bin/.wh.opt-einsum-info"} <= names, sorted(names)
+files = [n for n in tarfile.open(sys.argv[1]).getmembers() if n.isfile() and ".wh." not in n.name]
+assert not files, files
+assert not any("paddle" in n for n in names), sorted(names)' "$(app_layer runi)"
+check "sbom of the image lists no opt-einsum, paddlepaddle-gpu still" bash -c \
+  "'$PI' sbom oci:runi:v1 --cache-dir '$WORK/cache' --format cyclonedx -o runi-bom.json 2>/dev/null &&
+   /usr/bin/python3 -c 'import json; p=[x.get(\"purl\",\"\") for x in json.load(open(\"runi-bom.json\"))[\"components\"]]
+assert not [x for x in p if x.startswith(\"pkg:pypi/opt-einsum@\")], p
+assert [x for x in p if x.startswith(\"pkg:pypi/paddlepaddle-gpu@\")], p'"
+expect_fail "uninstalling Debian's six is refused, naming why (exit 3)" 3 \
+  "un-six.yaml:5:[0-9]+: layer 'slim' uninstalls six 1.16.0 at /usr/lib/python3/dist-packages/six-1.16.0.egg-info, which pip cannot uninstall: installed by Debian" \
+  "$PI" build repl/un-six.yaml -o oci:rsix:v1 --insecure-registry "$REG_HOST" --cache-dir "$WORK/cache"
+expect_fail "uninstalling what the base does not have is an error (exit 3)" 3 \
+  "layer 'slim' uninstalls opencv-python, which is not installed where the layer lands" \
+  "$PI" build repl/un-none.yaml -o oci:rnone:v1 --insecure-registry "$REG_HOST" --cache-dir "$WORK/cache"
+
 # ---- deterministic, and cached by what it touched ------------------------------------------
 build app2 "$TAG" b2 || true
 check "the same build again reuses the layer" grep -q '(0 layer(s) rebuilt, 1 reused)' b2.err

@@ -21,13 +21,27 @@ export NETRC=$WORK/empty.netrc
 CORPUS=$ROOT/tests/corpus
 REPO=$FIXTURES/debs-repo
 
+# The base's pip-installed packages, as a Paddle image has them: opencv-python (which
+# 25 uninstalls).
+mkdir -p base-wheels
+/usr/bin/python3 - "$SUPPORT/make-index-wheels.py" base-wheels <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("miw", sys.argv[1])
+miw = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(miw)
+miw.write_wheel(sys.argv[2], "opencv_python", "4.6.0.66", "py3-none-any", [("cv2/__init__.py", "GUI = True\n")])
+PY
 cat >base.yaml <<YAML
 base: scratch
 compression: {format: gzip, level: 1}   # built once, unpacked by no one: cheap to compress
+python: {version: "3.11", interpreter: /usr/bin/python3.11, site_packages: /usr/local/lib/python3.11/dist-packages,
+         scripts_dir: /usr/local/bin, prefix: /usr/local, glibc: "2.36"}
 layers:
   - name: rootfs
     files:
       - {from: $BASE_ROOTFS, to: /, allow_absolute_symlinks: true, allow_outside: true}
+  - name: pip
+    wheels: base-wheels
 config:
   env: {PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 YAML
@@ -176,5 +190,11 @@ check "24: mkdir -p became directory rules (the parents with them), chmod 777 an
   "layer_list 24-ocr-dirs-mkdir dirs >l24 && grep -qx 'drwxr-xr-x PaddleOCR/inference/' l24 &&
    grep -qx 'drwxrwxrwx PaddleOCR/output/' l24 && grep -qx 'drwx------ PaddleOCR/logs/' l24 &&
    grep -qx 'drwxr-xr-x PaddleOCR/' l24"
+check "25: pip uninstall -y opencv-python became a layer of whiteouts of the base's copy, between the two installs" bash -c \
+  "layer_list 25-ocr-opencv-headless uninstall >l25 &&
+   grep -q 'usr/local/lib/python3.11/dist-packages/.wh.opencv_python-4.6.0.66.dist-info' l25 &&
+   grep -q 'usr/local/lib/python3.11/dist-packages/.wh.cv2' l25 &&
+   layer_list 25-ocr-opencv-headless deps-2 | grep -q 'opencv_python_headless-4.6.0.66.dist-info/METADATA' &&
+   /usr/bin/python3 -c 'import json,sys; n=[l[\"name\"] for l in json.load(open(sys.argv[1]))[\"layers\"]]; assert n.index(\"deps\") < n.index(\"uninstall\") < n.index(\"deps-2\"), n' e-25-ocr-opencv-headless/build.json"
 cat corpus-report.txt
 finish

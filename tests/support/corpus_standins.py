@@ -148,6 +148,8 @@ def main():
     changes = [f"base {spec['base']} -> {a.base}"]
     spec["base"] = a.base
     for layer in spec.get("layers") or []:
+        if "wheels" in layer and "uninstall" in layer["wheels"]:
+            continue  # it fetches nothing: the names are the base's
         if "wheels" in layer:
             w = layer["wheels"]
             changes.append(f"layer {layer['name']}: index {w.get('index', 'PyPI')} -> the local index")

@@ -10,6 +10,7 @@
 #include "python/installed.hpp"
 #include "python/replace.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -290,6 +291,39 @@ TEST_SUITE("python target environment") {
     CHECK(unbounded.removals.count("etc/shadow") == 1);
     auto bounded = python::plan_install(view, etc, in, {"usr/local"});
     CHECK(bounded.removals.empty());
+  }
+
+  TEST_CASE("plan_uninstall: pip uninstall's removals, the same as a replacement's; nothing installed") {
+    auto view = paddle_tree(false);
+    auto installed = python::installed_distributions(view);
+    auto replaced = python::plan_install(view, installed, {in("opt-einsum", "3.4.0")});
+    auto plan = python::plan_uninstall(view, installed, {{"Opt_Einsum", "spec.yaml:7:18: layer 'slim'"}});
+    REQUIRE(plan.replacements.size() == 1);
+    CHECK(plan.replacements[0].action == Replacement::Action::uninstall);
+    CHECK(plan.replacements[0].old_version == "3.3.0");
+    CHECK(plan.replacements[0].new_version.empty());
+    CHECK(plan.removals == replaced.removals); // RECORD's files, bytecode, the script, the .dist-info
+    CHECK(plan.removals.count("etc/passwd") == 0);
+    CHECK(plan.skip.empty());
+    CHECK(contains(python::describe(plan.replacements[0]), "uninstalls opt_einsum 3.3.0 (removes /" + k_site));
+    CHECK(python::to_json(plan.replacements[0])["action"] == "uninstall");
+    auto out = python::whiteouts(view, plan, {});
+    CHECK(std::find(out.begin(), out.end(), k_site + "/opt_einsum-3.3.0.dist-info") != out.end());
+    CHECK(std::find(out.begin(), out.end(), "usr/local/bin/keep-me") == out.end());
+  }
+
+  TEST_CASE("plan_uninstall: a name nothing has, Debian's package and one without a RECORD are errors naming where") {
+    auto view = paddle_tree(false);
+    auto installed = python::installed_distributions(view);
+    const std::string where = "spec.yaml:7:18: layer 'slim'";
+    auto none = test_support::error_of([&] { python::plan_uninstall(view, installed, {{"opencv-python", where}}); });
+    CHECK(none.kind() == util::ErrorKind::input);
+    CHECK(contains(none.what(), where + " uninstalls opencv-python, which is not installed"));
+    auto debian = test_support::error_of([&] { python::plan_uninstall(view, installed, {{"pyyaml", where}}); });
+    CHECK(contains(debian.what(), "PyYAML 6.0 at /usr/lib/python3/dist-packages/PyYAML-6.0.dist-info"));
+    CHECK(contains(debian.what(), "installed by Debian's package manager"));
+    auto legacy = test_support::error_of([&] { python::plan_uninstall(view, installed, {{"legacy", where}}); });
+    CHECK(contains(legacy.what(), "it has no RECORD"));
   }
 }
 

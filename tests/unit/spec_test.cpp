@@ -473,6 +473,25 @@ TEST_SUITE("spec") {
                    "python.interpeter"));
   }
 
+  TEST_CASE("wheels.uninstall: names only, in a layer that installs nothing else") {
+    Project p;
+    auto s = p.parse("layers:\n  - name: slim\n    wheels: {uninstall: [opencv-python, Pillow]}\n"
+                     "  - name: one\n    wheels: {uninstall: six}\n");
+    REQUIRE(s.layers.size() == 2);
+    CHECK(s.layers[0].wheels().uninstall == std::vector<std::string>{"opencv-python", "Pillow"});
+    CHECK(s.layers[0].wheels().uninstalls());
+    CHECK_FALSE(s.layers[0].from_index()); // nothing for `lock` to resolve
+    CHECK(s.layers[1].wheels().uninstall == std::vector<std::string>{"six"});
+    CHECK(contains(s.layers[0].wheels().uninstall_origin, p.at(3, 25)));
+    auto both = p.error("layers:\n  - name: x\n    wheels: {lock: r.lock, uninstall: [six]}\n");
+    CHECK(contains(both.what(), "layers[0].wheels.lock: a layer that uninstalls installs nothing"));
+    CHECK(contains(both.hint(), "a wheels layer of its own after this one"));
+    auto versioned = p.error("layers:\n  - name: x\n    wheels: {uninstall: [six, \"pillow==10\"]}\n");
+    CHECK(contains(versioned.what(), p.at(3, 31) + ": layers[0].wheels.uninstall: 'pillow==10' is not a project name"));
+    CHECK(contains(p.error("layers:\n  - name: x\n    wheels: {uninstall: []}\n").what(),
+                   "a project name or a list of them"));
+  }
+
   TEST_CASE("missing source path names the field") {
     Project p;
     auto e = p.error(files_spec("        to: /app/\n"

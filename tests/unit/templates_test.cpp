@@ -90,8 +90,9 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   in.base = "paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6";
   in.python = "python3";
   templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"},
-                              {},     "",       {}};
-  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}};
+                              {},     "",       {}, {}};
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}, {}};
+  templates::DockerLayer slim{"slim", "wheels", {}, "", "", {}, {}, "", {}, {"opencv-python", "it's"}};
   app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false, {}, {}, false});
   app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false, {}, {}, false});
   templates::DockerCopy link;
@@ -103,7 +104,7 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   dir.directory = true;
   dir.dir_mode = 0700u;
   app.copies.push_back(dir);
-  in.layers = {deps, app};
+  in.layers = {slim, deps, app};
   in.config.entrypoint = std::vector<std::string>{"python3", "/app/train.py"};
   in.config.env = {{"A", "x \"y\" $$z"}, {"P", "/opt/bin:${PATH}:${X:-a\"b}"}};
   in.config.labels = {{"team", "ocr: \"vision\""}};
@@ -116,6 +117,9 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
     return p;
   };
   CHECK(at("FROM paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6\n") <
+        at("COPY [\"requirements.lock\", \"/tmp/paddle-image/deps.lock\"]\n"));
+  // wheels.uninstall, first: pip uninstall -y, each name shell-quoted.
+  CHECK(at("RUN PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip uninstall -y opencv-python 'it'\\''s'\n") <
         at("COPY [\"requirements.lock\", \"/tmp/paddle-image/deps.lock\"]\n"));
   CHECK(at("RUN PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --require-hashes -r /tmp/paddle-image/deps.lock -i "
            "https://mirror.example/simple\n") < at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n"));
@@ -639,6 +643,27 @@ TEST_CASE("init --from-dockerfile: MAINTAINER is the authors label, and a label 
   CHECK(empty.unmapped[0].reason.find("MAINTAINER requires exactly one argument") != std::string::npos);
 }
 
+TEST_CASE("init --from-dockerfile: pip uninstall -y maps to a wheels layer that uninstalls, in the RUN's order") {
+  auto r = templates::spec_from_dockerfile("FROM paddlepaddle/paddle:2.6.1\n"
+                                           "RUN pip uninstall -y opencv-python Pillow && pip install flask==3.0.0\n"
+                                           "RUN python3 -m pip uninstall opencv-contrib-python\n"
+                                           "RUN pip uninstall -y -r remove.txt\n"
+                                           "RUN pip3 uninstall --yes 'six>=1'\n",
+                                           "Dockerfile");
+  INFO(r.spec);
+  const auto un = r.spec.find("  - name: \"uninstall\"\n    wheels:\n      uninstall: [\"opencv-python\", \"Pillow\"]");
+  const auto deps = r.spec.find("  - name: \"deps\"\n    wheels:\n      lock: \"requirements-deps.lock\"");
+  CHECK(un != std::string::npos);
+  CHECK(deps != std::string::npos);
+  CHECK(un < deps);
+  REQUIRE(r.unmapped.size() == 3);
+  CHECK(r.unmapped[0].line == 3);
+  CHECK(r.unmapped[0].reason.find("without -y asks for confirmation") != std::string::npos);
+  CHECK(r.unmapped[0].reason.find("uninstall: [opencv-contrib-python]") != std::string::npos);
+  CHECK(r.unmapped[1].reason.find("name the projects") != std::string::npos);
+  CHECK(r.unmapped[2].reason.find("`six>=1` is not a project name") != std::string::npos);
+}
+
 TEST_CASE("init --from-dockerfile --build-arg: an ARG takes the value given, where it is declared, as in Docker") {
   const std::string df = "ARG TAG=2.5.2-gpu-cuda11.7-cudnn8.4-trt8.4\n"
                          "FROM paddlepaddle/paddle:${TAG}\n"
@@ -693,6 +718,7 @@ TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an 
       {"https://ciuser:" + canary + "@mirror.example/simple", "https://" + canary + "@[fd00::5]:8443/extra/"},
       {"https://u:" + canary + "@files.example/links/"},
       "",
+      {},
       {}};
   in.layers = {deps};
   std::string out = templates::render_dockerfile(in, "");
@@ -749,7 +775,7 @@ TEST_CASE("templates: COPY --chmod only where it gives paddle-image's modes; the
   in.spec_file = "spec.yaml";
   in.base = "scratch";
   in.python = "python3";
-  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}};
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}, {}};
   app.copies.push_back(
       {"app/", "/app/", {}, 0640u, std::nullopt, "", false, {}, {}, false}); // dirs stay 0755: no --chmod
   app.copies.push_back(
