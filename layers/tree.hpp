@@ -3,6 +3,7 @@
 // system without reading file data. Normalisation (modes, owners, parents) happens
 // here; timestamps are applied by the tar writer from SOURCE_DATE_EPOCH.
 #include "layers/walk_memo.hpp"
+#include "util/path_match.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -139,10 +140,8 @@ std::vector<std::map<std::string, Entry>> split_entries(const std::map<std::stri
 // Normalises an absolute image path ("/a/./b/") to "a/b"; rejects ".." that leaves
 // the root. An empty result means the root itself.
 std::string normalize_image_path(const std::string& path, const std::string& origin);
-// True when name matches an exclude pattern (no '/' in pattern: any path component's
-// name; with '/': the path relative to the source root; '*' matches across '/').
-bool excluded(const std::vector<std::string>& patterns, const std::string& rel_path);
-// gitignore-style: the last pattern that matches decides; "!pattern" re-includes.
-bool ignored(const std::vector<std::string>& patterns, const std::string& rel_path);
+// exclude and .paddleimageignore patterns (util/path_match.hpp).
+using util::excluded;
+using util::ignored;
 
 } // namespace layers
