@@ -1,5 +1,6 @@
 #include "spec/parse_context.hpp"
 
+#include "spec/source_glob.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
 
@@ -218,6 +219,35 @@ CopySpec directory_rule(const Ctx& c, const YAML::Node& item, const std::string&
   return cs;
 }
 
+// A local rule's `from`: the one path, or each path a wildcard matches (Docker's rules:
+// no match is an error, several need a `to` ending in '/'); a literal file whose name
+// holds a wildcard character is that file.
+std::vector<fs::path> local_sources(const Ctx& c, const YAML::Node& item, const std::string& f, const fs::path& dir,
+                                    const std::vector<std::string>& ignore, const CopySpec& cs) {
+  const std::string pattern = c.str(item["from"], f + ".from");
+  fs::path literal = source_path(c, item["from"], f + ".from", dir, false);
+  std::error_code ec;
+  if (!has_wildcard(pattern) || fs::exists(fs::symlink_status(literal, ec))) {
+    return {source_path(c, item["from"], f + ".from", dir)};
+  }
+  std::vector<fs::path> matches = glob_sources(pattern, dir, ignore);
+  if (matches.empty()) {
+    c.fail(item["from"], f + ".from",
+           "'" + pattern + "' matches nothing in " + dir.string() +
+               (ignore.empty() ? std::string() : " (what .paddleimageignore names is not matched)"),
+           "'*', '?' and '[...]' match within one path component, as in Docker's COPY: check the pattern against "
+           "the files beside the spec");
+  }
+  if (matches.size() > 1 && cs.to.back() != '/') {
+    c.fail(item["to"], f + ".to",
+           "'" + pattern + "' matches " + std::to_string(matches.size()) + " paths (" + matches[0].filename().string() +
+               ", " + matches[1].filename().string() + (matches.size() > 2 ? ", ..." : "") +
+               "), so 'to' must be a directory ending in '/', as Docker requires",
+           "write to: " + cs.to + "/");
+  }
+  return matches;
+}
+
 std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
                              const std::vector<std::string>& ignore) {
   if (!n.IsSequence() || n.size() == 0) {
@@ -255,6 +285,7 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
       c.fail(item, f, "missing 'to'", "name the absolute destination in the image, e.g. /app/");
     }
     CopySpec cs;
+    std::vector<fs::path> matches;
     cs.origin = c.where(item);
     cs.to = c.str(item["to"], f + ".to");
     check_image_path(c, item["to"], f + ".to", cs.to);
@@ -269,7 +300,7 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
                  "drop it, or give url: in place of from:");
         }
       }
-      cs.from = source_path(c, item["from"], f + ".from", dir);
+      matches = local_sources(c, item, f, dir, ignore, cs);
     }
     if (item["exclude"]) {
       cs.exclude = c.str_list(item["exclude"], f + ".exclude");
@@ -293,18 +324,22 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
       out.push_back(cs); // fetched into the cache: no .paddleimageignore, never outside the spec
       continue;
     }
-    if (auto rel = inside_spec_dir(cs.from, dir)) {
-      cs.ignore = ignore;
-      cs.ignore_prefix = *rel;
-    } else if (!cs.allow_outside) {
-      c.fail(item["from"], f + ".from",
-             "source '" + item["from"].Scalar() + "' lies outside the spec's directory " + dir.string() +
-                 " (it resolves to " + resolved(cs.from).string() + ")",
-             "move it next to the spec, or set allow_outside: true on this rule if it really belongs in the image");
-    } else {
-      cs.ignore = {".git"}; // .paddleimageignore speaks of the spec's directory only
+    for (const auto& from : matches) { // one rule per match of a wildcard, as Docker copies each
+      CopySpec one = cs;
+      one.from = from;
+      if (auto rel = inside_spec_dir(one.from, dir)) {
+        one.ignore = ignore;
+        one.ignore_prefix = *rel;
+      } else if (!one.allow_outside) {
+        c.fail(item["from"], f + ".from",
+               "source '" + item["from"].Scalar() + "' lies outside the spec's directory " + dir.string() +
+                   " (it resolves to " + resolved(one.from).string() + ")",
+               "move it next to the spec, or set allow_outside: true on this rule if it really belongs in the image");
+      } else {
+        one.ignore = {".git"}; // .paddleimageignore speaks of the spec's directory only
+      }
+      out.push_back(one);
     }
-    out.push_back(cs);
   }
   return out;
 }

@@ -83,10 +83,6 @@ void Mapper::copy(const DockerInstruction& in) {
       skip("ADD unpacks a local archive: unpack it into the project and copy the directory");
       return;
     }
-    if (src.find_first_of("*?[") != std::string::npos) {
-      skip("wildcard sources: name the files or their directory");
-      return;
-    }
     if (src.find("..") != std::string::npos || (!src.empty() && src[0] == '/')) {
       skip("source outside the build context");
       return;

@@ -212,6 +212,8 @@ def specs():
           "  - name: code\n    copy:\n      - {from: src, to: /app/src, mode: \"0644\"}\n"
           "entrypoint: [python, -m, app]\nenv: {A: \"1\"}\nlabels: {x: y}\nuser: \"1000:1000\"\n"
           "workdir: /app\ncreated: \"2024-01-01T00:00:00Z\"\n")
+    c.add("base: scratch\nlayers:\n  - name: app\n    files:\n      - {from: \"src/[a-z]*.py\", to: /app/}\n"
+          "      - {from: \"*/\\\\*?[!x]\", to: /x}\n")
     c.add("base: scratch\nlayers:\n  - name: slim\n    wheels: {uninstall: [opencv-python, Pillow, \"x==1\"]}\n"
           "  - name: one\n    wheels: {uninstall: six, lock: r.lock}\n")
     c.add("name: &a x\nbase: *a\nlayers: !!binary aGVsbG8=\n? [complex]\n: key\n")

@@ -190,6 +190,8 @@ check "24: mkdir -p became directory rules (the parents with them), chmod 777 an
   "layer_list 24-ocr-dirs-mkdir dirs >l24 && grep -qx 'drwxr-xr-x PaddleOCR/inference/' l24 &&
    grep -qx 'drwxrwxrwx PaddleOCR/output/' l24 && grep -qx 'drwx------ PaddleOCR/logs/' l24 &&
    grep -qx 'drwxr-xr-x PaddleOCR/' l24"
+check "11: COPY *.py /app/ became a wildcard rule: train.py is in the layer, matched when the spec was read" bash -c \
+  "grep -qF \"from: '*.py'\" e-11-wildcard-copy/spec.yaml && layer_list 11-wildcard-copy app | grep -q ' app/train.py'"
 check "25: pip uninstall -y opencv-python became a layer of whiteouts of the base's copy, between the two installs" bash -c \
   "layer_list 25-ocr-opencv-headless uninstall >l25 &&
    grep -q 'usr/local/lib/python3.11/dist-packages/.wh.opencv_python-4.6.0.66.dist-info' l25 &&

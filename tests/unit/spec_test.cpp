@@ -819,6 +819,46 @@ TEST_SUITE("spec") {
     CHECK(contains(p.error("resolve:\n  pre: maybe\n").what(), "resolve.pre: must be true or false"));
   }
 
+  TEST_CASE(
+      "a wildcard from: a rule per match, as Docker's COPY matches; nothing matched or several into a file fail") {
+    Project p;
+    const fs::path d = p.tmp.path();
+    for (const char* f : {"a.py", "b.py", ".hidden.py", "ignored.py", "sub/c.py", "configs/x.yml", "weird[1].txt",
+                          "inference/inference.pdmodel", "inference/inference.pdiparams", "inference/other.bin"}) {
+      fs::create_directories((d / f).parent_path());
+      util::write_file_atomic(d / f, "x");
+    }
+    util::write_file_atomic(d / ".paddleimageignore", "ignored.py\n");
+    auto froms = [&](const std::string& from, const std::string& to) {
+      auto s = p.parse("layers:\n  - name: app\n    files:\n      - {from: \"" + from + "\", to: " + to + "}\n");
+      std::vector<std::string> out;
+      for (const auto& c : s.layers[0].copy().copies) {
+        out.push_back(fs::relative(c.from, d).string());
+        CHECK(c.to == to);
+        CHECK(c.ignore_prefix == out.back()); // each match keeps .paddleimageignore for what is under it
+      }
+      return out;
+    };
+    // '*' matches a leading '.' (Go's filepath.Match), never a '/'; an ignored file is not there.
+    CHECK(froms("*.py", "/app/") == std::vector<std::string>{".hidden.py", "a.py", "b.py"});
+    CHECK(froms("s?b/*.py", "/app/") == std::vector<std::string>{"sub/c.py"});
+    CHECK(froms("./inference/inference.*", "/PaddleOCR/inference/") ==
+          std::vector<std::string>{"inference/inference.pdiparams", "inference/inference.pdmodel"});
+    CHECK(froms("conf[a-z]*", "/app/configs") == std::vector<std::string>{"configs"}); // a directory: its contents
+    CHECK(froms("[a].py", "/app/one.py") == std::vector<std::string>{"a.py"});         // one match: a file, as named
+    CHECK(froms("weird[1].txt", "/w") == std::vector<std::string>{"weird[1].txt"});    // the literal file wins
+    auto none = p.error("layers:\n  - name: app\n    files:\n      - {from: \"*.txt.gz\", to: /app/}\n");
+    CHECK(
+        contains(none.what(), p.at(4, 16) + ": layers[0].files[0].from: '*.txt.gz' matches nothing in " + d.string()));
+    CHECK(contains(none.hint(), "within one path component"));
+    auto ign = p.error("layers:\n  - name: app\n    files:\n      - {from: \"ign*.py\", to: /app/}\n");
+    CHECK(contains(ign.what(), "what .paddleimageignore names is not matched"));
+    auto into = p.error("layers:\n  - name: app\n    files:\n      - {from: \"[ab].py\", to: /app/main.py}\n");
+    CHECK(contains(into.what(), "layers[0].files[0].to: '[ab].py' matches 2 paths (a.py, b.py), so 'to' must be a "
+                                "directory ending in '/'"));
+    CHECK(contains(into.hint(), "to: /app/main.py/"));
+  }
+
   TEST_CASE(".paddleimageignore is read from the spec's directory") {
     Project p;
     util::write_file_atomic(p.tmp.path() / ".paddleimageignore",
