@@ -225,10 +225,13 @@ CopySpec directory_rule(const Ctx& c, const YAML::Node& item, const std::string&
 std::vector<fs::path> local_sources(const Ctx& c, const YAML::Node& item, const std::string& f, const fs::path& dir,
                                     const std::vector<std::string>& ignore, const CopySpec& cs) {
   const std::string pattern = c.str(item["from"], f + ".from");
+  if (!has_wildcard(pattern)) {
+    return {source_path(c, item["from"], f + ".from", dir)};
+  }
   fs::path literal = source_path(c, item["from"], f + ".from", dir, false);
   std::error_code ec;
-  if (!has_wildcard(pattern) || fs::exists(fs::symlink_status(literal, ec))) {
-    return {source_path(c, item["from"], f + ".from", dir)};
+  if (fs::exists(fs::symlink_status(literal, ec))) {
+    return {literal};
   }
   std::vector<fs::path> matches = glob_sources(pattern, dir, ignore);
   if (matches.empty()) {
@@ -387,13 +390,6 @@ void parse_copy_layer(const Ctx& c, const YAML::Node& n, const std::string& key,
   l.body = std::move(body);
 }
 
-// A PEP 508 project name: letters and digits, with '.', '_' and '-' inside.
-bool pep508_project_name(const std::string& n) {
-  auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
-  return !n.empty() && alnum(n.front()) && alnum(n.back()) &&
-         std::all_of(n.begin(), n.end(), [&](char ch) { return alnum(ch) || ch == '.' || ch == '_' || ch == '-'; });
-}
-
 // wheels.uninstall: [NAME, ...] (or one NAME), in a layer that installs nothing else.
 void parse_uninstall(const Ctx& c, const YAML::Node& w, const std::string& wf, WheelsLayerSpec& body) {
   const YAML::Node& u = w["uninstall"];
@@ -419,7 +415,7 @@ void parse_uninstall(const Ctx& c, const YAML::Node& w, const std::string& wf, W
     c.fail(u, uf, "a project name or a list of them", "uninstall: [opencv-python]");
   }
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!pep508_project_name(names[i])) {
+    if (!is_project_name(names[i])) {
       c.fail(u.IsSequence() ? u[i] : u, uf, "'" + names[i] + "' is not a project name (no version, extras or markers)",
              "name the project only, as pip uninstall takes it: uninstall: [opencv-python]");
     }
@@ -629,6 +625,13 @@ std::optional<LayerSpec::Kind> kind_of_name(std::string_view name) {
     }
   }
   return std::nullopt;
+}
+
+bool is_project_name(std::string_view name) {
+  auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+  return !name.empty() && alnum(name.front()) && alnum(name.back()) &&
+         std::all_of(name.begin(), name.end(),
+                     [&](char ch) { return alnum(ch) || ch == '.' || ch == '_' || ch == '-'; });
 }
 
 bool ships_copied_files(LayerSpec::Kind kind) {

@@ -1,6 +1,7 @@
 #include "spec/source_glob.hpp"
 
 #include "util/path_match.hpp"
+#include "util/text.hpp"
 
 #include <fnmatch.h>
 
@@ -24,20 +25,11 @@ bool has_wildcard(const std::string& from) {
 
 namespace {
 
+// The pattern's parts between '/', without empty ones and ".".
 std::vector<std::string> parts_of(const std::string& pattern) {
-  std::vector<std::string> parts;
-  std::size_t b = 0;
-  while (b <= pattern.size()) {
-    std::size_t e = pattern.find('/', b);
-    std::string part = pattern.substr(b, e == std::string::npos ? std::string::npos : e - b);
-    if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    if (e == std::string::npos) {
-      break;
-    }
-    b = e + 1;
-  }
+  std::vector<std::string> parts = util::split(pattern, '/');
+  parts.erase(std::remove_if(parts.begin(), parts.end(), [](const std::string& p) { return p.empty() || p == "."; }),
+              parts.end());
   return parts;
 }
 

@@ -170,6 +170,9 @@ std::optional<LayerSpec::Kind> kind_of_name(std::string_view name);
 // Whether a layer of this kind ships files copied from the build context (files, data):
 // the SBOM lists such a layer as one data component, the provenance as one input.
 bool ships_copied_files(LayerSpec::Kind kind);
+// Whether `name` is a PEP 508 project name (letters and digits, '.', '_' and '-' inside,
+// no version, extras or markers): what wheels.uninstall takes.
+bool is_project_name(std::string_view name);
 
 struct PythonSpec {
   std::string version; // "3.11"

@@ -2,12 +2,12 @@
 // project (or written beside the spec for named packages), with the lock command.
 #include "templates/migrate/mapper.hpp"
 
+#include "spec/spec.hpp"
 #include "util/encoding.hpp"
 #include "util/text.hpp"
 #include "util/url.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace templates::migrate {
 
@@ -169,10 +169,7 @@ std::optional<std::string> Mapper::parse_pip_uninstall(const std::vector<std::st
       return "`pip uninstall -r FILE`: name the projects (wheels.uninstall: [NAME, ...] takes names only)";
     } else if (!a.empty() && a[0] == '-') {
       return "`" + a + "` in a pip uninstall has no spec equivalent";
-    } else if (a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
-                   std::string::npos ||
-               !std::isalnum(static_cast<unsigned char>(a.front())) ||
-               !std::isalnum(static_cast<unsigned char>(a.back()))) {
+    } else if (!spec::is_project_name(a)) { // what wheels.uninstall will take
       return "`" + util::redact_text(a) + "` is not a project name: pip uninstall takes names only";
     } else {
       p.uninstall.push_back(a);
