@@ -1,9 +1,9 @@
 #pragma once
 // A kind of spec layer, as the build sees it. Each kind is one class in its own file
-// under builder/kinds/ (files and data: copy_layer.cpp; wheels: wheels_layer.cpp; debs: debs_layer.cpp) and
-// one entry in layer_kind() (kinds/kinds.cpp), which the build asks by the spec
-// layer's kind. What a new kind provides is walked through in ARCHITECTURE.md ("Adding
-// a layer kind").
+// under builder/kinds/ (files and data: copy_layer.cpp; wheels: wheels_layer.cpp; debs:
+// debs_layer.cpp; accounts: accounts_layer.cpp) and one entry in layer_kind()
+// (kinds/kinds.cpp), which the build asks by the spec layer's kind. What a new kind provides is walked through in
+// ARCHITECTURE.md ("Adding a layer kind").
 #include "builder/layer_build.hpp"
 #include "spec/spec.hpp"
 
@@ -28,5 +28,6 @@ const LayerKind& layer_kind(spec::LayerSpec::Kind kind);
 const LayerKind& copy_layer_kind();
 const LayerKind& wheels_layer_kind();
 const LayerKind& debs_layer_kind();
+const LayerKind& accounts_layer_kind();
 
 } // namespace builder

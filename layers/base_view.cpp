@@ -103,7 +103,8 @@ bool BaseView::wants_content(const std::string& path) {
   // dpkg's records and the loader's files a debs layer's unpack rules and ldconfig step read.
   static const std::regex dpkg_list("var/lib/dpkg/info/[^/]+\\.list");
   if (path == "var/lib/dpkg/diversions" || path == "var/lib/dpkg/statoverride" || path == "etc/passwd" ||
-      path == "etc/group" || path == "etc/ld.so.conf" || path == "etc/ld.so.cache" ||
+      path == "etc/group" || path == "etc/shadow" || path == "etc/gshadow" || path.rfind("etc/skel/", 0) == 0 ||
+      path == "etc/ld.so.conf" || path == "etc/ld.so.cache" ||
       (path.rfind("var/lib/dpkg/info/", 0) == 0 && std::regex_match(path, dpkg_list))) {
     return true;
   }

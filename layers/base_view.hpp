@@ -103,7 +103,9 @@ public:
   // 6: embedded SPDX documents (var/lib/db/sbom/*.spdx.json) are kept.
   // 7: dpkg's file lists, diversions and stat overrides, etc/passwd and etc/group,
   //    etc/ld.so.conf and etc/ld.so.cache are kept (a debs layer's dpkg rules read them).
-  static constexpr int k_format = 7;
+  // 8: etc/shadow, etc/gshadow and etc/skel's files are kept (an accounts layer adds
+  //    to the databases and copies the skeleton into new homes).
+  static constexpr int k_format = 8;
   // The lines compress_view writes, uncompressed; Error(input) for anything else.
   static BaseView from_lines(const std::string& text);
 

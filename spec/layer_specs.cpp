@@ -596,11 +596,12 @@ struct KindEntry {
 };
 
 // Every layer kind, once.
-const std::array<KindEntry, 4> k_kinds{{
+const std::array<KindEntry, 5> k_kinds{{
     {"wheels", LayerSpec::Kind::wheels, false, parse_wheels_layer},
     {"files", LayerSpec::Kind::files, true, parse_copy_layer},
     {"data", LayerSpec::Kind::data, true, parse_copy_layer},
     {"debs", LayerSpec::Kind::debs, false, parse_debs_layer},
+    {"accounts", LayerSpec::Kind::accounts, false, parse_accounts_layer},
 }};
 
 const KindEntry& entry_of(LayerSpec::Kind kind) {
@@ -663,6 +664,13 @@ const DebsLayerSpec& LayerSpec::debs() const {
     return *b;
   }
   throw std::logic_error("layer '" + name + "' is a " + kind_name(kind) + " layer, not debs");
+}
+
+const AccountsLayerSpec& LayerSpec::accounts() const {
+  if (const auto* b = as_accounts()) {
+    return *b;
+  }
+  throw std::logic_error("layer '" + name + "' is a " + kind_name(kind) + " layer, not accounts");
 }
 
 namespace detail {

@@ -168,6 +168,10 @@ std::optional<std::string> inside_spec_dir(const fs::path& from, const fs::path&
 // `split: 256Mi` (a byte quantity, at least 1Mi) or `split: none` / 0.
 std::uint64_t split_size(const Ctx& c, const YAML::Node& n, const std::string& field);
 
+// An accounts layer's own keys (accounts.cpp), as layer_specs.cpp's table of kinds calls it.
+void parse_accounts_layer(const Ctx& c, const YAML::Node& n, const std::string& key, const std::string& field,
+                          const BuildSpec& s, LayerSpec& l);
+
 // One entry of `layers:` (layer_specs.cpp): the common keys and the kind's own.
 LayerSpec parse_layer(const Ctx& c, const YAML::Node& n, const std::string& field, const BuildSpec& s);
 

@@ -428,6 +428,12 @@ std::vector<LayerSpec> parse_layers(const Ctx& c, const YAML::Node& ls, const Bu
         c.fail(ls[i], f, "a spec has one debs layer, and layer '" + earlier.name + "' is one",
                "list every package in layer '" + earlier.name + "'");
       }
+      if (l.as_accounts() != nullptr && earlier.as_accounts() != nullptr) {
+        // Each accounts layer writes /etc/passwd and /etc/group whole from what it lands
+        // on, which holds the base's files, not an earlier layer's.
+        c.fail(ls[i], f, "a spec has one accounts layer, and layer '" + earlier.name + "' is one",
+               "list every user and group in layer '" + earlier.name + "'");
+      }
     }
     out.push_back(l);
   }

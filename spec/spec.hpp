@@ -139,11 +139,38 @@ struct DebsLayerSpec {
   std::string lock_origin;
 };
 
+// `accounts` layers: users and groups merged into the base's /etc/passwd and /etc/group
+// (and /etc/shadow and /etc/gshadow, locked, where the base has them), home directories
+// made with their owner, as `groupadd` and `useradd` do (docs/spec.md "Accounts").
+struct GroupSpec {
+  std::string name;
+  std::int64_t gid = 0;
+  std::string origin; // "spec.yaml:12:9"
+};
+
+struct UserSpec {
+  std::string name;
+  std::int64_t uid = 0;
+  std::optional<std::int64_t> gid; // none: a group named as the user, gid = uid (useradd's user group)
+  std::string home;                // absolute; /home/NAME when not given
+  bool create_home = true;         // useradd -m: the directory, owned by the user, /etc/skel's files in it
+  std::uint32_t home_mode = 0755;  // Debian's useradd: 0777 & ~UMASK 022
+  std::string shell = "/bin/sh";   // Debian's useradd default (SHELL in /etc/default/useradd)
+  std::string comment;             // the GECOS field
+  std::vector<std::string> groups; // supplementary groups, by name
+  std::string origin;
+};
+
+struct AccountsLayerSpec {
+  std::vector<GroupSpec> groups; // made first, in order
+  std::vector<UserSpec> users;
+};
+
 struct LayerSpec {
-  enum class Kind { wheels, files, data, debs };
+  enum class Kind { wheels, files, data, debs, accounts };
   std::string name;
   Kind kind = Kind::files;
-  std::variant<CopyLayerSpec, WheelsLayerSpec, DebsLayerSpec> body; // the kind's own fields
+  std::variant<CopyLayerSpec, WheelsLayerSpec, DebsLayerSpec, AccountsLayerSpec> body; // the kind's own fields
   std::optional<CompressionSpec> compression;
   std::optional<OwnerSpec> owner;
   std::string origin;
@@ -152,17 +179,20 @@ struct LayerSpec {
   const CopyLayerSpec* as_copy() const { return std::get_if<CopyLayerSpec>(&body); }
   const WheelsLayerSpec* as_wheels() const { return std::get_if<WheelsLayerSpec>(&body); }
   const DebsLayerSpec* as_debs() const { return std::get_if<DebsLayerSpec>(&body); }
+  const AccountsLayerSpec* as_accounts() const { return std::get_if<AccountsLayerSpec>(&body); }
   // The kind's fields of a layer known to be of that kind (std::logic_error otherwise).
   const CopyLayerSpec& copy() const;
   CopyLayerSpec& copy();
   const WheelsLayerSpec& wheels() const;
   WheelsLayerSpec& wheels();
   const DebsLayerSpec& debs() const;
+  const AccountsLayerSpec& accounts() const;
   // A wheels layer whose wheels come from a package index.
   bool from_index() const { return as_wheels() != nullptr && as_wheels()->from_index(); }
 };
 
-// The kind as the spec, the build's report and the SBOM name it: "wheels", "files", "data", "debs".
+// The kind as the spec, the build's report and the SBOM name it: "wheels", "files", "data", "debs",
+// "accounts".
 const char* kind_name(LayerSpec::Kind kind);
 // The kind a name stands for, as kind_name spells it (a report's or an image history's
 // kind); nothing for any other name ("base").

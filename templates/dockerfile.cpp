@@ -363,6 +363,10 @@ nlohmann::json dockerfile_data(const DockerfileInput& in) {
     if (l.kind == "wheels") {
       wheels = true;
       wheels_layer(in, l, lines, notes);
+    } else if (l.kind == "accounts") {
+      lines.push_back("RUN " + one_line(util::join(l.accounts, " && "), "accounts"));
+      notes.push_back("useradd dates each shadow entry with the day of the build; paddle-image leaves that field "
+                      "empty, so the bytes do not depend on the day");
     } else if (l.kind == "debs") {
       // The spec checked the names (letters, digits, + . - and =VERSION): shell-safe.
       lines.push_back("RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "

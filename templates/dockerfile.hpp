@@ -40,7 +40,7 @@ struct DockerCopy {
 
 struct DockerLayer {
   std::string name;
-  std::string kind; // files, data, wheels, debs
+  std::string kind; // files, data, wheels, debs, accounts
   std::vector<DockerCopy> copies;
   // wheels: a directory (relative), or from an index (wheel_dir empty)
   std::string wheel_dir;
@@ -50,6 +50,8 @@ struct DockerLayer {
   std::string chown;                  // the layer's owner "UID:GID" ("" = root)
   std::vector<std::string> debs;      // debs: the packages ("name" or "name=version")
   std::vector<std::string> uninstall; // wheels.uninstall: pip uninstall -y of these
+  // accounts: the groupadd and useradd commands, each a shell command line (words quoted)
+  std::vector<std::string> accounts;
 };
 
 struct DockerConfig {

@@ -3,6 +3,7 @@
 #include "oci/reference.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -43,6 +44,42 @@ std::string context_path(const fs::path& p, const fs::path& dir, bool* outside =
   return s;
 }
 
+// An accounts layer as groupadd and useradd make it: a user without a gid takes the
+// group of its name (the base's, or one made with gid = uid), as the build does.
+std::vector<std::string> account_commands(const spec::AccountsLayerSpec& a) {
+  std::vector<std::string> out;
+  for (const auto& g : a.groups) {
+    out.push_back("groupadd -g " + std::to_string(g.gid) + " " + util::shell_quote(g.name));
+  }
+  for (const auto& u : a.users) {
+    const std::string name = util::shell_quote(u.name);
+    std::string cmd = "useradd -l -u " + std::to_string(u.uid);
+    if (u.gid) {
+      cmd += " -g " + std::to_string(*u.gid);
+    } else {
+      out.push_back("{ getent group " + name + " >/dev/null || groupadd -g " + std::to_string(u.uid) + " " + name +
+                    "; }");
+      cmd += " -g " + name;
+    }
+    if (!u.groups.empty()) {
+      cmd += " -G " + util::shell_quote(util::join(u.groups, ","));
+    }
+    cmd += " -d " + util::shell_quote(u.home) + (u.create_home ? " -m" : " -M") + " -s " + util::shell_quote(u.shell);
+    if (!u.comment.empty()) {
+      cmd += " -c " + util::shell_quote(u.comment);
+    }
+    out.push_back(cmd + " " + name);
+    if (u.create_home && u.home_mode != 0755) {
+      std::string mode = "0000";
+      for (std::size_t i = 0; i < 4; ++i) {
+        mode[3 - i] = static_cast<char>('0' + ((u.home_mode >> (3 * i)) & 7));
+      }
+      out.push_back("chmod " + mode + " " + util::shell_quote(u.home));
+    }
+  }
+  return out;
+}
+
 // One layer of the spec as the Dockerfile's: its kind, owner, copies, wheel directory,
 // lock and indexes, paths as the build context sees them.
 DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
@@ -77,6 +114,9 @@ DockerLayer docker_layer(const spec::LayerSpec& l, const fs::path& dir) {
       dc.chown = owner_text(c.owner);
       d.copies.push_back(dc);
     }
+  }
+  if (const spec::AccountsLayerSpec* a = l.as_accounts()) {
+    d.accounts = account_commands(*a);
   }
   if (const spec::DebsLayerSpec* b = l.as_debs()) {
     d.debs = b->packages;

@@ -9,6 +9,8 @@ const LayerKind& layer_kind(spec::LayerSpec::Kind kind) {
     return wheels_layer_kind();
   case spec::LayerSpec::Kind::debs:
     return debs_layer_kind();
+  case spec::LayerSpec::Kind::accounts:
+    return accounts_layer_kind();
   case spec::LayerSpec::Kind::files:
   case spec::LayerSpec::Kind::data:
     break;

@@ -88,11 +88,12 @@ void Mapper::copy(const DockerInstruction& in) {
       return;
     }
   }
-  bool numeric_owner = owner.find_first_not_of("0123456789:") == std::string::npos;
-  if (!owner.empty() && !numeric_owner) {
+  // Names as ids: the accounts this Dockerfile adds, root and base-passwd's fixed groups.
+  std::optional<std::string> ids = owner.empty() ? std::optional<std::string>("") : numeric_owner(owner);
+  if (!ids) {
     skip("--chown=" + owner +
-         " names a user or group: the COPY is mapped without an owner; give numeric ids "
-         "(owner: \"UID:GID\")");
+         " names a user or group the base has (not one this Dockerfile adds): the COPY is mapped without an owner; "
+         "give numeric ids (owner: \"UID:GID\")");
   }
   Layer l;
   std::string base_name = dest;
@@ -103,7 +104,7 @@ void Mapper::copy(const DockerInstruction& in) {
   l.name = layer_name(m, base_name.empty() ? "files" : base_name);
   for (const auto& src : w) {
     std::string from = src == "." || src == "./" ? "./" : src.rfind("./", 0) == 0 ? src.substr(2) : src;
-    l.copies.push_back(local_copy(m_context + from, dest, numeric_owner ? owner : "", mode));
+    l.copies.push_back(local_copy(m_context + from, dest, ids.value_or(""), mode));
   }
   m.layers.push_back(l);
 }
@@ -132,12 +133,17 @@ void Mapper::add_download(const std::string& url, const std::string& dest, const
   std::string path = url.substr(0, url.find_first_of("?#"));
   std::string file = path.substr(path.rfind('/') + 1);
   l.name = layer_name(m, file.empty() ? "download" : file.substr(0, file.find('.')));
-  bool numeric_owner = owner.find_first_not_of("0123456789:") == std::string::npos;
+  std::optional<std::string> ids = owner.empty() ? std::optional<std::string>("") : numeric_owner(owner);
+  if (!ids) {
+    skip("--chown=" + owner +
+         " names a user or group the base has (not one this Dockerfile adds): the download is mapped without an "
+         "owner; give numeric ids (owner: \"UID:GID\")");
+  }
   Copy c;
   c.url = url;
   c.sha256 = pinned ? checksum : "";
   c.to = dest;
-  c.owner = numeric_owner ? owner : "";
+  c.owner = ids.value_or("");
   c.mode = mode;
   l.copies.push_back(c);
   m.layers.push_back(l);

@@ -67,6 +67,44 @@ std::string debs_yaml(const std::string& base, const Layer& l) {
   return y;
 }
 
+// The accounts layer: groupadd's groups, then useradd's users, each field only where it
+// is not the spec's default.
+std::string accounts_yaml(const Layer& l) {
+  std::string y = "    accounts:\n";
+  if (!l.groups.empty()) {
+    y += "      groups:\n";
+    for (const auto& g : l.groups) {
+      y += "        - {name: " + q(g.name) + ", gid: " + std::to_string(g.gid) + "}\n";
+    }
+  }
+  if (!l.users.empty()) {
+    y += "      users:\n";
+  }
+  for (const auto& u : l.users) {
+    y += "        - name: " + q(u.name) + "\n          uid: " + std::to_string(u.uid) +
+         (u.note.empty() ? "" : " # " + u.note) + "\n";
+    if (u.gid) {
+      y += "          gid: " + std::to_string(*u.gid) + "\n";
+    }
+    if (!u.home.empty()) {
+      y += "          home: " + q(u.home) + "\n";
+    }
+    if (!u.create_home) {
+      y += "          create_home: false # useradd without -m\n";
+    }
+    if (!u.shell.empty() && u.shell != "/bin/sh") {
+      y += "          shell: " + q(u.shell) + "\n";
+    }
+    if (!u.comment.empty()) {
+      y += "          comment: " + q(u.comment) + "\n";
+    }
+    if (!u.groups.empty()) {
+      y += "          groups: " + list(u.groups) + "\n";
+    }
+  }
+  return y;
+}
+
 // One copy rule of a files or data layer, as the spec writes it.
 std::string copy_yaml(const Copy& c) {
   std::string y;
@@ -141,6 +179,10 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
     y += "  - name: " + q(l.name) + "\n";
     if (l.debs) {
       y += debs_yaml(m.base, l);
+      continue;
+    }
+    if (l.accounts) {
+      y += accounts_yaml(l);
       continue;
     }
     if (l.wheels && !l.uninstall.empty()) {

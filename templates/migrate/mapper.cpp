@@ -104,11 +104,9 @@ void Mapper::instruction(const DockerInstruction& raw) {
     }
   } else if (k == "USER") {
     if (no_vars(in.args)) {
+      // A name as it is: the base's accounts, or the accounts layer's (useradd), which the
+      // image's /etc/passwd then has.
       m.user = words(in.args).empty() ? "" : words(in.args)[0];
-      // A user this Dockerfile's useradd made is not in the base's /etc/passwd: by its ids.
-      if (auto it = m_users.find(m.user.substr(0, m.user.find(':'))); it != m_users.end()) {
-        m.user = it->second;
-      }
     }
   } else if (k == "STOPSIGNAL") {
     m.stop_signal = util::trim(in.args, " \t\r");

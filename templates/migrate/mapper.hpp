@@ -11,12 +11,14 @@
 //   apt.cpp         apt-get install -> the debs layer
 //   pip.cpp         pip install -> wheels layers and requirements inputs
 //   downloads.cpp   wget/curl/tar/unzip and git clone -> data layers and git sources
-//   users_dirs.cpp  mkdir, chmod, ln -s, useradd
+//   users_dirs.cpp  mkdir, chmod, ln -s
+//   accounts.cpp    useradd, adduser, groupadd, addgroup -> the accounts layer; owners by name
 //   emit.cpp        the spec's YAML with the report (what is not mapped, left out, next)
 // Pure: no file access.
 #include "templates/docker_lex.hpp"
 #include "templates/from_dockerfile.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -46,8 +48,29 @@ struct Copy {
 
 Copy local_copy(std::string from, std::string to, std::string owner, std::string mode);
 
+// useradd/adduser and groupadd/addgroup, as an accounts layer writes them.
+struct AccountGroup {
+  std::string name;
+  std::int64_t gid = 0;
+};
+
+struct AccountUser {
+  std::string name;
+  std::int64_t uid = 0;
+  std::optional<std::int64_t> gid; // none: the group of the user's name (useradd's user group)
+  std::string home;                // "" for /home/NAME
+  bool create_home = false;        // useradd -m, adduser's default
+  std::string shell;               // "" for the spec's default, /bin/sh (useradd's)
+  std::string comment;
+  std::vector<std::string> groups; // -G
+  std::string note;                // why the uid is what it is, when the Dockerfile did not say
+};
+
 struct Layer {
   std::string name;
+  bool accounts = false; // an accounts layer: `groups` and `users`
+  std::vector<AccountGroup> groups;
+  std::vector<AccountUser> users;
   bool wheels = false;
   bool debs = false;                 // a debs layer: `packages` from the base's distribution
   bool data = false;                 // a data layer (downloads)
@@ -114,7 +137,6 @@ public:
   std::vector<Unmapped> unmapped;
   std::vector<std::string> m_lock_commands;
   std::set<std::string> m_used_build_args;                // the --build-arg names an ARG declared
-  std::map<std::string, std::string> m_users;             // useradd -u UID [-g GID] NAME: NAME -> "UID:GID"
   std::vector<std::pair<std::string, std::string>> files; // requirements files of pip install NAME lines
   std::vector<std::string> left_out;                      // "LINE: command" a spec needs nothing for
 
@@ -146,10 +168,22 @@ private:
   void label(const std::string& args);
   void set_label(const std::string& key, const std::string& value);
   void maintainer(const std::string& args);
+  // What one RUN's commands map to, applied once all of them map.
+  struct RunParts {
+    std::vector<PipInstall> pips;
+    std::vector<std::string> harmless;                        // commands a spec needs nothing for
+    std::vector<std::string> chmods;                          // mapped into the copy rules' mode
+    std::vector<Copy> links;                                  // ln -s: symlink rules
+    std::vector<Copy> dirs;                                   // mkdir: directory rules
+    std::vector<std::pair<std::string, std::string>> exports; // echo "export X=V" >> ~/.bashrc: config.env
+    Layer accounts;                                           // useradd, groupadd: the accounts layer's
+  };
   // run.cpp
   static std::vector<std::vector<std::string>> segments(const std::vector<std::string>& w);
   static std::string command_hint(const std::vector<std::string>& seg);
   void run(const std::string& args);
+  bool run_segment(const std::vector<std::string>& seg, bool vars, std::string& cwd, RunParts& parts);
+  void apply_run(RunParts& parts);
   // apt.cpp
   static bool apt_install(const std::vector<std::string>& seg, std::vector<std::string>& pkgs, bool& recommends);
   bool apt_run(const std::vector<std::string>& w, bool vars);
@@ -177,7 +211,21 @@ private:
   Layer& links_layer(const char* name = "links");
   static std::optional<std::vector<Copy>> mkdir_command(const std::vector<std::string>& seg, const std::string& cwd);
   bool chmod_of_copies(const std::vector<std::string>& seg, const std::string& cwd, std::vector<Copy>& made);
-  std::string user_added(const std::vector<std::string>& seg);
+  // accounts.cpp
+  static bool account_command(const std::string& c);
+  std::optional<std::string> add_account(const std::vector<std::string>& seg, Layer& pending);
+  std::optional<std::string> useradd(const std::vector<std::string>& seg, Layer& pending);
+  std::optional<std::string> adduser(const std::vector<std::string>& seg, Layer& pending);
+  std::optional<std::string> add_user(AccountUser u, bool uid_given, bool system, bool user_group,
+                                      const std::string& base_dir, Layer& pending);
+  std::optional<std::string> add_to_group(const std::string& user, const std::string& group, Layer& pending);
+  std::optional<std::string> groupadd(const std::vector<std::string>& seg, Layer& pending);
+  const Layer* accounts_layer() const;
+  void commit_accounts(const Layer& pending);
+  std::optional<std::int64_t> known_uid(const std::string& name, const Layer* pending = nullptr) const;
+  std::optional<std::int64_t> known_gid(const std::string& name, const Layer* pending = nullptr) const;
+  std::int64_t free_id(const Layer& pending, bool gid) const;
+  std::optional<std::string> numeric_owner(const std::string& owner) const;
 
   std::string m_context;
   std::string m_file;

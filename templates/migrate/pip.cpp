@@ -266,7 +266,7 @@ bool Mapper::pip_segment(const std::vector<std::string>& seg, const std::string&
                          std::vector<std::string>& harmless) {
   std::size_t i = pip_start(seg);
   if (i == std::string::npos) {
-    skip(seg[0] == "useradd" || seg[0] == "adduser" ? user_added(seg) : command_hint(seg));
+    skip(command_hint(seg));
     return false;
   }
   if (i < seg.size() && seg[i] == "cache") {

@@ -70,9 +70,6 @@ std::string Mapper::command_hint(const std::vector<std::string>& seg) {
   if (c == "ln") {
     return "makes a link: put the symlink in the project and copy it (copy rules keep symlinks)";
   }
-  if (c == "useradd" || c == "adduser" || c == "groupadd" || c == "addgroup") {
-    return "adds a user: a spec writes no /etc/passwd; use a base that has the user and set config.user to UID:GID";
-  }
   if (c == "echo" && seg.size() >= 4 && seg[2] == ">>" && seg[1].rfind("export ", 0) == 0 &&
       seg[3].find("bashrc") != std::string::npos && seg[1].find('=') != std::string::npos) {
     const std::string kv = seg[1].substr(7);
@@ -103,7 +100,8 @@ std::string Mapper::command_hint(const std::vector<std::string>& seg) {
 
 // RUN: its commands (split at && and ;) mapped when each is one a spec expresses (pip
 // install: a wheels layer; apt-get install: the debs layer; ln -s: symlink rules;
-// mkdir: directory rules; chmod of what those or copy rules made: their mode) or needs
+// mkdir: directory rules; chmod of what those or copy rules made: their mode; useradd,
+// groupadd: the accounts layer) or needs
 // nothing for (apt-get update and clean, rm, cd, a pip self-upgrade, pip cache purge).
 void Mapper::run(const std::string& args) {
   if (auto j = json_form(args)) {
@@ -120,53 +118,12 @@ void Mapper::run(const std::string& args) {
   if (!vars && (git_clone(segs, cwd) || download_run(segs, cwd))) {
     return;
   }
-  std::vector<PipInstall> pips;
-  std::vector<std::string> harmless;
-  std::vector<std::string> chmods;                          // mapped into the copy rules' mode
-  std::vector<Copy> links;                                  // ln -s: symlink rules, added once the whole RUN maps
-  std::vector<Copy> dirs;                                   // mkdir: directory rules, likewise
-  std::vector<std::pair<std::string, std::string>> exports; // echo "export X=V" >> ~/.bashrc: config.env
+  RunParts parts;
   for (auto seg : segs) {
     while (!seg.empty() && seg[0].find('=') != std::string::npos && seg[0][0] != '-') {
       seg.erase(seg.begin());
     }
-    if (seg.empty()) {
-      continue;
-    }
-    if (seg[0] == "cd" && seg.size() == 2) {
-      cwd = join_path(cwd, seg[1]);
-      continue;
-    }
-    if (seg[0] == "rm" || (seg[0] == "apt-get" && seg.size() >= 2 && (seg[1] == "clean" || seg[1] == "update"))) {
-      harmless.push_back(util::join(seg, " "));
-      continue;
-    }
-    if (seg[0] == "ln" && !vars) {
-      if (auto link = link_command(seg, cwd)) {
-        links.push_back(*link);
-        continue;
-      }
-    }
-    if (auto kv = vars ? std::nullopt : bashrc_export(seg)) {
-      exports.push_back(*kv);
-      continue;
-    }
-    if (seg[0] == "ulimit") {
-      harmless.push_back(util::join(seg, " ") +
-                         " (a limit of this RUN's own shell, which leaves nothing in the image)");
-      continue;
-    }
-    if (seg[0] == "mkdir" && !vars) {
-      if (auto made = mkdir_command(seg, cwd)) {
-        dirs.insert(dirs.end(), made->begin(), made->end());
-        continue;
-      }
-    }
-    if (seg[0] == "chmod" && !vars && chmod_of_copies(seg, cwd, dirs)) {
-      chmods.push_back(util::join(seg, " "));
-      continue;
-    }
-    if (!pip_segment(seg, cwd, pips, harmless)) {
+    if (!seg.empty() && !run_segment(seg, vars, cwd, parts)) {
       return;
     }
   }
@@ -174,31 +131,86 @@ void Mapper::run(const std::string& args) {
     skip(unresolved());
     return;
   }
-  if (!links.empty()) {
+  apply_run(parts);
+}
+
+// One command of a RUN (cwd follows its cd): into `parts`, or false once skip() has
+// said why the RUN does not map.
+bool Mapper::run_segment(const std::vector<std::string>& seg, bool vars, std::string& cwd, RunParts& parts) {
+  if (seg[0] == "cd" && seg.size() == 2) {
+    cwd = join_path(cwd, seg[1]);
+    return true;
+  }
+  if (seg[0] == "rm" || (seg[0] == "apt-get" && seg.size() >= 2 && (seg[1] == "clean" || seg[1] == "update"))) {
+    parts.harmless.push_back(util::join(seg, " "));
+    return true;
+  }
+  if (seg[0] == "ulimit") {
+    parts.harmless.push_back(util::join(seg, " ") +
+                             " (a limit of this RUN's own shell, which leaves nothing in the image)");
+    return true;
+  }
+  if (!vars) {
+    if (seg[0] == "ln") {
+      if (auto link = link_command(seg, cwd)) {
+        parts.links.push_back(*link);
+        return true;
+      }
+    }
+    if (auto kv = bashrc_export(seg)) {
+      parts.exports.push_back(*kv);
+      return true;
+    }
+    if (seg[0] == "mkdir") {
+      if (auto made = mkdir_command(seg, cwd)) {
+        parts.dirs.insert(parts.dirs.end(), made->begin(), made->end());
+        return true;
+      }
+    }
+    if (account_command(seg[0])) {
+      if (auto why = add_account(seg, parts.accounts)) {
+        skip(*why);
+        return false;
+      }
+      return true;
+    }
+    if (seg[0] == "chmod" && chmod_of_copies(seg, cwd, parts.dirs)) {
+      parts.chmods.push_back(util::join(seg, " "));
+      return true;
+    }
+  }
+  return pip_segment(seg, cwd, parts.pips, parts.harmless);
+}
+
+// A RUN whose every command mapped: its rules, layers and report lines.
+void Mapper::apply_run(RunParts& parts) {
+  if (!parts.links.empty()) {
     Layer& ll = links_layer();
-    ll.copies.insert(ll.copies.end(), links.begin(), links.end());
+    ll.copies.insert(ll.copies.end(), parts.links.begin(), parts.links.end());
   }
-  if (!dirs.empty()) {
+  if (!parts.dirs.empty()) {
     Layer& dl = links_layer("dirs");
-    dl.copies.insert(dl.copies.end(), dirs.begin(), dirs.end());
+    dl.copies.insert(dl.copies.end(), parts.dirs.begin(), parts.dirs.end());
   }
-  for (const auto& [name, value] : exports) {
+  for (const auto& [name, value] : parts.exports) {
     add_env(name, value);
     left_out.push_back(std::to_string(m_cur->line) + ": echo \"export " + name + "=...\" >> .bashrc: " + name +
                        " is in config.env, which every process of the container sees, not only interactive shells");
   }
-  if (pips.empty() && chmods.empty() && harmless.empty() && links.empty() && dirs.empty() && exports.empty()) {
+  commit_accounts(parts.accounts);
+  if (parts.pips.empty() && parts.chmods.empty() && parts.harmless.empty() && parts.links.empty() &&
+      parts.dirs.empty() && parts.exports.empty() && parts.accounts.users.empty() && parts.accounts.groups.empty()) {
     skip("RUN executes a command at build time; paddle-image runs nothing");
     return;
   }
-  for (auto& p : pips) {
+  for (auto& p : parts.pips) {
     if (p.uninstall.empty()) {
       add_pip_layer(p);
     } else {
       add_uninstall_layer(p);
     }
   }
-  for (auto h : harmless) {
+  for (auto h : parts.harmless) {
     std::replace(h.begin(), h.end(), '\n', ' ');
     left_out.push_back(std::to_string(m_cur->line) + ": " + util::redact_text(h));
   }

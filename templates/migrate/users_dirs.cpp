@@ -1,5 +1,4 @@
-// RUN mkdir, chmod, ln -s and useradd: directory and symlink rules, modes, and the ids a
-// later USER takes.
+// RUN mkdir, chmod and ln -s: directory and symlink rules, and modes.
 #include "templates/migrate/mapper.hpp"
 
 #include "util/encoding.hpp"
@@ -152,39 +151,6 @@ bool Mapper::chmod_of_copies(const std::vector<std::string>& seg, const std::str
     c->mode = mode;
   }
   return true;
-}
-
-// `useradd [-u UID] [-g GID] ... NAME`: its ids kept for a USER NAME after it (the
-// spec's user by number: the base's /etc/passwd lacks the name). The hint.
-std::string Mapper::user_added(const std::vector<std::string>& seg) {
-  std::string uid;
-  std::string gid;
-  std::string name;
-  for (std::size_t i = 1; i < seg.size(); ++i) {
-    const std::string& a = seg[i];
-    bool takes = a == "-s" || a == "-d" || a == "-c" || a == "-G" || a == "--shell" || a == "--home-dir" ||
-                 a == "--comment" || a == "--groups" || a == "--gecos" || a == "--ingroup";
-    if ((a == "-u" || a == "--uid") && i + 1 < seg.size()) {
-      uid = seg[++i];
-    } else if ((a == "-g" || a == "--gid") && i + 1 < seg.size()) {
-      gid = seg[++i];
-    } else if (takes) {
-      ++i;
-    } else if (a[0] != '-') {
-      name = a;
-    }
-  }
-  const bool numeric = !uid.empty() && uid.find_first_not_of("0123456789") == std::string::npos &&
-                       gid.find_first_not_of("0123456789") == std::string::npos;
-  if (name.empty() || !numeric) {
-    return command_hint(seg);
-  }
-  const std::string ids = uid + ":" + (gid.empty() ? uid : gid);
-  m_users[name] = ids;
-  return "adds user " + name + " (" + ids + "), which the base does not have: a spec writes no /etc/passwd; a USER " +
-         name + " after this becomes config.user \"" + ids + "\" (files copied with --chown=" + ids +
-         " keep those ids); for the name and a home directory use a base "
-         "that has the user";
 }
 
 } // namespace templates::migrate

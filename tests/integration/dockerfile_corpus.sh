@@ -173,8 +173,10 @@ check "13: git clone && git checkout v2.7.1 became the tag's tree, without .git"
   "layer_list 13-clone-tag-checkout paddleocr | grep -q ' PaddleOCR/tools/train.py' && ! layer_list 13-clone-tag-checkout paddleocr | grep -q '\\.git/'"
 check "... pinned in the sources lock to the tag's commit" \
   grep -q "\"commit\": \"$(git -C git/PaddleOCR rev-parse 'v2.7.1^{commit}')\"" e-13-clone-tag-checkout/spec.sources.lock
-check "07: USER paddle after useradd -u 1000 runs as 1000:1000; the .bashrc export is in its environment" bash -c \
-  "'$PI' inspect oci:images/07-nonroot-user:v1 --json | /usr/bin/python3 -c 'import json,sys; c = json.load(sys.stdin)[\"config\"][\"config\"]; assert c[\"User\"] == \"1000:1000\"; assert \"PYTHONPATH=/home/paddle/app\" in c[\"Env\"], c[\"Env\"]'"
+check "07: useradd -m -u 1000 became the accounts layer (passwd, group, a home of paddle's), USER paddle the name" bash -c \
+  "'$PI' inspect oci:images/07-nonroot-user:v1 --json | /usr/bin/python3 -c 'import json,sys; c = json.load(sys.stdin)[\"config\"][\"config\"]; assert c[\"User\"] == \"paddle\", c; assert \"PYTHONPATH=/home/paddle/app\" in c[\"Env\"], c[\"Env\"]' &&
+   layer_list 07-nonroot-user accounts >l07 && grep -q ' etc/passwd$' l07 && grep -q ' etc/group$' l07 &&
+   grep -qx 'drwxr-xr-x home/paddle/' l07"
 check "04: pip install paddlepaddle-gpu==2.4.0.post116 -f URL became a wheels layer that installs it" bash -c \
   "layer_list 04-paddle-from-find-links deps | grep -q 'paddlepaddle_gpu-2.4.0.post116.dist-info/METADATA'"
 check "12: apt-get install of OpenCV's libraries became the debs layer, locked with its closure" bash -c \

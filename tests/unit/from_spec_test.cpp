@@ -116,6 +116,23 @@ TEST_CASE("dockerfile_input: the spec's layers and config as the Dockerfile's, p
   CHECK(in.config.stop_signal == "SIGINT");
 }
 
+TEST_CASE("dockerfile_input: an accounts layer as groupadd and useradd commands, every word quoted") {
+  SpecDir d;
+  spec::BuildSpec s = d.parse("base: scratch\nlayers:\n  - name: users\n    accounts:\n"
+                              "      groups: [{name: ml, gid: 2000}]\n      users:\n"
+                              "        - {name: paddle, uid: 1000, groups: [ml, video], shell: /bin/bash, comment: "
+                              "\"Paddle's user\", home_mode: \"0750\"}\n"
+                              "        - {name: svc, uid: 999, gid: 2000, create_home: false}\n");
+  templates::DockerfileInput in = templates::dockerfile_input(s, "spec.yaml");
+  REQUIRE(in.layers.size() == 1);
+  CHECK(in.layers[0].kind == "accounts");
+  CHECK(in.layers[0].accounts ==
+        std::vector<std::string>{
+            "groupadd -g 2000 ml", "{ getent group paddle >/dev/null || groupadd -g 1000 paddle; }",
+            "useradd -l -u 1000 -g paddle -G ml,video -d /home/paddle -m -s /bin/bash -c 'Paddle'\\''s user' paddle",
+            "chmod 0750 /home/paddle", "useradd -l -u 999 -g 2000 -d /home/svc -M -s /bin/sh svc"});
+}
+
 TEST_CASE("dockerfile_input: platform variant, named interpreter, .paddleimageignore, a lock, a path outside") {
   SpecDir d;
   util::write_file_atomic(d.tmp.path() / ".paddleimageignore", "*.tmp\n");

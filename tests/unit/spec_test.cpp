@@ -492,6 +492,53 @@ TEST_SUITE("spec") {
                    "a project name or a list of them"));
   }
 
+  TEST_CASE("accounts layers: groups and users with useradd's defaults; every error names its field") {
+    Project p;
+    auto s = p.parse("layers:\n  - name: users\n    accounts:\n      groups: [{name: ml, gid: 2000}]\n"
+                     "      users:\n        - {name: paddle, uid: 1000, groups: [ml, video]}\n"
+                     "        - {name: svc, uid: 999, gid: 2000, home: /srv/svc/, create_home: false, shell: "
+                     "/usr/sbin/nologin, comment: Service, home_mode: \"0700\"}\n");
+    REQUIRE(s.layers.size() == 1);
+    CHECK(s.layers[0].kind == spec::LayerSpec::Kind::accounts);
+    CHECK(std::string(spec::kind_name(s.layers[0].kind)) == "accounts");
+    const auto& a = s.layers[0].accounts();
+    REQUIRE(a.groups.size() == 1);
+    CHECK(a.groups[0].gid == 2000);
+    REQUIRE(a.users.size() == 2);
+    CHECK(a.users[0].home == "/home/paddle");
+    CHECK(a.users[0].shell == "/bin/sh");
+    CHECK(a.users[0].create_home);
+    CHECK(a.users[0].home_mode == 0755);
+    CHECK_FALSE(a.users[0].gid.has_value());
+    CHECK(a.users[0].groups == std::vector<std::string>{"ml", "video"});
+    CHECK(contains(a.users[0].origin, p.at(6, 11)));
+    CHECK(a.users[1].home == "/srv/svc");
+    CHECK(a.users[1].gid == std::optional<std::int64_t>(2000));
+    CHECK_FALSE(a.users[1].create_home);
+    CHECK(a.users[1].home_mode == 0700);
+    const std::string head = "layers:\n  - name: u\n    accounts:\n";
+    CHECK(contains(p.error(head + "      users: [{name: x}]\n").what(), "layers[0].accounts.users[0]: missing 'uid'"));
+    CHECK(contains(p.error(head + "      users: [{name: 9lives, uid: 5}]\n").what(),
+                   "layers[0].accounts.users[0].name: '9lives' is not a user or group name"));
+    CHECK(contains(p.error(head + "      users: [{name: x, uid: -1}]\n").what(), "-1 is not an id"));
+    CHECK(contains(p.error(head + "      users: [{name: x, uid: 1, comment: \"a:b\"}]\n").what(),
+                   "users[0].comment: holds ':' or a control character"));
+    CHECK(contains(p.error(head + "      users: [{name: x, uid: 1, shell: bash}]\n").what(), "users[0].shell"));
+    CHECK(contains(p.error(head + "      users: [{name: x, uid: 1}, {name: y, uid: 1}]\n").what(),
+                   "layers[0].accounts.users[1].uid: uid 1 is also layers[0].accounts.users[0]'s"));
+    CHECK(contains(p.error(head + "      groups: [{name: g, gid: 1}, {name: g, gid: 2}]\n").what(),
+                   "layers[0].accounts.groups[1].name: 'g' is also layers[0].accounts.groups[0]"));
+    CHECK(contains(p.error(head + "      users: [{name: x, uid: 1, groups: [a, a]}]\n").what(), "listed twice"));
+    CHECK(contains(p.error(head + "      {}\n").what(), "names no group and no user"));
+    CHECK(
+        contains(p.error(head + "      users: [{name: x, uid: 1, shel: /bin/sh}]\n").hint(), "did you mean 'shell'?"));
+    CHECK(contains(p.error(head + "      users: [{name: x, uid: 1}]\n    owner: \"1:1\"\n").what(),
+                   "an accounts layer's home directories belong to their users"));
+    auto two = p.error(head + "      users: [{name: x, uid: 1}]\n  - name: v\n    accounts:\n      users: [{name: y, "
+                              "uid: 2}]\n");
+    CHECK(contains(two.what(), "a spec has one accounts layer, and layer 'u' is one"));
+  }
+
   TEST_CASE("missing source path names the field") {
     Project p;
     auto e = p.error(files_spec("        to: /app/\n"
@@ -671,7 +718,8 @@ TEST_SUITE("spec") {
   TEST_CASE("layer shape errors") {
     Project p;
     CHECK(contains(p.error("layers:\n  - files: [{from: src, to: /a/}]\n").what(), "layers[0]: missing 'name'"));
-    CHECK(contains(p.error("layers:\n  - name: x\n").what(), "exactly one of 'wheels', 'files', 'data' or 'debs'"));
+    CHECK(contains(p.error("layers:\n  - name: x\n").what(),
+                   "exactly one of 'wheels', 'files', 'data', 'debs' or 'accounts'"));
     CHECK(contains(
         p.error("layers:\n  - name: x\n    files: [{from: src, to: /a/}]\n    data: [{from: src, to: /b/}]\n").what(),
         "exactly one of"));

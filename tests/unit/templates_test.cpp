@@ -89,10 +89,12 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   in.spec_file = "spec.yaml";
   in.base = "paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6";
   in.python = "python3";
-  templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"},
-                              {},     "",       {}, {}};
-  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}, {}};
-  templates::DockerLayer slim{"slim", "wheels", {}, "", "", {}, {}, "", {}, {"opencv-python", "it's"}};
+  templates::DockerLayer deps{"deps", "wheels", {}, "", "requirements.lock", {"https://mirror.example/simple"}, {},
+                              "",     {},       {}, {}};
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "1000:1000", {}, {}, {}};
+  templates::DockerLayer slim{"slim", "wheels", {}, "", "", {}, {}, "", {}, {"opencv-python", "it's"}, {}};
+  templates::DockerLayer users{
+      "users", "accounts", {}, "", "", {}, {}, "", {}, {}, {"groupadd -g 5 g", "useradd -l -u 5 u"}};
   app.copies.push_back({"src/", "/app/", {"*.pyc"}, std::nullopt, std::nullopt, "", false, {}, {}, false});
   app.copies.push_back({"run.sh", "/usr/local/bin/run", {}, 0755u, std::nullopt, "0:0", false, {}, {}, false});
   templates::DockerCopy link;
@@ -104,7 +106,7 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
   dir.directory = true;
   dir.dir_mode = 0700u;
   app.copies.push_back(dir);
-  in.layers = {slim, deps, app};
+  in.layers = {slim, deps, users, app};
   in.config.entrypoint = std::vector<std::string>{"python3", "/app/train.py"};
   in.config.env = {{"A", "x \"y\" $$z"}, {"P", "/opt/bin:${PATH}:${X:-a\"b}"}};
   in.config.labels = {{"team", "ocr: \"vision\""}};
@@ -123,6 +125,9 @@ TEST_CASE("templates: the Dockerfile keeps the spec's layer order and config") {
         at("COPY [\"requirements.lock\", \"/tmp/paddle-image/deps.lock\"]\n"));
   CHECK(at("RUN PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --require-hashes -r /tmp/paddle-image/deps.lock -i "
            "https://mirror.example/simple\n") < at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n"));
+  // The accounts layer: its commands in one RUN, before the files that may belong to them.
+  CHECK(at("# layer 3: users (accounts)\n") < at("RUN groupadd -g 5 g && useradd -l -u 5 u\n"));
+  CHECK(at("RUN groupadd -g 5 g && useradd -l -u 5 u\n") < at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n"));
   CHECK(at("COPY --chown=1000:1000 [\"src/\", \"/app/\"]\n") <
         at("COPY --chown=0:0 --chmod=0755 [\"run.sh\", \"/usr/local/bin/run\"]\n"));
   at("# excluded from src/ by the spec (add to .dockerignore): *.pyc\n");
@@ -719,6 +724,7 @@ TEST_CASE("templates: index credentials never reach a rendered Dockerfile or an 
       {"https://u:" + canary + "@files.example/links/"},
       "",
       {},
+      {},
       {}};
   in.layers = {deps};
   std::string out = templates::render_dockerfile(in, "");
@@ -775,7 +781,7 @@ TEST_CASE("templates: COPY --chmod only where it gives paddle-image's modes; the
   in.spec_file = "spec.yaml";
   in.base = "scratch";
   in.python = "python3";
-  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}, {}};
+  templates::DockerLayer app{"app", "files", {}, "", "", {}, {}, "", {}, {}, {}};
   app.copies.push_back(
       {"app/", "/app/", {}, 0640u, std::nullopt, "", false, {}, {}, false}); // dirs stay 0755: no --chmod
   app.copies.push_back(
@@ -879,27 +885,71 @@ TEST_CASE("init --from-dockerfile: ADD --checksum URL is a download rule, chmod 
   CHECK_NOTHROW(spec::parse(r.spec, tmp.path() / "spec.yaml"));
 }
 
-TEST_CASE("init --from-dockerfile: ln -s becomes a symlink rule, useradd's ids the USER") {
+TEST_CASE("init --from-dockerfile: ln -s becomes a symlink rule") {
   const std::string df = "FROM python:3.10\n"                                                  // 1
                          "WORKDIR /opt/app\n"                                                  // 2
                          "RUN ln -s /opt/app/run.sh /usr/local/bin/start && ln -sf run.sh r\n" // 3
                          "RUN ln -snf /opt/conda/bin/python3 /usr/bin/\n"                      // 4
-                         "RUN ln /a /b\n"                                                      // 5
-                         "RUN useradd -m -u 1001 -g 100 paddle\n"                              // 6
-                         "USER paddle\n";                                                      // 7
+                         "RUN ln /a /b\n";                                                     // 5
   auto r = templates::spec_from_dockerfile(df, "Dockerfile");
   auto has = [&](const std::string& t) { return r.spec.find(t) != std::string::npos; };
   CHECK(has("  - name: \"links\"\n    files:\n      - symlink: \"/opt/app/run.sh\"\n        to: "
             "\"/usr/local/bin/start\"\n      - symlink: \"run.sh\"\n        to: \"/opt/app/r\"\n"
             "      - symlink: \"/opt/conda/bin/python3\"\n        to: \"/usr/bin/python3\"\n"));
-  CHECK(has("  user: \"1001:100\"\n"));
-  REQUIRE(r.unmapped.size() == 2);
+  REQUIRE(r.unmapped.size() == 1);
   CHECK(r.unmapped[0].line == 5); // a hard link
-  CHECK(r.unmapped[1].line == 6);
-  CHECK(r.unmapped[1].reason.find("adds user paddle (1001:100)") != std::string::npos);
   util::TempDir tmp(std::filesystem::temp_directory_path());
   spec::BuildSpec s = spec::parse(r.spec, tmp.path() / "spec.yaml");
   CHECK(s.layers[0].copy().copies[0].symlink == std::optional<std::string>("/opt/app/run.sh"));
+}
+
+TEST_CASE("init --from-dockerfile: useradd, adduser and groupadd become the accounts layer; USER keeps the name") {
+  const std::string df =
+      "FROM ubuntu:22.04\n"                                                                                  // 1
+      "RUN groupadd -g 2000 ml && groupadd data && useradd -ms /bin/bash -G ml,video -c \"Paddle\" paddle\n" // 2
+      "RUN useradd -r -M svc && adduser --disabled-password --gecos \"\" --uid 1500 alice && adduser alice ml\n"
+      "RUN useradd -u 1001 -g users -N bob\n"         // 4
+      "COPY --chown=paddle:ml app /home/paddle/app\n" // 5
+      "COPY --chown=alice conf /etc/conf\n"           // 6
+      "COPY --chown=nobody:nogroup x /x\n"            // 7: the base's user
+      "RUN useradd -p secret eve\n"                   // 8
+      "RUN useradd -g nosuch carol\n"                 // 9
+      "RUN useradd -u 1001 paddle\n"                  // 10: again
+      "USER paddle\n";
+  auto r = templates::spec_from_dockerfile(df, "Dockerfile");
+  auto has = [&](const std::string& t) { return r.spec.find(t) != std::string::npos; };
+  CHECK(has("  - name: \"accounts\"\n    accounts:\n      groups:\n        - {name: \"ml\", gid: 2000}\n"
+            "        - {name: \"data\", gid: 1000}\n        - {name: \"paddle\", gid: 1001}\n"));
+  // useradd's choices where the Dockerfile gives no id: uids and gids counted apart.
+  CHECK(has("        - name: \"paddle\"\n          uid: 1000 # the first uid useradd gives"));
+  CHECK(has("          gid: 1001\n          shell: \"/bin/bash\"\n          comment: \"Paddle\"\n"
+            "          groups: [\"ml\", \"video\"]\n"));
+  CHECK(has("        - name: \"svc\"\n          uid: 999 # the highest free system uid"));
+  CHECK(has("          create_home: false # useradd without -m\n"));
+  CHECK(has("        - name: \"alice\"\n          uid: 1500\n          shell: \"/bin/bash\"\n          groups: "
+            "[\"ml\"]\n"));
+  CHECK(has("        - name: \"bob\"\n          uid: 1001\n          gid: 100\n          create_home: false"));
+  CHECK(has("        to: \"/home/paddle/app\"\n        owner: \"1000:2000\"\n"));
+  CHECK(has("        to: \"/etc/conf\"\n        owner: \"1500:1500\"\n"));
+  CHECK(has("  user: \"paddle\"\n"));
+  REQUIRE(r.unmapped.size() == 4);
+  CHECK(r.unmapped[0].line == 7);
+  CHECK(r.unmapped[0].reason.find("--chown=nobody:nogroup names a user or group the base has") != std::string::npos);
+  CHECK(r.unmapped[1].line == 8);
+  CHECK(r.unmapped[1].reason.find("useradd -p sets a password") != std::string::npos);
+  CHECK(r.unmapped[2].line == 9);
+  CHECK(r.unmapped[2].reason.find("useradd -g nosuch: a group neither this Dockerfile makes") != std::string::npos);
+  CHECK(r.unmapped[3].line == 10);
+  CHECK(r.unmapped[3].reason.find("adds user paddle, which an earlier line adds") != std::string::npos);
+  util::TempDir tmp(std::filesystem::temp_directory_path());
+  for (const char* d : {"app", "conf"}) {
+    std::filesystem::create_directory(tmp.path() / d);
+  }
+  util::write_file_atomic(tmp.path() / "x", "x");
+  spec::BuildSpec s = spec::parse(r.spec, tmp.path() / "spec.yaml");
+  REQUIRE(s.layers[0].as_accounts() != nullptr);
+  CHECK(s.layers[0].accounts().users.size() == 4);
+  CHECK(s.config.user == "paddle");
 }
 
 TEST_CASE("init --from-dockerfile: git clone && git checkout COMMIT is a git source") {
