@@ -68,6 +68,7 @@ std::vector<LayerReport> build_layer(const spec::BuildSpec& s, const spec::Layer
   double t0 = o.clock();
   LayerContext cx{o, cache, ev, compression_for(s, l, o), base, landing, tree, py ? &*py : nullptr, wheels_out};
   cx.architecture = s.platform.architecture;
+  cx.platform = s.platform;
   std::vector<LayerReport> out = layer_kind(l.kind).build(l, cx, r);
   if (out.size() == 1) {
     out[0].seconds = o.clock() - t0; // a layer in parts times each part itself

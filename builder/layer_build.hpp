@@ -81,6 +81,8 @@ struct LayerContext {
   std::vector<LayerWheel>& wheels_out;
   // The spec's platform's architecture ("amd64", "arm64"): what a debs layer installs for.
   std::string architecture = "amd64";
+  // The spec's whole platform: what an image source's manifest is chosen for.
+  oci::Platform platform = oci::default_platform();
 };
 
 // What a layer's entries land on: the base's directories keep their metadata, and

@@ -1,6 +1,7 @@
 #include "builder/remote_sources.hpp"
 
 #include "builder/debs.hpp"
+#include "builder/image_sources.hpp"
 #include "layers/extract.hpp"
 #include "spec/sources_lock.hpp"
 #include "util/encoding.hpp"
@@ -217,7 +218,7 @@ fs::path lay_out_git(const spec::RemoteSpec& r, const std::string& origin, const
 bool has_remote_sources(const spec::LayerSpec& l) {
   if (const auto* c = l.as_copy()) {
     for (const auto& cs : c->copies) {
-      if (cs.remote) {
+      if (cs.remote || cs.image) {
         return true;
       }
     }
@@ -234,6 +235,16 @@ spec::LayerSpec with_remote_sources(const spec::LayerSpec& l, const LayerContext
   report = nlohmann::json::array();
   std::unique_ptr<DebsFetcher> fetcher;
   for (auto& cs : out.copy().copies) {
+    if (cs.image) {
+      nlohmann::json e;
+      cs.from = lay_out_image(cs, cx, e);
+      cs.allow_outside = true;
+      cs.allow_absolute_symlinks = true; // the image's own links, as COPY --from keeps them
+      cs.ignore.clear();
+      cs.ignore_prefix.clear();
+      report.push_back(e);
+      continue;
+    }
     if (!cs.remote) {
       continue;
     }
@@ -370,6 +381,25 @@ std::string resolve_ref(const spec::RemoteSpec& r, const std::string& origin) {
               "git ls-remote " + shown + " lists its branches and tags; correct ref: in the spec");
 }
 
+// An image source's digest for the spec's platform: the old lock's, else resolved now.
+void lock_image(const spec::BuildSpec& s, const spec::CopySpec& cs, const BuildOptions& o, const Events& ev,
+                const std::optional<spec::SourcesLock>& old, SourcesLockResult& out) {
+  const spec::ImageSourceSpec& im = *cs.image;
+  const std::string platform = oci::platform_str(s.platform);
+  if (out.lock.image_pin(im.ref, platform) != nullptr) {
+    return;
+  }
+  const auto* kept = old ? old->image_pin(im.ref, platform) : nullptr;
+  std::string digest = kept ? kept->digest : image_source_digest(im, s.platform, o, ev, cs.origin);
+  out.lock.images.push_back({im.ref, platform, digest});
+  out.entries.push_back({{"origin", cs.origin},
+                         {"image", im.ref},
+                         {"platform", platform},
+                         {"digest", digest},
+                         {"resolved", kept == nullptr}});
+  ev.info("  " + im.ref + " (" + platform + "): " + digest + (kept ? " (kept)" : ""));
+}
+
 } // namespace
 
 void check_sources_pinned(const spec::BuildSpec& s) {
@@ -377,9 +407,14 @@ void check_sources_pinned(const spec::BuildSpec& s) {
   if (open.empty()) {
     return;
   }
-  const spec::RemoteSpec& r = *open.front()->remote;
-  std::string what = r.is_git() ? util::redact_url(r.url) + " at ref " + r.git_ref + " has no commit"
-                                : util::redact_url(r.url) + " has no sha256";
+  std::string what;
+  if (const auto& im = open.front()->image) {
+    what = "image " + im->ref + " has no digest for " + oci::platform_str(s.platform);
+  } else {
+    const spec::RemoteSpec& r = *open.front()->remote;
+    what = r.is_git() ? util::redact_url(r.url) + " at ref " + r.git_ref + " has no commit"
+                      : util::redact_url(r.url) + " has no sha256";
+  }
   std::string more = open.size() > 1 ? " (and " + std::to_string(open.size() - 1) + " more source(s))" : "";
   throw Error(ErrorKind::input,
               open.front()->origin + ": " + what + " in the spec or in " + s.sources_lock.filename().string() + more +
@@ -404,6 +439,10 @@ SourcesLockResult lock_sources(const spec::BuildSpec& s, const BuildOptions& o, 
       continue;
     }
     for (const auto& cs : c->copies) {
+      if (cs.image && cs.image->pinned_by != "spec") {
+        lock_image(s, cs, o, ev, old, out);
+        continue;
+      }
       if (!cs.remote || cs.remote->pinned_by == "spec") {
         continue;
       }

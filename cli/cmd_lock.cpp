@@ -116,20 +116,24 @@ int run_sources_lock(const Output& out, const LockArgs& a, const spec::BuildSpec
                       "paddle-image lock --sources --spec " + a.spec_file);
   }
   if (!builder::spec_has_remote_sources(s)) {
-    throw util::Error(util::ErrorKind::usage, a.spec_file + " has no url: or git: rule to lock",
-                      "a download (url:) or git source (git:) in a files or data layer is what --sources pins");
+    throw util::Error(util::ErrorKind::usage, a.spec_file + " has no url:, git: or image: rule to lock",
+                      "a download (url:), git source (git:) or image source (image:) in a files or data layer is "
+                      "what --sources pins");
   }
   builder::SourcesLockResult r = builder::lock_sources(s, o, a.update, ev);
   std::error_code ec;
-  const bool write = !r.lock.downloads.empty() || !r.lock.git.empty() || std::filesystem::exists(r.file, ec);
+  const bool write =
+      !r.lock.downloads.empty() || !r.lock.git.empty() || !r.lock.images.empty() || std::filesystem::exists(r.file, ec);
   if (write) {
     util::write_file_atomic(r.file, r.text);
   }
   std::string text;
   for (const auto& e : r.entries) {
-    text += e.contains("git") ? e["git"].get<std::string>() + " " + e["ref"].get<std::string>() + " -> " +
-                                    e["commit"].get<std::string>() + "\n"
-                              : e["url"].get<std::string>() + " -> sha256:" + e["sha256"].get<std::string>() + "\n";
+    text += e.contains("image") ? e["image"].get<std::string>() + " (" + e["platform"].get<std::string>() + ") -> " +
+                                      e["digest"].get<std::string>() + "\n"
+            : e.contains("git") ? e["git"].get<std::string>() + " " + e["ref"].get<std::string>() + " -> " +
+                                      e["commit"].get<std::string>() + "\n"
+                                : e["url"].get<std::string>() + " -> sha256:" + e["sha256"].get<std::string>() + "\n";
   }
   if (r.entries.empty()) {
     text += "every source is pinned in the spec: nothing to lock\n";

@@ -67,7 +67,7 @@ public:
       return "";
     }
     std::string rel = join_components(parts, static_cast<std::size_t>(m_options.strip_components));
-    kept = included(m_options.include, rel);
+    kept = m_options.want ? m_options.want(rel) : included(m_options.include, rel);
     return rel;
   }
 
@@ -111,12 +111,12 @@ public:
   }
 
   void symlink_member(const std::string& member, const std::string& rel, const std::string& target) {
-    if (target.empty() || target.front() == '/') {
+    if (target.empty() || (target.front() == '/' && !m_options.absolute_symlinks)) {
       refuse(member, "is a symlink to the absolute path '" + target + "', outside the extracted tree");
     }
     std::vector<std::string> at = member_components(rel);
     at.pop_back();
-    for (const auto& c : member_components(target)) {
+    for (const auto& c : target.front() == '/' ? std::vector<std::string>{} : member_components(target)) {
       if (c == "..") {
         if (at.empty()) {
           refuse(member, "is a symlink to '" + target + "', which points out of the extracted tree");
@@ -212,7 +212,7 @@ public:
       throw Error(ErrorKind::input, m_what + ": " + archive_error_string(a.get()),
                   "extract reads tar (plain, gzip, bzip2, xz, zstd, lz4) and zip archives");
     }
-    if (::mkdir(m_dest.c_str(), 0700) != 0) {
+    if (::mkdir(m_dest.c_str(), 0700) != 0 && !(m_options.into_existing && errno == EEXIST)) {
       util::throw_errno("creating " + m_dest.string());
     }
     struct archive_entry* e = nullptr;

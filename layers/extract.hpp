@@ -9,6 +9,7 @@
 // tree is the same on any machine.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ struct ExtractOptions {
   // Glob patterns ('*' also matches '/') for the members to keep, after stripping; a
   // pattern naming a directory keeps what lies below it. Empty: every member.
   std::vector<std::string> include;
+  // When set, in place of `include`: the members kept, by their path after stripping
+  // (an image's layer read for the paths a copy rule takes from it).
+  std::function<bool(const std::string&)> want;
+  // Symlinks to absolute paths are kept as they are (an image's own links, which point
+  // within the image once it is a root), not refused.
+  bool absolute_symlinks = false;
+  // `dest` may exist already (an image's layers extracted into one tree, in order).
+  bool into_existing = false;
 };
 
 struct ExtractResult {

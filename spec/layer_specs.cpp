@@ -1,5 +1,6 @@
 #include "spec/parse_context.hpp"
 
+#include "oci/reference.hpp"
 #include "spec/source_glob.hpp"
 #include "util/encoding.hpp"
 #include "util/error.hpp"
@@ -91,6 +92,53 @@ RemoteSpec git_source(const Ctx& c, const YAML::Node& item, const std::string& f
 
 bool is_hex64(const std::string& s) {
   return s.size() == 64 && util::is_lower_hex(s);
+}
+
+// A rule's `image` (a reference, pinned by @sha256: or digest: or else by the sources
+// lock) with `from`, an absolute path in that image.
+ImageSourceSpec image_source(const Ctx& c, const YAML::Node& item, const std::string& f, const fs::path& dir) {
+  ImageSourceSpec im;
+  const std::string written = c.str(item["image"], f + ".image");
+  oci::ImageRef ref;
+  try {
+    ref = oci::ImageRef::parse(written);
+  } catch (const Error& e) {
+    c.fail(item["image"], f + ".image", e.what(), "e.g. image: nvcr.io/nvidia/tritonserver:21.10-py3, or oci:DIR:TAG");
+  }
+  if (ref.kind == oci::ImageRef::Kind::registry && !ref.digest.empty()) {
+    im.digest = ref.digest;
+    im.pinned_by = "spec";
+    ref.digest.clear();
+    if (ref.tag_defaulted) {
+      ref.tag.clear();
+    }
+  }
+  im.ref = ref.kind == oci::ImageRef::Kind::registry ? written.substr(0, written.find('@')) : written;
+  if (ref.kind != oci::ImageRef::Kind::registry && fs::path(ref.path).is_relative()) {
+    ref.path = (dir / ref.path).lexically_normal().string();
+  }
+  im.resolved = ref.kind == oci::ImageRef::Kind::registry ? im.ref : ref.str();
+  if (item["digest"]) {
+    std::string d = c.str(item["digest"], f + ".digest");
+    if (d.rfind("sha256:", 0) != 0 || !is_hex64(d.substr(7))) {
+      c.fail(item["digest"], f + ".digest", "'" + d + "' is not sha256:HEX (64 hex digits)",
+             "leave it out and let paddle-image lock --sources record the image's digest");
+    }
+    if (!im.digest.empty() && im.digest != d) {
+      c.fail(item["digest"], f + ".digest", "differs from the digest in image:", "give the digest once");
+    }
+    im.digest = d;
+    im.pinned_by = "spec";
+  }
+  if (!item["from"]) {
+    c.fail(item, f, "missing 'from'", "name the path in the image, e.g. from: /opt/tritonserver/bin/");
+  }
+  im.path = c.str(item["from"], f + ".from");
+  check_image_path(c, item["from"], f + ".from", im.path);
+  while (im.path.size() > 1 && im.path.back() == '/') {
+    im.path.pop_back();
+  }
+  return im;
 }
 
 // A rule's `url` with its sha256, and how it is extracted.
@@ -251,6 +299,29 @@ std::vector<fs::path> local_sources(const Ctx& c, const YAML::Node& item, const 
   return matches;
 }
 
+// Every key a copy rule takes, whatever its source.
+const std::vector<std::string> k_copy_keys{"from",
+                                           "url",
+                                           "git",
+                                           "image",
+                                           "digest",
+                                           "symlink",
+                                           "directory",
+                                           "commit",
+                                           "ref",
+                                           "sha256",
+                                           "size",
+                                           "extract",
+                                           "strip_components",
+                                           "include",
+                                           "to",
+                                           "exclude",
+                                           "mode",
+                                           "dir_mode",
+                                           "owner",
+                                           "allow_absolute_symlinks",
+                                           "allow_outside"};
+
 std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::string& field, const fs::path& dir,
                              const std::vector<std::string>& ignore) {
   if (!n.IsSequence() || n.size() == 0) {
@@ -260,16 +331,13 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
   for (std::size_t i = 0; i < n.size(); ++i) {
     std::string f = field + "[" + std::to_string(i) + "]";
     const YAML::Node& item = n[i];
-    c.check_keys(item, f,
-                 {"from", "url", "git", "symlink", "directory", "commit", "ref", "sha256", "size", "extract",
-                  "strip_components", "include", "to", "exclude", "mode", "dir_mode", "owner",
-                  "allow_absolute_symlinks", "allow_outside"});
-    if ((item["from"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) + (item["symlink"] ? 1 : 0) +
-            (item["directory"] ? 1 : 0) >
+    c.check_keys(item, f, k_copy_keys);
+    if ((item["from"] && !item["image"] ? 1 : 0) + (item["url"] ? 1 : 0) + (item["git"] ? 1 : 0) +
+            (item["image"] ? 1 : 0) + (item["symlink"] ? 1 : 0) + (item["directory"] ? 1 : 0) >
         1) {
       c.fail(item, f,
-             "a copy rule takes one of 'from' (a path), 'url' (a download), 'git' (a repository), 'symlink' (a "
-             "link to make) and 'directory' (a directory to make)",
+             "a copy rule takes one of 'from' (a path), 'url' (a download), 'git' (a repository), 'image' (with "
+             "from: a path in that image), 'symlink' (a link to make) and 'directory' (a directory to make)",
              "split it into several rules");
     }
     if (item["symlink"]) {
@@ -292,7 +360,18 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     cs.origin = c.where(item);
     cs.to = c.str(item["to"], f + ".to");
     check_image_path(c, item["to"], f + ".to", cs.to);
-    if (item["git"]) {
+    if (item["digest"] && !item["image"]) {
+      c.fail(item["digest"], f + ".digest", "'digest' belongs to an image source (image:)",
+             "drop it, or give image: with from: a path in the image");
+    } else if (item["image"]) {
+      for (const char* k : {"sha256", "size", "extract", "strip_components", "include", "commit", "ref"}) {
+        if (item[k]) {
+          c.fail(item[k], f + "." + k, std::string("'") + k + "' belongs to a download or a git source",
+                 "drop it: an image source is the path from: in the image");
+        }
+      }
+      cs.image = image_source(c, item, f, dir);
+    } else if (item["git"]) {
       cs.remote = git_source(c, item, f);
     } else if (item["url"]) {
       cs.remote = remote_source(c, item, f);
@@ -323,7 +402,7 @@ std::vector<CopySpec> copies(const Ctx& c, const YAML::Node& n, const std::strin
     if (item["allow_outside"]) {
       cs.allow_outside = boolean(c, item["allow_outside"], f + ".allow_outside");
     }
-    if (cs.remote) {
+    if (cs.remote || cs.image) {
       out.push_back(cs); // fetched into the cache: no .paddleimageignore, never outside the spec
       continue;
     }

@@ -34,6 +34,19 @@ template <typename Spec, typename Fn> void for_each_remote(Spec& s, Fn&& fn) {
   }
 }
 
+// Every image rule of the spec's files and data layers.
+template <typename Spec, typename Fn> void for_each_image(Spec& s, Fn&& fn) {
+  for (auto& l : s.layers) {
+    if (auto* c = std::get_if<CopyLayerSpec>(&l.body)) {
+      for (auto& cs : c->copies) {
+        if (cs.image) {
+          fn(cs);
+        }
+      }
+    }
+  }
+}
+
 Error malformed(const fs::path& file, const std::string& what) {
   return Error(ErrorKind::input, file.string() + ": " + what,
                "it is generated, never edited by hand: delete it and run paddle-image lock --sources --spec "
@@ -55,8 +68,18 @@ SourcesLock parse_lock(const nlohmann::json& j, const fs::path& file) {
   const nlohmann::json none = nlohmann::json::array();
   const nlohmann::json& downloads = j.contains("downloads") ? j["downloads"] : none;
   const nlohmann::json& git = j.contains("git") ? j["git"] : none;
-  if (!downloads.is_array() || !git.is_array()) {
-    throw malformed(file, "'downloads' and 'git' must be lists");
+  const nlohmann::json& images = j.contains("images") ? j["images"] : none;
+  if (!downloads.is_array() || !git.is_array() || !images.is_array()) {
+    throw malformed(file, "'downloads', 'git' and 'images' must be lists");
+  }
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const std::string where = "images[" + std::to_string(i) + "]";
+    SourcesLock::Image im{field(images[i], "image", file, where), field(images[i], "platform", file, where),
+                          field(images[i], "digest", file, where)};
+    if (im.digest.rfind("sha256:", 0) != 0 || !is_hex(im.digest.substr(7), 64)) {
+      throw malformed(file, where + ".digest is not sha256:HEX");
+    }
+    lock.images.push_back(im);
   }
   for (std::size_t i = 0; i < downloads.size(); ++i) {
     const std::string where = "downloads[" + std::to_string(i) + "]";
@@ -94,6 +117,12 @@ const SourcesLock::Download* SourcesLock::download(const std::string& url) const
 const SourcesLock::Git* SourcesLock::git_pin(const std::string& url, const std::string& ref) const {
   auto it = std::find_if(git.begin(), git.end(), [&](const Git& g) { return g.url == url && g.ref == ref; });
   return it == git.end() ? nullptr : &*it;
+}
+
+const SourcesLock::Image* SourcesLock::image_pin(const std::string& image, const std::string& platform) const {
+  auto it = std::find_if(images.begin(), images.end(),
+                         [&](const Image& i) { return i.image == image && i.platform == platform; });
+  return it == images.end() ? nullptr : &*it;
 }
 
 fs::path sources_lock_path(const fs::path& spec_file) {
@@ -135,6 +164,15 @@ std::string sources_lock_text(SourcesLock lock) {
   for (const auto& g : lock.git) {
     j["git"].push_back({{"url", g.url}, {"ref", g.ref}, {"commit", g.commit}});
   }
+  if (!lock.images.empty()) {
+    std::sort(lock.images.begin(), lock.images.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.image, a.platform) < std::tie(b.image, b.platform);
+    });
+    j["images"] = nlohmann::ordered_json::array();
+    for (const auto& i : lock.images) {
+      j["images"].push_back({{"image", i.image}, {"platform", i.platform}, {"digest", i.digest}});
+    }
+  }
   return j.dump(2) + "\n";
 }
 
@@ -164,12 +202,24 @@ void apply_sources_lock(BuildSpec& s) {
       r.pinned_by = "lock";
     }
   });
+  for_each_image(s, [&](CopySpec& cs) {
+    ImageSourceSpec& im = *cs.image;
+    if (const auto* pin = im.pinned() ? nullptr : lock->image_pin(im.ref, oci::platform_str(s.platform))) {
+      im.digest = pin->digest;
+      im.pinned_by = "lock";
+    }
+  });
 }
 
 std::vector<const CopySpec*> unpinned_sources(const BuildSpec& s) {
   std::vector<const CopySpec*> out;
   for_each_remote(s, [&](const CopySpec& cs) {
     if (!cs.remote->pinned()) {
+      out.push_back(&cs);
+    }
+  });
+  for_each_image(s, [&](const CopySpec& cs) {
+    if (!cs.image->pinned()) {
       out.push_back(&cs);
     }
   });

@@ -2,7 +2,8 @@
 // The sources lock: what `paddle-image lock --sources` records for the remote sources a
 // spec leaves open (a download's sha256 and size, the commit a git ref names), in
 // STEM.sources.lock beside the spec (JSON, sorted, one entry per URL or URL and ref).
-// spec::load reads it and fills in the rules' pins; a build refuses a source that
+// spec::load reads it and fills in the rules' pins (an image source's manifest digest
+// too); a build refuses a source that
 // neither the spec nor the lock pins. The lock holds no credentials (a spec's URLs
 // carry none).
 #include "spec/spec.hpp"
@@ -22,10 +23,17 @@ struct SourcesLock {
     std::string ref;
     std::string commit; // 40 hex digits
   };
+  struct Image {
+    std::string image;    // the reference as the spec writes it
+    std::string platform; // "linux/amd64": the spec's, which the digest's manifest is for
+    std::string digest;   // "sha256:HEX"
+  };
   std::vector<Download> downloads; // sorted by url
   std::vector<Git> git;            // sorted by url, then ref
+  std::vector<Image> images;       // sorted by image, then platform
   const Download* download(const std::string& url) const;
   const Git* git_pin(const std::string& url, const std::string& ref) const;
+  const Image* image_pin(const std::string& image, const std::string& platform) const;
 };
 
 // STEM.sources.lock beside the spec file (spec.yaml -> spec.sources.lock).
@@ -42,7 +50,8 @@ std::string sources_lock_text(SourcesLock lock);
 // setting RemoteSpec::pinned_by to "lock".
 void apply_sources_lock(BuildSpec& s);
 
-// The remote rules that neither the spec nor the lock pins, in spec order.
+// The remote rules, then the image rules, that neither the spec nor the lock pins, each
+// in spec order.
 std::vector<const CopySpec*> unpinned_sources(const BuildSpec& s);
 
 } // namespace spec

@@ -45,9 +45,22 @@ struct RemoteSpec {
   bool pinned() const { return git ? !git_commit.empty() : !sha256.empty(); }
 };
 
+// A copy rule's image source (`image:` with `from:` a path in it): files another image
+// holds, read through its layers (only those that hold the path), pinned by the
+// manifest digest for the spec's platform.
+struct ImageSourceSpec {
+  std::string ref;       // as written, without a digest ("nvcr.io/nvidia/tritonserver:21.10-py3", "oci:stage:v1")
+  std::string resolved;  // the same with an oci: or docker-archive: path made absolute against the spec's directory
+  std::string path;      // the absolute path in the image
+  std::string digest;    // "sha256:HEX": the manifest for the spec's platform; "" while the sources lock lacks it
+  std::string pinned_by; // "spec" (REF@sha256:... or digest:), "lock", "" (not pinned: a build refuses it)
+  bool pinned() const { return !digest.empty(); }
+};
+
 struct CopySpec {
   fs::path from; // absolute (resolved against the spec's directory); for a remote source, set by the build
   std::optional<RemoteSpec> remote;
+  std::optional<ImageSourceSpec> image;
   // `symlink: TARGET` in place of a source: a symbolic link at `to` pointing at TARGET
   // (as `ln -s TARGET TO` makes it; an absolute TARGET is an image path).
   std::optional<std::string> symlink;

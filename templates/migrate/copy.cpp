@@ -16,6 +16,7 @@ void Mapper::copy(const DockerInstruction& in) {
   std::string owner;
   std::string mode;
   std::string checksum;
+  std::string from_flag; // --from=
   while (rest.rfind("--", 0) == 0) {
     std::size_t sp = rest.find_first_of(" \t");
     std::string flag = rest.substr(0, sp);
@@ -29,16 +30,15 @@ void Mapper::copy(const DockerInstruction& in) {
     } else if (add && flag.rfind("--checksum=sha256:", 0) == 0) {
       checksum = util::ascii_lower(flag.substr(18));
     } else if (flag.rfind("--from=", 0) == 0) {
-      std::string what = util::trim(rest, " \t\r");
-      skip("COPY --from=" + flag.substr(7) + " copies what another stage built: build that stage outside " +
-           "(docker build --target " + flag.substr(7) +
-           ", or the stage's commands), put the files it leaves at the source paths (" + what +
-           ") into the project, and copy them with a files rule of this spec");
-      return;
+      from_flag = flag.substr(7);
     } else {
       skip("flag " + flag + " has no spec equivalent");
       return;
     }
+  }
+  if (!from_flag.empty()) {
+    copy_from(from_flag, rest, owner, mode);
+    return;
   }
   // A heredoc source (COPY <<EOF /dest) is text in the Dockerfile, not a file in the
   // context: a spec copies files only.
@@ -147,6 +147,68 @@ void Mapper::add_download(const std::string& url, const std::string& dest, const
   c.mode = mode;
   l.copies.push_back(c);
   m.layers.push_back(l);
+}
+
+// COPY --from=X: an image (a reference: it holds '/', ':' or '.'), or a stage that only
+// names one, becomes image source rules; a stage that runs commands is listed.
+void Mapper::copy_from(const std::string& src, const std::string& rest, const std::string& owner,
+                       const std::string& mode) {
+  auto stage = m_image_stages.find(util::ascii_lower(src));
+  if (stage == m_image_stages.end() && src.find_first_of("/:.") == std::string::npos) {
+    skip("COPY --from=" + src + " copies what another stage built: build that stage outside (docker build --target " +
+         src + ", or the stage's commands), put the files it leaves at the source paths (" + util::trim(rest, " \t\r") +
+         ") into the project, and copy them with a files rule of this spec");
+    return;
+  }
+  auto w = json_form(rest) ? *json_form(rest) : words(rest);
+  if (w.size() < 2) {
+    skip("needs a source and a destination");
+    return;
+  }
+  std::string dest = join_path(m.workdir, w.back());
+  w.pop_back();
+  copy_from_image(stage != m_image_stages.end() ? stage->second : src, stage != m_image_stages.end() ? src : "", w,
+                  dest, owner, mode);
+}
+
+// COPY --from=IMAGE SRC... DEST (or of a stage that only names an image): one image
+// source rule per SRC, a path in the image (relative ones from its root, as Docker
+// reads them), pinned by the sources lock.
+void Mapper::copy_from_image(const std::string& image, const std::string& stage, std::vector<std::string> w,
+                             const std::string& dest, const std::string& owner, const std::string& mode) {
+  for (const auto& src : w) {
+    if (src.find_first_of("*?[") != std::string::npos) {
+      skip("COPY --from=" + (stage.empty() ? image : stage) + " of a wildcard (" + src +
+           "): an image source takes one path; write one rule per path");
+      return;
+    }
+  }
+  std::string dst = w.size() > 1 && dest.back() != '/' ? dest + "/" : dest;
+  std::optional<std::string> ids = owner.empty() ? std::optional<std::string>("") : numeric_owner(owner);
+  if (!ids) {
+    skip("--chown=" + owner +
+         " names a user or group the base has (not one this Dockerfile adds): the COPY is "
+         "mapped without an owner; give numeric ids (owner: \"UID:GID\")");
+  }
+  std::string base_name = dst;
+  while (base_name.size() > 1 && base_name.back() == '/') {
+    base_name.pop_back();
+  }
+  Layer l;
+  l.name = layer_name(m, base_name.substr(base_name.find_last_of('/') + 1).empty()
+                             ? "from-image"
+                             : base_name.substr(base_name.find_last_of('/') + 1));
+  for (const auto& src : w) {
+    Copy c = local_copy(join_path("/", src), dst, ids.value_or(""), mode);
+    c.image = image;
+    l.copies.push_back(c);
+  }
+  m.layers.push_back(l);
+  need_sources_lock();
+  if (!stage.empty()) {
+    left_out.push_back(std::to_string(m_cur->line) + ": the stage " + stage + " (FROM " + image +
+                       "): only an image, which the copy rule reads itself");
+  }
 }
 
 // Where an image path came from: the context path the last COPY that wrote there

@@ -112,6 +112,10 @@ std::string copy_yaml(const Copy& c) {
     y += "      - symlink: " + q(c.symlink) + "\n        to: " + q(c.to) + "\n";
   } else if (c.directory) {
     y += "      - directory: " + q(c.to) + "\n";
+  } else if (!c.image.empty()) {
+    y += "      - image: " + q(c.image) +
+         " # pinned to its digest by paddle-image lock --sources\n        from: " + q(c.from) +
+         "\n        to: " + q(c.to) + "\n";
   } else if (!c.git.empty()) {
     y += "      - git: " + q(c.git) + "\n" +
          (c.commit.empty() ? "        ref: " + q(c.ref) + " # pinned to its commit by paddle-image lock --sources\n"
@@ -163,8 +167,8 @@ std::string emit(const Mapping& m, const std::vector<Unmapped>& unmapped, const 
     }
   }
   for (const auto& c : commands) {
-    y += (c.rfind("paddle-image lock --sources", 0) == 0
-              ? "# Downloads and git refs are pinned (sha256, commit) in the sources lock; write it with\n#   "
+    y += (c.rfind("paddle-image lock --sources", 0) == 0 ? "# Downloads, git refs and images are pinned (sha256, "
+                                                           "commit, digest) in the sources lock; write it with\n#   "
           : c.rfind("paddle-image lock --spec ", 0) == 0
               ? "# The debs layer installs from a lock; write it with\n#   "
               : "# A requirements file is not a lock; write the lock with\n#   ") +

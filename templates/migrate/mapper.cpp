@@ -49,6 +49,9 @@ void Mapper::instruction(const DockerInstruction& raw) {
     return;
   }
   m_stage_ins.push_back(&raw);
+  if (k != "FROM" && k != "ARG") {
+    m_stage_plain = false;
+  }
   if (k == "FROM") {
     m_seen_from = true;
     std::string missing;
@@ -121,7 +124,15 @@ void Mapper::instruction(const DockerInstruction& raw) {
 
 // A new stage starts: everything mapped so far belonged to an earlier stage.
 void Mapper::restart() {
+  const bool image_stage = m_stage_plain && !m_stage_name.empty() && m_stage_image != "scratch";
+  if (image_stage) {
+    m_image_stages[m_stage_name] = m_stage_image;
+  }
   for (const DockerInstruction* in : m_stage_ins) {
+    if (image_stage) {
+      // Nothing of it is built: a COPY --from=NAME reads the image (an image source).
+      continue;
+    }
     std::string reason = "earlier stage of a multi-stage build (only the last stage is the image)";
     for (const auto& u : m_stage) {
       if (u.line == in->line) {
@@ -217,6 +228,9 @@ void Mapper::from(const std::string& args) {
   }
   std::string img = w[i];
   m.base = util::ascii_lower(img) == "scratch" ? "scratch" : img;
+  m_stage_image = m.base;
+  m_stage_plain = true;
+  m_stage_name = i + 2 < w.size() && util::ascii_lower(w[i + 1]) == "as" ? util::ascii_lower(w[i + 2]) : "";
   if (!platform.empty() && platform.find('$') == std::string::npos) {
     m.platform = platform;
   }

@@ -44,6 +44,7 @@ struct Copy {
   std::string ref;        // a branch or tag (or HEAD) the sources lock pins
   std::string symlink;    // ln -s TARGET LINK: a symlink rule (to: LINK)
   bool directory = false; // mkdir [-p] [-m MODE] DIR: a directory rule (to: DIR)
+  std::string image;      // COPY --from=IMAGE (or a stage that only names one): from is a path in it
 };
 
 Copy local_copy(std::string from, std::string to, std::string owner, std::string mode);
@@ -157,6 +158,9 @@ private:
   void from(const std::string& args);
   // copy.cpp
   void copy(const DockerInstruction& in);
+  void copy_from(const std::string& src, const std::string& rest, const std::string& owner, const std::string& mode);
+  void copy_from_image(const std::string& image, const std::string& stage, std::vector<std::string> w,
+                       const std::string& dest, const std::string& owner, const std::string& mode);
   void add_download(const std::string& url, const std::string& dest, const std::string& checksum,
                     const std::string& owner, const std::string& mode);
   std::optional<std::string> copied_from(const std::string& image_path, const Copy** remote = nullptr) const;
@@ -235,6 +239,13 @@ private:
   Vars m_vars;                                     // the stage's ARGs and ENVs, as set so far
   DockerRefs m_refs;                               // its ENVs whose values refer to the base's variables (spec form)
   bool m_seen_from = false;
+  // The stage being walked: its name (FROM IMAGE AS NAME), its image, and whether it is
+  // only that FROM (no instruction of its own but ARG); such stages by name, for a
+  // later COPY --from=NAME, which reads the image itself.
+  std::string m_stage_name;
+  std::string m_stage_image;
+  bool m_stage_plain = true;
+  std::map<std::string, std::string> m_image_stages;
   std::string m_missing; // the current instruction's first variable without a value
   const DockerInstruction* m_cur = nullptr;
   std::vector<Unmapped> m_stage;

@@ -309,6 +309,52 @@ TEST_SUITE("spec") {
     CHECK(contains(p.error(yaml).what(), "spec.sources.lock: not JSON"));
   }
 
+  TEST_CASE("image sources: a path in another image, pinned in the spec or by the sources lock") {
+    Project p;
+    const std::string d = "sha256:" + std::string(64, 'a');
+    const std::string yaml = "layers:\n  - name: t\n    files:\n"
+                             "      - {image: \"nvcr.io/nvidia/tritonserver:21.10-py3\", from: /opt/tritonserver/lib/, "
+                             "to: /opt/lib}\n"
+                             "      - {image: \"reg.example/x@" +
+                             d +
+                             "\", from: /bin/x, to: /x}\n"
+                             "      - {image: \"oci:stage:v1\", from: /, to: /s/, digest: \"" +
+                             d + "\"}\n";
+    auto s = p.parse(yaml);
+    const auto& c = s.layers[0].copy().copies;
+    REQUIRE(c.size() == 3);
+    CHECK(c[0].image->ref == "nvcr.io/nvidia/tritonserver:21.10-py3");
+    CHECK(c[0].image->path == "/opt/tritonserver/lib");
+    CHECK_FALSE(c[0].image->pinned());
+    CHECK(c[1].image->ref == "reg.example/x");
+    CHECK(c[1].image->digest == d);
+    CHECK(c[1].image->pinned_by == "spec");
+    CHECK(c[2].image->resolved == "oci:" + (p.tmp.path() / "stage").string() + ":v1");
+    CHECK(c[2].image->path == "/");
+    REQUIRE(spec::unpinned_sources(s).size() == 1);
+    spec::SourcesLock lock;
+    lock.images.push_back({"nvcr.io/nvidia/tritonserver:21.10-py3", "linux/amd64", "sha256:" + std::string(64, 'b')});
+    lock.images.push_back({"nvcr.io/nvidia/tritonserver:21.10-py3", "linux/arm64", "sha256:" + std::string(64, 'c')});
+    const std::string text = spec::sources_lock_text(lock);
+    util::write_file_atomic(p.tmp.path() / "spec.sources.lock", text);
+    auto locked = p.parse(yaml);
+    CHECK(locked.layers[0].copy().copies[0].image->digest == "sha256:" + std::string(64, 'b')); // the spec's platform
+    CHECK(locked.layers[0].copy().copies[0].image->pinned_by == "lock");
+    CHECK(spec::unpinned_sources(locked).empty());
+    CHECK(spec::sources_lock_text(*spec::read_sources_lock(p.tmp.path() / "spec.sources.lock")) == text);
+    const std::string head = "layers:\n  - name: t\n    files:\n      - ";
+    CHECK(contains(p.error(head + "{image: x:1, to: /x}\n").what(), "layers[0].files[0]: missing 'from'"));
+    CHECK(contains(p.error(head + "{image: x:1, from: rel, to: /x}\n").what(), "layers[0].files[0].from"));
+    CHECK(contains(p.error(head + "{image: x:1, from: /a, to: /x, digest: sha1:00}\n").what(),
+                   "'sha1:00' is not sha256:HEX"));
+    CHECK(contains(p.error(head + "{image: x:1, from: /a, to: /x, sha256: " + std::string(64, 'a') + "}\n").what(),
+                   "'sha256' belongs to a download or a git source"));
+    CHECK(contains(p.error(head + "{from: /a, to: /x, digest: \"" + d + "\"}\n").what(),
+                   "'digest' belongs to an image source"));
+    CHECK(contains(p.error(head + "{image: x:1, url: https://h/f, from: /a, to: /x}\n").what(),
+                   "a copy rule takes one of"));
+  }
+
   TEST_CASE("a full spec is parsed into its fields") {
     Project p;
     auto s = p.parse(k_full_spec);
