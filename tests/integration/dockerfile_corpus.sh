@@ -81,7 +81,7 @@ for d in "$CORPUS"/dockerfiles/*/; do
   fi
   /usr/bin/python3 "$SUPPORT/corpus_standins.py" "e-$n" --base "oci:$WORK/base:bookworm" \
     --index "@INDEX@" --wheels wheels --files-url "$FILES_URL" --files files --git "$WORK/git" \
-    --debs-url "$FILES_URL/apt" --keyring "$REPO/keyring.gpg" >"e-$n/standins.txt" 2>&1 || init_failed+=("$n")
+    --debs-url "$FILES_URL/apt" --keyring "$REPO/keyring.gpg" --pi "$PI" >"e-$n/standins.txt" 2>&1 || init_failed+=("$n")
 done
 check "all ${#names[@]} Dockerfiles migrate and take their stand-ins" test -z "${init_failed[*]}"
 check "... at least 20 of them" test "${#names[@]}" -ge 20
@@ -200,5 +200,9 @@ check "25: pip uninstall -y opencv-python became a layer of whiteouts of the bas
    grep -q 'usr/local/lib/python3.11/dist-packages/.wh.cv2' l25 &&
    layer_list 25-ocr-opencv-headless deps-2 | grep -q 'opencv_python_headless-4.6.0.66.dist-info/METADATA' &&
    /usr/bin/python3 -c 'import json,sys; n=[l[\"name\"] for l in json.load(open(sys.argv[1]))[\"layers\"]]; assert n.index(\"deps\") < n.index(\"uninstall\") < n.index(\"deps-2\"), n' e-25-ocr-opencv-headless/build.json"
+check "26: COPY --from of a FROM-only stage and of an image became image sources, pinned by lock --sources" bash -c \
+  "grep -q '\"images\"' e-26-triton-copy-from/spec.sources.lock &&
+   layer_list 26-triton-copy-from tritonserver | grep -q ' opt/tritonserver/standin.txt' &&
+   layer_list 26-triton-copy-from tmp | grep -q ' tmp/tritonclient-2.15.0-py3-none-any.whl'"
 cat corpus-report.txt
 finish

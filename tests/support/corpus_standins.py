@@ -2,7 +2,7 @@
 """Point a spec that `init --from-dockerfile` wrote at local stand-ins, and make them.
 
     corpus_standins.py ENTRY_DIR --base REF --index URL --wheels DIR --files-url URL
-        --files DIR --git DIR --debs-url URL --keyring FILE
+        --files DIR --git DIR --debs-url URL --keyring FILE --pi PADDLE_IMAGE
 
 The Dockerfile corpus test (tests/integration/dockerfile_corpus.sh) builds every
 migrated spec on this machine, with no network: the spec's base becomes REF (the
@@ -14,7 +14,9 @@ test's signed apt repository; each download's URL one on the local file server, 
 a file made for it (an archive of the URL's kind when the rule extracts it); each git
 source's URL a local repository with the branch or tag it names (a full commit the
 Dockerfile pinned becomes the local repository's commit, an ADD --checksum's sha256 the
-stand-in file's). What it changed is printed.
+stand-in file's); each image source's image a local layout built for it with
+paddle-image, holding at each path a rule takes a directory with a file named after the
+path (or that file itself, for a path with an extension). What it changed is printed.
 
 System Python with python3-ruamel.yaml (scripts/setup.sh --test installs it).
 """
@@ -133,10 +135,30 @@ def stand_in_repo(url, git_dir):
     return repo
 
 
+def stand_in_image(entry, ref, paths, pi, changes):
+    """A layout ENTRY/standin-images:SLUG holding the paths, built from a tree."""
+    slug = re.sub(r"[^a-z0-9]+", "-", ref.lower()).strip("-")
+    tree = os.path.join(entry, "standin-trees", slug)
+    for p in paths:
+        target = os.path.join(tree, p.lstrip("/"))
+        if os.path.splitext(p)[1]:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "w").write(f"stand-in for {p} of {ref}\n")
+        else:
+            os.makedirs(target, exist_ok=True)
+            open(os.path.join(target, "standin.txt"), "w").write(f"stand-in for {p} of {ref}\n")
+    spec = os.path.join(entry, "standin-" + slug + ".yaml")
+    open(spec, "w").write(f"base: scratch\nlayers:\n  - name: tree\n    files: [{{from: standin-trees/{slug}/, to: /}}]\n")
+    subprocess.run([pi, "build", spec, "-q", "-o", f"oci:{entry}/standin-images:{slug}"], check=True,
+                   capture_output=True)
+    changes.append(f"image {ref} -> oci:standin-images:{slug} (holding {', '.join(paths)})")
+    return f"oci:standin-images:{slug}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("entry")
-    for a in ("--base", "--index", "--wheels", "--files-url", "--files", "--git", "--debs-url", "--keyring"):
+    for a in ("--base", "--index", "--wheels", "--files-url", "--files", "--git", "--debs-url", "--keyring", "--pi"):
         ap.add_argument(a, required=True)
     a = ap.parse_args()
     yaml = YAML()
@@ -180,6 +202,16 @@ def main():
                     rule["commit"] = git(repo, "rev-parse", "HEAD")
                 changes.append(f"{rule['git']} -> file://{repo}")
                 rule["git"] = "file://" + repo
+    images = {}
+    for layer in spec.get("layers") or []:
+        for rule in layer.get("files") or layer.get("data") or []:
+            if "image" in rule:
+                images.setdefault(rule["image"], []).append(rule["from"])
+    standins = {ref: stand_in_image(a.entry, ref, paths, a.pi, changes) for ref, paths in images.items()}
+    for layer in spec.get("layers") or []:
+        for rule in layer.get("files") or layer.get("data") or []:
+            if "image" in rule:
+                rule["image"] = standins[rule["image"]]
     with open(spec_file + ".tmp", "w") as f:
         yaml.dump(spec, f)
     os.replace(spec_file + ".tmp", spec_file)
