@@ -200,6 +200,11 @@ def dockerfiles():
           "LABEL org.opencontainers.image.title=\"ocr\"\nENTRYPOINT [\"python\", \"-m\", \"ocr.train\"]\n"
           "CMD [\"--epochs\", \"10\"]\nRUN <<EOF\napt-get update\nEOF\n")
     c.add("FROM python:3.11-slim\nCOPY . /srv\nENTRYPOINT python /srv/app.py\n")
+    c.add("FROM nvcr.io/nvidia/tritonserver:21.10-py3 AS triton\nFROM ubuntu:22.04\n"
+          "RUN groupadd -g 2000 ml && useradd -ms /bin/bash -G ml,video -c \"P\" paddle && adduser alice ml\n"
+          "RUN useradd -r -M -N -g users svc && addgroup --system grp && adduser --disabled-password --gecos '' bob\n"
+          "COPY --from=triton --chown=paddle:ml /opt/tritonserver /opt/t\nCOPY --from=busybox:1 [\"/bin/a\", \"/b\", \"/c/\"]\n"
+          "USER paddle\n")
 
 
 def specs():
@@ -216,6 +221,11 @@ def specs():
           "      - {from: \"*/\\\\*?[!x]\", to: /x}\n")
     c.add("base: scratch\nlayers:\n  - name: slim\n    wheels: {uninstall: [opencv-python, Pillow, \"x==1\"]}\n"
           "  - name: one\n    wheels: {uninstall: six, lock: r.lock}\n")
+    c.add("base: scratch\nlayers:\n  - name: users\n    accounts:\n      groups: [{name: ml, gid: 2000}]\n"
+          "      users:\n        - {name: paddle, uid: 1000, groups: [ml, video], shell: /bin/bash, home_mode: \"0700\","
+          " comment: \"a:b\"}\n        - {name: \"9x\", uid: -1, gid: 4294967295, create_home: maybe}\n"
+          "  - name: t\n    files:\n      - {image: \"reg.example/x@sha256:" + "a" * 64 + "\", from: /opt/x/, to: /x}\n"
+          "      - {image: \"oci:stage:v1\", from: rel, to: /y, digest: sha1:00}\n")
     c.add("name: &a x\nbase: *a\nlayers: !!binary aGVsbG8=\n? [complex]\n: key\n")
 
 
